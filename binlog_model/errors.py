@@ -1,0 +1,167 @@
+"""One exception tree for the whole library.
+
+Strategy: every public function raises only ``BinlogError`` subclasses. Low-level failures
+(``IndexError``, ``struct.error``, ``UnicodeDecodeError``, zstd errors) are caught at the boundary of the
+module that can name *where* the input went wrong, and re-raised ``from`` the original as one of these.
+Each error carries structured attributes (file, offset, event type, table, statement) as well as a message
+that says them, so a log line alone is enough to find the bad bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "BadMagicError",
+    "BinlogError",
+    "ChecksumMismatchError",
+    "ConfigError",
+    "DecodeError",
+    "DecoderStateError",
+    "EncryptedBinlogError",
+    "SchemaError",
+    "SchemaMismatchError",
+    "TruncatedEventError",
+    "UncertainSchemaError",
+    "UnknownTableError",
+    "UnsupportedDDLError",
+    "UnsupportedEventError",
+]
+
+
+class BinlogError(Exception):
+    """Base class of every error this library raises on purpose."""
+
+
+class ConfigError(BinlogError, ValueError):
+    """A bad option or argument given by the caller (not bad input data)."""
+
+
+# --- wire decoding --------------------------------------------------------------------------------------
+
+
+class DecodeError(BinlogError):
+    """Binlog bytes could not be decoded.
+
+    Attributes: ``file`` (name or None), ``offset`` (byte offset of the event in the stream, or None),
+    ``event_type`` (upstream name such as ``"WRITE_ROWS_EVENT"``, or None) and ``expected`` (what the
+    decoder expected to find).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        offset: int | None = None,
+        event_type: str | None = None,
+        expected: str | None = None,
+    ) -> None:
+        self.reason = message
+        self.file = file
+        self.offset = offset
+        self.event_type = event_type
+        self.expected = expected
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = []
+        if self.file is not None:
+            where.append(f"file {self.file}")
+        if self.offset is not None:
+            where.append(f"offset {self.offset}")
+        if self.event_type is not None:
+            where.append(f"event {self.event_type}")
+        text = self.reason
+        if self.expected:
+            text += f" (expected {self.expected})"
+        return f"{text} [{', '.join(where)}]" if where else text
+
+    def located(self, *, file: str | None = None, offset: int | None = None,
+                event_type: str | None = None) -> DecodeError:
+        """Fill in location fields that are still unknown (used as an error travels outwards)."""
+        if file is not None and self.file is None:
+            self.file = file
+        if offset is not None and self.offset is None:
+            self.offset = offset
+        if event_type is not None and self.event_type is None:
+            self.event_type = event_type
+        self.args = (self._render(),)
+        return self
+
+
+class TruncatedEventError(DecodeError):
+    """The input ended (or a length field pointed) past the end of the available bytes."""
+
+
+class ChecksumMismatchError(DecodeError):
+    """An event's CRC32 footer does not match its bytes."""
+
+    def __init__(self, message: str, *, stored: int | None = None, computed: int | None = None,
+                 **where: Any) -> None:
+        self.stored = stored
+        self.computed = computed
+        super().__init__(message, **where)
+
+
+class BadMagicError(DecodeError):
+    """The input does not start with the binlog magic ``\\xfebin``."""
+
+
+class UnsupportedEventError(DecodeError):
+    """The bytes are valid but use a feature this decoder does not support."""
+
+
+class EncryptedBinlogError(UnsupportedEventError):
+    """The binlog is encrypted (START_ENCRYPTION_EVENT); decrypt it before decoding."""
+
+
+class DecoderStateError(BinlogError):
+    """The event stream is out of order (rows before their TABLE_MAP), or the decoder is already failed."""
+
+
+# --- schema tracking and resolution ----------------------------------------------------------------------
+
+
+class SchemaError(BinlogError):
+    """Base for schema problems. ``position`` is ``(file, offset)`` or None; ``table`` is ``db.table``."""
+
+    def __init__(self, message: str, *, table: str | None = None, position: Any = None,
+                 statement: str | None = None) -> None:
+        self.reason = message
+        self.table = table
+        self.position = position
+        self.statement = statement
+        parts = [message]
+        if table:
+            parts.append(f"table {table}")
+        if position is not None:
+            parts.append(f"at {position}")
+        if statement:
+            shown = statement if len(statement) <= 300 else statement[:300] + "..."
+            parts.append(f"statement: {shown}")
+        super().__init__("; ".join(parts))
+
+
+class UnsupportedDDLError(SchemaError):
+    """A statement changes schema but could not be understood (strict mode)."""
+
+
+class UnknownTableError(SchemaError):
+    """Rows arrived for a table the tracker does not know and TABLE_MAP carries no usable metadata."""
+
+
+class SchemaMismatchError(SchemaError):
+    """The TABLE_MAP column count or types disagree with the tracked schema at that position."""
+
+    def __init__(self, message: str, *, tracked: Any = None, binlog: Any = None, **kw: Any) -> None:
+        self.tracked = tracked
+        self.binlog = binlog
+        detail = message
+        if tracked is not None or binlog is not None:
+            detail += f"; tracked columns: {tracked}; binlog columns: {binlog}"
+        super().__init__(detail, **kw)
+
+
+class UncertainSchemaError(SchemaError):
+    """Rows arrived for a table whose schema became uncertain after a DDL skipped in lenient mode."""

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Set up everything the tests and the main job need on a fresh Debian machine: MariaDB server (apt-get,
+# only when mariadbd is missing), Java check, and a virtualenv at .venv with the project and its extras.
+# Idempotent: a second run only checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then
+  echo "bootstrap: installing mariadb-server with apt-get" >&2
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    mariadb-server mariadb-client >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+stamp=.venv/.bootstrap-stamp
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  .venv/bin/pip install -q --disable-pip-version-check -e '.[dev,spark,fixtures]'
+  touch "$stamp"
+fi

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# The main job on the bundled default input (the committed golden-fixture binlogs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/bootstrap.sh
+exec .venv/bin/binlog-model dump fixtures/golden/mariadb/spec_example/binlogs/*
