@@ -1,0 +1,31 @@
+"""Codec for JSON columns (MySQL 5.7+ binary JSON; MariaDB's JSON is LONGTEXT and never reaches here).
+
+Strategy: a JSON column is a BLOB (meta = length-prefix size) holding one binary JSON document, decoded
+by ``json_binary``. Partial updates (MySQL 8 PARTIAL_UPDATE_ROWS_EVENT) carry a diff list instead.
+"""
+
+from __future__ import annotations
+
+from binlog_model.wire.codecs._bounds import Buffer, need
+from binlog_model.wire.json_binary import parse_json_binary, parse_json_diffs
+from binlog_model.wire.values import JsonDiff, JsonDocument
+
+__all__ = ["decode_json", "decode_json_diffs"]
+
+
+def decode_json(buf: Buffer, pos: int, meta: int) -> tuple[JsonDocument, int]:
+    """JSON: a length prefix of ``meta`` bytes, then a binary JSON document."""
+    need(buf, pos, meta, "JSON length")
+    n = int.from_bytes(buf[pos:pos + meta], "little")
+    pos += meta
+    need(buf, pos, n, "JSON")
+    return JsonDocument(parse_json_binary(memoryview(buf)[pos:pos + n])), pos + n
+
+
+def decode_json_diffs(buf: Buffer, pos: int, meta: int) -> tuple[tuple[JsonDiff, ...], int]:
+    """A partially updated JSON column: a length prefix of ``meta`` bytes, then the diff list."""
+    need(buf, pos, meta, "JSON diff length")
+    n = int.from_bytes(buf[pos:pos + meta], "little")
+    pos += meta
+    need(buf, pos, n, "JSON diff")
+    return parse_json_diffs(memoryview(buf)[pos:pos + n]), pos + n

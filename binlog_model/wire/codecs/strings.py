@@ -1,0 +1,71 @@
+"""Codecs for CHAR/VARCHAR/BINARY/TEXT/BLOB and the ENUM/SET columns packed into STRING.
+
+Strategy: values stay ``bytes``; the charset is applied later by the resolver, which knows the column's
+collation. STRING (254) metadata packs the real type (ENUM/SET/STRING) and the byte length, with the top
+bits of lengths above 255 hidden in the real-type byte (``Field_string::do_save_field_metadata``);
+``split_string_meta`` undoes that once per TABLE_MAP column.
+"""
+
+from __future__ import annotations
+
+from binlog_model.wire.codecs._bounds import Buffer, need
+
+__all__ = [
+    "decode_blob",
+    "decode_enum",
+    "decode_set",
+    "decode_string",
+    "decode_varchar",
+    "split_string_meta",
+]
+
+
+def split_string_meta(meta: int) -> tuple[int, int]:
+    """STRING/ENUM/SET metadata ``byte0 << 8 | byte1`` as ``(real_type, length)``.
+
+    CHAR lengths above 255 store bits 8-9 of the length, inverted, in bits 4-5 of the type byte.
+    """
+    byte0, byte1 = meta >> 8, meta & 0xFF
+    if byte0 and (byte0 & 0x30) != 0x30:
+        return byte0 | 0x30, byte1 | (((byte0 & 0x30) ^ 0x30) << 4)
+    return byte0, byte1
+
+
+def decode_varchar(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
+    """VARCHAR/VAR_STRING: meta is the maximum byte length; 1 length byte up to 255, else 2."""
+    if meta > 255:
+        need(buf, pos, 2, "VARCHAR length")
+        n = buf[pos] | (buf[pos + 1] << 8)
+        pos += 2
+    else:
+        need(buf, pos, 1, "VARCHAR length")
+        n = buf[pos]
+        pos += 1
+    need(buf, pos, n, "VARCHAR")
+    return bytes(buf[pos:pos + n]), pos + n
+
+
+def decode_string(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
+    """CHAR/BINARY with the already split byte length as meta (see ``split_string_meta``)."""
+    return decode_varchar(buf, pos, meta)
+
+
+def decode_enum(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
+    """ENUM: meta is the storage size (1 or 2 bytes); the value is the 1-based index."""
+    need(buf, pos, meta, "ENUM")
+    return int.from_bytes(buf[pos:pos + meta], "little"), pos + meta
+
+
+def decode_set(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
+    """SET: meta is the storage size (1-8 bytes); the value is the member bitmask."""
+    need(buf, pos, meta, "SET")
+    return int.from_bytes(buf[pos:pos + meta], "little"), pos + meta
+
+
+def decode_blob(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
+    """BLOB/TEXT: meta is the size of the little-endian length prefix (1-4 bytes)."""
+    need(buf, pos, meta, "BLOB length")
+    n = int.from_bytes(buf[pos:pos + meta], "little")
+    pos += meta
+    need(buf, pos, n, "BLOB")
+    return bytes(buf[pos:pos + n]), pos + n

@@ -1,0 +1,277 @@
+"""WRITE/UPDATE/DELETE/PARTIAL_UPDATE rows events (v0, v1, v2 and MariaDB compressed) and their images.
+
+Strategy: the post-header (table id, flags) and the v2 extra data are parsed with a ``Cursor``; the row
+images then run as a tight loop over the TABLE_MAP's precomputed ``row_plan`` (one ``(codec, meta)`` per
+column), reading straight from the body buffer. A row image is a NULL bitmap over the *present* columns
+only, then the non-NULL values in column order; columns outside the present bitmap are ``NOT_PRESENT``.
+Any codec error is re-raised with the table, column, row index, file and offset added.
+MariaDB compressed rows events (166-171) zlib-compress everything after the post-header, behind a header
+byte ``0x80 | n`` and an ``n``-byte big-endian uncompressed length.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from binlog_model.errors import DecodeError, DecoderStateError, TruncatedEventError, UnsupportedEventError
+from binlog_model.wire.codecs.dispatch import Codec
+from binlog_model.wire.codecs.json import decode_json_diffs
+from binlog_model.wire.column_types import ColumnType, type_name
+from binlog_model.wire.cursor import Cursor
+from binlog_model.wire.table_map import TableMapEvent
+from binlog_model.wire.values import NOT_PRESENT
+
+__all__ = [
+    "COMPLETE_ROWS_F",
+    "NO_FOREIGN_KEY_CHECKS_F",
+    "RELAXED_UNIQUE_CHECKS_F",
+    "ROWS_EVENT_KINDS",
+    "STMT_END_F",
+    "RowsEvent",
+    "RowsExtraData",
+    "parse_rows_event",
+]
+
+STMT_END_F = 0x0001
+NO_FOREIGN_KEY_CHECKS_F = 0x0002
+RELAXED_UNIQUE_CHECKS_F = 0x0004
+COMPLETE_ROWS_F = 0x0008
+
+# event type code -> (kind, version, upstream name, compressed)
+ROWS_EVENT_KINDS: dict[int, tuple[str, int, str, bool]] = {
+    20: ("insert", 0, "WRITE_ROWS_EVENT_V0", False),
+    21: ("update", 0, "UPDATE_ROWS_EVENT_V0", False),
+    22: ("delete", 0, "DELETE_ROWS_EVENT_V0", False),
+    23: ("insert", 1, "WRITE_ROWS_EVENT_V1", False),
+    24: ("update", 1, "UPDATE_ROWS_EVENT_V1", False),
+    25: ("delete", 1, "DELETE_ROWS_EVENT_V1", False),
+    30: ("insert", 2, "WRITE_ROWS_EVENT", False),
+    31: ("update", 2, "UPDATE_ROWS_EVENT", False),
+    32: ("delete", 2, "DELETE_ROWS_EVENT", False),
+    39: ("partial_update", 2, "PARTIAL_UPDATE_ROWS_EVENT", False),
+    166: ("insert", 1, "WRITE_ROWS_COMPRESSED_EVENT_V1", True),
+    167: ("update", 1, "UPDATE_ROWS_COMPRESSED_EVENT_V1", True),
+    168: ("delete", 1, "DELETE_ROWS_COMPRESSED_EVENT_V1", True),
+    169: ("insert", 2, "WRITE_ROWS_COMPRESSED_EVENT", True),
+    170: ("update", 2, "UPDATE_ROWS_COMPRESSED_EVENT", True),
+    171: ("delete", 2, "DELETE_ROWS_COMPRESSED_EVENT", True),
+}
+
+_EXTRA_NDB = 0
+_EXTRA_PARTITION = 1
+_PARTIAL_JSON_UPDATES = 1
+# MariaDB allows up to 4 length bytes after the compression header byte.
+_MAX_UNCOMPRESSED = 1 << 32
+
+Row = tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RowsExtraData:
+    """The v2 rows event extra data: NDB info and partition ids, plus the raw bytes."""
+
+    raw: bytes
+    ndb_format: int | None = None
+    ndb_data: bytes | None = None
+    partition_id: int | None = None
+    source_partition_id: int | None = None
+    unknown_tag: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RowsEvent:
+    """A decoded rows event.
+
+    ``rows``: for insert/delete a tuple of row tuples (one value per table column; ``NOT_PRESENT`` where
+    the image omits a column, ``None`` for NULL); for update/partial_update a tuple of (before, after)
+    pairs. In a partial update, a JSON column updated in place holds a tuple of ``JsonDiff``.
+    """
+
+    header: Any
+    kind: str
+    version: int
+    table_id: int
+    flags: int
+    extra_data: RowsExtraData | None
+    table_map: TableMapEvent
+    column_count: int
+    columns_present: tuple[bool, ...]
+    columns_present_after: tuple[bool, ...] | None
+    rows: tuple[Any, ...]
+    compressed: bool = False
+
+    @property
+    def is_statement_end(self) -> bool:
+        return bool(self.flags & STMT_END_F)
+
+
+def parse_rows_event(header: Any, body: memoryview, post_header_len: int,
+                     table_maps: Mapping[int, TableMapEvent]) -> RowsEvent:
+    """Parse a rows event body (after the common header, before the checksum).
+
+    ``header.event_type`` selects kind and version; ``table_maps`` maps table_id to the TABLE_MAP in
+    force. Raises ``DecoderStateError`` for an unknown table_id, ``TruncatedEventError`` when the
+    images run past the body, ``UnsupportedEventError`` for a column type with no codec, and
+    ``DecodeError`` for other corruption; decode errors name file, offset, event type and table.
+    """
+    event_type = int(header.event_type)
+    spec = ROWS_EVENT_KINDS.get(event_type)
+    file = getattr(header, "file", None)
+    offset = getattr(header, "offset", None)
+    if spec is None:
+        raise UnsupportedEventError(f"event type {event_type} is not a rows event",
+                                    file=file, offset=offset, expected="a rows event type")
+    kind, version, name, compressed = spec
+    try:
+        return _parse(header, body, post_header_len, table_maps, kind, version, compressed, name)
+    except DecodeError as exc:
+        raise exc.located(file=file, offset=offset, event_type=name) from None
+
+
+def _decompress(data: memoryview) -> memoryview:
+    if not data or not data[0] & 0x80:
+        raise DecodeError("compressed rows event lacks the 0x80 compression header byte",
+                          expected="0x80 | length-bytes")
+    nlen = data[0] & 0x07
+    if not 1 <= nlen <= 4 or len(data) < 1 + nlen:
+        raise TruncatedEventError(f"compressed rows event length field of {nlen} bytes",
+                                  expected="1-4 length bytes")
+    size = int.from_bytes(data[1:1 + nlen], "big")
+    try:
+        d = zlib.decompressobj()
+        out = d.decompress(data[1 + nlen:], size + 1)
+    except zlib.error as exc:
+        raise DecodeError(f"compressed rows event does not inflate: {exc}", expected="zlib data") from exc
+    if len(out) != size:
+        raise DecodeError(f"compressed rows event inflates to {len(out)} bytes, header says {size}",
+                          expected=f"{size} bytes")
+    return memoryview(out)
+
+
+def _parse_extra(raw: bytes, is_update: bool) -> RowsExtraData:
+    cur = Cursor(raw)
+    fields: dict[str, Any] = {}
+    while cur.remaining:
+        tag = cur.u8("extra data tag")
+        if tag == _EXTRA_NDB:
+            length = cur.u8("NDB info length")
+            fields["ndb_format"] = cur.u8("NDB info format")
+            fields["ndb_data"] = cur.bytes(max(length - 2, 0), "NDB info")
+        elif tag == _EXTRA_PARTITION:
+            fields["partition_id"] = cur.u16("partition id")
+            if is_update:
+                fields["source_partition_id"] = cur.u16("source partition id")
+        else:
+            # Unknown extra data: keep the raw bytes (the row images do not depend on it).
+            fields["unknown_tag"] = tag
+            break
+    return RowsExtraData(raw=raw, **fields)
+
+
+def _parse(header: Any, body: memoryview, post_header_len: int, table_maps: Mapping[int, TableMapEvent],
+           kind: str, version: int, compressed: bool, name: str) -> RowsEvent:
+    cur = Cursor(body)
+    table_id = cur.uint(4 if post_header_len == 6 else 6, "table_id")
+    flags = cur.u16("flags")
+    if post_header_len > 8:
+        cur.skip(post_header_len - 8, "post-header")
+    table_map = table_maps.get(table_id)
+    if table_map is None:
+        raise DecoderStateError(
+            f"{name} for table_id {table_id} without a preceding TABLE_MAP_EVENT "
+            f"[file {getattr(header, 'file', None)}, offset {getattr(header, 'offset', None)}]"
+        )
+    if compressed:
+        cur = Cursor(_decompress(cur.view(cur.remaining, "compressed rows")))
+    extra: RowsExtraData | None = None
+    is_update = kind in ("update", "partial_update")
+    if version == 2:
+        extra_len = cur.u16("extra data length")
+        if extra_len < 2:
+            raise DecodeError(f"extra data length {extra_len} is below 2", expected="length >= 2")
+        extra = _parse_extra(cur.bytes(extra_len - 2, "extra data"), is_update)
+    count = cur.lenenc_int("column count")
+    if count != table_map.column_count:
+        raise DecodeError(
+            f"rows event has {count} columns but the TABLE_MAP of `{table_map.schema}`.`{table_map.table}` "
+            f"(table_id {table_id}) has {table_map.column_count}",
+            expected=f"{table_map.column_count} columns")
+    present = cur.bitmap(count, "columns-present bitmap")
+    present_after = cur.bitmap(count, "columns-present-after bitmap") if is_update else None
+    buf = cur.buf
+    pos = cur.pos
+    end = cur.end
+    if end != len(buf):
+        buf = buf[:end]
+    plan = table_map.row_plan
+    idx_before = tuple(i for i, p in enumerate(present) if p)
+    rows: list[Any] = []
+    try:
+        if not is_update:
+            while pos < end:
+                row, pos = _image(buf, pos, plan, idx_before, count, None)
+                rows.append(row)
+        else:
+            assert present_after is not None
+            idx_after = tuple(i for i, p in enumerate(present_after) if p)
+            json_cols = tuple(i for i, t in enumerate(table_map.column_types) if t == ColumnType.JSON)
+            partial = kind == "partial_update"
+            while pos < end:
+                before, pos = _image(buf, pos, plan, idx_before, count, None)
+                partial_cols: frozenset[int] | None = None
+                if partial:
+                    partial_cols, pos = _value_options(buf, pos, json_cols)
+                after, pos = _image(buf, pos, plan, idx_after, count, partial_cols)
+                rows.append((before, after))
+    except DecodeError as exc:
+        exc.reason += (f" (row {len(rows)} of `{table_map.schema}`.`{table_map.table}`, "
+                       f"table_id {table_id})")
+        raise
+    return RowsEvent(header=header, kind=kind, version=version, table_id=table_id, flags=flags,
+                     extra_data=extra, table_map=table_map, column_count=count, columns_present=present,
+                     columns_present_after=present_after, rows=tuple(rows), compressed=compressed)
+
+
+def _value_options(buf: memoryview, pos: int, json_cols: tuple[int, ...]) -> tuple[frozenset[int], int]:
+    # PARTIAL_UPDATE_ROWS_EVENT after-image prefix: value_options (packed int), then, with
+    # PARTIAL_JSON_UPDATES, one bit per JSON column of the table saying "this value is a diff".
+    cur = Cursor(buf, pos)
+    options = cur.lenenc_int("value_options")
+    if options < 0 or not options & _PARTIAL_JSON_UPDATES:
+        return frozenset(), cur.pos
+    bits = cur.bitmap(len(json_cols), "partial JSON bitmap")
+    return frozenset(c for c, b in zip(json_cols, bits, strict=True) if b), cur.pos
+
+
+def _image(buf: memoryview, pos: int, plan: tuple[tuple[Codec, int], ...], present: tuple[int, ...],
+           count: int, partial_cols: frozenset[int] | None) -> tuple[Row, int]:
+    nbytes = (len(present) + 7) >> 3
+    if pos + nbytes > len(buf):
+        raise TruncatedEventError(
+            f"NULL bitmap needs {nbytes} bytes at row offset {pos} but only {len(buf) - pos} remain",
+            expected="NULL bitmap")
+    nulls = buf[pos:pos + nbytes]
+    pos += nbytes
+    row: list[Any] = [NOT_PRESENT] * count
+    for k, i in enumerate(present):
+        if nulls[k >> 3] & (1 << (k & 7)):
+            row[i] = None
+            continue
+        codec, meta = plan[i]
+        try:
+            if partial_cols and i in partial_cols:
+                row[i], pos = decode_json_diffs(buf, pos, meta)
+            else:
+                row[i], pos = codec(buf, pos, meta)
+        except DecodeError as exc:
+            exc.reason += f" in column {i}"
+            raise
+    return tuple(row), pos
+
+
+def column_type_names(table_map: TableMapEvent) -> tuple[str, ...]:
+    """Upstream type names of the TABLE_MAP's columns (real types for ENUM/SET), for messages."""
+    return tuple(type_name(table_map.real_type(i)) for i in range(table_map.column_count))
