@@ -174,10 +174,16 @@ def _parse_extra(raw: bytes, is_update: bool) -> RowsExtraData:
 def _parse(header: Any, body: memoryview, post_header_len: int, table_maps: Mapping[int, TableMapEvent],
            kind: str, version: int, compressed: bool, name: str) -> RowsEvent:
     cur = Cursor(body)
-    table_id = cur.uint(4 if post_header_len == 6 else 6, "table_id")
+    id_len = 4 if post_header_len == 6 else 6
+    table_id = cur.uint(id_len, "table_id")
     flags = cur.u16("flags")
-    if post_header_len > 8:
-        cur.skip(post_header_len - 8, "post-header")
+    # v2 keeps the extra-data length (which counts itself) in the post-header (ROWS_HEADER_LEN_V2 = 10).
+    extra_len = cur.u16("extra data length") if version == 2 else 0
+    known = id_len + 2 + (2 if version == 2 else 0)
+    if post_header_len > known:
+        cur.skip(post_header_len - known, "post-header")
+    if version == 2 and extra_len < 2:
+        raise DecodeError(f"extra data length {extra_len} is below 2", expected="length >= 2")
     table_map = table_maps.get(table_id)
     if table_map is None:
         raise DecoderStateError(
@@ -189,9 +195,6 @@ def _parse(header: Any, body: memoryview, post_header_len: int, table_maps: Mapp
     extra: RowsExtraData | None = None
     is_update = kind in ("update", "partial_update")
     if version == 2:
-        extra_len = cur.u16("extra data length")
-        if extra_len < 2:
-            raise DecodeError(f"extra data length {extra_len} is below 2", expected="length >= 2")
         extra = _parse_extra(cur.bytes(extra_len - 2, "extra data"), is_update)
     count = cur.lenenc_int("column count")
     if count != table_map.column_count:
