@@ -1,0 +1,466 @@
+"""The sans-IO binlog decoder: bytes in with ``receive_data``, typed events out with ``next_event``.
+
+Strategy: one ``bytearray`` holds unread input with a read index; it is compacted only when the consumed
+prefix is larger than what remains, so decoding is O(n) however the input is chunked (one byte at a time
+included). An event is cut out only once all ``event_size`` bytes are present; ``event_size`` is checked
+against the header length and a cap (``MAX_EVENT_SIZE``, 1 GiB max_allowed_packet plus slack) before any
+buffering, so a corrupt length can never make the decoder wait for, or allocate, gigabytes. Stream state
+learned from the FORMAT_DESCRIPTION (header length, post-header lengths, checksum algorithm) lives here,
+as does the table_id -> TableMapEvent map the ROWS parser needs (cleared at each FORMAT_DESCRIPTION,
+i.e. at each new file). After the first error every call raises ``DecoderStateError``.
+
+Resuming mid-file (Spark slices, replication from a position): keep the raw bytes of the file's
+FORMAT_DESCRIPTION event (``decoder.format_description_bytes``), then build
+``BinlogDecoder.resume(fde_bytes, offset, file=...)`` and feed it bytes starting at ``offset``, which must be
+an event boundary (ideally a transaction start, so no TABLE_MAP is missing).
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections import deque
+from collections.abc import Mapping
+from typing import Any, Final
+
+from binlog_model.errors import (
+    BadMagicError,
+    BinlogError,
+    ChecksumMismatchError,
+    ConfigError,
+    DecodeError,
+    DecoderStateError,
+    TruncatedEventError,
+    UnsupportedEventError,
+)
+from binlog_model.wire.cursor import Cursor
+from binlog_model.wire.events import (
+    _DEFAULT_POST_HEADER,
+    EVENT_PARSERS,
+    ROWS_EVENT_TYPES,
+    EventHeader,
+    EventType,
+    FormatContext,
+    FormatDescriptionEvent,
+    SkippedEvent,
+    StartEventV3,
+    TransactionPayloadEvent,
+    UnknownEvent,
+    event_type_name,
+    legacy_context,
+    parse_format_description_event,
+    parse_start_event_v3,
+    parse_unknown_event,
+)
+
+__all__ = ["BINLOG_MAGIC", "MAX_EVENT_SIZE", "NEED_DATA", "BinlogDecoder"]
+
+BINLOG_MAGIC: Final = b"\xfebin"
+# MySQL caps an event at max_allowed_packet (at most 1 GiB) plus the header and post-header; anything
+# larger is a corrupt length field, refused before buffering.
+MAX_EVENT_SIZE: Final = (1 << 30) + (1 << 16)
+_COMPACT_MIN: Final = 1 << 16
+
+_HEADER_V4 = struct.Struct("<IBIIIH")  # timestamp, type, server_id, event_size, log_pos, flags
+_HEADER_V1 = struct.Struct("<IBII")  # timestamp, type, server_id, event_size (binlog v1, 13 bytes)
+_U32 = struct.Struct("<I")
+_BINLOG_IN_USE_F: Final = 0x1
+
+
+class _NeedData:
+    """The type of ``NEED_DATA``: feed more bytes (or ``b""`` at end of input) and call again."""
+
+    _instance: _NeedData | None = None
+
+    def __new__(cls) -> _NeedData:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NEED_DATA"
+
+    def __reduce__(self) -> str:
+        return "NEED_DATA"
+
+
+NEED_DATA: Final = _NeedData()
+
+
+def _default_context(server_version: str = "") -> FormatContext:
+    lengths = tuple(_DEFAULT_POST_HEADER.get(t, 0) for t in range(1, 43))
+    return FormatContext(4, 19, lengths, server_version)
+
+
+class BinlogDecoder:
+    """Decode a binlog byte stream into events, without doing any I/O.
+
+    Args:
+        file: name used in error messages and in every ``EventHeader.file``.
+        verify_checksum: check each event's CRC32 footer when the FORMAT_DESCRIPTION says CRC32.
+        expect_magic: the stream starts with ``\\xfebin`` (a file from offset 0).
+        start_offset: the file offset of the first byte fed (for positions and error messages).
+        skip_types: type codes returned as ``SkippedEvent`` without parsing the body (the checksum is still
+            verified; FORMAT_DESCRIPTION and START_EVENT_V3 still update the decoder's state).
+        max_event_size: refuse larger ``event_size`` fields (default ``MAX_EVENT_SIZE``).
+
+    Raises (from ``next_event``): ``BadMagicError``, ``TruncatedEventError``, ``ChecksumMismatchError``,
+    ``UnsupportedEventError`` / ``EncryptedBinlogError``, other ``DecodeError``s from event bodies, and
+    ``DecoderStateError`` for rows without a TABLE_MAP or any call after an error.
+    """
+
+    def __init__(self, file: str | None = None, verify_checksum: bool = True, expect_magic: bool = True,
+                 start_offset: int = 0, skip_types: frozenset[int] | set[int] = frozenset(), *,
+                 max_event_size: int = MAX_EVENT_SIZE) -> None:
+        if start_offset < 0:
+            raise ConfigError(f"start_offset must be >= 0, got {start_offset}")
+        if expect_magic and start_offset not in (0,):
+            raise ConfigError("expect_magic=True needs start_offset=0: the magic only sits at a file's start")
+        self.file = file
+        self.verify_checksum = verify_checksum
+        self.skip_types = frozenset(int(t) for t in skip_types)
+        self.max_event_size = max_event_size
+        self._buf = bytearray()
+        self._pos = 0
+        self._base = start_offset  # stream offset of self._buf[0]
+        self._need_magic = expect_magic
+        self._eof = False
+        self._failed = False
+        self._pending: deque[Any] = deque()
+        self._ctx: FormatContext | None = None
+        self._checksum = False
+        self._first_event = True
+        self._table_maps: dict[int, Any] = {}
+        self.format_description: FormatDescriptionEvent | None = None
+        self.format_description_bytes: bytes | None = None
+
+    # -- construction helpers ------------------------------------------------------------------------
+    @classmethod
+    def for_events(cls, server_version: str = "5.7.30-log", checksum: bool = True, *, file: str | None = None,
+                   start_offset: int = 0, verify_checksum: bool = True,
+                   skip_types: frozenset[int] = frozenset()) -> BinlogDecoder:
+        """A decoder for bare v4 events (no magic, no FORMAT_DESCRIPTION), e.g. the BINLOG '...' blocks of
+        ``mysqlbinlog`` output: standard MySQL 5.7+/MariaDB post-header lengths, CRC32 footers when
+        ``checksum``."""
+        dec = cls(file=file, verify_checksum=verify_checksum, expect_magic=False, start_offset=start_offset,
+                  skip_types=skip_types)
+        dec._ctx = _default_context(server_version)
+        dec._checksum = checksum
+        dec._first_event = False
+        return dec
+
+    @classmethod
+    def resume(cls, format_description: bytes, offset: int, *, file: str | None = None,
+               verify_checksum: bool = True, skip_types: frozenset[int] = frozenset()) -> BinlogDecoder:
+        """A decoder that continues a file at ``offset`` (an event boundary), given the raw bytes of that
+        file's FORMAT_DESCRIPTION event (``format_description_bytes`` of a decoder that read it)."""
+        dec = cls(file=file, verify_checksum=verify_checksum, expect_magic=False, start_offset=offset,
+                  skip_types=skip_types)
+        dec.feed_format_description(format_description)
+        return dec
+
+    def feed_format_description(self, event_bytes: bytes) -> FormatDescriptionEvent:
+        """Learn the stream layout from a whole FORMAT_DESCRIPTION event (header + body + footer).
+
+        The event is not emitted by ``next_event``. Raises ``DecodeError`` subclasses like ``next_event``."""
+        self._check_alive()
+        try:
+            event = self._decode(bytes(event_bytes), 4, None)
+        except BinlogError:
+            self._failed = True
+            raise
+        if not isinstance(event, FormatDescriptionEvent):
+            self._failed = True
+            raise DecodeError("not a FORMAT_DESCRIPTION event", file=self.file,
+                              event_type=event_type_name(event.header.event_type),
+                              expected="FORMAT_DESCRIPTION_EVENT")
+        return event
+
+    # -- state ---------------------------------------------------------------------------------------
+    @property
+    def offset(self) -> int:
+        """Stream offset of the next byte not yet consumed (the next event's start between events)."""
+        return self._base + self._pos
+
+    @property
+    def context(self) -> FormatContext | None:
+        return self._ctx
+
+    @property
+    def checksum_enabled(self) -> bool:
+        return self._checksum
+
+    @property
+    def table_maps(self) -> Mapping[int, Any]:
+        return self._table_maps
+
+    @property
+    def failed(self) -> bool:
+        return self._failed
+
+    # -- input / output ------------------------------------------------------------------------------
+    def receive_data(self, data: bytes | bytearray | memoryview) -> None:
+        """Append input; ``b""`` marks the end of input (a partial event then becomes an error)."""
+        self._check_alive()
+        if not data:
+            self._eof = True
+            return
+        if self._eof:
+            self._failed = True
+            raise DecoderStateError("receive_data after end of input (b'' was already received)")
+        self._buf += data
+
+    def next_event(self) -> Any:
+        """The next event, or ``NEED_DATA`` when more input is needed (or the input is done)."""
+        self._check_alive()
+        try:
+            return self._next_event()
+        except DecodeError as err:
+            self._failed = True
+            raise err.located(file=self.file) from err.__cause__
+        except BinlogError:
+            self._failed = True
+            raise
+        except Exception as err:  # a bug in a parser must still surface as our error, with its location
+            self._failed = True
+            raise DecodeError(f"internal decoder failure: {type(err).__name__}: {err}", file=self.file,
+                              offset=self.offset) from err
+
+    def __iter__(self) -> Any:
+        """Yield the events decodable from the input received so far."""
+        while (event := self.next_event()) is not NEED_DATA:
+            yield event
+
+    # -- internals -----------------------------------------------------------------------------------
+    def _check_alive(self) -> None:
+        if self._failed:
+            raise DecoderStateError(f"the decoder already failed{f' on {self.file}' if self.file else ''}; "
+                                    "start a new one")
+
+    def _next_event(self) -> Any:
+        if self._pending:
+            return self._pending.popleft()
+        avail = len(self._buf) - self._pos
+        if self._need_magic:
+            if avail < 4:
+                if self._eof:
+                    raise BadMagicError(f"input of {avail} bytes is too short for the binlog magic",
+                                        offset=self._base, expected="\\xfebin")
+                return NEED_DATA
+            magic = bytes(self._buf[self._pos:self._pos + 4])
+            if magic != BINLOG_MAGIC:
+                raise BadMagicError(f"not a binlog: starts with {magic!r}", offset=self._base,
+                                    expected="\\xfebin")
+            self._pos += 4
+            avail -= 4
+            self._need_magic = False
+        header_len = self._ctx.header_length if self._ctx else 19
+        # binlog v1 (MySQL 3.23): a 13-byte header, so its START_EVENT_V3 is only 13 + 56 bytes long
+        if (self._first_event and avail >= 13 and self._buf[self._pos + 4] == EventType.START_EVENT_V3
+                and _U32.unpack_from(self._buf, self._pos + 9)[0] < 19 + 56):
+            header_len = 13
+        if avail < header_len:
+            if self._eof and avail:
+                raise TruncatedEventError(f"input ends {avail} bytes into an event header",
+                                          offset=self.offset, expected=f"{header_len}-byte event header")
+            return NEED_DATA
+        start = self._pos
+        event_type = self._buf[start + 4]
+        event_size = _U32.unpack_from(self._buf, start + 9)[0]
+        where_offset, where_type = self.offset, event_type_name(event_type)
+        if event_size < header_len:
+            raise TruncatedEventError(f"event_size {event_size} is smaller than the {header_len}-byte header",
+                                      expected=f"event_size >= {header_len}",
+                                      offset=where_offset, event_type=where_type)
+        if event_size > self.max_event_size:
+            raise DecodeError(f"event_size {event_size} exceeds the {self.max_event_size}-byte limit",
+                              expected="a sane event_size (corrupt length field?)",
+                                      offset=where_offset, event_type=where_type)
+        if avail < event_size:
+            if self._eof:
+                raise TruncatedEventError(f"event_size {event_size} but the input ends after {avail} bytes",
+                                          expected=f"{event_size} bytes",
+                                      offset=where_offset, event_type=where_type)
+            return NEED_DATA
+        raw = bytes(self._buf[start:start + event_size])
+        offset = self.offset
+        self._pos += event_size
+        if self._pos >= _COMPACT_MIN and self._pos * 2 >= len(self._buf):
+            del self._buf[:self._pos]
+            self._base += self._pos
+            self._pos = 0
+        if self._first_event and header_len == 13:
+            self._ctx = legacy_context(1, "")
+        self._first_event = False
+        event = self._decode(raw, offset, None)
+        if self._pending:  # a TRANSACTION_PAYLOAD queued its inner events after itself
+            self._pending.appendleft(event)
+            return self._pending.popleft()
+        return event
+
+    def _decode(self, raw: bytes, offset: int, inner_index: int | None) -> Any:
+        ctx = self._ctx or _default_context()
+        header_len = ctx.header_length
+        name = event_type_name(raw[4])
+        try:
+            if header_len == 13:
+                ts, etype, server_id, size = _HEADER_V1.unpack_from(raw, 0)
+                log_pos, flags = 0, 0
+            else:
+                ts, etype, server_id, size, log_pos, flags = _HEADER_V4.unpack_from(raw, 0)
+            try:
+                code: int = EventType(etype)
+            except ValueError:
+                code = etype
+            header = EventHeader(ts, code, server_id, size, log_pos, flags, offset, self.file, inner_index)
+            return self._decode_body(header, raw, ctx, inner_index)
+        except DecodeError as err:
+            raise err.located(offset=offset, event_type=name, file=self.file) from err.__cause__
+        except struct.error as err:
+            raise TruncatedEventError(f"event too short for its header: {err}", offset=offset,
+                                      event_type=name, file=self.file) from err
+
+    def _decode_body(self, header: EventHeader, raw: bytes, ctx: FormatContext,
+                     inner_index: int | None) -> Any:
+        etype = header.event_type
+        mv = memoryview(raw)
+        if etype == EventType.FORMAT_DESCRIPTION_EVENT and inner_index is None:
+            fde = parse_format_description_event(header, mv[ctx.header_length:])
+            if fde.checksum_alg == 1:
+                self._verify(raw, header)
+            elif fde.checksum_alg not in (0, None):
+                raise UnsupportedEventError(f"unknown checksum algorithm {fde.checksum_alg}",
+                                            expected="0 (OFF) or 1 (CRC32)")
+            self._ctx = FormatContext(fde.binlog_version, fde.header_length, fde.post_header_lengths,
+                                      fde.server_version)
+            self._checksum = fde.checksum_alg == 1
+            self._table_maps.clear()
+            self.format_description = fde
+            self.format_description_bytes = raw
+            return SkippedEvent(header, len(raw)) if etype in self.skip_types else fde
+        # Events inside a TRANSACTION_PAYLOAD carry no checksum footer: the payload event has one.
+        crc_len = 4 if self._checksum and inner_index is None else 0
+        if crc_len:
+            if len(raw) < ctx.header_length + 4:
+                raise TruncatedEventError(f"event_size {len(raw)} leaves no room for the CRC32 footer",
+                                          expected=f">= {ctx.header_length + 4} bytes")
+            self._verify(raw, header)
+        body = mv[ctx.header_length:len(raw) - crc_len]
+        if etype in self.skip_types:
+            return SkippedEvent(header, len(raw))
+        if etype == EventType.START_EVENT_V3:
+            start: StartEventV3 = parse_start_event_v3(header, body)
+            if self._ctx is None or self._ctx.binlog_version < 4:
+                self._ctx = legacy_context(1 if ctx.header_length == 13 else 3, start.server_version)
+            return start
+        if etype == EventType.TABLE_MAP_EVENT:
+            return self._parse_table_map(header, body, ctx)
+        if etype in ROWS_EVENT_TYPES:
+            return self._parse_rows(header, body, ctx)
+        if etype == EventType.TRANSACTION_PAYLOAD_EVENT:
+            if inner_index is not None:
+                raise DecodeError("TRANSACTION_PAYLOAD nested inside another", expected="no nesting")
+            return self._parse_payload(header, body, ctx)
+        return EVENT_PARSERS.get(etype, parse_unknown_event)(header, body, ctx)
+
+    def _verify(self, raw: bytes, header: EventHeader) -> None:
+        if not self.verify_checksum:
+            return
+        stored = _U32.unpack_from(raw, len(raw) - 4)[0]
+        if header.event_type == EventType.FORMAT_DESCRIPTION_EVENT and header.flags & _BINLOG_IN_USE_F:
+            # The server sets LOG_EVENT_BINLOG_IN_USE_F in the FDE of an open file after computing the CRC
+            # (and clears it on close), so the CRC covers the header with that flag clear.
+            patched = bytearray(raw[:-4])
+            patched[17] &= ~_BINLOG_IN_USE_F & 0xFF
+            computed = zlib.crc32(patched)
+        else:
+            computed = zlib.crc32(memoryview(raw)[:-4])
+        if stored != computed:
+            raise ChecksumMismatchError(
+                f"CRC32 mismatch: stored 0x{stored:08x}, computed 0x{computed:08x}", stored=stored,
+                computed=computed, offset=header.offset, event_type=header.type_name, file=self.file)
+
+    def _parse_table_map(self, header: EventHeader, body: memoryview, ctx: FormatContext) -> Any:
+        try:
+            from binlog_model.wire.table_map import parse_table_map_event
+        except ModuleNotFoundError as err:  # the TABLE_MAP parser has not landed: keep the raw bytes
+            if err.name != "binlog_model.wire.table_map":
+                raise
+            return UnknownEvent(header, bytes(body))
+        tm = parse_table_map_event(header, body, ctx.post_header_len(header.event_type))
+        self._table_maps[tm.table_id] = tm
+        return tm
+
+    def _parse_rows(self, header: EventHeader, body: memoryview, ctx: FormatContext) -> Any:
+        try:
+            from binlog_model.wire.rows import parse_rows_event
+        except ModuleNotFoundError as err:
+            if err.name != "binlog_model.wire.rows":
+                raise
+            return UnknownEvent(header, bytes(body))
+        return parse_rows_event(header, body, ctx.post_header_len(header.event_type), self._table_maps)
+
+    def _parse_payload(self, header: EventHeader, body: memoryview,
+                       ctx: FormatContext) -> TransactionPayloadEvent:
+        # Header fields are (type, length, value) triples of length-encoded integers up to the end mark 0.
+        c = Cursor(body)
+        fields: dict[int, int] = {}
+        while True:
+            ftype = c.lenenc_int("payload field type")
+            if ftype == 0:  # OTW_PAYLOAD_HEADER_END_MARK
+                break
+            value = c.sub(c.lenenc_int("payload field length"), "payload field value")
+            fields[ftype] = value.lenenc_int("payload field value") if value.remaining else 0
+        payload = c.view(c.remaining, "payload")
+        size = fields.get(1, len(payload))
+        compression = fields.get(2, 255)
+        uncompressed_size = fields.get(3, len(payload))
+        if size != len(payload):
+            raise TruncatedEventError(
+                f"TRANSACTION_PAYLOAD says {size} payload bytes, event holds {len(payload)}",
+                expected=f"{size} bytes")
+        if uncompressed_size > self.max_event_size * 4:
+            raise DecodeError(
+                f"TRANSACTION_PAYLOAD uncompressed size {uncompressed_size} is beyond the limit",
+                expected=f"<= {self.max_event_size * 4}")
+        if compression == 0:
+            data = _zstd_decompress(payload, uncompressed_size)
+        elif compression == 255:
+            data = bytes(payload)
+        else:
+            raise UnsupportedEventError(f"TRANSACTION_PAYLOAD compression type {compression}",
+                                        expected="0 (ZSTD) or 255 (NONE)")
+        if len(data) != uncompressed_size:
+            raise DecodeError(
+                f"TRANSACTION_PAYLOAD inflated to {len(data)} bytes, header says {uncompressed_size}",
+                expected=f"{uncompressed_size} bytes")
+        inner: list[Any] = []
+        pos = 0
+        hl = ctx.header_length
+        while pos < len(data):
+            if len(data) - pos < hl:
+                raise TruncatedEventError(f"inner event {len(inner)} header cut at payload byte {pos}",
+                                          expected=f"{hl}-byte header")
+            isize = _U32.unpack_from(data, pos + 9)[0]
+            if isize < hl or pos + isize > len(data):
+                raise TruncatedEventError(f"inner event {len(inner)} event_size {isize} overruns the payload",
+                                          expected=f"{hl} <= event_size <= {len(data) - pos}")
+            inner.append(self._decode(data[pos:pos + isize], header.offset, len(inner)))
+            pos += isize
+        self._pending.extend(inner)
+        return TransactionPayloadEvent(header, compression, size, uncompressed_size, len(inner))
+
+
+def _zstd_decompress(payload: memoryview, expected: int) -> bytes:
+    import zstandard
+
+    # Read at most one byte more than announced: a lying frame can never make us allocate more.
+    try:
+        with zstandard.ZstdDecompressor().stream_reader(bytes(payload)) as reader:
+            out = reader.read(expected + 1)
+    except zstandard.ZstdError as err:
+        raise DecodeError(f"TRANSACTION_PAYLOAD zstd stream is corrupt ({err})") from err
+    if len(out) > expected:
+        raise DecodeError(f"TRANSACTION_PAYLOAD inflated past its stated {expected} bytes",
+                          expected=f"{expected} bytes")
+    return out
