@@ -1,0 +1,274 @@
+"""Typed schema changes, and the pure transition that applies one to a catalog.
+
+Strategy: ``ddl.apply`` turns SQL into a tuple of these changes; ``apply_change`` is the only code that
+builds a new ``Catalog`` from them. So a saved history (changes only) replays without sqlglot, and what a
+consumer sees in ``BinlogEvent.schemaChanges`` is exactly what moved the catalog.
+
+Emission rules (the spec's vocabulary):
+- CREATE TABLE → ``CreateTable`` with every column and the primary key.
+- ADD COLUMN and MODIFY → ``CreateOrModifyColumn`` (full new definition, ``first``/``after``).
+- CHANGE old new … → ``RenameColumn`` when the name differs (case-insensitively), plus
+  ``CreateOrModifyColumn`` only when the definition (type, nullability, default, charset, flags, position)
+  differs from the old column. CHANGE to the same name therefore behaves like MODIFY, and
+  ``CHANGE baz hurrdurr text not null`` on an identical ``baz`` yields only ``RenameColumn``.
+- ALTER COLUMN SET/DROP DEFAULT → ``CreateOrModifyColumn`` keeping the position.
+- ``CreateOrModifyColumn`` with ``first=False, after=None`` keeps an existing column where it is and
+  appends a new one.
+
+Implicit effects applied here, not emitted separately: a dropped column leaves the primary key (the PK
+disappears with its last column), a renamed column is renamed in the PK, and PK columns become NOT NULL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from binlog_model.errors import SchemaError
+from schema_tracker.model import (
+    TEXTUAL_TYPES,
+    Catalog,
+    ColumnSchema,
+    DatabaseSchema,
+    TableSchema,
+    mbmaxlen,
+)
+
+__all__ = [
+    "AlterDatabase",
+    "CreateDatabase",
+    "CreateOrModifyColumn",
+    "CreateTable",
+    "DropColumn",
+    "DropDatabase",
+    "DropTable",
+    "PrimaryKeyChanged",
+    "RenameColumn",
+    "RenameTable",
+    "SchemaChange",
+    "SkippedStatement",
+    "TableCharsetChanged",
+    "TruncateTable",
+    "apply_change",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class CreateTable:
+    db: str
+    table: str
+    columns: tuple[ColumnSchema, ...]
+    primary_key: tuple[str, ...]
+    charset: str | None = None
+    collation: str | None = None
+    engine: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CreateOrModifyColumn:
+    db: str
+    table: str
+    column: ColumnSchema
+    first: bool = False
+    after: str | None = None
+
+    @property
+    def column_name(self) -> str:
+        return self.column.name
+
+    @property
+    def nullable(self) -> bool:
+        return self.column.nullable
+
+
+@dataclass(frozen=True, slots=True)
+class RenameColumn:
+    db: str
+    table: str
+    old_name: str
+    new_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class DropColumn:
+    db: str
+    table: str
+    column_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class DropTable:
+    db: str
+    table: str
+
+
+@dataclass(frozen=True, slots=True)
+class RenameTable:
+    db: str
+    table: str
+    new_db: str
+    new_table: str
+
+
+@dataclass(frozen=True, slots=True)
+class TruncateTable:
+    db: str
+    table: str
+
+
+@dataclass(frozen=True, slots=True)
+class PrimaryKeyChanged:
+    db: str
+    table: str
+    primary_key: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TableCharsetChanged:
+    """The table's default charset changed (existing columns keep theirs; CONVERT TO also emits
+    ``CreateOrModifyColumn`` for every converted column)."""
+
+    db: str
+    table: str
+    charset: str
+    collation: str
+
+
+@dataclass(frozen=True, slots=True)
+class CreateDatabase:
+    db: str
+    charset: str
+    collation: str
+    table: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AlterDatabase:
+    db: str
+    charset: str
+    collation: str
+    table: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DropDatabase:
+    db: str
+    table: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedStatement:
+    """Lenient mode: a schema-changing statement was not understood; ``table`` (if known) is uncertain."""
+
+    db: str
+    table: str
+    reason: str
+
+
+SchemaChange = (
+    CreateTable | CreateOrModifyColumn | RenameColumn | DropColumn | DropTable | RenameTable
+    | TruncateTable | PrimaryKeyChanged | TableCharsetChanged | CreateDatabase | AlterDatabase
+    | DropDatabase | SkippedStatement
+)
+
+
+def _need(catalog: Catalog, db: str, table: str) -> TableSchema:
+    found = catalog.table(db, table)
+    if found is None:
+        raise SchemaError("table is not known to the schema tracker", table=f"{db}.{table}")
+    return found
+
+
+def _force_pk_not_null(t: TableSchema) -> TableSchema:
+    keys = {k.lower() for k in t.primary_key}
+    if not keys:
+        return t
+    cols = tuple(replace(c, nullable=False) if c.key() in keys and c.nullable else c for c in t.columns)
+    return replace(t, columns=cols)
+
+
+def apply_change(catalog: Catalog, change: SchemaChange) -> Catalog:
+    """Return the catalog after ``change``. Raises ``SchemaError`` when it names an unknown table/column."""
+    if isinstance(change, CreateTable):
+        t = TableSchema(change.db, change.table, change.columns, change.primary_key, change.charset,
+                        change.collation, change.engine)
+        return catalog.with_table(_force_pk_not_null(t))
+    if isinstance(change, CreateOrModifyColumn):
+        return catalog.with_table(_put_column(_need(catalog, change.db, change.table), change))
+    if isinstance(change, RenameColumn):
+        t = _need(catalog, change.db, change.table)
+        i = t.index_of(change.old_name)
+        if i < 0:
+            raise SchemaError(f"unknown column {change.old_name!r}", table=t.qualified_name)
+        cols = list(t.columns)
+        cols[i] = replace(cols[i], name=change.new_name)
+        old = change.old_name.lower()
+        pk = tuple(change.new_name if k.lower() == old else k for k in t.primary_key)
+        return catalog.with_table(replace(t, columns=tuple(cols), primary_key=pk))
+    if isinstance(change, DropColumn):
+        t = _need(catalog, change.db, change.table)
+        i = t.index_of(change.column_name)
+        if i < 0:
+            raise SchemaError(f"unknown column {change.column_name!r}", table=t.qualified_name)
+        gone = change.column_name.lower()
+        pk = tuple(k for k in t.primary_key if k.lower() != gone)
+        return catalog.with_table(replace(t, columns=t.columns[:i] + t.columns[i + 1:], primary_key=pk))
+    if isinstance(change, DropTable):
+        return catalog.without_table(change.db, change.table)
+    if isinstance(change, RenameTable):
+        t = _need(catalog, change.db, change.table)
+        moved = replace(t, db=change.new_db, name=change.new_table)
+        return catalog.without_table(change.db, change.table).with_table(moved)
+    if isinstance(change, TruncateTable):
+        return catalog
+    if isinstance(change, PrimaryKeyChanged):
+        t = _need(catalog, change.db, change.table)
+        for k in change.primary_key:
+            if t.index_of(k) < 0:
+                raise SchemaError(f"primary key names unknown column {k!r}", table=t.qualified_name)
+        return catalog.with_table(_force_pk_not_null(replace(t, primary_key=change.primary_key)))
+    if isinstance(change, TableCharsetChanged):
+        t = _need(catalog, change.db, change.table)
+        return catalog.with_table(replace(t, charset=change.charset, collation=change.collation))
+    if isinstance(change, CreateDatabase | AlterDatabase):
+        return catalog.with_database(DatabaseSchema(change.db, change.charset, change.collation))
+    if isinstance(change, DropDatabase):
+        return catalog.without_database(change.db)
+    if isinstance(change, SkippedStatement):
+        skipped = catalog.table(change.db, change.table) if change.table else None
+        if skipped is None:
+            return catalog
+        return catalog.with_table(replace(skipped, uncertain=True))
+    raise TypeError(f"not a schema change: {change!r}")  # pragma: no cover - closed union
+
+
+def _put_column(t: TableSchema, change: CreateOrModifyColumn) -> TableSchema:
+    cols = list(t.columns)
+    i = t.index_of(change.column.name)
+    if i >= 0:
+        del cols[i]
+    if change.first:
+        at = 0
+    elif change.after is not None:
+        j = next((n for n, c in enumerate(cols) if c.key() == change.after.lower()), -1)
+        if j < 0:
+            raise SchemaError(f"AFTER names unknown column {change.after!r}", table=t.qualified_name)
+        at = j + 1
+    else:
+        at = i if i >= 0 else len(cols)
+    cols.insert(at, change.column)
+    return _force_pk_not_null(replace(t, columns=tuple(cols)))
+
+
+def converted_column(col: ColumnSchema, charset: str, collation: str) -> ColumnSchema:
+    """``col`` after ALTER TABLE … CONVERT TO CHARACTER SET: textual columns take the new charset, and a
+    TEXT type grows (TEXT → MEDIUMTEXT) when its character capacity no longer fits, as the server does."""
+    if col.data_type not in TEXTUAL_TYPES:
+        return col
+    data_type = col.data_type
+    sizes = ("tinytext", "text", "mediumtext", "longtext")
+    if data_type in sizes:
+        limits = (255, 65535, 16777215, 4294967295)
+        chars = limits[sizes.index(data_type)] // mbmaxlen(col.charset)
+        need = chars * mbmaxlen(charset)
+        data_type = next((s for s, lim in zip(sizes, limits, strict=True) if need <= lim), "longtext")
+    return replace(col, data_type=data_type, charset=charset, collation=collation)

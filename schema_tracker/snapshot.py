@@ -1,0 +1,114 @@
+"""Starting catalogs: from a live server's information_schema, or from a ``mysqldump --no-data`` file.
+
+Strategy: the dump path reuses ``ddl.apply`` statement by statement (following ``USE``), so a dump and a
+binlog go through the same code. The live path reads information_schema with plain queries through a
+DB-API connection the caller owns (pymysql), and builds the same model objects; COLUMN_TYPE is parsed back
+with ``ddl`` so both paths agree on every attribute.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from binlog_model.errors import SchemaError
+from schema_tracker.changes import CreateTable, apply_change
+from schema_tracker.ddl import apply, parse_use, split_statements
+from schema_tracker.model import Catalog, DatabaseSchema, TableSchema, charset_of_collation
+
+__all__ = ["catalog_from_dump", "catalog_from_server", "read_sql_text"]
+
+_SYSTEM_DBS = ("information_schema", "performance_schema", "mysql", "sys")
+
+
+def read_sql_text(path: str | Path) -> str:
+    """Read a SQL file, honouring a UTF-16/UTF-8 byte-order mark (some dumps are UTF-16)."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as err:
+        raise SchemaError(f"cannot read SQL file {path}: {err}") from err
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return raw.decode("utf-16")
+    return raw.decode("utf-8-sig", errors="replace")
+
+
+def catalog_from_dump(text: str, catalog: Catalog | None = None, *, default_db: str | None = None,
+                      lenient: bool = False) -> Catalog:
+    """The catalog a ``mysqldump --no-data`` script (or any DDL script) leaves behind.
+
+    Raises ``UnsupportedDDLError``/``SchemaError`` (with the statement) on DDL the tracker cannot follow,
+    unless ``lenient``.
+    """
+    cat = catalog if catalog is not None else Catalog()
+    db = default_db
+    for sql in split_statements(text):
+        used = parse_use(sql)
+        if used is not None:
+            db = used
+            continue
+        cat, _ = apply(cat, sql, db, lenient=lenient)
+    return cat
+
+
+def catalog_from_server(connection: Any, *, databases: list[str] | None = None,
+                        catalog: Catalog | None = None) -> Catalog:
+    """The catalog of a live server, read from information_schema through a DB-API ``connection``.
+
+    ``databases`` limits the snapshot (default: every non-system database). The server default charset
+    comes from ``@@character_set_server``/``@@collation_server`` unless ``catalog`` is given.
+    """
+    cur = connection.cursor()
+    try:
+        if catalog is None:
+            cur.execute("SELECT @@character_set_server, @@collation_server, @@lower_case_table_names")
+            cs, coll, lctn = cur.fetchone()
+            catalog = Catalog(server_charset=cs, server_collation=coll, lower_case_table_names=int(lctn))
+        cur.execute("SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME "
+                    "FROM information_schema.SCHEMATA")
+        wanted = set(databases) if databases is not None else None
+        dbs = [r for r in cur.fetchall()
+               if (r[0] in wanted if wanted is not None else r[0] not in _SYSTEM_DBS)]
+        for name, cs, coll in dbs:
+            catalog = catalog.with_database(DatabaseSchema(name, cs, coll))
+        for (db, *_rest) in dbs:
+            cur.execute("SELECT TABLE_NAME, ENGINE, TABLE_COLLATION FROM information_schema.TABLES "
+                        "WHERE TABLE_SCHEMA=%s AND TABLE_TYPE='BASE TABLE'", (db,))
+            for table, engine, coll in cur.fetchall():
+                catalog = _read_table(cur, catalog, db, table, engine, coll)
+    finally:
+        cur.close()
+    return catalog
+
+
+def _read_table(cur: Any, catalog: Catalog, db: str, table: str, engine: str | None,
+                collation: str | None) -> Catalog:
+    cur.execute("SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, CHARACTER_SET_NAME, COLLATION_NAME, EXTRA, "
+                "COLUMN_DEFAULT, GENERATION_EXPRESSION FROM information_schema.COLUMNS "
+                "WHERE TABLE_SCHEMA=%s AND TABLE_NAME=%s ORDER BY ORDINAL_POSITION", (db, table))
+    rows = cur.fetchall()
+    cur.execute("SELECT COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA=%s AND "
+                "TABLE_NAME=%s AND INDEX_NAME='PRIMARY' ORDER BY SEQ_IN_INDEX", (db, table))
+    pk = tuple(r[0] for r in cur.fetchall())
+    # Rebuild each column by parsing its COLUMN_TYPE with the same DDL code the binlog path uses.
+    parts = []
+    for name, ctype, nullable, cs, coll, extra, _default, gen in rows:
+        part = f"`{name.replace('`', '``')}` {ctype}"
+        if cs and coll:
+            part += f" CHARACTER SET {cs} COLLATE {coll}"
+        if gen:
+            part += f" AS ({gen})" + (" STORED" if "STORED" in (extra or "").upper() else "")
+        elif nullable == "NO":
+            part += " NOT NULL"
+        if "auto_increment" in (extra or "").lower():
+            part += " AUTO_INCREMENT"
+        if "INVISIBLE" in (extra or "").upper():
+            part += " INVISIBLE"
+        parts.append(part)
+    shell = Catalog(server_charset=catalog.server_charset, server_collation=catalog.server_collation)
+    sql = f"CREATE TABLE `_db`.`_t` ({', '.join(parts)})"
+    _, changes = apply(shell, sql, None)
+    created = next(c for c in changes if isinstance(c, CreateTable))
+    charset = charset_of_collation(collation) if collation else None
+    t = TableSchema(db, table, created.columns, pk, charset, collation, engine)
+    return apply_change(catalog, CreateTable(t.db, t.name, t.columns, t.primary_key, t.charset,
+                                             t.collation, t.engine))
