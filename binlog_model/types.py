@@ -270,13 +270,13 @@ def _meta_problem(name: str, code: int, meta: int, low: int,
         if (column.fsp or 0) != meta:
             return "fractional-second precision", column.fsp or 0, meta
     elif code == T.FLOAT or code == T.DOUBLE:
-        size = 4 if code == T.FLOAT else 8
-        if meta != size:
-            return "storage size", size, meta
+        float_size = 4 if code == T.FLOAT else 8
+        if meta != float_size:
+            return "storage size", float_size, meta
     elif code == T.BLOB:
-        size = _BLOB_PACK_LENGTH.get(name)
-        if size is not None and meta != size:
-            return "BLOB/TEXT length-prefix size", size, meta
+        pack_length = _BLOB_PACK_LENGTH.get(name)
+        if pack_length is not None and meta != pack_length:
+            return "BLOB/TEXT length-prefix size", pack_length, meta
     elif code == T.ENUM:
         if column.enum_values:
             size = 1 if len(column.enum_values) < 256 else 2
