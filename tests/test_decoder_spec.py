@@ -144,7 +144,8 @@ def test_spec_rows_query_text_and_table_map(index: int) -> None:
     # "Table_map: `ppc`.`campaigns` mapped to number 108"
     m = re.search(r"`(\w+)`\.`(\w+)` mapped to number (\d+)", block.expected[1].rest)
     assert m is not None
-    assert (table_map.schema, table_map.table, table_map.table_id) == (m.group(1), m.group(2), int(m.group(3)))
+    expected_map = (m.group(1), m.group(2), int(m.group(3)))
+    assert (table_map.schema, table_map.table, table_map.table_id) == expected_map
     # "Write_rows: table id 108 flags: STMT_END_F": dispatch reached the rows parser with the table map
     assert rows.table_id == int(m.group(3))
     assert rows.table_map is table_map
