@@ -117,5 +117,6 @@ def test_split_statements() -> None:
 
 
 def test_parse_directives() -> None:
-    text = "-- Title line\n-- binlog_row_image: NOBLOB\n--  SQL_MODE :  \n\nSELECT 1;\n-- later: ignored\n"
+    text = ("-- Title line\n-- Covers: prose, not a directive\n-- @binlog_row_image: NOBLOB\n"
+            "--  @SQL_MODE :  \n\nSELECT 1;\n-- @later: ignored\n")
     assert parse_directives(text) == {"binlog_row_image": "NOBLOB", "sql_mode": ""}

@@ -281,6 +281,12 @@ class MariaDBServer:
         self.execute("RESET MASTER")
         self._collected.clear()
 
+    def reproducible_flags(self) -> list[str]:
+        """The server flags without the per-run paths and port (for fixture metadata)."""
+        per_run = ("--datadir=", "--socket=", "--port=", "--pid-file=", "--log-error=", "--log-bin=")
+        flags = [arg for arg in self._server_args() if not arg.startswith(per_run)]
+        return [*flags, f"--log-bin={self.binlog_basename}"]
+
     def log_tail(self, lines: int = 40) -> str:
         """The last ``lines`` lines of the server's error log ('' if there is none)."""
         try:

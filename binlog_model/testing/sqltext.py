@@ -1,4 +1,4 @@
-"""Split SQL scripts into statements, and read the ``-- key: value`` directives of scenario files.
+"""Split SQL scripts into statements, and read the ``-- @key: value`` directives of scenario files.
 
 Strategy: a single left-to-right scan with a tiny state machine (outside / in a quoted string / in a
 comment). A statement ends at a ``;`` seen outside quotes and comments. Quotes are ``'``, ``"`` and
@@ -17,8 +17,9 @@ from binlog_model.errors import ConfigError
 
 __all__ = ["parse_directives", "split_statements"]
 
-# `-- name: value` in the leading comment block of a scenario file.
-_DIRECTIVE = re.compile(r"^--\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
+# `-- @name: value` in the leading comment block of a scenario file (the `@` keeps prose lines such as
+# "-- Covers: ..." from being read as directives).
+_DIRECTIVE = re.compile(r"^--\s*@([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
 
 
 def split_statements(text: str) -> list[str]:
@@ -55,7 +56,7 @@ def split_statements(text: str) -> list[str]:
 
 
 def parse_directives(text: str) -> dict[str, str]:
-    """Return the ``-- key: value`` directives from the comment block at the top of a scenario file.
+    """Return the ``-- @key: value`` directives from the comment block at the top of a scenario file.
 
     Only the leading run of ``--`` comment lines (blank lines allowed) is read; keys are lower-cased.
     """
