@@ -1,0 +1,368 @@
+"""The BinlogEvent model: the generated protobuf classes plus JSON, dict and stream helpers.
+
+Strategy: the messages are the generated ``binlog_model._pb.binlog_event_pb2`` classes, re-exported here so
+no caller imports generated code directly. Serialisation helpers are thin and strict:
+
+- JSON / dict: protobuf's canonical proto3 JSON mapping (``json_format``). Field names are lowerCamelCase
+  (``utcTimestamp``, ``serverUuid``: the spec's names, derived from the snake_case proto fields); 64-bit
+  integers are JSON strings (``"transactionId": "8"``), as the proto3 JSON spec requires so values above
+  2^53 survive JavaScript; enums are names (``"operation": "INSERT"``); the timestamp is RFC 3339 text;
+  fields at their default value are omitted unless ``include_defaults=True``. ``to_json`` writes one compact
+  line (JSON Lines friendly) with non-ASCII text as is.
+- Streams: length-delimited records, each a base-128 varint byte length followed by the message bytes
+  (what Java's ``writeDelimitedTo`` / ``parseDelimitedFrom`` use). ``iter_delimited`` reads lazily and
+  never trusts a length prefix with an allocation: it reads in bounded chunks. A stream that ends inside a
+  record raises ``TruncatedEventError``; bytes that are not a record raise ``DecodeError``; both carry the
+  byte offset of the record.
+- ``to_display_dict`` is a readable view close to the spec's listings (columns as ``name → plain value``);
+  it is for people and logs, not for round trips (it drops the Integer/Long distinction).
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import json
+from collections.abc import Iterable, Iterator
+from decimal import Decimal
+from typing import IO, Any
+
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError as _ProtobufDecodeError
+from google.protobuf.message import Message
+
+from binlog_model._pb.binlog_event_pb2 import (
+    AlterDatabase,
+    BinlogEvent,
+    BinlogPosition,
+    Column,
+    ColumnDefinition,
+    ColumnType,
+    CreateDatabase,
+    CreateOrModifyColumn,
+    CreateTable,
+    Date,
+    DateTime,
+    DropColumn,
+    DropDatabase,
+    DropTable,
+    Geometry,
+    PrimaryKeyChanged,
+    RawText,
+    RenameColumn,
+    RenameTable,
+    Row,
+    SchemaChange,
+    SetValue,
+    SkippedStatement,
+    TableCharsetChanged,
+    TruncateTable,
+    Value,
+    Vector,
+)
+from binlog_model.errors import DecodeError, TruncatedEventError
+from binlog_model.wire import values as _wire_values
+
+__all__ = [
+    "MAX_RECORD_SIZE",
+    "AlterDatabase",
+    "BinlogEvent",
+    "BinlogPosition",
+    "Column",
+    "ColumnDefinition",
+    "ColumnType",
+    "CreateDatabase",
+    "CreateOrModifyColumn",
+    "CreateTable",
+    "Date",
+    "DateTime",
+    "DropColumn",
+    "DropDatabase",
+    "DropTable",
+    "Geometry",
+    "PrimaryKeyChanged",
+    "RawText",
+    "RenameColumn",
+    "RenameTable",
+    "Row",
+    "SchemaChange",
+    "SetValue",
+    "SkippedStatement",
+    "TableCharsetChanged",
+    "TruncateTable",
+    "Value",
+    "Vector",
+    "encode_delimited",
+    "from_dict",
+    "from_json",
+    "iter_delimited",
+    "parse_delimited",
+    "python_value",
+    "read_delimited",
+    "to_dict",
+    "to_display_dict",
+    "to_json",
+    "write_delimited",
+]
+
+# protobuf refuses messages of 2 GiB or more; a larger length prefix can only be garbage.
+MAX_RECORD_SIZE = (1 << 31) - 1
+_CHUNK = 1 << 20
+_UTC = datetime.UTC
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
+
+
+# -- JSON and dicts --------------------------------------------------------------------------------------
+
+
+def to_dict(event: Message, *, include_defaults: bool = False) -> dict[str, Any]:
+    """The canonical proto3-JSON dict of ``event`` (any model message), lowerCamelCase names."""
+    return json_format.MessageToDict(event, always_print_fields_with_no_presence=include_defaults)
+
+
+def to_json(event: Message, *, include_defaults: bool = False, indent: int | None = None) -> str:
+    """Canonical proto3 JSON of ``event``: one compact line unless ``indent`` is given."""
+    separators = (",", ":") if indent is None else (",", ": ")
+    return json.dumps(to_dict(event, include_defaults=include_defaults), ensure_ascii=False,
+                      indent=indent, separators=separators)
+
+
+def from_dict(data: dict[str, Any]) -> BinlogEvent:
+    """Parse a proto3-JSON dict (as ``to_dict`` makes) into a ``BinlogEvent``.
+
+    Raises ``DecodeError`` naming the problem for unknown fields or values of the wrong type.
+    """
+    try:
+        return json_format.ParseDict(data, BinlogEvent())
+    except (json_format.ParseError, TypeError, ValueError) as exc:
+        raise DecodeError(f"not a BinlogEvent dict: {exc}", expected="BinlogEvent proto3 JSON") from exc
+
+
+def from_json(text: str | bytes) -> BinlogEvent:
+    """Parse proto3 JSON (as ``to_json`` writes) into a ``BinlogEvent``; raises ``DecodeError``."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DecodeError(f"not JSON: {exc}", expected="BinlogEvent proto3 JSON") from exc
+    if not isinstance(data, dict):
+        raise DecodeError(f"JSON {type(data).__name__} is not a BinlogEvent object",
+                          expected="BinlogEvent proto3 JSON")
+    return from_dict(data)
+
+
+# -- length-delimited streams ------------------------------------------------------------------------------
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def encode_delimited(event: Message) -> bytes:
+    """``event`` as one length-delimited record (varint length, then the message bytes)."""
+    body = event.SerializeToString()
+    return _varint(len(body)) + body
+
+
+def write_delimited(stream: IO[bytes], events: Message | Iterable[Message]) -> int:
+    """Write one message, or each of an iterable of them, to a binary stream as length-delimited records.
+
+    Returns the number of bytes written.
+    """
+    if isinstance(events, Message):
+        events = (events,)
+    written = 0
+    for event in events:
+        record = encode_delimited(event)
+        stream.write(record)
+        written += len(record)
+    return written
+
+
+def iter_delimited(stream: IO[bytes], *, file: str | None = None) -> Iterator[BinlogEvent]:
+    """Yield the ``BinlogEvent`` records of a length-delimited binary stream, reading lazily.
+
+    ``file`` names the stream in errors. Raises ``TruncatedEventError`` when the stream ends inside a
+    record (length prefix or body) and ``DecodeError`` for a malformed length prefix, a length above
+    ``MAX_RECORD_SIZE``, or bytes that do not parse as a ``BinlogEvent``; errors carry the record's offset.
+    """
+    offset = 0
+    while True:
+        length, prefix_size = _read_varint(stream, offset, file)
+        if length is None:
+            return
+        body = _read_exact(stream, length, offset, file)
+        event = BinlogEvent()
+        try:
+            event.ParseFromString(body)
+        except _ProtobufDecodeError as exc:
+            raise DecodeError(f"record of {length} bytes is not a BinlogEvent: {exc}", file=file,
+                              offset=offset, expected="BinlogEvent message bytes") from exc
+        yield event
+        offset += prefix_size + length
+
+
+read_delimited = iter_delimited  # the name assemble.py uses
+
+
+def parse_delimited(data: bytes | bytearray | memoryview, *, file: str | None = None) -> list[BinlogEvent]:
+    """All records of a length-delimited byte string (see ``iter_delimited`` for errors)."""
+    import io
+
+    return list(iter_delimited(io.BytesIO(bytes(data)), file=file))
+
+
+def _read_varint(stream: IO[bytes], offset: int, file: str | None) -> tuple[int | None, int]:
+    # (length, prefix size), or (None, 0) at a clean end of stream.
+    value = 0
+    for i in range(10):
+        byte = stream.read(1)
+        if not byte:
+            if i == 0:
+                return None, 0
+            raise TruncatedEventError(f"stream ends inside a record length prefix after {i} bytes",
+                                      file=file, offset=offset, expected="varint record length")
+        b = byte[0]
+        value |= (b & 0x7F) << (7 * i)
+        if not b & 0x80:
+            if value > MAX_RECORD_SIZE:
+                raise DecodeError(f"record length {value} exceeds the protobuf limit {MAX_RECORD_SIZE}",
+                                  file=file, offset=offset, expected="varint record length")
+            return value, i + 1
+    raise DecodeError("record length prefix is longer than 10 bytes", file=file, offset=offset,
+                      expected="varint record length")
+
+
+def _read_exact(stream: IO[bytes], length: int, offset: int, file: str | None) -> bytes:
+    # Bounded chunks, so a garbage length cannot allocate gigabytes before the stream runs out.
+    parts: list[bytes] = []
+    remaining = length
+    while remaining:
+        chunk = stream.read(min(remaining, _CHUNK))
+        if not chunk:
+            raise TruncatedEventError(f"stream ends inside a record: {length - remaining} of {length} "
+                                      f"bytes present", file=file, offset=offset,
+                                      expected=f"{length}-byte BinlogEvent record")
+        parts.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(parts)
+
+
+# -- values back to Python ---------------------------------------------------------------------------------
+
+
+def python_value(value: Value) -> Any:
+    """The Python value of a model ``Value`` (the wire layer's vocabulary, after the schema applied).
+
+    null → None; integer kinds and bit → int; decimal → ``Decimal``; float/double → float; string/json
+    → str; bytes → bytes; raw_text → its bytes; date/datetime → ``datetime.date``/``datetime.datetime``
+    or the wire's ``InvalidDate``/``InvalidDateTime`` for zero and invalid ones; timestamp → aware UTC
+    ``datetime`` (0 → ``InvalidDateTime`` of zeros); time → ``timedelta``; set → tuple of labels;
+    geometry → the wire's ``Geometry``; vector → tuple of floats.
+    """
+    kind = value.WhichOneof("kind")
+    if kind is None or kind == "null_value":
+        return None
+    if kind in ("int_value", "long_value", "uint64_value", "bit_value", "string_value", "bytes_value",
+                "double_value", "float_value", "json_value"):
+        return getattr(value, kind)
+    if kind == "decimal_value":
+        return Decimal(value.decimal_value)
+    if kind == "date_value":
+        d = value.date_value
+        try:
+            return datetime.date(d.year, d.month, d.day)
+        except ValueError:
+            return _wire_values.InvalidDate(d.year, d.month, d.day)
+    if kind == "datetime_value":
+        t = value.datetime_value
+        try:
+            return datetime.datetime(t.year, t.month, t.day, t.hour, t.minute, t.second, t.micros)
+        except ValueError:
+            return _wire_values.InvalidDateTime(t.year, t.month, t.day, t.hour, t.minute, t.second, t.micros)
+    if kind == "timestamp_micros":
+        if value.timestamp_micros == 0:
+            return _wire_values.InvalidDateTime(0, 0, 0)
+        return _EPOCH + datetime.timedelta(microseconds=value.timestamp_micros)
+    if kind == "time_micros":
+        return datetime.timedelta(microseconds=value.time_micros)
+    if kind == "set_value":
+        return tuple(value.set_value.labels)
+    if kind == "geometry_value":
+        return _wire_values.Geometry(value.geometry_value.srid, value.geometry_value.wkb)
+    if kind == "vector_value":
+        return tuple(value.vector_value.values)
+    if kind == "raw_text_value":
+        return value.raw_text_value.data
+    raise DecodeError(f"unknown Value kind {kind!r}")  # a newer proto than this code
+
+
+# -- the readable view -------------------------------------------------------------------------------------
+
+
+def _display(value: Value) -> Any:
+    kind = value.WhichOneof("kind")
+    if kind is None or kind == "null_value":
+        return None
+    if kind in ("int_value", "long_value", "uint64_value", "bit_value", "string_value", "double_value",
+                "float_value", "decimal_value", "json_value"):
+        return getattr(value, kind)
+    if kind == "bytes_value":
+        return {"base64": base64.b64encode(value.bytes_value).decode("ascii")}
+    if kind == "raw_text_value":
+        raw = value.raw_text_value
+        return {"base64": base64.b64encode(raw.data).decode("ascii"), "charset": raw.charset}
+    if kind == "date_value":
+        d = value.date_value
+        return f"{d.year:04d}-{d.month:02d}-{d.day:02d}"
+    if kind == "datetime_value":
+        t = value.datetime_value
+        text = f"{t.year:04d}-{t.month:02d}-{t.day:02d} {t.hour:02d}:{t.minute:02d}:{t.second:02d}"
+        return f"{text}.{t.micros:06d}" if t.micros else text
+    if kind == "timestamp_micros":
+        if value.timestamp_micros == 0:
+            return "0000-00-00 00:00:00"
+        stamp = _EPOCH + datetime.timedelta(microseconds=value.timestamp_micros)
+        return stamp.isoformat().replace("+00:00", "Z")
+    if kind == "time_micros":
+        micros = value.time_micros
+        sign = "-" if micros < 0 else ""
+        secs, frac = divmod(abs(micros), 1_000_000)
+        text = f"{sign}{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}"
+        return f"{text}.{frac:06d}" if frac else text
+    if kind == "set_value":
+        return list(value.set_value.labels)
+    if kind == "geometry_value":
+        g = value.geometry_value
+        return {"srid": g.srid, "wkb": base64.b64encode(g.wkb).decode("ascii")}
+    if kind == "vector_value":
+        return list(value.vector_value.values)
+    return to_dict(value)
+
+
+def _columns(columns: Iterable[Column]) -> dict[str, Any]:
+    return {c.name: _display(c.value) for c in columns}
+
+
+def to_display_dict(event: BinlogEvent) -> dict[str, Any]:
+    """A readable dict close to the spec's listings: rows as ordered ``name → plain value`` dicts.
+
+    Integers are JSON numbers, DECIMAL text, temporal values MySQL's text forms, bytes base64. Not for
+    round trips: use ``to_dict``/``to_json`` for that.
+    """
+    out = to_dict(event)
+    if event.HasField("utc_timestamp"):
+        out["utcTimestamp"] = event.utc_timestamp.ToDatetime(_UTC).strftime("%Y-%m-%d %H:%M:%S")
+    for key in ("transactionId", "rowIndex"):
+        if key in out:
+            out[key] = int(out[key])
+    out["rows"] = [
+        {"rowIndex": row.row_index, "primaryKey": _columns(row.primary_key), "before": _columns(row.before),
+         "after": _columns(row.after)}
+        for row in event.rows
+    ]
+    return out
