@@ -1,0 +1,676 @@
+"""Transactions → statements → ``BinlogEvent``s: names, types, primary keys, before/after.
+
+Strategy: a push-style state machine (``StatementAssembler.feed(event)``) over decoded wire events, after
+seed 001's routing:
+
+    GTID | ANONYMOUS_GTID | MariaDB GTID  →  BEGIN (QUERY)  →  [ROWS_QUERY | ANNOTATE_ROWS]  →  TABLE_MAP…
+    →  ROWS… up to STMT_END_F  →  …  →  XID | COMMIT (QUERY)              (ROLLBACK discards)
+
+A DDL QUERY becomes SCHEMA BinlogEvents (one per table it touches) and is applied to the schema history at
+its position. Rows are resolved with the catalog in force at the rows event's position
+(``SchemaHistory.at``), so yesterday's rows never meet today's schema. A statement's rows are grouped per
+(table, operation) — a multi-table UPDATE gives one BinlogEvent per table — and split into pieces of at
+most ``max_rows``/``max_bytes`` so a million-row statement streams through.
+
+Output of a transaction is held back until its commit (ROLLBACK and ROLLBACK TO SAVEPOINT must be able to
+discard it); a transaction larger than ``spill_bytes`` spills to a temporary file, so memory stays flat.
+
+Identity. MySQL: ``server_uuid`` = GTID source UUID, ``transaction_id`` = GTID gno. MariaDB:
+``server_uuid`` is empty, ``gtid_domain_id`` = domain and ``transaction_id`` = sequence number.
+Without a GTID (``ANONYMOUS_GTID``, or servers without GTIDs) the documented fallback is
+``server_uuid`` = "" and ``transaction_id`` = ``(file sequence << 32) | offset`` of the transaction's first
+event: unique, deterministic and increasing in binlog order.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from binlog_model._pb import binlog_event_pb2 as pb
+from binlog_model.convert import make_converter
+from binlog_model.errors import (
+    ConfigError,
+    SchemaMismatchError,
+    UncertainSchemaError,
+    UnknownTableError,
+)
+from binlog_model.model import iter_delimited, write_delimited
+from binlog_model.position import BinlogPosition, file_sequence
+from binlog_model.schema_changes import schema_change_to_proto
+from binlog_model.table_from_metadata import table_from_table_map
+from binlog_model.types import binlog_type_mismatch
+from binlog_model.wire import events as ev
+from binlog_model.wire.rows import RowsEvent
+from binlog_model.wire.table_map import TableMapEvent
+from binlog_model.wire.values import NOT_PRESENT
+from schema_tracker.history import SchemaHistory
+from schema_tracker.model import TableSchema
+
+__all__ = ["AssemblerOptions", "AssemblerStats", "StatementAssembler", "parse_always_include",
+           "parse_trace_info"]
+
+UpdateImage = Literal["changed", "changed_with_old", "full"]
+_OPERATION = {"insert": pb.BinlogEvent.INSERT, "update": pb.BinlogEvent.UPDATE,
+              "partial_update": pb.BinlogEvent.UPDATE, "delete": pb.BinlogEvent.DELETE}
+
+
+@dataclass(frozen=True)
+class AssemblerOptions:
+    """How statements become BinlogEvents.
+
+    ``always_include``: per table (``(db, table)``, compared case-insensitively) the columns always put in
+    ``before`` for UPDATE and DELETE (the spec's ``currency``). ``image``: ``"changed"`` (the spec: ``after``
+    holds the changed columns), ``"changed_with_old"`` (also the old values of changed columns in
+    ``before``), ``"full"`` (complete before and after images as logged). ``max_rows``/``max_bytes`` bound
+    one BinlogEvent; ``spill_bytes`` bounds the memory a pending transaction may hold.
+    ``allow_incomplete_tail``: a transaction still open at the end of input is dropped and counted in
+    ``stats.incomplete_transactions`` instead of raising (for binlogs still being written).
+    """
+
+    source: str = ""
+    always_include: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+    image: UpdateImage = "changed"
+    max_rows: int = 1000
+    max_bytes: int = 4 << 20
+    spill_bytes: int = 64 << 20
+    allow_incomplete_tail: bool = False
+
+    def __post_init__(self) -> None:
+        if self.image not in ("changed", "changed_with_old", "full"):
+            raise ConfigError(f"image must be changed, changed_with_old or full, not {self.image!r}")
+        if self.max_rows < 1 or self.max_bytes < 1:
+            raise ConfigError("max_rows and max_bytes must be positive")
+
+
+@dataclass
+class AssemblerStats:
+    """Counters of what the assembler saw, including what it did not turn into BinlogEvents."""
+
+    transactions: int = 0
+    rolled_back_transactions: int = 0
+    incomplete_transactions: int = 0
+    statements: int = 0
+    row_changes: int = 0
+    binlog_events: int = 0
+    schema_events: int = 0
+    statement_format_queries: int = 0     # QUERY events inside transactions that are not BEGIN/COMMIT/DDL
+    tables_from_metadata: int = 0
+
+
+def parse_always_include(specs: Iterable[str]) -> dict[tuple[str, str], tuple[str, ...]]:
+    """``["ppc.campaigns.currency", ...]`` → ``{("ppc", "campaigns"): ("currency",)}``."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for spec in specs:
+        parts = spec.split(".")
+        if len(parts) != 3 or not all(parts):
+            raise ConfigError(f"--always-include expects db.table.column, got {spec!r}")
+        out.setdefault((parts[0].lower(), parts[1].lower()), []).append(parts[2])
+    return {k: tuple(v) for k, v in out.items()}
+
+
+# A leading plain comment, not an executable (/*!) or optimizer-hint (/*+) comment.
+_TRACE = re.compile(r"\A\s*/\*(?![!+])\s*(.*?)\s*\*/", re.S)
+
+
+def parse_trace_info(statement: str | None) -> str | None:
+    """The trace comment that leads a statement, e.g. ``/* reqid:123:service:method */ UPDATE …`` →
+    ``"reqid:123:service:method"``. Any leading ``/* … */`` comment is accepted (its text, trimmed);
+    MySQL executable comments ``/*! … */`` and optimizer hints ``/*+ … */`` are not trace info."""
+    if not statement:
+        return None
+    m = _TRACE.match(statement)
+    return m.group(1) if m and m.group(1) else None
+
+
+# --- resolved table views -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _TableView:
+    db: str
+    table: str
+    names: tuple[str, ...]
+    converters: tuple[Callable[[Any], pb.Value], ...]
+    primary_key: tuple[int, ...]
+    always: tuple[int, ...]
+
+
+def _check_table_map(table_map: TableMapEvent, schema: TableSchema, position: BinlogPosition) -> None:
+    tracked = [f"{c.name} {c.column_type}" for c in schema.columns]
+    logged = [f"@{i + 1} type={t} meta={m}"
+              for i, (t, m) in enumerate(zip(table_map.column_types, table_map.column_metas, strict=True))]
+    if len(schema.columns) != len(table_map.column_types):
+        raise SchemaMismatchError(
+            f"TABLE_MAP has {len(table_map.column_types)} columns, the tracked schema {len(schema.columns)}",
+            table=schema.qualified_name, position=position, tracked=tracked, binlog=logged)
+    for i, column in enumerate(schema.columns):
+        problem = binlog_type_mismatch(table_map.column_types[i], table_map.column_metas[i], column)
+        if problem:
+            raise SchemaMismatchError(f"column {i + 1} ({column.name}): {problem}",
+                                      table=schema.qualified_name, position=position,
+                                      tracked=tracked, binlog=logged)
+
+
+# --- the pending transaction's output ------------------------------------------------------------------
+
+
+class _TransactionBuffer:
+    """BinlogEvents of the open transaction, in memory until ``spill_bytes``, then in a temporary file."""
+
+    def __init__(self, spill_bytes: int) -> None:
+        self._spill_bytes = spill_bytes
+        self._events: list[pb.BinlogEvent] = []
+        self._bytes = 0
+        self._file: Any = None          # spilled events (length-delimited), oldest first
+        self._spilled = 0
+
+    def __len__(self) -> int:
+        return self._spilled + len(self._events)
+
+    def append(self, event: pb.BinlogEvent) -> None:
+        self._events.append(event)
+        self._bytes += event.ByteSize()
+        if self._bytes > self._spill_bytes:
+            if self._file is None:
+                self._file = tempfile.TemporaryFile(prefix="binlog-model-tx-")  # noqa: SIM115 (closed by discard)
+            write_delimited(self._file, self._events)
+            self._spilled += len(self._events)
+            self._events.clear()
+            self._bytes = 0
+
+    def truncate(self, count: int) -> None:
+        """Drop every event after the first ``count`` (ROLLBACK TO SAVEPOINT)."""
+        if count >= self._spilled:
+            del self._events[count - self._spilled:]
+            return
+        # Rare: the savepoint lies inside the spilled part; rewrite the file's first ``count`` events.
+        kept = list(self._iter_spilled())[:count]
+        self._file.close()
+        self._file = tempfile.TemporaryFile(prefix="binlog-model-tx-")  # noqa: SIM115 (closed by discard)
+        write_delimited(self._file, kept)
+        self._spilled = count
+        self._events.clear()
+        self._bytes = 0
+
+    def _iter_spilled(self) -> Iterator[pb.BinlogEvent]:
+        if self._file is None:
+            return iter(())
+        self._file.seek(0)
+        return iter_delimited(self._file)
+
+    def drain(self) -> Iterator[pb.BinlogEvent]:
+        yield from self._iter_spilled()
+        yield from self._events
+        self.discard()
+
+    def discard(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        self._events = []
+        self._spilled = 0
+        self._bytes = 0
+
+
+# --- statement state -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Piece:
+    """Rows of one (table, operation) of the current statement, not yet emitted."""
+
+    view: _TableView
+    operation: int
+    timestamp: int
+    position: pb.BinlogPosition
+    rows: list[pb.Row] = field(default_factory=list)
+    bytes: int = 0
+    next_row_index: int = 0     # statement-wide index of the next row of this (table, operation)
+    event_index: int = 0
+
+
+@dataclass
+class _Identity:
+    server_uuid: str = ""
+    transaction_id: int = 0
+    gtid: str = ""
+    domain_id: int = 0
+
+
+class StatementAssembler:
+    """Feed decoded wire events in binlog order; get committed ``BinlogEvent``s back.
+
+    ``history`` is the schema history used for resolution and extended by the DDL seen. A history built
+    beforehand (as the Spark driver does) may already hold the DDL at a position: it is then reused, not
+    applied twice. Errors: ``SchemaMismatchError``, ``UnknownTableError``, ``UncertainSchemaError``,
+    ``UnsupportedDDLError`` (strict DDL), ``DecoderStateError`` for an impossible event order.
+    """
+
+    def __init__(self, history: SchemaHistory | None = None, options: AssemblerOptions | None = None) -> None:
+        self.history = history if history is not None else SchemaHistory()
+        self.options = options or AssemblerOptions()
+        self.stats = AssemblerStats()
+        self._always = {(db.lower(), t.lower()): tuple(c.lower() for c in cols)
+                        for (db, t), cols in self.options.always_include.items()}
+        self._recorded = {e.position: e for e in self.history.entries if e.position is not None}
+        self._views: dict[tuple[int, int], tuple[TableMapEvent, Any, _TableView]] = {}
+        self._buffer = _TransactionBuffer(self.options.spill_bytes)
+        self._savepoints: dict[str, int] = {}
+        self._identity: _Identity | None = None    # from the last GTID event, until the transaction ends
+        self._in_transaction = False
+        self._tx_first: BinlogPosition | None = None
+        self._query_index = 0
+        self._statement_text: str | None = None
+        self._statement_open = False
+        self._pieces: dict[tuple[str, str, int], _Piece] = {}
+        self._last_position: BinlogPosition | None = None
+        self._handlers: dict[type, Callable[[Any], Iterator[pb.BinlogEvent]]] = {
+            ev.GtidEvent: self._on_gtid,
+            ev.MariadbGtidEvent: self._on_mariadb_gtid,
+            ev.QueryEvent: self._on_query,
+            ev.RowsQueryEvent: self._on_rows_query,
+            ev.AnnotateRowsEvent: self._on_rows_query,
+            RowsEvent: self._on_rows,
+            ev.XidEvent: self._on_commit,
+            ev.XaPrepareEvent: self._on_commit,
+        }
+
+    # -- public --------------------------------------------------------------------------------------------
+
+    def feed(self, event: Any) -> Iterator[pb.BinlogEvent]:
+        """Consume one decoded event; yield the BinlogEvents it completes (on commit)."""
+        handler = self._handlers.get(type(event))
+        if handler is None:
+            return iter(())
+        return handler(event)
+
+    def close(self) -> Iterator[pb.BinlogEvent]:
+        """End of input. An open transaction is an error unless ``allow_incomplete_tail``."""
+        if self._in_transaction or self._statement_open or len(self._buffer):
+            self.stats.incomplete_transactions += 1
+            self._end_transaction()
+            if not self.options.allow_incomplete_tail:
+                from binlog_model.errors import TruncatedEventError
+                where = self._last_position
+                raise TruncatedEventError(
+                    "the binlog ends inside a transaction (no XID/COMMIT)",
+                    file=where.file if where else None, offset=where.offset if where else None,
+                    expected="XID or COMMIT")
+        return iter(())
+
+    def assemble(self, events: Iterable[Any]) -> Iterator[pb.BinlogEvent]:
+        """Feed every event, then close: the whole stream as BinlogEvents."""
+        for event in events:
+            yield from self.feed(event)
+        yield from self.close()
+
+    # -- identity ------------------------------------------------------------------------------------------
+
+    def _on_gtid(self, event: ev.GtidEvent) -> Iterator[pb.BinlogEvent]:
+        if event.anonymous:
+            self._new_identity(None, event)
+            return iter(())
+        sid = str(event.sid)
+        text = f"{sid}:{event.tag}:{event.gno}" if event.tag else f"{sid}:{event.gno}"
+        self._new_identity(_Identity(sid, event.gno, text), event)
+        return iter(())
+
+    def _on_mariadb_gtid(self, event: ev.MariadbGtidEvent) -> Iterator[pb.BinlogEvent]:
+        server_id = event.header.server_id
+        self._new_identity(_Identity("", event.seq_no, f"{event.domain_id}-{server_id}-{event.seq_no}",
+                                     event.domain_id), event)
+        # MariaDB writes no BEGIN after its GTID event: a non-standalone GTID opens the transaction.
+        if not event.standalone:
+            self._begin()
+        return iter(())
+
+    def _new_identity(self, identity: _Identity | None, event: Any) -> None:
+        if self._in_transaction or self._statement_open:
+            # A new GTID while a transaction is open: the previous one never committed (crash/truncation).
+            self.stats.incomplete_transactions += 1
+            self._end_transaction()
+        self._identity = identity
+        self._tx_first = self._position(event)
+
+    def _fallback_identity(self) -> _Identity:
+        first = self._tx_first or self._last_position
+        if first is None:
+            return _Identity()
+        seq = max(file_sequence(first.file), 0)
+        return _Identity("", (seq << 32) | first.offset, "")
+
+    # -- transactions --------------------------------------------------------------------------------------
+
+    def _begin(self) -> None:
+        self._in_transaction = True
+        self._query_index = 0
+        self._savepoints.clear()
+
+    def _on_query(self, event: ev.QueryEvent) -> Iterator[pb.BinlogEvent]:
+        position = self._position(event)
+        word = _first_words(event.query)
+        if word == "BEGIN" or word == "START TRANSACTION" or word.startswith("XA START"):
+            if self._tx_first is None:
+                self._tx_first = position
+            self._begin()
+            return iter(())
+        if word == "COMMIT" or word.startswith("XA COMMIT"):
+            return self._commit()
+        if word == "ROLLBACK":
+            self._close_statement()
+            self.stats.rolled_back_transactions += 1
+            self._end_transaction()
+            return iter(())
+        if word.startswith("ROLLBACK TO"):
+            self._close_statement()
+            name = _savepoint_name(event.query, after="TO")
+            if name is not None and name in self._savepoints:
+                self._buffer.truncate(self._savepoints[name])
+            return iter(())
+        if word.startswith("SAVEPOINT"):
+            self._close_statement()
+            name = _savepoint_name(event.query, after="SAVEPOINT")
+            if name is not None:
+                self._savepoints[name] = len(self._buffer)
+            return iter(())
+        if word.startswith("XA "):
+            return iter(())
+        return self._on_ddl(event, position)
+
+    def _on_ddl(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+        recorded = self._recorded.get(position)
+        gtid = self._identity.gtid if self._identity else None
+        if recorded is not None:
+            changes = recorded.changes
+        else:
+            changes = self.history.apply(event.query, event.schema or None, position, gtid or None)
+        if not changes:
+            if self._in_transaction:
+                self.stats.statement_format_queries += 1
+            return iter(())
+        self._views.clear()
+        if self._tx_first is None:
+            self._tx_first = position
+        identity = self._identity or self._fallback_identity()
+        groups = _group_by_table(changes)
+        for index, (db, table, group) in enumerate(groups):
+            out = pb.BinlogEvent(
+                source=self.options.source, server_uuid=identity.server_uuid,
+                transaction_id=identity.transaction_id, query_index=self._query_index,
+                db=db, table=table, operation=pb.BinlogEvent.SCHEMA, gtid=identity.gtid,
+                statement=event.query, event_index=index, last_in_statement=index == len(groups) - 1,
+                server_id=event.header.server_id, gtid_domain_id=identity.domain_id,
+            )
+            out.utc_timestamp.CopyFrom(Timestamp(seconds=event.header.timestamp))
+            out.position.CopyFrom(_pb_position(event))
+            trace = parse_trace_info(event.query)
+            if trace is not None:
+                out.trace_info = trace
+            out.schema_changes.extend(schema_change_to_proto(c) for c in group)
+            self._buffer.append(out)
+            self.stats.schema_events += 1
+        if self._in_transaction:
+            self._query_index += 1
+            return iter(())
+        # DDL outside BEGIN is its own (implicitly committed) transaction.
+        return self._commit()
+
+    def _on_commit(self, event: Any) -> Iterator[pb.BinlogEvent]:
+        return self._commit()
+
+    def _commit(self) -> Iterator[pb.BinlogEvent]:
+        self._close_statement()
+        self.stats.transactions += 1
+        events = list(self._buffer.drain()) if len(self._buffer) < 4096 else None
+        if events is None:
+            # Large transaction: stream it out of the spill file.
+            buffer = self._buffer
+            self._buffer = _TransactionBuffer(self.options.spill_bytes)
+            self._end_transaction()
+            return self._count(buffer.drain())
+        self._end_transaction()
+        return self._count(iter(events))
+
+    def _count(self, events: Iterator[pb.BinlogEvent]) -> Iterator[pb.BinlogEvent]:
+        for e in events:
+            self.stats.binlog_events += 1
+            yield e
+
+    def _end_transaction(self) -> None:
+        self._buffer.discard()
+        self._pieces.clear()
+        self._statement_open = False
+        self._statement_text = None
+        self._in_transaction = False
+        self._identity = None
+        self._tx_first = None
+        self._query_index = 0
+        self._savepoints.clear()
+
+    # -- statements ----------------------------------------------------------------------------------------
+
+    def _on_rows_query(self, event: Any) -> Iterator[pb.BinlogEvent]:
+        self._close_statement()
+        self._statement_text = event.query
+        self._statement_open = True
+        return iter(())
+
+    def _close_statement(self) -> None:
+        if not self._statement_open:
+            return
+        had_rows = bool(self._pieces)
+        for piece in self._pieces.values():
+            self._emit(piece, last=True)
+        self._pieces.clear()
+        self._statement_open = False
+        self._statement_text = None
+        if had_rows:
+            self._query_index += 1
+            self.stats.statements += 1
+
+    def _on_rows(self, event: RowsEvent) -> Iterator[pb.BinlogEvent]:
+        position = self._position(event)
+        if self._tx_first is None:
+            self._tx_first = position
+        self._statement_open = True
+        view = self._view(event.table_map, position)
+        operation = _OPERATION[event.kind]
+        key = (view.db, view.table, operation)
+        piece = self._pieces.get(key)
+        if piece is None:
+            piece = _Piece(view, operation, event.header.timestamp, _pb_position(event))
+            self._pieces[key] = piece
+        per_row = max(1, event.header.event_size // max(1, len(event.rows)))
+        build = self._row_builder(event.kind)
+        for image in event.rows:
+            if piece.rows and (len(piece.rows) >= self.options.max_rows
+                               or piece.bytes + per_row > self.options.max_bytes):
+                self._emit(piece, last=False)
+                piece.timestamp = event.header.timestamp
+                piece.position = _pb_position(event)
+            piece.rows.append(build(view, image, piece.next_row_index))
+            piece.next_row_index += 1
+            piece.bytes += per_row
+        self.stats.row_changes += len(event.rows)
+        if event.is_statement_end:
+            self._close_statement()
+        return iter(())
+
+    def _emit(self, piece: _Piece, *, last: bool) -> None:
+        if not piece.rows and not last:
+            return
+        if not piece.rows:
+            return
+        identity = self._identity or self._fallback_identity()
+        first_row = piece.rows[0].row_index
+        out = pb.BinlogEvent(
+            source=self.options.source, server_uuid=identity.server_uuid,
+            transaction_id=identity.transaction_id, query_index=self._query_index, row_index=first_row,
+            db=piece.view.db, table=piece.view.table, operation=piece.operation,  # type: ignore[arg-type]
+            gtid=identity.gtid, event_index=piece.event_index, last_in_statement=last,
+            gtid_domain_id=identity.domain_id,
+        )
+        out.utc_timestamp.seconds = piece.timestamp
+        out.position.CopyFrom(piece.position)
+        if self._statement_text is not None:
+            out.statement = self._statement_text
+            trace = parse_trace_info(self._statement_text)
+            if trace is not None:
+                out.trace_info = trace
+        out.rows.extend(piece.rows)
+        self._buffer.append(out)
+        piece.rows = []
+        piece.bytes = 0
+        piece.event_index += 1
+
+    # -- rows ----------------------------------------------------------------------------------------------
+
+    def _view(self, table_map: TableMapEvent, position: BinlogPosition) -> _TableView:
+        catalog = self.history.at(position)
+        cached = self._views.get((table_map.table_id, id(catalog)))
+        if cached is not None and cached[0] is table_map and cached[1] is catalog:
+            return cached[2]
+        schema = catalog.table(table_map.schema, table_map.table)
+        if schema is None:
+            schema = table_from_table_map(table_map)
+            if schema is None:
+                raise UnknownTableError(
+                    "rows for a table the schema history does not know, and TABLE_MAP carries no column "
+                    "names (binlog_row_metadata=FULL); give a --snapshot",
+                    table=f"{table_map.schema}.{table_map.table}", position=position)
+            self.stats.tables_from_metadata += 1
+        elif schema.uncertain:
+            raise UncertainSchemaError(
+                "the table's schema is uncertain after a DDL statement skipped in lenient mode",
+                table=schema.qualified_name, position=position)
+        _check_table_map(table_map, schema, position)
+        names = schema.column_names
+        lowered = [n.lower() for n in names]
+        pk = tuple(lowered.index(c.lower()) for c in schema.primary_key)
+        wanted = self._always.get((schema.db.lower(), schema.name.lower()), ())
+        always = tuple(i for i, n in enumerate(lowered) if n in wanted)
+        view = _TableView(schema.db, schema.name, names,
+                          tuple(make_converter(c) for c in schema.columns), pk, always)
+        self._views[(table_map.table_id, id(catalog))] = (table_map, catalog, view)
+        return view
+
+    def _row_builder(self, kind: str) -> Callable[[_TableView, Any, int], pb.Row]:
+        if kind == "insert":
+            return _insert_row
+        if kind == "delete":
+            return _delete_row_full if self.options.image == "full" else _delete_row
+        image = self.options.image
+        return lambda view, pair, index: _update_row(view, pair, index, image)
+
+    # -- helpers -------------------------------------------------------------------------------------------
+
+    def _position(self, event: Any) -> BinlogPosition:
+        h = event.header
+        pos = BinlogPosition(h.file or "", h.offset)
+        self._last_position = pos
+        return pos
+
+
+def _columns(target: Any, view: _TableView, image: Sequence[Any], indexes: Iterable[int]) -> None:
+    names = view.names
+    conv = view.converters
+    for i in indexes:
+        value = image[i]
+        if value is NOT_PRESENT:
+            continue
+        target.add(name=names[i], value=conv[i](value))
+
+
+def _primary_key(row: pb.Row, view: _TableView, *images: Sequence[Any]) -> None:
+    """The primary key from the first image that has every key column."""
+    for image in images:
+        if all(image[i] is not NOT_PRESENT for i in view.primary_key):
+            _columns(row.primary_key, view, image, view.primary_key)
+            return
+
+
+def _insert_row(view: _TableView, image: Sequence[Any], index: int) -> pb.Row:
+    row = pb.Row(row_index=index)
+    _primary_key(row, view, image)
+    _columns(row.after, view, image, range(len(image)))
+    return row
+
+
+def _delete_row(view: _TableView, image: Sequence[Any], index: int) -> pb.Row:
+    row = pb.Row(row_index=index)
+    _primary_key(row, view, image)
+    _columns(row.before, view, image, view.always)
+    return row
+
+
+def _delete_row_full(view: _TableView, image: Sequence[Any], index: int) -> pb.Row:
+    row = pb.Row(row_index=index)
+    _primary_key(row, view, image)
+    _columns(row.before, view, image, range(len(image)))
+    return row
+
+
+def _update_row(view: _TableView, pair: tuple[Sequence[Any], Sequence[Any]], index: int,
+                image: UpdateImage) -> pb.Row:
+    before, after = pair
+    row = pb.Row(row_index=index)
+    _primary_key(row, view, before, after)
+    if image == "full":
+        _columns(row.before, view, before, range(len(before)))
+        _columns(row.after, view, after, range(len(after)))
+        return row
+    changed = [i for i, a in enumerate(after)
+               if a is not NOT_PRESENT and (before[i] is NOT_PRESENT or before[i] != a
+                                            or type(before[i]) is not type(a))]
+    if image == "changed_with_old":
+        shown = sorted(set(view.always) | set(changed))
+    else:
+        shown = list(view.always)
+    # An always-included column missing from the before image (MINIMAL) is taken from the after image.
+    _columns(row.before, view, [before[i] if before[i] is not NOT_PRESENT else after[i]
+                                for i in range(len(before))], shown)
+    _columns(row.after, view, after, changed)
+    return row
+
+
+def _pb_position(event: Any) -> pb.BinlogPosition:
+    h = event.header
+    p = pb.BinlogPosition(file=h.file or "", offset=h.offset, next_offset=h.log_pos)
+    if h.inner_index is not None:
+        p.inner_index = h.inner_index
+    return p
+
+
+_WORDS = re.compile(r"(?:\s|/\*.*?\*/|#[^\n]*\n|--\s[^\n]*\n)*([A-Za-z]+(?:\s+[A-Za-z]+)?)", re.S)
+
+
+def _first_words(query: str) -> str:
+    """The first one or two keywords of a statement, upper-cased, comments skipped."""
+    m = _WORDS.match(query)
+    if not m:
+        return ""
+    return " ".join(m.group(1).upper().split())
+
+
+def _savepoint_name(query: str, after: str) -> str | None:
+    m = re.search(after + r"\s+(?:SAVEPOINT\s+)?`?([^`\s;]+)`?", query, re.I)
+    return m.group(1).lower() if m else None
+
+
+def _group_by_table(changes: Sequence[Any]) -> list[tuple[str, str, list[Any]]]:
+    """Consecutive changes of the same table form one SCHEMA BinlogEvent."""
+    groups: list[tuple[str, str, list[Any]]] = []
+    for change in changes:
+        db, table = change.db, change.table
+        if groups and groups[-1][0] == db and groups[-1][1] == table:
+            groups[-1][2].append(change)
+        else:
+            groups.append((db, table, [change]))
+    return groups
+

@@ -1,0 +1,81 @@
+"""Typed schema changes of the tracker → the protobuf ``SchemaChange`` oneof.
+
+Strategy: one small function per change type in a table keyed by the change class, so a new change type
+fails loudly (``KeyError`` → ``SchemaError``) instead of being dropped from the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from binlog_model._pb import binlog_event_pb2 as pb
+from binlog_model.errors import SchemaError
+from binlog_model.types import map_column
+from schema_tracker import changes as ch
+from schema_tracker.model import ColumnSchema
+
+__all__ = ["column_definition", "schema_change_to_proto"]
+
+
+def _column_fields(column: ColumnSchema) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "column_name": column.name,
+        "column_type": map_column(column).column_type,
+        "nullable": column.nullable,
+        "mysql_type": column.column_type,
+        "auto_increment": column.auto_increment,
+        "charset": column.charset or "",
+        "collation": column.collation or "",
+        "generated": column.generated is not None,
+        "invisible": column.invisible,
+    }
+    if column.has_default and column.default is not None:
+        fields["default_value"] = column.default
+    return fields
+
+
+def column_definition(column: ColumnSchema) -> pb.ColumnDefinition:
+    return pb.ColumnDefinition(**_column_fields(column))
+
+
+def _create_table(c: ch.CreateTable) -> pb.SchemaChange:
+    return pb.SchemaChange(create_table=pb.CreateTable(
+        columns=[column_definition(col) for col in c.columns], primary_key=list(c.primary_key),
+        charset=c.charset or "", collation=c.collation or ""))
+
+
+def _create_or_modify(c: ch.CreateOrModifyColumn) -> pb.SchemaChange:
+    return pb.SchemaChange(create_or_modify_column=pb.CreateOrModifyColumn(
+        **_column_fields(c.column), first=c.first, after_column=c.after or ""))
+
+
+_CONVERTERS: dict[type, Callable[[Any], pb.SchemaChange]] = {
+    ch.CreateTable: _create_table,
+    ch.CreateOrModifyColumn: _create_or_modify,
+    ch.RenameColumn: lambda c: pb.SchemaChange(rename_column=pb.RenameColumn(
+        old_column_name=c.old_name, new_column_name=c.new_name)),
+    ch.DropColumn: lambda c: pb.SchemaChange(drop_column=pb.DropColumn(column_name=c.column_name)),
+    ch.DropTable: lambda c: pb.SchemaChange(drop_table=pb.DropTable()),
+    ch.RenameTable: lambda c: pb.SchemaChange(rename_table=pb.RenameTable(
+        old_db=c.db, old_table=c.table, new_db=c.new_db, new_table=c.new_table)),
+    ch.TruncateTable: lambda c: pb.SchemaChange(truncate_table=pb.TruncateTable()),
+    ch.PrimaryKeyChanged: lambda c: pb.SchemaChange(primary_key_changed=pb.PrimaryKeyChanged(
+        primary_key=list(c.primary_key))),
+    ch.TableCharsetChanged: lambda c: pb.SchemaChange(table_charset_changed=pb.TableCharsetChanged(
+        charset=c.charset, collation=c.collation)),
+    ch.CreateDatabase: lambda c: pb.SchemaChange(create_database=pb.CreateDatabase(
+        charset=c.charset, collation=c.collation)),
+    ch.AlterDatabase: lambda c: pb.SchemaChange(alter_database=pb.AlterDatabase(
+        charset=c.charset, collation=c.collation)),
+    ch.DropDatabase: lambda c: pb.SchemaChange(drop_database=pb.DropDatabase()),
+    ch.SkippedStatement: lambda c: pb.SchemaChange(skipped_statement=pb.SkippedStatement(reason=c.reason)),
+}
+
+
+def schema_change_to_proto(change: Any) -> pb.SchemaChange:
+    """The protobuf form of one tracker change. Raises ``SchemaError`` for a change type it does not know."""
+    convert = _CONVERTERS.get(type(change))
+    if convert is None:
+        raise SchemaError(f"no protobuf form for schema change {type(change).__name__}")
+    return convert(change)
