@@ -5,8 +5,8 @@ images then run as a tight loop over the TABLE_MAP's precomputed ``row_plan`` (o
 column), reading straight from the body buffer. A row image is a NULL bitmap over the *present* columns
 only, then the non-NULL values in column order; columns outside the present bitmap are ``NOT_PRESENT``.
 Any codec error is re-raised with the table, column, row index, file and offset added.
-MariaDB compressed rows events (166-171) zlib-compress everything after the post-header, behind a header
-byte ``0x80 | n`` and an ``n``-byte big-endian uncompressed length.
+MariaDB compressed rows events (166-171) zlib-compress the row images (everything after the bitmaps),
+behind a header byte ``0x80 | n`` and an ``n``-byte big-endian uncompressed length.
 """
 
 from __future__ import annotations
@@ -190,8 +190,6 @@ def _parse(header: Any, body: memoryview, post_header_len: int, table_maps: Mapp
             f"{name} for table_id {table_id} without a preceding TABLE_MAP_EVENT "
             f"[file {getattr(header, 'file', None)}, offset {getattr(header, 'offset', None)}]"
         )
-    if compressed:
-        cur = Cursor(_decompress(cur.view(cur.remaining, "compressed rows")))
     extra: RowsExtraData | None = None
     is_update = kind in ("update", "partial_update")
     if version == 2:
@@ -204,11 +202,14 @@ def _parse(header: Any, body: memoryview, post_header_len: int, table_maps: Mapp
             expected=f"{table_map.column_count} columns")
     present = cur.bitmap(count, "columns-present bitmap")
     present_after = cur.bitmap(count, "columns-present-after bitmap") if is_update else None
-    buf = cur.buf
-    pos = cur.pos
-    end = cur.end
-    if end != len(buf):
-        buf = buf[:end]
+    if compressed:
+        # MariaDB compresses only the row images; the column count and bitmaps before them are plain.
+        buf = _decompress(cur.view(cur.remaining, "compressed rows"))
+        pos, end = 0, len(buf)
+    else:
+        buf, pos, end = cur.buf, cur.pos, cur.end
+        if end != len(buf):
+            buf = buf[:end]
     plan = table_map.row_plan
     idx_before = tuple(i for i, p in enumerate(present) if p)
     rows: list[Any] = []

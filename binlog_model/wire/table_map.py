@@ -45,8 +45,9 @@ _ONE_BYTE_META = frozenset((T.FLOAT, T.DOUBLE, T.BLOB, T.GEOMETRY, T.JSON, T.TIM
 _LE_TWO_BYTE_META = frozenset((T.VARCHAR, T.VAR_STRING, T.BIT))
 _BE_TWO_BYTE_META = frozenset((T.NEWDECIMAL, T.STRING, T.ENUM, T.SET))
 _NUMERIC = frozenset((T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG, T.FLOAT, T.DOUBLE, T.NEWDECIMAL))
+# GEOMETRY counts as a character column (its server class derives from BLOB), JSON does not.
 _CHARACTER = frozenset((T.STRING, T.VAR_STRING, T.VARCHAR, T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB,
-                        T.LONG_BLOB))
+                        T.LONG_BLOB, T.GEOMETRY))
 
 
 def real_type(column_type: int, meta: int) -> int:
