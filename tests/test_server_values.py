@@ -165,9 +165,8 @@ def _decode_files(paths: list[Path], db: str) -> Iterator[TableMapEvent | RowsEv
         decoder.receive_data(path.read_bytes())
         decoder.receive_data(b"")
         while (e := decoder.next_event()) is not NEED_DATA:
-            if isinstance(e, TableMapEvent) and e.schema == db:
-                yield e
-            elif isinstance(e, RowsEvent) and e.table_map.schema == db:
+            table_map = e if isinstance(e, TableMapEvent) else getattr(e, "table_map", None)
+            if isinstance(table_map, TableMapEvent) and table_map.schema == db:
                 yield e
 
 
