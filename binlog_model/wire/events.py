@@ -614,7 +614,17 @@ def parse_format_description_event(header: EventHeader, body: memoryview,
     header_length = c.u8("header_length")
     rest = bytes(body[c.pos:])
     alg: int | None = None
-    if fde_has_checksum_alg(server):
+    # The FDE lists its own post-header length (2+50+4+1+n): whichever layout makes that self-consistent
+    # tells whether the alg byte and CRC follow, even if the version string is damaged. The version rule
+    # (MySQL 5.6.1+, MariaDB 5.3+) decides only when neither layout is consistent.
+    fde_index = EventType.FORMAT_DESCRIPTION_EVENT - 1
+    if len(rest) - 5 > fde_index and rest[fde_index] == 57 + len(rest) - 5:
+        has_alg = True
+    elif len(rest) > fde_index and rest[fde_index] == 57 + len(rest):
+        has_alg = False
+    else:
+        has_alg = fde_has_checksum_alg(server)
+    if has_alg:
         if len(rest) < 5:
             raise TruncatedEventError("FORMAT_DESCRIPTION too short for its checksum algorithm byte",
                                       expected="checksum_alg + CRC32")
