@@ -24,15 +24,17 @@ event: unique, deterministic and increasing in binlog order.
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from binlog_model._pb import binlog_event_pb2 as pb
+from binlog_model.charsets import charset_for_collation_id
 from binlog_model.convert import make_converter
 from binlog_model.errors import (
     ConfigError,
@@ -228,6 +230,7 @@ class _Piece:
     view: _TableView
     operation: int
     timestamp: int
+    server_id: int
     position: pb.BinlogPosition
     rows: list[pb.Row] = field(default_factory=list)
     bytes: int = 0
@@ -389,6 +392,7 @@ class StatementAssembler:
         if recorded is not None:
             changes = recorded.changes
         else:
+            self._adopt_server_charset(event)
             changes = self.history.apply(event.query, event.schema or None, position, gtid or None)
         if not changes:
             if self._in_transaction:
@@ -420,6 +424,17 @@ class StatementAssembler:
             return iter(())
         # DDL outside BEGIN is its own (implicitly committed) transaction.
         return self._commit()
+
+    def _adopt_server_charset(self, event: ev.QueryEvent) -> None:
+        """Without a snapshot, the server's default charset comes from the QUERY event's
+        ``collation_server`` status variable, so CREATE DATABASE/TABLE without a charset inherit the right
+        one (MariaDB 10.11 and MySQL 5.7 default to different charsets than MySQL 8)."""
+        initial = self.history.initial
+        if self.history.entries or initial.tables or initial.databases or event.collation_server is None:
+            return
+        charset = charset_for_collation_id(event.collation_server)
+        if charset and charset != initial.server_charset:
+            self.history.initial = replace(initial, server_charset=charset, server_collation=None)
 
     def _on_commit(self, event: Any) -> Iterator[pb.BinlogEvent]:
         return self._commit()
@@ -484,7 +499,8 @@ class StatementAssembler:
         key = (view.db, view.table, operation)
         piece = self._pieces.get(key)
         if piece is None:
-            piece = _Piece(view, operation, event.header.timestamp, _pb_position(event))
+            piece = _Piece(view, operation, event.header.timestamp, event.header.server_id,
+                           _pb_position(event))
             self._pieces[key] = piece
         per_row = max(1, event.header.event_size // max(1, len(event.rows)))
         build = self._row_builder(event.kind)
@@ -514,7 +530,7 @@ class StatementAssembler:
             transaction_id=identity.transaction_id, query_index=self._query_index, row_index=first_row,
             db=piece.view.db, table=piece.view.table, operation=piece.operation,  # type: ignore[arg-type]
             gtid=identity.gtid, event_index=piece.event_index, last_in_statement=last,
-            gtid_domain_id=identity.domain_id,
+            server_id=piece.server_id, gtid_domain_id=identity.domain_id,
         )
         out.utc_timestamp.seconds = piece.timestamp
         out.position.CopyFrom(piece.position)
@@ -572,7 +588,7 @@ class StatementAssembler:
 
     def _position(self, event: Any) -> BinlogPosition:
         h = event.header
-        pos = BinlogPosition(h.file or "", h.offset)
+        pos = BinlogPosition(_base_name(h.file), h.offset)
         self._last_position = pos
         return pos
 
@@ -639,9 +655,15 @@ def _update_row(view: _TableView, pair: tuple[Sequence[Any], Sequence[Any]], ind
     return row
 
 
+def _base_name(path: str | None) -> str:
+    """Positions name the binlog file as the server does (``mysql-bin.000042``), not the path it was read
+    from, so output does not depend on where the files sit."""
+    return os.path.basename(path) if path else ""
+
+
 def _pb_position(event: Any) -> pb.BinlogPosition:
     h = event.header
-    p = pb.BinlogPosition(file=h.file or "", offset=h.offset, next_offset=h.log_pos)
+    p = pb.BinlogPosition(file=_base_name(h.file), offset=h.offset, next_offset=h.log_pos)
     if h.inner_index is not None:
         p.inner_index = h.inner_index
     return p

@@ -1,0 +1,89 @@
+"""Binlog files → BinlogEvents: the library's one-call entry point.
+
+Strategy: a thin loop — ``io.files.iter_events`` feeds ``StatementAssembler`` — plus the loading of a
+starting schema (snapshot). A snapshot may be a ``mysqldump --no-data`` file (``.sql``), a saved schema
+history (``.json``, as ``binlog-model schema --json`` or ``SchemaHistory.save`` write), a ``Catalog`` or a
+``SchemaHistory``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+from binlog_model._pb import binlog_event_pb2 as pb
+from binlog_model.assemble import AssemblerOptions, StatementAssembler, parse_always_include
+from binlog_model.errors import ConfigError
+from binlog_model.io.files import iter_events
+from schema_tracker.history import SchemaHistory
+from schema_tracker.model import Catalog
+from schema_tracker.snapshot import catalog_from_dump, read_sql_text
+
+__all__ = ["iter_binlog_events", "load_snapshot"]
+
+Snapshot = str | os.PathLike[str] | Catalog | SchemaHistory | None
+
+
+def load_snapshot(snapshot: Snapshot, *, lenient: bool = False) -> SchemaHistory:
+    """A schema history to start from. Raises ``ConfigError`` for an unreadable or unknown snapshot and
+    the tracker's ``SchemaError`` subclasses for DDL it cannot follow."""
+    if snapshot is None:
+        return SchemaHistory(lenient=lenient)
+    if isinstance(snapshot, SchemaHistory):
+        return snapshot
+    if isinstance(snapshot, Catalog):
+        return SchemaHistory(snapshot, lenient=lenient)
+    path = Path(snapshot)
+    if not path.is_file():
+        raise ConfigError(f"snapshot file not found: {path}")
+    if path.suffix.lower() == ".json":
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise ConfigError(f"cannot read snapshot {path}: {err}") from err
+        if isinstance(doc, dict) and "history" in doc:     # ``binlog-model schema --json`` output
+            doc = doc["history"]
+        return SchemaHistory.from_json(doc)
+    return SchemaHistory(catalog_from_dump(read_sql_text(path), lenient=lenient), lenient=lenient)
+
+
+def iter_binlog_events(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    source: str = "",
+    snapshot: Snapshot = None,
+    always_include: Mapping[tuple[str, str], Iterable[str]] | Iterable[str] | None = None,
+    image: str = "changed",
+    max_rows: int = 1000,
+    max_bytes: int = 4 << 20,
+    lenient_ddl: bool = False,
+    verify_checksum: bool = True,
+    allow_incomplete_tail: bool = False,
+    assembler: StatementAssembler | None = None,
+) -> Iterator[pb.BinlogEvent]:
+    """Yield one ``BinlogEvent`` per statement (and table) of the given binlog files, in binlog order.
+
+    ``always_include``: ``{("db", "table"): ["col", ...]}`` or ``["db.table.col", ...]``: columns always
+    put in ``before`` for UPDATE and DELETE. ``image``: ``changed`` (default, the spec), ``changed_with_old``
+    or ``full``. ``lenient_ddl``: skip DDL the tracker cannot follow, marking its table uncertain.
+    Pass your own ``assembler`` to read its ``stats`` and ``history`` afterwards.
+
+    Raises ``BinlogError`` subclasses only: decode errors name the file and offset, schema errors the table,
+    position and statement.
+    """
+    if assembler is None:
+        if always_include is None:
+            include: dict[tuple[str, str], tuple[str, ...]] = {}
+        elif isinstance(always_include, Mapping):
+            include = {k: tuple(v) for k, v in always_include.items()}
+        else:
+            include = parse_always_include(always_include)
+        options = AssemblerOptions(source=source, always_include=include, image=image,  # type: ignore[arg-type]
+                                   max_rows=max_rows, max_bytes=max_bytes,
+                                   allow_incomplete_tail=allow_incomplete_tail)
+        assembler = StatementAssembler(load_snapshot(snapshot, lenient=lenient_ddl), options)
+    yield from assembler.assemble(iter_events(paths, verify_checksum=verify_checksum))
+
+
