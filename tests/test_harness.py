@@ -120,3 +120,28 @@ def test_parse_directives() -> None:
     text = ("-- Title line\n-- Covers: prose, not a directive\n-- @binlog_row_image: NOBLOB\n"
             "--  @SQL_MODE :  \n\nSELECT 1;\n-- @later: ignored\n")
     assert parse_directives(text) == {"binlog_row_image": "NOBLOB", "sql_mode": ""}
+
+
+def test_start_retries_when_the_port_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A port taken between picking and binding (another test session) makes start() retry on a new one."""
+    _require_mariadb()
+    import socket
+
+    from binlog_model.testing import mariadb as harness
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        real_free_port = harness._free_port
+        picks: list[int] = []
+
+        def first_busy() -> int:
+            picks.append(busy if not picks else real_free_port())
+            return picks[-1]
+
+        monkeypatch.setattr(harness, "_free_port", first_busy)
+        with MariaDBServer() as server:
+            assert picks[0] == busy
+            assert server.port == picks[-1] != busy
+            assert server.query("SELECT 1") == [(1,)]

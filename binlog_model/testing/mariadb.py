@@ -155,14 +155,22 @@ class MariaDBServer:
         _LIVE.add(self)
         try:
             self._bootstrap(install_db)
-            self.port = _free_port()
-            with open(self.error_log, "ab") as log:
-                self._proc = subprocess.Popen(
-                    [str(mariadbd), *self._server_args()],
-                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                    start_new_session=True,  # a Ctrl-C in pytest must not kill it before stop() runs
-                )
-            self._wait_ready(began)
+            # Another process may grab the free port before mariadbd binds it: retry with a new port.
+            for attempt in range(3):
+                self.port = _free_port()
+                with open(self.error_log, "ab") as log:
+                    self._proc = subprocess.Popen(
+                        [str(mariadbd), *self._server_args()],
+                        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                        start_new_session=True,  # a Ctrl-C in pytest must not kill it before stop() runs
+                    )
+                try:
+                    self._wait_ready(began)
+                    break
+                except HarnessError:
+                    if attempt == 2 or "Address already in use" not in self.log_tail():
+                        raise
+                    self._proc.wait()
             self.version = str(self.query("SELECT VERSION()")[0][0])
         except BaseException:
             self.stop()
