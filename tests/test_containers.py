@@ -19,6 +19,7 @@ from binlog_model.testing.containers import (
     docker_available,
     server_for,
 )
+from binlog_model.testing.scenario import SCENARIO_DIR, run_scenario
 
 _TRANSACTION_PAYLOAD_EVENT = 40
 _ROWS_QUERY_LOG_EVENT = 29
@@ -114,3 +115,17 @@ def test_mysql80_compressed_writes_transaction_payloads(mysql80_compressed: Any,
         "binlog_transaction_compression": "ON"}
     blobs = _collect_after_dml(mysql80_compressed, tmp_path)
     assert _TRANSACTION_PAYLOAD_EVENT in [t for b in blobs for t in _event_types(b)]
+
+
+@pytest.mark.docker
+def test_spec_example_scenario_on_mysql57(mysql57: Any, tmp_path: Path) -> None:
+    """The spec's own example on the spec's own server: ROWS_QUERY events and uuid:gno GTIDs."""
+    files = run_scenario(mysql57, SCENARIO_DIR / "spec_example.sql", tmp_path)
+    assert files and all(f.read_bytes()[:4] == b"\xfebin" for f in files)
+    events = [row for f in files for row in mysql57.query(f"SHOW BINLOG EVENTS IN '{f.name}'")]
+    kinds = [str(row[2]) for row in events]
+    assert kinds.count("Rows_query") == 3
+    assert {"Write_rows", "Update_rows", "Delete_rows"} <= set(kinds)
+    infos = [str(row[5]) for row in events]
+    assert any("alter table foobar change column baz hurrdurr text not null" in i for i in infos)
+    assert any("SET @@SESSION.GTID_NEXT=" in i for i in infos)
