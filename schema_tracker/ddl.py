@@ -106,6 +106,9 @@ _SIMPLE_TYPES = {
     "TIME": "time", "DATETIME": "datetime", "TIMESTAMP": "timestamp", "TIMESTAMPTZ": "timestamp",
     "YEAR": "year", "ENUM": "enum", "SET": "set",
 }
+# ALTER TABLE actions that manage partitions (never columns).
+_PARTITION_ACTIONS = frozenset({"PARTITION", "REMOVE", "COALESCE", "REORGANIZE", "EXCHANGE", "REBUILD",
+                                "ANALYZE", "CHECK", "OPTIMIZE", "REPAIR", "DISCARD", "IMPORT"})
 # Column constraint kinds that do not change what the tracker records.
 _IGNORED_CONSTRAINTS = (
     exp.CommentColumnConstraint, exp.UniqueColumnConstraint, exp.OnUpdateColumnConstraint,
@@ -303,12 +306,28 @@ def _dispatch(ctx: _Ctx, sql: str) -> None:
         _alter_database(ctx, tokens)
     else:
         tree = _parse(text)
+        if isinstance(tree, exp.Command) and first == "CREATE":
+            tree = _parse(_without_partitioning(text, tokens))
         if isinstance(tree, exp.Create):
             _create(ctx, tree)
         elif isinstance(tree, exp.Drop):
             _drop(ctx, tree)
         else:
             raise _unsupported(f"sqlglot returned {type(tree).__name__} for a {first} {kind} statement")
+
+
+def _without_partitioning(text: str, tokens: list[Token]) -> str:
+    """CREATE TABLE text cut before a top-level PARTITION BY clause, which sqlglot's MySQL dialect does
+    not parse for every form (KEY, LINEAR HASH...) and which never changes the columns."""
+    depth = 0
+    for tok in tokens:
+        if tok.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tok.token_type == TokenType.R_PAREN:
+            depth -= 1
+        elif depth == 0 and tok.text.upper() in ("PARTITION", "PARTITION BY"):
+            return text[:tok.start]
+    return text
 
 
 def _object_kind(tokens: list[Token]) -> tuple[str, bool]:
@@ -573,7 +592,11 @@ def _alter_table(ctx: _Ctx, text: str, tokens: list[Token]) -> None:
     db, name = _qualified(ctx, name_tokens)
     ctx.target = (db, name)
     _need_table(ctx, db, name)
-    for action in _split_commas(tokens[i:]):
+    actions = _split_commas(tokens[i:])
+    # The server renames the table after every other action, wherever RENAME TO appears in the list.
+    renames = [a for a in actions if a[0].text.upper() == "RENAME"
+               and (len(a) < 2 or a[1].text.upper() not in ("COLUMN", "INDEX", "KEY"))]
+    for action in [a for a in actions if not any(a is r for r in renames)] + renames:
         _alter_action(ctx, db, name, text[action[0].start:action[-1].end + 1], action)
 
 
@@ -592,6 +615,10 @@ def _alter_action(ctx: _Ctx, db: str, name: str, sql: str, toks: list[Token]) ->
                 else:
                     _alter_action(ctx, db, name, "ADD COLUMN " + piece, _tokenize("ADD COLUMN " + piece, sql))
             return
+    if words[0] in _PARTITION_ACTIONS or (len(words) > 1 and words[1] == "PARTITION"):
+        return  # partition maintenance: rows move, columns do not
+    if words[:2] == ["RENAME", "AS"]:  # sqlglot knows RENAME [TO] only; AS is a MySQL synonym
+        sql = "RENAME TO " + sql[toks[2].start - toks[0].start:]
     if words[0] == "CONVERT":
         _convert_charset(ctx, db, name, toks)
         return

@@ -139,7 +139,9 @@ class ColumnSchema:
             else:
                 text = t
         elif t in ("enum", "set"):
-            text = t + "(" + ",".join("'" + v.replace("'", "''") + "'" for v in self.enum_values) + ")"
+            # the server doubles quotes and escapes backslashes in COLUMN_TYPE
+            quoted = ("'" + v.replace("\\", "\\\\").replace("'", "''") + "'" for v in self.enum_values)
+            text = t + "(" + ",".join(quoted) + ")"
         elif t in ("time", "datetime", "timestamp"):
             text = f"{t}({self.fsp})" if self.fsp else t
         elif t in ("char", "varchar", "binary", "varbinary", "bit", "year") and self.length is not None:
