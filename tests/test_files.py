@@ -1,0 +1,78 @@
+"""``io.files.iter_events``: chunked reading, gzip, rotation order, and file names in errors."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+import pytest
+
+from binlog_model.errors import ConfigError, DecoderStateError, TruncatedEventError
+from binlog_model.io import iter_events, sort_binlog_files
+from binlog_model.wire import EventType, RotateEvent
+from tests._paths import CORPUS, require
+
+_PERCONA = "percona-binlog-server/mtr/binlog_streaming/std_data/data_80045_gtid"
+
+
+def test_sort_binlog_files_by_numeric_suffix() -> None:
+    names = ["b/mysql-bin.000010", "a/mysql-bin.000002", "mysql-bin.000001"]
+    assert [p.name for p in sort_binlog_files(names)] == ["mysql-bin.000001", "mysql-bin.000002",
+                                                          "mysql-bin.000010"]
+
+
+def test_two_rotated_files_in_order_with_their_own_names() -> None:
+    d = require(CORPUS / _PERCONA)
+    second, first = d / "binlog.000002", d / "binlog.000001"
+    events = list(iter_events([second, first], strict_rotation=True))  # given out of order
+    files = [e.header.file for e in events]
+    split = files.index(str(second))
+    assert set(files[:split]) == {str(first)} and set(files[split:]) == {str(second)}
+    assert sum(1 for e in events if e.header.event_type == EventType.FORMAT_DESCRIPTION_EVENT) == 2
+    rotate = events[split - 1]
+    assert isinstance(rotate, RotateEvent) and rotate.next_file == "binlog.000002"
+    assert len(events) == 26 + 13
+
+
+def test_strict_rotation_detects_a_missing_file(tmp_path: Path) -> None:
+    d = require(CORPUS / _PERCONA)
+    shutil.copyfile(d / "binlog.000001", tmp_path / "binlog.000001")
+    shutil.copyfile(d / "binlog.000002", tmp_path / "binlog.000003")  # 000002 is "missing"
+    files = [tmp_path / "binlog.000001", tmp_path / "binlog.000003"]
+    assert len(list(iter_events(files))) == 39  # lenient by default
+    with pytest.raises(DecoderStateError):
+        list(iter_events(files, strict_rotation=True))
+
+
+@pytest.mark.parametrize("chunk_size", [1, 17, 4096, 1 << 20])
+def test_chunk_size_does_not_change_events(chunk_size: int) -> None:
+    path = require(CORPUS / "mysql-binlog-connector-rust/tests/parse_file_tests/mysql-bin.000057")
+    assert list(iter_events(path, chunk_size=chunk_size)) == list(iter_events(path))
+
+
+def test_bad_chunk_size_and_missing_file_are_config_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        list(iter_events(tmp_path / "x", chunk_size=0))
+    with pytest.raises(ConfigError):
+        list(iter_events(tmp_path / "does-not-exist.000001"))
+
+
+def test_gzip_is_detected_by_magic_not_by_name(tmp_path: Path) -> None:
+    src = require(CORPUS / "mysql-cdc-rs/tests/events/5.7/13_rand/log.bin")
+    packed = tmp_path / "mysql-bin.000007"
+    packed.write_bytes(gzip.compress(src.read_bytes()))
+    plain = list(iter_events(src))
+    unpacked = list(iter_events(packed))
+    assert [(e.header.offset, e.header.event_type) for e in unpacked] == \
+        [(e.header.offset, e.header.event_type) for e in plain]
+
+
+def test_truncated_file_error_names_the_file(tmp_path: Path) -> None:
+    src = require(CORPUS / "mysql-cdc-rs/tests/events/5.7/13_rand/log.bin").read_bytes()
+    cut = tmp_path / "mysql-bin.000003"
+    cut.write_bytes(src[:-10])
+    with pytest.raises(TruncatedEventError) as info:
+        list(iter_events(cut, chunk_size=64))
+    assert info.value.file == str(cut)
+    assert str(cut) in str(info.value)
