@@ -38,6 +38,7 @@ from binlog_model.charsets import charset_for_collation_id
 from binlog_model.convert import make_converter
 from binlog_model.errors import (
     ConfigError,
+    IncompleteTransactionError,
     SchemaMismatchError,
     UncertainSchemaError,
     UnknownTableError,
@@ -103,6 +104,7 @@ class AssemblerStats:
     schema_events: int = 0
     statement_format_queries: int = 0     # QUERY events inside transactions that are not BEGIN/COMMIT/DDL
     tables_from_metadata: int = 0
+    unknown_events: int = 0               # UnknownEvent (types this decoder does not know), passed over
 
 
 def parse_always_include(specs: Iterable[str]) -> dict[tuple[str, str], tuple[str, ...]]:
@@ -290,6 +292,8 @@ class StatementAssembler:
         """Consume one decoded event; yield the BinlogEvents it completes (on commit)."""
         handler = self._handlers.get(type(event))
         if handler is None:
+            if type(event) is ev.UnknownEvent:
+                self.stats.unknown_events += 1
             return iter(())
         return handler(event)
 
@@ -299,9 +303,8 @@ class StatementAssembler:
             self.stats.incomplete_transactions += 1
             self._end_transaction()
             if not self.options.allow_incomplete_tail:
-                from binlog_model.errors import TruncatedEventError
                 where = self._last_position
-                raise TruncatedEventError(
+                raise IncompleteTransactionError(
                     "the binlog ends inside a transaction (no XID/COMMIT)",
                     file=where.file if where else None, offset=where.offset if where else None,
                     expected="XID or COMMIT")

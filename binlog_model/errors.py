@@ -19,6 +19,7 @@ __all__ = [
     "DecodeError",
     "DecoderStateError",
     "EncryptedBinlogError",
+    "IncompleteTransactionError",
     "SchemaError",
     "SchemaMismatchError",
     "TruncatedEventError",
@@ -92,6 +93,10 @@ class DecodeError(BinlogError):
 
 class TruncatedEventError(DecodeError):
     """The input ended (or a length field pointed) past the end of the available bytes."""
+
+
+class IncompleteTransactionError(TruncatedEventError):
+    """The input ends inside a transaction (no XID/COMMIT/ROLLBACK), e.g. a binlog still being written."""
 
 
 class ChecksumMismatchError(DecodeError):
