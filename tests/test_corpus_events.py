@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
@@ -38,7 +37,8 @@ EXPECTED: dict[str, object] = {
     "mysql-binlog-connector-java/src/test/resources/mysql-bin.checksum-none":
         (UnknownTableError, "meeteam_file_storage.meeteam_fs_storage"),
     "mysql-binlog-connector-java/src/test/resources/mysql-bin.compressed": (UnknownTableError, "demo.movies"),
-    "mysql-binlog-connector-rust/tests/parse_file_tests/mysql-bin.000057": (UnknownTableError, "a.test_table_3"),
+    "mysql-binlog-connector-rust/tests/parse_file_tests/mysql-bin.000057":
+        (UnknownTableError, "a.test_table_3"),
     "mysql-binlog-connector-rust/tests/parse_file_tests/mysql-bin.000080": (UnknownTableError, "a.b"),
     "mysql-cdc-rs/tests/events/5.7/31_update_rows_v2/log.bin": (UnknownTableError, "default.boxercrab"),
     # The second file of a pair: its table is created in binlog.000001 (tested together below).
