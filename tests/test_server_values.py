@@ -324,3 +324,16 @@ def test_mariadb_compressed_rows_events(mariadb: MariaDBServer, fresh_db: str,
     assert events[0].rows == ((1, value.encode()), (2, None))
     assert events[1].rows == (((2, None), (2, value.encode())),)
     assert events[2].rows == ((1, value.encode()),)
+
+
+def test_signedness_bit_of_year_keeps_later_columns_aligned(mariadb: MariaDBServer, fresh_db: str,
+                                                            tmp_path: Path) -> None:
+    mariadb.execute(["CREATE TABLE y (y YEAR, c INT, a INT UNSIGNED, b BIT(3), d DECIMAL(5,2) UNSIGNED)",
+                     "INSERT INTO y VALUES (2000, -1, 4294967295, 1, 1.5)"], database=fresh_db)
+    files = mariadb.flush_and_collect(tmp_path)
+    (tm,) = [e for e in _decode_files(files, fresh_db) if isinstance(e, TableMapEvent)]
+    assert tm.signedness is not None
+    # YEAR has a bit of its own (MariaDB writes 1); BIT has none.
+    assert tm.signedness[1:] == (False, True, None, True)
+    (ev,) = [e for e in _decode_files(files, fresh_db) if isinstance(e, RowsEvent)]
+    assert ev.rows == ((2000, -1, 4294967295, 1, Decimal("1.50")),)
