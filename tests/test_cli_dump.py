@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -55,7 +56,7 @@ def test_dump_bad_file_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]
     assert str(path) in err
 
 
-def test_dump_no_verify_checksum_flag(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
+def test_dump_no_verify_checksum_flag(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     data = bytearray(require(CORPUS / _ROWS_57).read_bytes())
     data[-1] ^= 0xFF  # the last event's CRC footer
     bad = tmp_path / "mysql-bin.000001"
@@ -64,3 +65,44 @@ def test_dump_no_verify_checksum_flag(capsys: pytest.CaptureFixture[str], tmp_pa
     assert "ChecksumMismatchError" in capsys.readouterr().err
     assert main(["dump", "--no-verify-checksum", str(bad)]) == 0
     assert capsys.readouterr().out.count("# at ") == 13
+
+
+# --- differential: our text against the mysqlbinlog -vv output stored beside the corpus files -----------
+
+def _mysqlbinlog_dirs() -> list[str]:
+    root = CORPUS / "mysql-cdc-rs/tests/events"
+    if not root.exists():
+        return []
+    return sorted(str(p.parent.relative_to(CORPUS)) for p in root.glob("*/*/dump.txt"))
+
+
+def _read_dump(path: Path) -> str:
+    raw = path.read_bytes()
+    for encoding in ("utf-8", "utf-16"):
+        try:
+            text = raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if "# at " in text:
+            return text
+    return ""
+
+
+@pytest.mark.parametrize("reldir", _mysqlbinlog_dirs())
+def test_dump_matches_mysqlbinlog_vv(reldir: str) -> None:
+    from binlog_model.commands.dump import render_event
+    from binlog_model.io import iter_events
+
+    d = CORPUS / reldir
+    binlog = next(p for p in d.iterdir() if p.suffix not in (".txt", ".sql", ".md"))
+    expected_text = _read_dump(d / "dump.txt")
+    if not expected_text:
+        pytest.skip("this dump.txt holds no mysqlbinlog output")
+    ours = [line for event in iter_events(binlog) for line in render_event(event)]
+    # every event position mysqlbinlog printed, in order
+    assert [x for x in ours if x.startswith("# at ")] == \
+        [x.rstrip() for x in expected_text.splitlines() if x.startswith("# at ")]
+    expected_rows = [x.rstrip() for x in expected_text.splitlines() if x.startswith("###")]
+    if not expected_rows:
+        pytest.skip("this dump.txt was made without -v (no ### row lines to compare)")
+    assert [x for x in ours if x.startswith("###")] == expected_rows
