@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 
+from binlog_model.errors import UnsupportedEventError
 from binlog_model.wire.codecs._bounds import Buffer, need
 from binlog_model.wire.values import InvalidDate, InvalidDateTime
 
@@ -34,6 +35,12 @@ _TIMEF_OFS = 0x800000000000
 _DATETIMEF_INT_OFS = 0x8000000000
 # Bytes of the fractional part for fsp 0..6.
 _FRAC_BYTES = (0, 1, 1, 2, 2, 3, 3)
+
+
+def _frac_bytes(fsp: int, what: str) -> int:
+    if not 0 <= fsp <= 6:
+        raise UnsupportedEventError(f"{what} with fractional precision {fsp}", expected="fsp 0-6")
+    return _FRAC_BYTES[fsp]
 
 
 def make_date(year: int, month: int, day: int) -> datetime.date | InvalidDate:
@@ -99,8 +106,7 @@ def decode_time2(buf: Buffer, pos: int, meta: int) -> tuple[datetime.timedelta, 
     Negative values keep the fraction "reversed" for sort order, which ``my_time_packed_from_binary``
     undoes by borrowing one second.
     """
-    fsp = meta
-    nfrac = _FRAC_BYTES[fsp] if 0 <= fsp <= 6 else 0
+    nfrac = _frac_bytes(meta, "TIME2")
     need(buf, pos, 3 + nfrac, "TIME2")
     if nfrac == 3:
         packed = int.from_bytes(buf[pos:pos + 6], "big") - _TIMEF_OFS
@@ -142,7 +148,7 @@ def decode_datetime(buf: Buffer, pos: int, meta: int) -> tuple[datetime.datetime
 
 def decode_datetime2(buf: Buffer, pos: int, meta: int) -> tuple[datetime.datetime | InvalidDateTime, int]:
     """DATETIME2 (meta = fsp): 5 bytes big-endian with offset, then 0-3 fraction bytes."""
-    nfrac = _FRAC_BYTES[meta] if 0 <= meta <= 6 else 0
+    nfrac = _frac_bytes(meta, "DATETIME2")
     need(buf, pos, 5 + nfrac, "DATETIME2")
     intpart = int.from_bytes(buf[pos:pos + 5], "big") - _DATETIMEF_INT_OFS
     micro = _read_frac(buf, pos + 5, nfrac)
@@ -164,7 +170,7 @@ def decode_timestamp(buf: Buffer, pos: int, meta: int) -> tuple[datetime.datetim
 
 def decode_timestamp2(buf: Buffer, pos: int, meta: int) -> tuple[datetime.datetime | InvalidDateTime, int]:
     """TIMESTAMP2 (meta = fsp): 4 bytes big-endian seconds, then 0-3 fraction bytes."""
-    nfrac = _FRAC_BYTES[meta] if 0 <= meta <= 6 else 0
+    nfrac = _frac_bytes(meta, "TIMESTAMP2")
     need(buf, pos, 4 + nfrac, "TIMESTAMP2")
     seconds = int.from_bytes(buf[pos:pos + 4], "big")
     return _timestamp(seconds, _read_frac(buf, pos + 4, nfrac)), pos + 4 + nfrac
