@@ -9,8 +9,10 @@ the ``nopad`` ids 1024+) and the MySQL 8.0-only ids (17 filename, 76 utf8mb3_tol
 A character set maps to a Python codec only when the codec decodes the same bytes to the same text; charsets
 without such a codec (dec8, hp8, swe7, armscii8, keybcs2, geostd8, eucjpms, filename) map to ``None`` and
 their values stay bytes (``convert.py`` emits them as ``RawText``), so nothing is ever decoded wrongly.
-MySQL's ``latin1`` is Windows-1252 plus the five bytes cp1252 leaves undefined (0x81 0x8D 0x8F 0x90 0x9D),
-which MySQL maps to the C1 controls of the same code point; a registered error handler does the same.
+Where the server's single-byte table differs from Python's (MySQL's ``latin1`` is cp1252 with its five holes
+filled by C1 controls; a few bytes of hebrew, greek, koi8u, cp866, cp1256), a 256-entry charmap built from
+the codec plus the server's differences decodes exactly as the server does; a test checks all 256 bytes of
+every single-byte charset against a live MariaDB.
 """
 
 from __future__ import annotations
@@ -135,20 +137,34 @@ CHARSET_MAXLEN: dict[str, int] = {
 # Charset-name aliases the servers accept; "utf8" means utf8mb3 in MySQL 5.7/8.0 and MariaDB (by default).
 _ALIASES = {"utf8": "utf8mb3"}
 
-_LATIN1_HOLES = frozenset(b"\x81\x8d\x8f\x90\x9d")
-_LATIN1_ERRORS = "binlog_model.mysql_latin1"
+# Where the server's single-byte tables differ from Python's codec of the same name (MariaDB 10.11,
+# checked byte by byte in tests/test_convert_charsets.py): a character, or None where the server has none
+# (it converts the byte to '?'), so such bytes stay RawText instead of gaining a meaning the server lacks.
+_SINGLE_BYTE_OVERRIDES: dict[str, dict[int, str | None]] = {
+    # MySQL latin1 fills cp1252's five holes with the C1 controls of the same number.
+    "latin1": {0x81: "\x81", 0x8D: "\x8d", 0x8F: "\x8f", 0x90: "\x90", 0x9D: "\x9d"},
+    "hebrew": {0xAF: "\u203e"},
+    "koi8u": {0x95: "\u2022"},
+    "greek": {0xA1: "\u02bd", 0xA2: "\u02bc", 0xA4: None, 0xA5: None, 0xAA: None},
+    "cp866": {0xFC: "\u207f", 0xFD: "\u00b2"},
+    "cp1256": {0x8A: None, 0x8F: None, 0x98: None, 0x9A: None, 0x9F: None, 0xAA: None, 0xC0: None,
+               0xFF: None},
+}
+_UNDEFINED = "\ufffe"  # charmap_decode's marker for "no character": strict decoding raises
 
 
-def _latin1_holes(exc: UnicodeError) -> tuple[str, int]:
-    # MySQL maps the bytes cp1252 leaves undefined to U+0081, U+008D, U+008F, U+0090, U+009D.
-    if isinstance(exc, UnicodeDecodeError):
-        data = exc.object[exc.start:exc.end]
-        if all(b in _LATIN1_HOLES for b in data):
-            return "".join(map(chr, data)), exc.end
-    raise exc
-
-
-codecs.register_error(_LATIN1_ERRORS, _latin1_holes)
+def _charmap(codec: str, overrides: dict[int, str | None]) -> str:
+    # A 256-entry decoding table: the codec's own mapping, then the server's differences.
+    chars = []
+    for b in range(256):
+        if b in overrides:
+            chars.append(overrides[b] or _UNDEFINED)
+            continue
+        try:
+            chars.append(bytes([b]).decode(codec))
+        except UnicodeDecodeError:
+            chars.append(_UNDEFINED)
+    return "".join(chars)
 
 
 def normalize_charset(name: str) -> str:
@@ -197,10 +213,13 @@ def make_text_decoder(charset: str) -> Callable[[bytes], str] | None:
     codec = CHARSET_CODECS.get(name)
     if codec is None:
         return None
-    if name == "latin1":
-        def decode_latin1(data: bytes) -> str:
-            return data.decode("cp1252", _LATIN1_ERRORS)
-        return decode_latin1
+    overrides = _SINGLE_BYTE_OVERRIDES.get(name)
+    if overrides is not None:
+        table = _charmap(codec, overrides)
+
+        def decode_single_byte(data: bytes) -> str:
+            return codecs.charmap_decode(data, "strict", table)[0]
+        return decode_single_byte
     if codec == "utf_8":
         def decode_utf8(data: bytes) -> str:
             return data.decode("utf-8")
