@@ -3,7 +3,8 @@
 Strategy: one pure function per (type, signedness) so the row decoder picks the right one once per
 TABLE_MAP instead of branching per value. Integers are little-endian; BIT and the packed NEWDECIMAL are
 big-endian. Signed is the default because TABLE_MAP only says "unsigned" through MySQL 8 optional
-metadata (the resolver re-applies signedness from the tracked schema otherwise).
+metadata (the resolver re-applies signedness from the tracked schema otherwise). Fixed-width codecs
+compare lengths inline (the hot path) and call ``need`` only to raise the error.
 """
 
 from __future__ import annotations
@@ -49,22 +50,26 @@ _F64 = struct.Struct("<d")
 
 
 def decode_tiny(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
-    need(buf, pos, 1, "TINY")
+    if pos + 1 > len(buf):
+        need(buf, pos, 1, "TINY")
     return _I8.unpack_from(buf, pos)[0], pos + 1
 
 
 def decode_tiny_unsigned(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
-    need(buf, pos, 1, "TINY UNSIGNED")
+    if pos + 1 > len(buf):
+        need(buf, pos, 1, "TINY UNSIGNED")
     return _U8.unpack_from(buf, pos)[0], pos + 1
 
 
 def decode_short(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
-    need(buf, pos, 2, "SHORT")
+    if pos + 2 > len(buf):
+        need(buf, pos, 2, "SHORT")
     return _I16.unpack_from(buf, pos)[0], pos + 2
 
 
 def decode_short_unsigned(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
-    need(buf, pos, 2, "SHORT UNSIGNED")
+    if pos + 2 > len(buf):
+        need(buf, pos, 2, "SHORT UNSIGNED")
     return _U16.unpack_from(buf, pos)[0], pos + 2
 
 
@@ -80,32 +85,38 @@ def decode_int24_unsigned(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
 
 
 def decode_long(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
-    need(buf, pos, 4, "LONG")
+    if pos + 4 > len(buf):
+        need(buf, pos, 4, "LONG")
     return _I32.unpack_from(buf, pos)[0], pos + 4
 
 
 def decode_long_unsigned(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
-    need(buf, pos, 4, "LONG UNSIGNED")
+    if pos + 4 > len(buf):
+        need(buf, pos, 4, "LONG UNSIGNED")
     return _U32.unpack_from(buf, pos)[0], pos + 4
 
 
 def decode_longlong(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
-    need(buf, pos, 8, "LONGLONG")
+    if pos + 8 > len(buf):
+        need(buf, pos, 8, "LONGLONG")
     return _I64.unpack_from(buf, pos)[0], pos + 8
 
 
 def decode_longlong_unsigned(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
-    need(buf, pos, 8, "LONGLONG UNSIGNED")
+    if pos + 8 > len(buf):
+        need(buf, pos, 8, "LONGLONG UNSIGNED")
     return _U64.unpack_from(buf, pos)[0], pos + 8
 
 
 def decode_float(buf: Buffer, pos: int, meta: int) -> tuple[float, int]:
-    need(buf, pos, 4, "FLOAT")
+    if pos + 4 > len(buf):
+        need(buf, pos, 4, "FLOAT")
     return _F32.unpack_from(buf, pos)[0], pos + 4
 
 
 def decode_double(buf: Buffer, pos: int, meta: int) -> tuple[float, int]:
-    need(buf, pos, 8, "DOUBLE")
+    if pos + 8 > len(buf):
+        need(buf, pos, 8, "DOUBLE")
     return _F64.unpack_from(buf, pos)[0], pos + 8
 
 
