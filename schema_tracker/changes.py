@@ -256,7 +256,10 @@ def _put_column(t: TableSchema, change: CreateOrModifyColumn) -> TableSchema:
     else:
         at = i if i >= 0 else len(cols)
     cols.insert(at, change.column)
-    return _force_pk_not_null(replace(t, columns=tuple(cols)))
+    # MODIFY C spelled differently (c → C) renames the column, in the primary key too
+    key = change.column.key()
+    pk = tuple(change.column.name if k.lower() == key else k for k in t.primary_key)
+    return _force_pk_not_null(replace(t, columns=tuple(cols), primary_key=pk))
 
 
 def converted_column(col: ColumnSchema, charset: str, collation: str) -> ColumnSchema:

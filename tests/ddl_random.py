@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 _TYPES = (
     "int", "int unsigned", "bigint", "tinyint(1)", "smallint unsigned zerofill", "mediumint", "decimal(10,2)",
-    "decimal(5)", "float", "double", "float(7,3)", "bit(3)", "date", "datetime(3)", "time", "timestamp(6) NULL",
+    "decimal(5)", "float", "double", "float(7,3)", "bit(3)", "date", "datetime(3)", "time",
+    "timestamp(6) NULL",
     "year", "char(4)", "varchar(20)", "varchar(255) CHARACTER SET latin1", "varchar(8) COLLATE utf8mb4_bin",
     "binary(2)", "varbinary(9)", "tinytext", "text", "mediumtext", "blob", "longblob",
     "enum('a','b,c','it''s')", "set('x','y')", "varchar(5) CHARACTER SET utf8mb3", "char(3) binary",
