@@ -1,0 +1,94 @@
+"""``binlog-model fixtures generate|expect|verify``: golden fixtures from real servers, and their check.
+
+Strategy: the click layer only parses options; ``binlog_model.testing.golden`` does the work. ``verify``
+prints one line per fixture and a unified diff per differing event, and exits 1 on any difference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from binlog_model.testing.golden import (
+    SERVER_CHOICES,
+    GoldenOptions,
+    fixture_options,
+    generate_fixture,
+    read_meta,
+    verify_tree,
+    write_expected,
+)
+
+
+@click.group("fixtures")
+def command() -> None:
+    """Golden fixtures: binlogs from real servers and the BinlogEvents we decode from them."""
+
+
+def _options(source: str | None, name: str, always_include: tuple[str, ...], image: str, max_rows: int,
+             max_bytes: int) -> GoldenOptions:
+    return GoldenOptions(source=source if source is not None else f"fixture:{name}",
+                         always_include=always_include, image=image, max_rows=max_rows, max_bytes=max_bytes)
+
+
+_decode_options = [
+    click.option("--source", default=None, help="Source label (default fixture:<scenario>)."),
+    click.option("--always-include", "always_include", multiple=True, metavar="DB.TABLE.COLUMN",
+                 help="Column always put in `before` for UPDATE/DELETE (repeatable); recorded in meta.json."),
+    click.option("--image", type=click.Choice(["changed", "changed_with_old", "full"]), default="changed",
+                 show_default=True, help="Row image of the expected events; recorded in meta.json."),
+    click.option("--max-rows", type=click.IntRange(min=1), default=1000, show_default=True),
+    click.option("--max-bytes", type=click.IntRange(min=1), default=4 << 20, show_default=True),
+]
+
+
+def _with_decode_options(func: Callable[..., None]) -> Callable[..., None]:
+    for option in reversed(_decode_options):
+        func = option(func)
+    return func
+
+
+@command.command("generate")
+@click.argument("scenario", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--server", type=click.Choice(SERVER_CHOICES), default="mariadb", show_default=True,
+              help="mysql:* needs a Docker engine (testcontainers).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Fixture directory, e.g. fixtures/golden/mariadb/<scenario>/.")
+@_with_decode_options
+def generate(scenario: Path, server: str, out_dir: Path, source: str | None, always_include: tuple[str, ...],
+             image: str, max_rows: int, max_bytes: int) -> None:
+    """Run SCENARIO on a fresh server; write binlogs/, meta.json, snapshot.json and expected.jsonl."""
+    options = _options(source, scenario.stem, always_include, image, max_rows, max_bytes)
+    meta = generate_fixture(scenario, server, out_dir, options)
+    click.echo(f"{out_dir}: {meta['server']['version']}, {len(meta['binlogs'])} binlog file(s), "
+               f"{meta['expected']['events']} events")
+
+
+@command.command("expect")
+@click.argument("fixture_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--keep-options", is_flag=True, help="Reuse the options recorded in meta.json.")
+@_with_decode_options
+def expect(fixture_dir: Path, keep_options: bool, source: str | None, always_include: tuple[str, ...],
+           image: str, max_rows: int, max_bytes: int) -> None:
+    """Rewrite FIXTURE_DIR/expected.jsonl from its committed binlogs (no server needed)."""
+    if keep_options:
+        options = fixture_options(fixture_dir, read_meta(fixture_dir))
+    else:
+        options = _options(source, fixture_dir.name, always_include, image, max_rows, max_bytes)
+    meta = write_expected(fixture_dir, options)
+    click.echo(f"{fixture_dir}: {meta['expected']['events']} events")
+
+
+@command.command("verify")
+@click.argument("root", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def verify(root: Path) -> None:
+    """Re-decode every fixture under ROOT and diff against expected.jsonl; exit 1 on any difference."""
+    results = verify_tree(root)
+    for result in results:
+        click.echo(result.report())
+    failed = [r for r in results if not r.ok]
+    click.echo(f"{len(results) - len(failed)} of {len(results)} fixtures match")
+    if failed:
+        raise click.exceptions.Exit(1)
