@@ -13,7 +13,7 @@ from binlog_model.charsets import charset_for_collation_id
 from binlog_model.wire.codecs.strings import split_string_meta
 from binlog_model.wire.column_types import ColumnType as T
 from binlog_model.wire.table_map import TableMapEvent
-from schema_tracker.model import ColumnSchema, TableSchema
+from schema_tracker.model import ColumnSchema, TableSchema, mbmaxlen
 
 __all__ = ["table_from_table_map"]
 
@@ -61,7 +61,7 @@ def table_from_table_map(tm: TableMapEvent) -> TableSchema | None:
             kw["length"] = (meta >> 8) * 8 + (meta & 0xFF)
         elif code in (T.VARCHAR, T.VAR_STRING):
             data_type = "varbinary" if charset == "binary" else "varchar"
-            kw["length"] = meta
+            kw["length"] = meta // mbmaxlen(charset)      # the metadata counts bytes, the type characters
         elif code == T.STRING:
             real, length = split_string_meta(meta)
             if real == T.ENUM:
@@ -72,7 +72,7 @@ def table_from_table_map(tm: TableMapEvent) -> TableSchema | None:
                 kw["enum_values"] = _text(tm.set_values[i] if tm.set_values else None)
             else:
                 data_type = "binary" if charset == "binary" else "char"
-                kw["length"] = length
+                kw["length"] = length // mbmaxlen(charset)
         elif code == T.BLOB:
             blob, text = _BLOBS.get(meta, ("longblob", "longtext"))
             data_type = blob if charset in (None, "binary") else text

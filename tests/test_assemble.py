@@ -1,0 +1,234 @@
+"""The statement assembler on real MariaDB binlogs: resolution sources, errors, image modes, trace info.
+
+Each test writes its own statements on the session MariaDB (a fresh database), takes the binlog files that
+hold exactly them (a ``flush_and_collect`` before and after), and decodes those files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from binlog_model._pb import binlog_event_pb2 as pb
+from binlog_model.assemble import AssemblerOptions, StatementAssembler, parse_always_include, parse_trace_info
+from binlog_model.errors import (
+    ConfigError,
+    SchemaMismatchError,
+    UncertainSchemaError,
+    UnknownTableError,
+    UnsupportedDDLError,
+)
+from binlog_model.model import python_value
+from binlog_model.pipeline import iter_binlog_events
+from binlog_model.testing.mariadb import MariaDBServer
+from schema_tracker.history import SchemaHistory
+from schema_tracker.model import Catalog
+from schema_tracker.snapshot import catalog_from_dump, catalog_from_server
+
+pytestmark = pytest.mark.server
+
+
+def _run(server: MariaDBServer, db: str, statements: Sequence[str], *, session: Sequence[str] = ()
+         ) -> list[Path]:
+    """Run ``statements`` on one connection and return the binlog files holding exactly them."""
+    server.flush_and_collect()
+    conn = server.connect(db)
+    try:
+        with conn.cursor() as cur:
+            for sql in [*session, *statements]:
+                cur.execute(sql)
+    finally:
+        conn.close()
+    return server.flush_and_collect()
+
+
+def _mine(events: list[pb.BinlogEvent], db: str) -> list[pb.BinlogEvent]:
+    return [e for e in events if e.db == db]
+
+
+def _cols(columns: Any) -> dict[str, Any]:
+    return {c.name: python_value(c.value) for c in columns}
+
+
+def test_table_unknown_to_the_tracker_resolves_from_full_row_metadata(mariadb: MariaDBServer,
+                                                                      fresh_db: str) -> None:
+    mariadb.execute("CREATE TABLE t (id INT UNSIGNED PRIMARY KEY, name VARCHAR(20), "
+                    "kind ENUM('a','b,c','d''e'), big BIGINT UNSIGNED)", fresh_db)
+    files = _run(mariadb, fresh_db, [
+        "INSERT INTO t VALUES (4294967295, 'zoë', 'b,c', 18446744073709551615)",
+        "UPDATE t SET kind = 'd''e' WHERE id = 4294967295",
+    ])
+    assembler = StatementAssembler(None, AssemblerOptions(always_include={(fresh_db, "t"): ("name",)}))
+    events = _mine(list(iter_binlog_events(files, assembler=assembler)), fresh_db)
+    assert assembler.stats.tables_from_metadata >= 1
+    insert, update = events
+    assert _cols(insert.rows[0].after) == {"id": 4294967295, "name": "zoë", "kind": "b,c",
+                                           "big": 18446744073709551615}
+    assert _cols(insert.rows[0].primary_key) == {"id": 4294967295}
+    assert insert.rows[0].after[3].value.WhichOneof("kind") == "uint64_value"
+    assert _cols(update.rows[0].before) == {"name": "zoë"}
+    assert _cols(update.rows[0].after) == {"kind": "d'e"}
+
+
+def test_table_unknown_without_metadata_is_a_typed_error(mariadb: MariaDBServer, fresh_db: str) -> None:
+    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY)", fresh_db)
+    mariadb.execute("SET GLOBAL binlog_row_metadata = MINIMAL")   # global only; restored below
+    try:
+        files = _run(mariadb, fresh_db, ["INSERT INTO t VALUES (1)"])
+    finally:
+        mariadb.execute("SET GLOBAL binlog_row_metadata = FULL")
+    with pytest.raises(UnknownTableError) as info:
+        list(iter_binlog_events(files))
+    assert info.value.table == f"{fresh_db}.t"
+    assert info.value.position is not None
+
+
+def test_snapshot_that_disagrees_with_table_map_is_a_schema_mismatch(mariadb: MariaDBServer,
+                                                                     fresh_db: str) -> None:
+    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b INT)", fresh_db)
+    files = _run(mariadb, fresh_db, ["INSERT INTO t VALUES (1, 'x', 2)"])
+    wrong = catalog_from_dump(f"CREATE DATABASE {fresh_db}; USE {fresh_db};"
+                              "CREATE TABLE t (id INT PRIMARY KEY, b INT);", Catalog(server_charset="utf8mb4"))
+    with pytest.raises(SchemaMismatchError) as info:
+        list(iter_binlog_events(files, snapshot=wrong))
+    err = info.value
+    assert err.table == f"{fresh_db}.t" and err.position is not None
+    assert "3 columns" in str(err) and "2" in str(err)
+    assert err.tracked == ["id int(11)", "b int(11)"]
+    assert len(err.binlog) == 3
+    # A type disagreement (same count) is caught too.
+    typed = catalog_from_dump(f"CREATE DATABASE {fresh_db}; USE {fresh_db};"
+                              "CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT);",
+                              Catalog(server_charset="utf8mb4"))
+    with pytest.raises(SchemaMismatchError, match="column 2"):
+        list(iter_binlog_events(files, snapshot=typed))
+
+
+def test_history_from_a_live_snapshot_resolves_rows_before_and_after_an_alter(mariadb: MariaDBServer,
+                                                                              fresh_db: str) -> None:
+    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(5))", fresh_db)
+    conn = mariadb.connect()
+    try:
+        snapshot = catalog_from_server(conn, databases=[fresh_db])
+    finally:
+        conn.close()
+    files = _run(mariadb, fresh_db, [
+        "INSERT INTO t VALUES (1, 10, 'x')",
+        "ALTER TABLE t DROP COLUMN a, ADD COLUMN c INT FIRST",
+        "INSERT INTO t VALUES (20, 2, 'y')",
+    ])
+    events = _mine(list(iter_binlog_events(files, snapshot=SchemaHistory(snapshot))), fresh_db)
+    first, alter, second = events
+    assert [c.name for c in first.rows[0].after] == ["id", "a", "b"]
+    assert _cols(first.rows[0].after) == {"id": 1, "a": 10, "b": "x"}
+    assert alter.operation == pb.BinlogEvent.SCHEMA
+    assert [c.WhichOneof("change") for c in alter.schema_changes] == ["drop_column", "create_or_modify_column"]
+    assert [c.name for c in second.rows[0].after] == ["c", "id", "b"]
+    assert _cols(second.rows[0].after) == {"c": 20, "id": 2, "b": "y"}
+
+
+def test_unsupported_ddl_is_strict_by_default_and_lenient_marks_the_table_uncertain(
+        mariadb: MariaDBServer, fresh_db: str) -> None:
+    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT)", fresh_db)
+    conn = mariadb.connect()
+    try:
+        snapshot = catalog_from_server(conn, databases=[fresh_db])
+    finally:
+        conn.close()
+    # System versioning adds the hidden row_start/row_end columns to every row image.
+    files = _run(mariadb, fresh_db, ["INSERT INTO t VALUES (1, 1)", "ALTER TABLE t ADD SYSTEM VERSIONING",
+                                     "INSERT INTO t VALUES (2, 2)"])
+    with pytest.raises(UnsupportedDDLError) as info:
+        list(iter_binlog_events(files, snapshot=SchemaHistory(snapshot)))
+    assert "SYSTEM VERSIONING" in (info.value.statement or "")
+    seen: list[pb.BinlogEvent] = []
+    with pytest.raises(UncertainSchemaError) as uncertain:
+        for e in iter_binlog_events(files, snapshot=SchemaHistory(snapshot, lenient=True), lenient_ddl=True):
+            seen.append(e)
+    assert uncertain.value.table == f"{fresh_db}.t"
+    mine = _mine(seen, fresh_db)
+    assert mine[0].operation == pb.BinlogEvent.INSERT
+    assert mine[1].schema_changes[0].WhichOneof("change") == "skipped_statement"
+
+
+@pytest.mark.parametrize("image", ["changed", "changed_with_old", "full"])
+def test_update_image_modes(mariadb: MariaDBServer, fresh_db: str, image: str) -> None:
+    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY, cur CHAR(3), a INT, b INT)", fresh_db)
+    mariadb.execute("INSERT INTO t VALUES (1, 'RUB', 10, 20)", fresh_db)
+    files = _run(mariadb, fresh_db, ["UPDATE t SET a = 11 WHERE id = 1", "DELETE FROM t WHERE id = 1"])
+    update, delete = _mine(list(iter_binlog_events(files, always_include=[f"{fresh_db}.t.cur"], image=image)),
+                           fresh_db)
+    before, after = _cols(update.rows[0].before), _cols(update.rows[0].after)
+    if image == "changed":
+        assert (before, after) == ({"cur": "RUB"}, {"a": 11})
+        assert _cols(delete.rows[0].before) == {"cur": "RUB"}
+    elif image == "changed_with_old":
+        assert (before, after) == ({"cur": "RUB", "a": 10}, {"a": 11})
+        assert _cols(delete.rows[0].before) == {"cur": "RUB"}
+    else:
+        assert before == {"id": 1, "cur": "RUB", "a": 10, "b": 20}
+        assert after == {"id": 1, "cur": "RUB", "a": 11, "b": 20}
+        assert _cols(delete.rows[0].before) == {"id": 1, "cur": "RUB", "a": 11, "b": 20}
+    assert _cols(update.rows[0].primary_key) == {"id": 1}
+
+
+def test_minimal_image_never_reports_absent_columns_as_null(mariadb: MariaDBServer, fresh_db: str) -> None:
+    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT, b TEXT, c INT)", fresh_db)
+    mariadb.execute("INSERT INTO t VALUES (1, 1, 'blob', NULL)", fresh_db)
+    files = _run(mariadb, fresh_db, ["UPDATE t SET a = 2 WHERE id = 1", "DELETE FROM t WHERE id = 1"],
+                 session=["SET SESSION binlog_row_image = MINIMAL"])
+    update, delete = _mine(list(iter_binlog_events(files, image="full")), fresh_db)
+    # MINIMAL: the before image holds the PK only, the after image the changed column only.
+    assert _cols(update.rows[0].before) == {"id": 1}
+    assert _cols(update.rows[0].after) == {"a": 2}
+    assert _cols(delete.rows[0].before) == {"id": 1}
+    assert _cols(delete.rows[0].primary_key) == {"id": 1}
+
+
+def test_split_by_bytes_and_rows_keeps_identity_and_consecutive_row_indexes(mariadb: MariaDBServer,
+                                                                           fresh_db: str) -> None:
+    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY, pad VARCHAR(200))", fresh_db)
+    files = _run(mariadb, fresh_db, ["INSERT INTO t SELECT seq, REPEAT('x', 200) FROM seq_1_to_3000"])
+    for kwargs in ({"max_rows": 700}, {"max_bytes": 50_000}):
+        pieces = _mine(list(iter_binlog_events(files, **kwargs)), fresh_db)  # type: ignore[arg-type]
+        assert len(pieces) > 2
+        assert len({(e.transaction_id, e.query_index) for e in pieces}) == 1
+        assert [e.event_index for e in pieces] == list(range(len(pieces)))
+        assert [e.last_in_statement for e in pieces] == [False] * (len(pieces) - 1) + [True]
+        indexes = [r.row_index for e in pieces for r in e.rows]
+        assert indexes == list(range(3000))
+        assert [e.row_index for e in pieces] == [e.rows[0].row_index for e in pieces]
+        if "max_rows" in kwargs:
+            assert max(len(e.rows) for e in pieces) == 700
+
+
+def test_trace_info_comes_from_the_leading_comment_of_the_annotated_statement(mariadb: MariaDBServer,
+                                                                             fresh_db: str) -> None:
+    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY)", fresh_db)
+    files = _run(mariadb, fresh_db, ["/* reqid:1234567:direct.web:campaigns.save */ INSERT INTO t VALUES (1)",
+                                     "INSERT INTO t VALUES (2)"])
+    traced, plain = _mine(list(iter_binlog_events(files)), fresh_db)
+    assert traced.trace_info == "reqid:1234567:direct.web:campaigns.save"
+    assert traced.statement.startswith("/* reqid:1234567")
+    assert not plain.HasField("trace_info")
+
+
+def test_parse_trace_info_rules() -> None:
+    assert parse_trace_info("/* reqid:1:svc:m */ UPDATE t SET a=1") == "reqid:1:svc:m"
+    assert parse_trace_info("  /*x*/SELECT 1") == "x"
+    assert parse_trace_info("/*!40101 SET NAMES utf8 */") is None
+    assert parse_trace_info("/*+ MAX_EXECUTION_TIME(1) */ SELECT 1") is None
+    assert parse_trace_info("UPDATE t SET a=1 /* trailing */") is None
+    assert parse_trace_info(None) is None
+
+
+def test_bad_options_are_config_errors() -> None:
+    with pytest.raises(ConfigError):
+        parse_always_include(["ppc.campaigns"])
+    with pytest.raises(ConfigError):
+        AssemblerOptions(image="everything")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError):
+        AssemblerOptions(max_rows=0)
