@@ -91,7 +91,8 @@ def test_snapshot_that_disagrees_with_table_map_is_a_schema_mismatch(mariadb: Ma
     mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b INT)", fresh_db)
     files = _run(mariadb, fresh_db, ["INSERT INTO t VALUES (1, 'x', 2)"])
     wrong = catalog_from_dump(f"CREATE DATABASE {fresh_db}; USE {fresh_db};"
-                              "CREATE TABLE t (id INT PRIMARY KEY, b INT);", Catalog(server_charset="utf8mb4"))
+                              "CREATE TABLE t (id INT PRIMARY KEY, b INT);",
+                              Catalog(server_charset="utf8mb4"))
     with pytest.raises(SchemaMismatchError) as info:
         list(iter_binlog_events(files, snapshot=wrong))
     err = info.value
@@ -125,7 +126,8 @@ def test_history_from_a_live_snapshot_resolves_rows_before_and_after_an_alter(ma
     assert [c.name for c in first.rows[0].after] == ["id", "a", "b"]
     assert _cols(first.rows[0].after) == {"id": 1, "a": 10, "b": "x"}
     assert alter.operation == pb.BinlogEvent.SCHEMA
-    assert [c.WhichOneof("change") for c in alter.schema_changes] == ["drop_column", "create_or_modify_column"]
+    assert [c.WhichOneof("change") for c in alter.schema_changes] == ["drop_column",
+                                                                      "create_or_modify_column"]
     assert [c.name for c in second.rows[0].after] == ["c", "id", "b"]
     assert _cols(second.rows[0].after) == {"c": 20, "id": 2, "b": "y"}
 
