@@ -57,8 +57,7 @@ _COL = re.compile(r"^###   @(\d+)=(.*?)(?: /\* .*\*/)?$")
 
 
 def _events(path: Path) -> Iterator[Any]:
-    # Checksums are the decoder's business (and its own tests); these files are checked for row values.
-    decoder = BinlogDecoder(file=path.name, verify_checksum=False)
+    decoder = BinlogDecoder(file=path.name)
     decoder.receive_data(path.read_bytes())
     decoder.receive_data(b"")
     while (event := decoder.next_event()) is not NEED_DATA:

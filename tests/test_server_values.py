@@ -161,7 +161,7 @@ def _assert_image(decoded_row: tuple[Any, ...], selected: tuple[Any, ...], what:
 
 def _decode_files(paths: list[Path], db: str) -> Iterator[TableMapEvent | RowsEvent]:
     for path in paths:
-        decoder = BinlogDecoder(file=path.name, verify_checksum=False)
+        decoder = BinlogDecoder(file=path.name)
         decoder.receive_data(path.read_bytes())
         decoder.receive_data(b"")
         while (e := decoder.next_event()) is not NEED_DATA:
