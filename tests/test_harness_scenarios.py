@@ -53,6 +53,15 @@ def scenario_runs(mariadb: MariaDBServer, tmp_path_factory: pytest.TempPathFacto
     return results
 
 
+def test_scenarios_are_rerunnable_and_clean_up(mariadb: MariaDBServer) -> None:
+    path = SCENARIO_DIR / "pk_updates.sql"
+    assert load_scenario(path).databases == ("pk",)
+    first = run_scenario(mariadb, path)[0].read_bytes()
+    second = run_scenario(mariadb, path)[0].read_bytes()
+    assert len(first) == len(second)  # same statements, same GTIDs after RESET MASTER, same sizes
+    assert ("pk",) not in mariadb.query("SHOW DATABASES")
+
+
 def test_scenario_set_is_complete() -> None:
     assert {p.stem for p in SCENARIOS} >= {
         "spec_example", "all_types", "transactions", "large_statement", "ddl_between_dml",
@@ -173,7 +182,7 @@ def test_directives_take_effect(tmp_path: Path, mariadb: MariaDBServer) -> None:
         "UPDATE scen_directives.t SET s = CONCAT(@@session.binlog_row_image, UNIX_TIMESTAMP())"
         " WHERE id = 1;\n")
     try:
-        run_scenario(mariadb, script)
+        run_scenario(mariadb, script, cleanup=False)
         assert mariadb.query("SELECT d, s FROM scen_directives.t") == [("2020-02-31", "MINIMAL1527574930")]
     finally:
         mariadb.execute("DROP DATABASE IF EXISTS scen_directives")

@@ -18,6 +18,7 @@ object of the harness API (``MariaDBServer``, ``MySQLContainerServer``).
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ __all__ = ["SCENARIO_DIR", "Scenario", "list_scenarios", "load_scenario", "run_s
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios"
 
 _ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
+_CREATE_DATABASE = re.compile(r"^\s*CREATE\s+(?:DATABASE|SCHEMA)\s+(?:IF\s+NOT\s+EXISTS\s+)?`?([\w$]+)`?",
+                              re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +45,12 @@ class Scenario:
     directives: dict[str, str]
     statements: tuple[str, ...]
     sha256: str
+
+    @property
+    def databases(self) -> tuple[str, ...]:
+        """The databases the scenario creates (``CREATE DATABASE``/``SCHEMA`` statements), in order."""
+        found = (_CREATE_DATABASE.match(stmt) for stmt in self.statements)
+        return tuple(m.group(1) for m in found if m)
 
     def session_setup(self) -> list[str]:
         """The ``SET SESSION`` statements the directives ask for, in a fixed order."""
@@ -81,13 +90,20 @@ def list_scenarios(directory: Path = SCENARIO_DIR) -> list[Path]:
     return sorted(Path(directory).glob("*.sql"))
 
 
-def run_scenario(server: Any, path: Path | str, dest_dir: Path | None = None) -> list[Path]:
+def run_scenario(server: Any, path: Path | str, dest_dir: Path | None = None, *,
+                 cleanup: bool = True) -> list[Path]:
     """Reset ``server``'s binlogs, run the scenario at ``path`` over one connection, flush and collect.
+
+    The databases the scenario creates are dropped first (before the reset, so the binlog does not show
+    it), which makes a scenario re-runnable on the shared session server; with ``cleanup`` they are dropped
+    again after collecting (into the next binlog file, never into the returned ones).
 
     Returns the closed binlog files (copied into ``dest_dir`` if given), oldest first. Raises
     ``ConfigError`` for a bad scenario file and ``HarnessError`` naming the failing statement.
     """
     scenario = load_scenario(path)
+    drops = [f"DROP DATABASE IF EXISTS `{name}`" for name in scenario.databases]
+    server.execute(drops)
     server.reset_binlogs()
     conn = server.connect()
     try:
@@ -96,6 +112,8 @@ def run_scenario(server: Any, path: Path | str, dest_dir: Path | None = None) ->
     finally:
         conn.close()
     result: list[Path] = server.flush_and_collect(dest_dir)
+    if cleanup:
+        server.execute(drops)
     return result
 
 

@@ -1,0 +1,211 @@
+"""Pull binlog events from a live server over the replication protocol, as a replica would.
+
+Strategy: a pymysql connection is switched into a binlog dump with ``COM_BINLOG_DUMP`` (command 0x12:
+position u32, flags u16, replica server_id u32, file name). The server then answers with one packet per
+event: ``0x00`` followed by the event bytes exactly as in the file (header, body, CRC32 footer), ``0xFE``
+(EOF) when a non-blocking dump reaches the end, or an error packet. Before the dump the session announces
+what this replica understands, so the server sends events unaltered:
+
+* ``@master_binlog_checksum = @@global.binlog_checksum``: we verify CRC32 ourselves (servers refuse a
+  checksum-unaware replica when checksums are on);
+* MariaDB: ``@mariadb_slave_capability = 4`` (GTID-aware, so GTID/ANNOTATE_ROWS/BINLOG_CHECKPOINT events
+  are not rewritten into dummies) and dump flag ``BINLOG_SEND_ANNOTATE_ROWS_EVENT``; a start at a MariaDB
+  GTID uses ``@slave_connect_state`` with an empty file name.
+
+The server frames the stream with *artificial* events (``LOG_EVENT_ARTIFICIAL_F``, log_pos 0) that are not
+in any file: a fake ROTATE naming the file being sent (and where), and, when starting mid-file, a copy of
+that file's FORMAT_DESCRIPTION. ``iter_replication_packets`` yields every packet tagged with its file and
+offset; ``iter_replication_events`` drives one sans-IO ``BinlogDecoder`` per file from them, so events
+pulled over the wire carry the same file, offset and content as the same events read from the file.
+HEARTBEAT events and other artificial events are dropped there (they are framing, not binlog content); a
+MariaDB GTID start sends the file's first events, then jumps (announced by a fake GTID_LIST whose log_pos
+is the resume point) to the GTID's transaction, and the decoder follows that jump.
+
+Uses pymysql's packet-level methods (``_execute_command``, ``_read_packet``): pymysql has no public API for
+replication commands. The connection is consumed by the dump and closed when the generator ends.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Final
+
+from binlog_model.errors import BinlogError, ConfigError, DecodeError
+from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
+
+__all__ = [
+    "ReplicationError",
+    "ReplicationPacket",
+    "iter_replication_events",
+    "iter_replication_packets",
+]
+
+COM_BINLOG_DUMP: Final = 0x12
+BINLOG_DUMP_NON_BLOCK: Final = 0x01
+BINLOG_SEND_ANNOTATE_ROWS_EVENT: Final = 0x02  # MariaDB only
+LOG_EVENT_ARTIFICIAL_F: Final = 0x20
+_ROTATE_EVENT: Final = 4
+_FORMAT_DESCRIPTION_EVENT: Final = 15
+_HEARTBEAT_LOG_EVENT: Final = 27
+_HEARTBEAT_LOG_EVENT_V2: Final = 41
+_MARIA_SLAVE_CAPABILITY_GTID: Final = 4
+_HEADER = struct.Struct("<IBIIIH")  # timestamp, type, server_id, event_size, log_pos, flags
+_DUMP = struct.Struct("<IHI")  # position, flags, server_id
+_U64 = struct.Struct("<Q")
+_DEFAULT_REPLICA_ID: Final = 4_000_000_001
+
+
+class ReplicationError(BinlogError):
+    """The server refused or broke the binlog dump (unknown file, lost connection, protocol surprise)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicationPacket:
+    """One event as the server sent it: ``raw`` is header + body + footer, exactly the file's bytes.
+
+    ``file`` is the binlog file it belongs to (from the last fake ROTATE), ``offset`` where it starts in that
+    file (``log_pos - event_size``; for artificial events, the position the fake ROTATE announced), and
+    ``artificial`` marks framing events that are in no file.
+    """
+
+    file: str
+    offset: int
+    raw: bytes
+    event_type: int
+    log_pos: int
+    flags: int
+    artificial: bool
+
+
+def iter_replication_packets(conn: Any, log_file: str = "", log_pos: int = 4, *,
+                             server_id: int = _DEFAULT_REPLICA_ID, blocking: bool = False,
+                             mariadb_gtid: str | None = None) -> Iterator[ReplicationPacket]:
+    """Start a binlog dump on ``conn`` (an open pymysql connection, consumed) and yield its packets.
+
+    Args:
+        log_file, log_pos: where to start (a file name from ``SHOW BINARY LOGS`` and an event boundary).
+        server_id: this replica's id; must differ from the server's and from other replicas'.
+        blocking: wait for new events at the end (until the connection drops) instead of stopping.
+        mariadb_gtid: start at a MariaDB GTID position (e.g. ``"0-1-5"``) instead of file/position.
+
+    Raises ``ConfigError`` for bad arguments and ``ReplicationError`` (with the server's message) when the
+    server refuses the dump or the connection breaks.
+    """
+    import pymysql
+
+    try:
+        if not 0 < server_id < 2**32:
+            raise ConfigError(f"server_id must be in 1..2**32-1, got {server_id}")
+        if not 0 <= log_pos < 2**32:
+            raise ConfigError(f"log_pos must fit 32 bits, got {log_pos}")
+        if mariadb_gtid is None and not log_file:
+            raise ConfigError("give log_file (and log_pos), or mariadb_gtid")
+        is_mariadb = "mariadb" in str(conn.get_server_info()).lower()
+        if mariadb_gtid is not None and not is_mariadb:
+            raise ConfigError("mariadb_gtid needs a MariaDB server")
+        checksum = _prepare_session(conn, is_mariadb, mariadb_gtid)
+        flags = 0 if blocking else BINLOG_DUMP_NON_BLOCK
+        if is_mariadb:
+            flags |= BINLOG_SEND_ANNOTATE_ROWS_EVENT
+        name = b"" if mariadb_gtid is not None else log_file.encode()
+        conn._execute_command(COM_BINLOG_DUMP, _DUMP.pack(log_pos if mariadb_gtid is None else 4, flags,
+                                                          server_id) + name)
+        yield from _read_stream(conn, log_file, log_pos, checksum)
+    except pymysql.Error as err:
+        where = f"GTID {mariadb_gtid}" if mariadb_gtid is not None else f"{log_file}:{log_pos}"
+        raise ReplicationError(f"binlog dump from {where} failed: {err}") from err
+    finally:
+        conn.close()
+
+
+def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
+                            server_id: int = _DEFAULT_REPLICA_ID, blocking: bool = False,
+                            mariadb_gtid: str | None = None, verify_checksum: bool = True,
+                            skip_types: frozenset[int] = frozenset()) -> Iterator[Any]:
+    """Decoded events of a binlog dump (see ``iter_replication_packets``), as ``iter_events`` gives them
+    for the same files: ``header.file`` is the binlog file name, ``header.offset`` the event's position.
+
+    Artificial framing events are consumed, not yielded. Raises ``ReplicationError`` and the decoder's
+    ``DecodeError`` subclasses (with the file and offset of the bad event).
+    """
+    decoder: BinlogDecoder | None = None
+    for packet in iter_replication_packets(conn, log_file, log_pos, server_id=server_id, blocking=blocking,
+                                           mariadb_gtid=mariadb_gtid):
+        if packet.event_type in (_HEARTBEAT_LOG_EVENT, _HEARTBEAT_LOG_EVENT_V2):
+            continue
+        if packet.event_type == _ROTATE_EVENT and packet.artificial:
+            decoder = None  # a new file follows; its FORMAT_DESCRIPTION comes next
+            continue
+        if packet.event_type == _FORMAT_DESCRIPTION_EVENT and (packet.artificial or packet.log_pos == 0):
+            # Starting mid-file: the server re-sends the file's FORMAT_DESCRIPTION, out of place.
+            decoder = BinlogDecoder.resume(packet.raw, packet.offset, file=packet.file,
+                                           verify_checksum=verify_checksum, skip_types=skip_types)
+            continue
+        if packet.artificial:
+            # MariaDB starting at a GTID sends the file's first events, then a fake GTID_LIST whose log_pos
+            # is where it resumes (the start of the GTID's transaction): continue the file there.
+            if packet.log_pos and decoder is not None and decoder.format_description_bytes is not None:
+                decoder = BinlogDecoder.resume(decoder.format_description_bytes, packet.log_pos,
+                                               file=packet.file, verify_checksum=verify_checksum,
+                                               skip_types=skip_types)
+            continue
+        if decoder is None:
+            if packet.event_type != _FORMAT_DESCRIPTION_EVENT:
+                raise DecodeError("replication stream sent an event before any FORMAT_DESCRIPTION",
+                                  file=packet.file, offset=packet.offset, expected="FORMAT_DESCRIPTION_EVENT")
+            decoder = BinlogDecoder(file=packet.file, verify_checksum=verify_checksum, expect_magic=False,
+                                    start_offset=packet.offset, skip_types=skip_types)
+        if decoder.offset != packet.offset:
+            raise DecodeError(f"replication stream skipped from offset {decoder.offset} to {packet.offset}",
+                              file=packet.file, offset=packet.offset)
+        decoder.receive_data(packet.raw)
+        while (event := decoder.next_event()) is not NEED_DATA:
+            yield event
+
+
+def _prepare_session(conn: Any, is_mariadb: bool, mariadb_gtid: str | None) -> bool:
+    with conn.cursor() as cur:
+        cur.execute("SELECT @@global.binlog_checksum")
+        row = cur.fetchone()
+        algorithm = str(row[0]).upper() if row else "NONE"
+        cur.execute("SET @master_binlog_checksum = @@global.binlog_checksum")
+        if is_mariadb:
+            cur.execute(f"SET @mariadb_slave_capability = {_MARIA_SLAVE_CAPABILITY_GTID}")
+            if mariadb_gtid is not None:
+                cur.execute("SET @slave_connect_state = %s", (mariadb_gtid,))
+                cur.execute("SET @slave_gtid_strict_mode = 1")
+    return algorithm != "NONE"
+
+
+def _read_stream(conn: Any, log_file: str, log_pos: int, checksum: bool) -> Iterator[ReplicationPacket]:
+    current_file, next_offset = log_file, log_pos
+    while True:
+        packet = conn._read_packet()  # raises pymysql errors for error packets
+        data = packet.get_all_data()
+        if packet.is_eof_packet():
+            return
+        if not data or data[0] != 0:
+            raise ReplicationError(f"unexpected replication packet (first byte {data[:1].hex() or 'none'})"
+                                   f" in {current_file} near offset {next_offset}")
+        raw = bytes(data[1:])
+        if len(raw) < _HEADER.size:
+            raise ReplicationError(f"replication packet of {len(raw)} bytes is shorter than an event header"
+                                   f" in {current_file} near offset {next_offset}")
+        _, event_type, _, event_size, event_log_pos, flags = _HEADER.unpack_from(raw)
+        if event_size != len(raw):
+            raise ReplicationError(f"event_size {event_size} but the packet holds {len(raw)} bytes"
+                                   f" in {current_file} near offset {next_offset}")
+        artificial = bool(flags & LOG_EVENT_ARTIFICIAL_F) or event_log_pos == 0
+        if event_type == _ROTATE_EVENT and artificial:
+            end = len(raw) - 4 if checksum else len(raw)
+            position = _U64.unpack_from(raw, _HEADER.size)[0]
+            current_file = raw[_HEADER.size + 8:end].decode("utf-8", "replace")
+            next_offset = position
+            yield ReplicationPacket(current_file, position, raw, event_type, event_log_pos, flags, True)
+            continue
+        offset = event_log_pos - event_size if not artificial else next_offset
+        yield ReplicationPacket(current_file, offset, raw, event_type, event_log_pos, flags, artificial)
+        if event_log_pos:
+            next_offset = event_log_pos
