@@ -337,3 +337,19 @@ def test_signedness_bit_of_year_keeps_later_columns_aligned(mariadb: MariaDBServ
     assert tm.signedness[1:] == (False, True, None, True)
     (ev,) = [e for e in _decode_files(files, fresh_db) if isinstance(e, RowsEvent)]
     assert ev.rows == ((2000, -1, 4294967295, 1, Decimal("1.50")),)
+
+
+def test_table_map_prefix_primary_key_and_enum_set_charsets(mariadb: MariaDBServer, fresh_db: str,
+                                                            tmp_path: Path) -> None:
+    mariadb.execute([
+        "CREATE TABLE k (id INT, v VARCHAR(3) CHARACTER SET latin1, e ENUM('a','b') CHARACTER SET latin1, "
+        "s SET('x'), g POINT, pk2 VARCHAR(10), PRIMARY KEY (id, pk2(3)))",
+        "INSERT INTO k VALUES (1, 'a', 'b', 'x', NULL, 'abcd')"], database=fresh_db)
+    files = mariadb.flush_and_collect(tmp_path)
+    (tm,) = [e for e in _decode_files(files, fresh_db) if isinstance(e, TableMapEvent)]
+    assert (tm.primary_key, tm.primary_key_prefixes) == ((0, 5), (0, 3))
+    assert tm.charsets == (None, 8, None, None, 63, 45)
+    assert tm.enum_set_charsets == (None, None, 8, 45, None, None)
+    assert tm.geometry_types == (None, None, None, None, 1, None)
+    (ev,) = [e for e in _decode_files(files, fresh_db) if isinstance(e, RowsEvent)]
+    assert ev.rows == ((1, b"a", 2, 1, None, b"abcd"),)
