@@ -148,7 +148,8 @@ class EventHeader:
     """The common header of every event, plus where the event was found.
 
     ``event_type`` is an ``EventType`` for known codes and a plain ``int`` otherwise. ``log_pos`` is the
-    position of the next event (binlog v3/v4; 0 in v1 and for artificial events). ``offset`` is where the
+    position of the next event in binlog v4 (the event's own start in v3 files of MySQL 4.x; 0 in v1, for
+    artificial events and inside a TRANSACTION_PAYLOAD). ``offset`` is where the
     event starts in its file; events unpacked from a TRANSACTION_PAYLOAD carry the payload's offset and
     their index inside it as ``inner_index`` (None for top-level events).
     """
