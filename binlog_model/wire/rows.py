@@ -19,7 +19,7 @@ from typing import Any
 from binlog_model.errors import DecodeError, DecoderStateError, TruncatedEventError, UnsupportedEventError
 from binlog_model.wire.codecs.dispatch import Codec
 from binlog_model.wire.codecs.json import decode_json_diffs
-from binlog_model.wire.column_types import ColumnType, type_name
+from binlog_model.wire.column_types import ColumnType
 from binlog_model.wire.cursor import Cursor
 from binlog_model.wire.table_map import TableMapEvent
 from binlog_model.wire.values import NOT_PRESENT
@@ -275,7 +275,3 @@ def _image(buf: memoryview, pos: int, plan: tuple[tuple[Codec, int], ...], prese
             raise
     return tuple(row), pos
 
-
-def column_type_names(table_map: TableMapEvent) -> tuple[str, ...]:
-    """Upstream type names of the TABLE_MAP's columns (real types for ENUM/SET), for messages."""
-    return tuple(type_name(table_map.real_type(i)) for i in range(table_map.column_count))
