@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.convert import make_converter, to_value
+from binlog_model.convert import make_converter, make_setter, to_value
 from binlog_model.errors import ConfigError, SchemaError, SchemaMismatchError
 from binlog_model.model import python_value
 from binlog_model.types import ValueKind, map_column
@@ -265,3 +265,24 @@ def test_converter_kind_agrees_with_the_type_table() -> None:
         kind = map_column(column).value_kind
         raw = 1 if column.data_type == "enum" else samples[kind]
         assert to_value(raw, column).WhichOneof("kind") == kind.value, column.column_type
+
+
+def test_setter_fills_a_row_in_place_like_the_converter() -> None:
+    column = C("s", "set", enum_values=("a", "b"))
+    raws: list[Any] = [None, 0, 3, 1]
+    row = pb.Row()
+    set_value = make_setter(column)
+    for raw in raws:
+        set_value(row.after.add(name="s").value, raw)
+    assert [c.value for c in row.after] == [to_value(raw, column) for raw in raws]
+    assert [c.value.WhichOneof("kind") for c in row.after] == ["null_value", "set_value", "set_value",
+                                                              "set_value"]
+    # A value already holding another kind is overwritten, not merged.
+    target = pb.Value(string_value="old")
+    make_setter(C("d", "date"))(target, InvalidDate(0, 0, 0))
+    assert target.WhichOneof("kind") == "date_value" and not target.string_value
+    # A failed conversion leaves the target untouched.
+    target = pb.Value(int_value=7)
+    with pytest.raises(SchemaMismatchError):
+        make_setter(C("i", "int"))(target, 2**40)
+    assert target == pb.Value(int_value=7)
