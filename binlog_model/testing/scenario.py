@@ -144,7 +144,8 @@ MARIADB_VS_SPEC_MYSQL57 = (
     " into TABLE_MAP optional metadata (MySQL 5.7 has none).",
     "Event timestamps are pinned by the scenario's @timestamp directive (SET SESSION timestamp), not the"
     " spec's 2018 wall-clock times of each statement; FORMAT_DESCRIPTION and file-start events carry the"
-    " generation time.",
+    " generation time. QUERY events' exec_time is therefore large (now minus the pinned time), as when"
+    " mysqlbinlog output is replayed.",
     "table_id values, thread ids and log positions differ from the spec's mysqlbinlog listing.",
 )
 
@@ -153,9 +154,11 @@ def write_golden_binlogs(server: Any, path: Path | str, out_dir: Path | str,
                          known_differences: tuple[str, ...] = MARIADB_VS_SPEC_MYSQL57) -> dict[str, Any]:
     """Run the scenario on ``server`` and write ``out_dir/binlogs/*`` plus ``out_dir/meta.json``.
 
-    Existing files in ``out_dir/binlogs`` are replaced. Returns the metadata written: server version and
-    flags, the scenario's directives and sha256, the UTC generation time, each binlog file's size and
-    sha256, and ``known_differences`` from the spec's MySQL 5.7 setup.
+    Existing files in ``out_dir/binlogs`` are replaced. Keys of an existing ``meta.json`` that this function
+    does not write (e.g. the golden generator's ``expected``) are kept, and go stale with new binlogs (the
+    generator's verify notices). Returns the metadata written: server version and flags, the scenario's
+    directives and sha256, the UTC generation time, each binlog file's size and sha256, and
+    ``known_differences`` from the spec's MySQL 5.7 setup.
     """
     import datetime
     import json
@@ -179,7 +182,10 @@ def write_golden_binlogs(server: Any, path: Path | str, out_dir: Path | str,
                      "sha256": hashlib.sha256(f.read_bytes()).hexdigest()} for f in files],
         "known_differences_from_spec_mysql57": list(known_differences),
     }
-    (out / "meta.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    meta_path = out / "meta.json"
+    if meta_path.is_file():
+        meta = {**json.loads(meta_path.read_text(encoding="utf-8")), **meta}
+    meta_path.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return meta
 
 
