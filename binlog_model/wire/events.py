@@ -990,8 +990,11 @@ def parse_gtid_tagged_event(header: EventHeader, body: memoryview, ctx: FormatCo
         fid = _varlen_uint(f, "field id")
         if fid == 0:
             flags = _varlen_uint(f, "gtid_flags")
-        elif fid == 1:
-            sid = uuid.UUID(bytes=bytes(_varlen_uint(f, "sid byte") & 0xFF for _ in range(16)))
+        elif fid == 1:  # a fixed array of 16 bytes, each one a varlen integer
+            sid_bytes = [_varlen_uint(f, "sid byte") for _ in range(16)]
+            if max(sid_bytes) > 0xFF:
+                raise DecodeError("GTID_TAGGED sid byte out of range", expected="0..255")
+            sid = uuid.UUID(bytes=bytes(sid_bytes))
         elif fid == 2:
             gno = _varlen_int(f, "gno")
         elif fid == 3:
