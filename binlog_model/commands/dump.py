@@ -5,8 +5,9 @@ renderer (its one-line summary after the common ``#... server id ... end_log_pos
 lines), and rows events render their images as ``### INSERT INTO ...`` pseudo-SQL with the column type
 comment mysqlbinlog prints. ``--json`` writes one JSON object per event with every dataclass field;
 ``bytes`` become ``{"hex": "..."}``, Decimal/UUID/dates become strings, ``NOT_PRESENT`` becomes
-``{"$": "NOT_PRESENT"}``. Errors are ``BinlogError``s, turned by ``binlog_model.cli`` into one line and
-exit status 2.
+``{"$": "NOT_PRESENT"}``; a rows event names its TABLE_MAP as ``{"table_id", "schema", "table"}``
+instead of repeating it (the TABLE_MAP event itself is printed in full just before). Errors are
+``BinlogError``s, turned by ``binlog_model.cli`` into one line and exit status 2.
 """
 
 from __future__ import annotations
