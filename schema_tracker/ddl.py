@@ -84,6 +84,7 @@ _IGNORED_KINDS = frozenset({
     "VIEW", "TRIGGER", "PROCEDURE", "FUNCTION", "EVENT", "USER", "ROLE", "INDEX", "SERVER", "SEQUENCE",
     "PACKAGE", "TABLESPACE", "LOGFILE", "SPATIAL", "RESOURCE", "SYNONYM", "UNDO",
 })
+_AFTER_DEFINER = _IGNORED_KINDS | {"SQL", "ALGORITHM", "TABLE", "DATABASE", "SCHEMA", "AGGREGATE"}
 # Modifiers that may sit between CREATE/DROP and the object kind.
 _MODIFIERS = frozenset({"OR", "REPLACE", "ONLINE", "OFFLINE", "IGNORE", "UNIQUE", "FULLTEXT", "AGGREGATE",
                         "NONATOMIC", "DEFINITION"})
@@ -338,9 +339,8 @@ def _object_kind(tokens: list[Token]) -> tuple[str, bool]:
         word = tokens[i].text.upper()
         if word == "TEMPORARY":
             temporary = True
-        elif word == "DEFINER":  # DEFINER = user@host
-            i += 2
-            while i + 1 < len(tokens) and tokens[i + 1].text.startswith("@"):
+        elif word == "DEFINER":  # DEFINER = user@host: skip to the next keyword we know
+            while i + 1 < len(tokens) and tokens[i + 1].text.upper() not in _AFTER_DEFINER:
                 i += 1
         elif word == "ALGORITHM" or (word == "SQL" and i + 1 < len(tokens)
                                      and tokens[i + 1].text.upper() == "SECURITY"):

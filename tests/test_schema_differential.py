@@ -132,7 +132,8 @@ def test_corpus_matches_server_after_every_statement(mariadb: Any) -> None:
 
 
 def test_random_ddl_matches_server(mariadb: Any) -> None:
-    seed = int(os.environ.get("DDL_RANDOM_SEED", secrets.randbelow(2**32)))
+    # fixed by default so CI is reproducible; set DDL_RANDOM_SEED (and DDL_RANDOM_COUNT) to explore
+    seed = int(os.environ.get("DDL_RANDOM_SEED", "20260101"))
     count = int(os.environ.get("DDL_RANDOM_COUNT", "500"))
     db = f"dr_{secrets.token_hex(3)}"
     statements = [f"CREATE DATABASE {db}", *generate(seed, count)]
