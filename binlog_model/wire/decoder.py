@@ -169,6 +169,7 @@ class BinlogDecoder:
         except BinlogError:
             self._failed = True
             raise
+        self._first_event = False  # the stream already has its layout: no binlog v1 sniffing
         if not isinstance(event, FormatDescriptionEvent):
             self._failed = True
             raise DecodeError("not a FORMAT_DESCRIPTION event", file=self.file,
