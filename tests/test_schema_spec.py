@@ -41,7 +41,8 @@ def test_spec_examples_produce_exactly_the_listed_changes() -> None:
     assert len(create) == 1 and isinstance(create[0], CreateTable)
     ct = create[0]
     assert (ct.db, ct.table) == ("ppc", "foobar")
-    assert [(c.name, c.data_type, c.nullable) for c in ct.columns] == [("foo", "int", False), ("bar", "int", True)]
+    got = [(c.name, c.data_type, c.nullable) for c in ct.columns]
+    assert got == [("foo", "int", False), ("bar", "int", True)]
     assert ct.primary_key == ("foo",)
 
     assert len(modify) == 1 and isinstance(modify[0], CreateOrModifyColumn)
@@ -58,7 +59,8 @@ def test_spec_examples_produce_exactly_the_listed_changes() -> None:
 
 
 def test_change_with_new_definition_also_redefines() -> None:
-    catalog, _ = apply(Catalog(), "CREATE TABLE foobar (foo int not null primary key, baz text not null)", "ppc")
+    create = "CREATE TABLE foobar (foo int not null primary key, baz text not null)"
+    catalog, _ = apply(Catalog(), create, "ppc")
     _, changes = apply(catalog, "alter table foobar change column baz hurrdurr varchar(10) null", "ppc")
     assert [type(c).__name__ for c in changes] == ["RenameColumn", "CreateOrModifyColumn"]
     assert changes[1].column.column_type == "varchar(10)" and changes[1].nullable  # type: ignore[union-attr]
