@@ -13,6 +13,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.convert import make_converter, make_setter, to_value
@@ -286,3 +288,64 @@ def test_setter_fills_a_row_in_place_like_the_converter() -> None:
     with pytest.raises(SchemaMismatchError):
         make_setter(C("i", "int"))(target, 2**40)
     assert target == pb.Value(int_value=7)
+
+
+# --- properties ------------------------------------------------------------------------------------------
+
+_INT_TYPES = [("tinyint", 8), ("smallint", 16), ("mediumint", 24), ("int", 32), ("bigint", 64)]
+
+
+@given(st.sampled_from(_INT_TYPES), st.booleans(), st.data())
+def test_integers_round_trip_from_their_signed_wire_form(spec: tuple[str, int], unsigned: bool,
+                                                         data: st.DataObject) -> None:
+    data_type, bits = spec
+    if unsigned:
+        value = data.draw(st.integers(0, 2**bits - 1))
+        raw = value - 2**bits if value >= 2 ** (bits - 1) else value  # how the wire gives it without metadata
+    else:
+        value = raw = data.draw(st.integers(-(2 ** (bits - 1)), 2 ** (bits - 1) - 1))
+    assert python_value(to_value(raw, C("i", data_type, unsigned=unsigned))) == value
+
+
+_DECIMAL_65_30_MAX = Decimal("1e35") - Decimal("1e-30")
+
+
+@given(st.decimals(min_value=-_DECIMAL_65_30_MAX, max_value=_DECIMAL_65_30_MAX, places=30, allow_nan=False,
+                   allow_infinity=False))
+def test_decimal_round_trips_exactly(value: Decimal) -> None:
+    v = to_value(value, C("d", "decimal", precision=65, scale=30))
+    assert Decimal(v.decimal_value) == value
+    assert "E" not in v.decimal_value and "e" not in v.decimal_value
+
+
+@given(st.timedeltas(min_value=-dt.timedelta(hours=838, minutes=59, seconds=59),
+                     max_value=dt.timedelta(hours=838, minutes=59, seconds=59)))
+def test_time_round_trips(value: dt.timedelta) -> None:
+    assert python_value(to_value(value, C("t", "time", fsp=6))) == value
+
+
+@given(st.datetimes(min_value=dt.datetime(1970, 1, 1, 0, 0, 1), max_value=dt.datetime(2038, 1, 19, 3, 14, 7)))
+def test_timestamp_and_datetime_round_trip(value: dt.datetime) -> None:
+    assert python_value(to_value(value, C("d", "datetime", fsp=6))) == value
+    aware = value.replace(tzinfo=dt.UTC)
+    assert python_value(to_value(aware, C("t", "timestamp", fsp=6))) == aware
+
+
+@given(st.text())
+def test_utf8mb4_text_round_trips(text: str) -> None:
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates cannot be stored by MySQL either
+        return
+    assert to_value(data, C("s", "text", charset="utf8mb4")).string_value == text
+
+
+@given(st.binary(max_size=64), st.sampled_from(["latin1", "utf8mb4", "cp1251", "greek", "sjis", "ascii"]))
+def test_any_bytes_in_a_text_column_are_kept_losslessly(data: bytes, charset: str) -> None:
+    v = to_value(data, C("s", "varchar", charset=charset))
+    if v.WhichOneof("kind") == "raw_text_value":
+        assert v.raw_text_value.data == data and v.raw_text_value.charset == charset
+    else:
+        assert v.WhichOneof("kind") == "string_value"
+        if charset == "latin1":
+            assert len(v.string_value) == len(data)  # single-byte: every byte is one character
