@@ -8,6 +8,7 @@ Hot loops (row images) may read the underlying buffer directly, but must do thei
 
 from __future__ import annotations
 
+import builtins
 import struct
 
 from binlog_model.errors import TruncatedEventError
@@ -30,7 +31,8 @@ class Cursor:
 
     __slots__ = ("buf", "end", "pos")
 
-    def __init__(self, data: bytes | bytearray | memoryview, pos: int = 0, end: int | None = None) -> None:
+    def __init__(self, data: builtins.bytes | bytearray | memoryview, pos: int = 0,
+                 end: int | None = None) -> None:
         self.buf = data if isinstance(data, memoryview) else memoryview(data)
         self.pos = pos
         self.end = len(self.buf) if end is None else end
@@ -157,7 +159,7 @@ class Cursor:
             return self.u64(what)
         raise TruncatedEventError(f"invalid length-encoded integer prefix 0xff in {what}", expected=what)
 
-    def bytes(self, n: int, what: str = "bytes") -> bytes:
+    def bytes(self, n: int, what: str = "bytes") -> builtins.bytes:
         self.need(n, what)
         v = bytes(self.buf[self.pos:self.pos + n])
         self.pos += n
@@ -169,19 +171,19 @@ class Cursor:
         self.pos += n
         return v
 
-    def rest(self) -> bytes:
+    def rest(self) -> builtins.bytes:
         v = bytes(self.buf[self.pos:self.end])
         self.pos = self.end
         return v
 
-    def lenenc_bytes(self, what: str = "length-encoded string") -> bytes:
+    def lenenc_bytes(self, what: str = "length-encoded string") -> builtins.bytes:
         n = self.lenenc_int(what)
         return b"" if n <= 0 else self.bytes(n, what)
 
-    def u8_prefixed(self, what: str = "string") -> bytes:
+    def u8_prefixed(self, what: str = "string") -> builtins.bytes:
         return self.bytes(self.u8(what), what)
 
-    def cstring(self, what: str = "NUL-terminated string") -> bytes:
+    def cstring(self, what: str = "NUL-terminated string") -> builtins.bytes:
         b = self.buf
         for i in range(self.pos, self.end):
             if b[i] == 0:
