@@ -108,8 +108,10 @@ _SIMPLE_TYPES = {
     "YEAR": "year", "ENUM": "enum", "SET": "set",
 }
 # ALTER TABLE actions that manage partitions (never columns).
+# Also DISABLE/ENABLE KEYS and ORDER BY (row order), which touch no column either.
 _PARTITION_ACTIONS = frozenset({"PARTITION", "REMOVE", "COALESCE", "REORGANIZE", "EXCHANGE", "REBUILD",
-                                "ANALYZE", "CHECK", "OPTIMIZE", "REPAIR", "DISCARD", "IMPORT"})
+                                "ANALYZE", "CHECK", "OPTIMIZE", "REPAIR", "DISCARD", "IMPORT", "DISABLE",
+                                "ENABLE", "ORDER"})
 # Column constraint kinds that do not change what the tracker records.
 _IGNORED_CONSTRAINTS = (
     exp.CommentColumnConstraint, exp.UniqueColumnConstraint, exp.OnUpdateColumnConstraint,

@@ -17,23 +17,28 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from binlog_model.errors import ConfigError, SchemaError
 from binlog_model.position import BinlogPosition
+from binlog_model.wire.events import EventType, GtidEvent, MariadbGtidEvent, QueryEvent
 from schema_tracker import changes as _changes
 from schema_tracker.changes import SchemaChange, apply_change
 from schema_tracker.ddl import apply, parse_use, split_statements
 from schema_tracker.model import Catalog, ColumnSchema, DatabaseSchema, TableSchema
 
-__all__ = ["FORMAT", "VERSION", "HistoryEntry", "SchemaHistory", "catalog_from_json", "catalog_to_json",
+__all__ = ["DDL_PASS_SKIP_TYPES", "FORMAT", "VERSION", "HistoryEntry", "SchemaHistory", "catalog_from_json", "catalog_to_json",
            "change_from_json", "change_to_json"]
 
 FORMAT = "binlog-model/schema-history"
 VERSION = 1
+
+# Event types a DDL-only pass need not parse (rows and their table maps): pass to iter_events(skip_types=).
+DDL_PASS_SKIP_TYPES = frozenset(int(t) for t in EventType
+                                if "ROWS" in t.name or t.name == "TABLE_MAP_EVENT")
 
 _CHANGE_TYPES: dict[str, type] = {name: getattr(_changes, name) for name in _changes.__all__
                                   if dataclasses.is_dataclass(getattr(_changes, name))}
@@ -101,6 +106,25 @@ class SchemaHistory:
                 continue
             out.append((sql, self.apply(sql, db, BinlogPosition(source, n))))
         return out
+
+    def apply_events(self, events: Iterable[Any]) -> int:
+        """Follow a decoded event stream (``binlog_model.io.files.iter_events``): GTID events set the GTID
+        of the statements after them, QUERY events are applied with their default database at
+        ``BinlogPosition(file base name, offset)``. Other events are passed over. Returns the number of
+        QUERY events applied."""
+        gtid: str | None = None
+        applied = 0
+        for event in events:
+            if isinstance(event, GtidEvent):
+                gtid = f"{event.sid}:{event.gno}"
+            elif isinstance(event, MariadbGtidEvent):
+                gtid = f"{event.domain_id}-{event.header.server_id}-{event.seq_no}"
+            elif isinstance(event, QueryEvent):
+                head = event.header
+                position = BinlogPosition(str(head.file or "").rsplit("/", 1)[-1], head.offset)
+                self.apply(event.query, event.schema or None, position, gtid)
+                applied += 1
+        return applied
 
     def _record(self, entry: HistoryEntry) -> None:
         if entry.position is not None:
