@@ -285,9 +285,13 @@ def _set(column: ColumnLike, data_type: str) -> Setter:
     return set_value
 
 
+_FIXED_BINARY_LENGTH = {"uuid": 16, "inet6": 16, "inet4": 4}
+
+
 def _bytes(column: ColumnLike, data_type: str) -> Setter:
-    # The binlog drops BINARY(N)'s trailing 0x00 padding; SELECT returns it, so put it back.
-    pad_to = column.length if data_type == "binary" and column.length else 0
+    # The binlog drops the trailing 0x00 bytes of fixed-length binary values (BINARY(N), MariaDB's UUID,
+    # INET6, INET4); SELECT returns all N bytes, so put them back.
+    pad_to = (column.length or 0) if data_type == "binary" else _FIXED_BINARY_LENGTH.get(data_type, 0)
 
     def set_value(v: pb.Value, raw: Any) -> None:
         if type(raw) is not bytes:

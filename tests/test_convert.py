@@ -168,6 +168,11 @@ def test_binary_charset_and_blobs_stay_bytes() -> None:
     # BINARY(N): the binlog drops trailing 0x00; SELECT shows N bytes.
     assert to_value(b"ab", C("b", "binary", length=4)).bytes_value == b"ab\x00\x00"
     assert to_value(memoryview(b"ab"), C("b", "varbinary", length=4)).bytes_value == b"ab"
+    # MariaDB's UUID/INET6/INET4 are fixed-length binary too (seen on MariaDB 10.11: a UUID ending in 0000
+    # is logged as 14 bytes).
+    uuid = bytes.fromhex("123e4567e89b12d3a456426655440000")
+    assert to_value(uuid[:14], C("u", "uuid")).bytes_value == uuid
+    assert to_value(b"\n", C("u", "inet4")).bytes_value == b"\n\x00\x00\x00"
 
 
 def test_enum_labels() -> None:

@@ -32,7 +32,7 @@ CREATE TABLE t (
   dt date, dtm datetime(6), ts timestamp(6) NULL DEFAULT NULL, tm time(6), tm0 time,
   s varchar(20) CHARACTER SET utf8mb4, l1 varchar(20) CHARACTER SET latin1, ch char(5),
   cyr text CHARACTER SET cp1251, tx mediumtext, bn binary(4), vb varbinary(10), bl blob,
-  e enum('RUB','UAH','USD'), st set('a','b','c','d'), j json, g geometry
+  e enum('RUB','UAH','USD'), st set('a','b','c','d'), j json, g geometry, u uuid
 ) DEFAULT CHARSET=utf8mb4
 """
 
@@ -44,14 +44,15 @@ ROWS = [
     " b'1111111111111111111111111111111111111111111111111111111111111111', b'101', 2155,"
     " '9999-12-31', '9999-12-31 23:59:59.999999', '2038-01-19 03:14:07.999999', '-838:59:59.000000',"
     " '838:59:59', '😀 é', 'é€', 'ab', 'Привет', REPEAT('x', 300), 'ab', x'00ff00', x'DEADBEEF00',"
-    " 'USD', 'a,d', '{\"k\": [1, \"ё\"]}', ST_GeomFromText('POINT(1 2)', 4326))",
+    " 'USD', 'a,d', '{\"k\": [1, \"ё\"]}', ST_GeomFromText('POINT(1 2)', 4326),"
+    " '123e4567-e89b-12d3-a456-426655440000')",
     # SQL NULL in every nullable column.
     "INSERT INTO t (id) VALUES (2)",
     # Zero, empty and invalid values (sql_mode is relaxed for this session).
     "INSERT INTO t VALUES (3, 0, 0, 0, 0, 0, 0, 0, 0, '0.000000000000000000000000000001', 0, -0.25, 0,"
     " b'0', b'0', 1901, '0000-00-00', '0000-00-00 00:00:00', '0000-00-00 00:00:00', '-00:00:00.5',"
     " '00:00:00', '', '', '', '', '', x'00000000', '', '', 'bogus', '', 'null',"
-    " ST_GeomFromText('LINESTRING(0 0, 1 1)'))",
+    " ST_GeomFromText('LINESTRING(0 0, 1 1)'), NULL)",
     "INSERT INTO t (id, dt, dtm, bn, e) VALUES (4, '2020-02-30', '2020-00-10 01:02:03.000004', x'61', 1)",
 ]
 
