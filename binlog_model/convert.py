@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 from google.protobuf.struct_pb2 import NULL_VALUE
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.charsets import make_text_decoder, normalize_charset
+from binlog_model.charsets import is_binary_charset, make_text_decoder, normalize_charset
 from binlog_model.errors import ConfigError, SchemaMismatchError
 from binlog_model.types import ColumnLike, ValueKind, canonical_data_type, integer_bits, map_column
 from binlog_model.wire.values import NOT_PRESENT, Geometry, InvalidDate, InvalidDateTime, JsonDocument
@@ -291,7 +291,8 @@ _FIXED_BINARY_LENGTH = {"uuid": 16, "inet6": 16, "inet4": 4}
 def _bytes(column: ColumnLike, data_type: str) -> Setter:
     # The binlog drops the trailing 0x00 bytes of fixed-length binary values (BINARY(N), MariaDB's UUID,
     # INET6, INET4); SELECT returns all N bytes, so put them back.
-    pad_to = (column.length or 0) if data_type == "binary" else _FIXED_BINARY_LENGTH.get(data_type, 0)
+    fixed = data_type == "binary" or (data_type == "char" and is_binary_charset(column.charset))
+    pad_to = (column.length or 0) if fixed else _FIXED_BINARY_LENGTH.get(data_type, 0)
 
     def set_value(v: pb.Value, raw: Any) -> None:
         if type(raw) is not bytes:

@@ -167,6 +167,7 @@ def test_binary_charset_and_blobs_stay_bytes() -> None:
         "bytes_value", b"\xff")
     # BINARY(N): the binlog drops trailing 0x00; SELECT shows N bytes.
     assert to_value(b"ab", C("b", "binary", length=4)).bytes_value == b"ab\x00\x00"
+    assert to_value(b"ab", C("b", "char", length=3, charset="binary")).bytes_value == b"ab\x00"
     assert to_value(memoryview(b"ab"), C("b", "varbinary", length=4)).bytes_value == b"ab"
     # MariaDB's UUID/INET6/INET4 are fixed-length binary too (seen on MariaDB 10.11: a UUID ending in 0000
     # is logged as 14 bytes).
