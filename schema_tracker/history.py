@@ -30,8 +30,8 @@ from schema_tracker.changes import SchemaChange, apply_change
 from schema_tracker.ddl import apply, parse_use, split_statements
 from schema_tracker.model import Catalog, ColumnSchema, DatabaseSchema, TableSchema
 
-__all__ = ["DDL_PASS_SKIP_TYPES", "FORMAT", "VERSION", "HistoryEntry", "SchemaHistory", "catalog_from_json", "catalog_to_json",
-           "change_from_json", "change_to_json"]
+__all__ = ["DDL_PASS_SKIP_TYPES", "FORMAT", "VERSION", "HistoryEntry", "SchemaHistory", "catalog_from_json",
+           "catalog_to_json", "change_from_json", "change_to_json"]
 
 FORMAT = "binlog-model/schema-history"
 VERSION = 1
