@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import io
 import json
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
@@ -211,8 +212,6 @@ read_delimited = iter_delimited  # the name assemble.py uses
 
 def parse_delimited(data: bytes | bytearray | memoryview, *, file: str | None = None) -> list[BinlogEvent]:
     """All records of a length-delimited byte string (see ``iter_delimited`` for errors)."""
-    import io
-
     return list(iter_delimited(io.BytesIO(bytes(data)), file=file))
 
 
