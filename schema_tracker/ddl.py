@@ -127,7 +127,8 @@ _BINARY_OF = {"char": "binary", "varchar": "varbinary", "tinytext": "tinyblob", 
 
 
 def unwrap_version_comments(sql: str) -> str:
-    """Replace ``/*!NNNNN text */`` and ``/*M!NNNNNN text */`` by ``text``; quotes and other comments kept."""
+    """Replace ``/*!NNNNN text */`` and ``/*M!NNNNNN text */`` by ``text`` (dropped for version 999999, which
+    no server runs); quotes and other comments are kept."""
     out: list[str] = []
     i, n = 0, len(sql)
     while i < n:
@@ -147,12 +148,14 @@ def unwrap_version_comments(sql: str) -> str:
             out.append(sql[i:j + 1])
             i = j + 1
         elif sql.startswith("/*!", i) or sql.startswith("/*M!", i):
-            j = i + (3 if sql[i + 2] == "!" else 4)
+            k = j = i + (3 if sql[i + 2] == "!" else 4)
             while j < n and sql[j].isdigit():
                 j += 1
             end = sql.find("*/", j)
             end = n if end < 0 else end
-            out.append(" " + sql[j:end] + " ")
+            # version 999999 marks client-only text (mariadb-dump's "\\- enable the sandbox mode")
+            if sql[k:j] != "999999":
+                out.append(" " + sql[j:end] + " ")
             i = end + 2
         else:
             out.append(ch)
