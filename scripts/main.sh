@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
-exec .venv/bin/binlog-model dump fixtures/golden/mariadb/spec_example/binlogs/*
+exec .venv/bin/binlog-model resolve --out "${OUT:-out/resolve}"

@@ -33,8 +33,14 @@ from binlog_model.assemble import AssemblerOptions, StatementAssembler, parse_al
 from binlog_model.errors import ConfigError
 from binlog_model.pipeline import load_snapshot
 from binlog_model.position import BinlogPosition, file_sequence
-from binlog_model.spark.partitions import Slice, build_history, expand_paths, iter_slice_events, plan_slices, \
-    scan_files
+from binlog_model.spark.partitions import (
+    Slice,
+    build_history,
+    expand_paths,
+    iter_slice_events,
+    plan_slices,
+    scan_files,
+)
 from schema_tracker.history import SchemaHistory
 
 __all__ = ["ARROW_SCHEMA", "SCHEMA_DDL", "BinlogDataSource", "ReadOptions", "event_rows", "value_json"]
@@ -91,7 +97,8 @@ class ReadOptions:
         opts = {k.lower(): v for k, v in options.items()}
         raw = opts.get("paths") or opts.get("path")
         if not raw:
-            raise ConfigError("mysql-binlog: give the binlog paths: .load('dir/or/glob') or .option('paths', ...)")
+            raise ConfigError("mysql-binlog: give the binlog paths: .load('dir/or/glob') or "
+                              ".option('paths', ...)")
         paths = tuple(json.loads(raw)) if raw.lstrip().startswith("[") else tuple(
             p for p in raw.split(",") if p)
         ddl = opts.get("ddl", "strict").lower()
@@ -215,12 +222,12 @@ def read_slice(piece: Slice, history_json: dict[str, Any], options: ReadOptions)
 
 
 @dataclass(frozen=True)
-class _Partition(InputPartition):  # type: ignore[misc]
+class _Partition(InputPartition):
     piece: Slice
     history: dict[str, Any]
 
 
-class BinlogReader(DataSourceReader):  # type: ignore[misc]
+class BinlogReader(DataSourceReader):
     """Plans slices on the driver; decodes one slice per task."""
 
     def __init__(self, options: ReadOptions) -> None:
@@ -244,7 +251,7 @@ class BinlogReader(DataSourceReader):  # type: ignore[misc]
         yield from read_slice(partition.piece, partition.history, self.options)
 
 
-class BinlogDataSource(DataSource):  # type: ignore[misc]
+class BinlogDataSource(DataSource):
     """``spark.read.format("mysql-binlog")``: options in docs/spark.md."""
 
     @classmethod

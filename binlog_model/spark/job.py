@@ -1,0 +1,195 @@
+"""The main job: binlog files → per-table typed Parquet, with a per-table summary.
+
+Strategy: one read of the ``mysql-binlog`` source (cached, full row images so each typed row is a whole
+row), the schema history planned once on the driver, then one ``typed_frame`` write per table into
+``OUT/db=<db>/table=<table>/`` (Hive-style directories, so the tree reads back partitioned by database and
+table). Progress (slices done of total while decoding, rows/s) goes to a callback. ``check_java`` runs
+``java -version`` first so a missing or too old Java is a one-line ``SparkSetupError``, not a JVM trace.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from binlog_model.errors import BinlogError
+
+__all__ = ["ResolveResult", "SparkJobError", "SparkSetupError", "TableSummary", "check_java", "local_session",
+           "run_resolve"]
+
+
+class SparkSetupError(BinlogError):
+    """Spark cannot run here (no Java 17+, no pyspark)."""
+
+
+class SparkJobError(BinlogError):
+    """A Spark job failed; the message is the first line of the error raised in the task (for a library
+    error: its type, and the file, offset, table and statement it names)."""
+
+    @classmethod
+    def from_spark(cls, err: Exception) -> SparkJobError:
+        text = str(err)
+        # A task's Python error arrives inside a JVM trace: keep the library error line when there is one.
+        found = re.findall(r"binlog_model\.errors\.(\w+Error): (.*)", text)
+        if found:
+            name, message = found[-1]
+            return cls(f"{name}: {message}")
+        return cls(text.strip().splitlines()[0] if text.strip() else type(err).__name__)
+
+
+@dataclass
+class TableSummary:
+    db: str
+    table: str
+    operations: dict[str, int] = field(default_factory=dict)
+    columns: int = 0
+    schema_versions: int = 0
+    path: str = ""
+    untyped: bool = False
+
+
+@dataclass
+class ResolveResult:
+    source: str
+    files: int
+    rows: int
+    seconds: float
+    tables: list[TableSummary]
+
+
+def check_java(java: str | None = None) -> int:
+    """The major Java version on PATH (or ``JAVA_HOME``); ``SparkSetupError`` when absent or < 17."""
+    exe = java or (os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME")
+                   else shutil.which("java"))
+    if not exe or not os.path.exists(exe):
+        raise SparkSetupError("Java 17 or later is needed for Spark and no `java` was found: install a JDK "
+                              "(e.g. apt-get install openjdk-17-jre-headless) or set JAVA_HOME")
+    try:
+        done = subprocess.run([exe, "-version"], capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError) as err:
+        raise SparkSetupError(f"cannot run {exe} -version: {err}") from err
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', done.stderr + done.stdout)
+    if not m:
+        raise SparkSetupError(f"cannot tell the Java version from `{exe} -version`: {done.stderr.strip()!r}")
+    major = int(m.group(1)) if m.group(1) != "1" else int(m.group(2) or 0)
+    if major < 17:
+        raise SparkSetupError(f"Spark 4 needs Java 17 or later; {exe} is Java {major}")
+    return major
+
+
+def local_session(master: str = "local[2]", *, app: str = "binlog-model") -> Any:
+    """A small local SparkSession whose Python workers use this interpreter; the data source registered."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as err:
+        raise SparkSetupError("pyspark is not installed: pip install 'binlog-model[spark]'") from err
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    spark = (SparkSession.builder.master(master).appName(app)
+             .config("spark.ui.enabled", "false")
+             .config("spark.sql.shuffle.partitions", "2")
+             .config("spark.driver.memory", "1g")
+             .config("spark.sql.session.timeZone", "UTC")
+             .config("spark.ui.showConsoleProgress", "false")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    from binlog_model.spark import register
+    register(spark)
+    return spark
+
+
+def _watch(spark: Any, report: Callable[[str], None], stop: threading.Event, total: int) -> None:
+    tracker = spark.sparkContext.statusTracker()
+    last = ""
+    while not stop.wait(1.0):
+        done = 0
+        for stage_id in tracker.getActiveStageIds():
+            info = tracker.getStageInfo(stage_id)
+            if info is not None and info.numTasks == total:
+                done = max(done, info.numCompletedTasks)
+        text = f"decoding: {done}/{total} slices done"
+        if done and text != last:
+            report(text)
+            last = text
+
+
+def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], *,
+                source: str = "", snapshot: str | None = None, lenient_ddl: bool = False,
+                always_include: Sequence[str] = (), slice_bytes: int = 64 << 20,
+                progress: Callable[[str], None] | None = None) -> ResolveResult:
+    """Resolve ``paths`` into typed per-table Parquet under ``out``; return the per-table summary."""
+    import json
+
+    from pyspark.sql import functions as F
+
+    from binlog_model.spark.datasource import plan
+    from binlog_model.spark.partitions import expand_paths
+    from binlog_model.spark.typed import table_lineages, typed_frame, untyped_lineage
+
+    say = progress or (lambda _text: None)
+    started = time.monotonic()
+    files = [str(p) for p in expand_paths(paths)]
+    options = {"paths": json.dumps(files), "source": source, "image": "full",
+               "ddl": "lenient" if lenient_ddl else "strict", "sliceBytes": str(slice_bytes)}
+    if snapshot:
+        options["snapshot"] = snapshot
+    if always_include:
+        options["alwaysInclude"] = ",".join(always_include)
+    history, slices = plan(files, **{k: v for k, v in options.items() if k != "paths"})
+    lineages = table_lineages(history)
+    say(f"planned {len(files)} files as {len(slices)} slices; {len(history.entries)} DDL statements")
+
+    changes = spark.read.format("mysql-binlog").options(**options).load().cache()
+    stop = threading.Event()
+    watcher = threading.Thread(target=_watch, args=(spark, say, stop, len(slices)), daemon=True)
+    watcher.start()
+    try:
+        counts = changes.groupBy("db", "table", "operation").count().collect()
+    finally:
+        stop.set()
+        watcher.join()
+    total = sum(r["count"] for r in counts if r["operation"] != "SCHEMA")
+    elapsed = max(time.monotonic() - started, 1e-9)
+    say(f"decoded {len(files)}/{len(files)} files: {total} row changes, {total / elapsed:,.0f} rows/s")
+
+    by_table: dict[tuple[str, str], TableSummary] = {}
+    for r in counts:
+        summary = by_table.setdefault((r["db"], r["table"]), TableSummary(r["db"], r["table"]))
+        summary.operations[r["operation"]] = r["count"]
+    out_dir = Path(out)
+    keys = sorted(k for k, s in by_table.items() if set(s.operations) - {"SCHEMA"})
+    for n, key in enumerate(keys, 1):
+        summary = by_table[key]
+        lineage = lineages.get(key)
+        if lineage is None:
+            # Not in the history (lenient DDL): written untyped, and said so.
+            names = [r[0] for r in changes.where((F.col("db") == key[0]) & (F.col("table") == key[1]))
+                     .select(F.explode(F.concat(F.coalesce(F.map_keys("after"), F.array()),
+                                                F.coalesce(F.map_keys("before"), F.array()))).alias("key"))
+                     .distinct().orderBy("key").collect()]
+            lineage = untyped_lineage(key[0], key[1], names)
+            summary.untyped = True
+            say(f"{key[0]}.{key[1]} has no schema in the history: its columns are written as strings")
+        target = out_dir / f"db={key[0]}" / f"table={key[1]}"
+        typed_frame(changes, lineage).write.mode("overwrite").parquet(str(target))
+        summary.columns = len(lineage.columns)
+        summary.schema_versions = len(lineage.versions)
+        summary.path = str(target)
+        say(f"wrote {n}/{len(keys)} tables: {key[0]}.{key[1]}")
+    for key, summary in by_table.items():
+        lineage = lineages.get(key)
+        if lineage is not None and not summary.columns:
+            summary.columns = len(lineage.columns)
+            summary.schema_versions = len(lineage.versions)
+    changes.unpersist()
+    tables = sorted(by_table.values(), key=lambda s: (s.db, s.table))
+    return ResolveResult(source, len(files), total, time.monotonic() - started, tables)
