@@ -186,3 +186,41 @@ def test_directives_take_effect(tmp_path: Path, mariadb: MariaDBServer) -> None:
         assert mariadb.query("SELECT d, s FROM scen_directives.t") == [("2020-02-31", "MINIMAL1527574930")]
     finally:
         mariadb.execute("DROP DATABASE IF EXISTS scen_directives")
+
+
+def test_write_golden_binlogs_keeps_generator_keys(mariadb: MariaDBServer, tmp_path: Path) -> None:
+    import hashlib
+
+    from binlog_model.testing.scenario import MARIADB_VS_SPEC_MYSQL57, write_golden_binlogs
+
+    out = tmp_path / "spec_example"
+    out.mkdir()
+    old_meta = {"expected": {"file": "expected.jsonl"}, "generated_at": "old"}
+    (out / "meta.json").write_text(json.dumps(old_meta))
+    (out / "binlogs").mkdir()
+    (out / "binlogs" / "stale.000009").write_bytes(b"old")
+    meta = write_golden_binlogs(mariadb, SCENARIO_DIR / "spec_example.sql", out)
+    on_disk = json.loads((out / "meta.json").read_text(encoding="utf-8"))
+    assert on_disk == meta
+    assert meta["expected"] == {"file": "expected.jsonl"}
+    assert meta["generated_at"] != "old"
+    assert meta["directives"] == {"binlog_row_image": "NOBLOB", "timestamp": "1527574930"}
+    assert "--binlog-row-metadata=FULL" in meta["server"]["flags"]
+    assert not any(f.startswith("--datadir") for f in meta["server"]["flags"])
+    assert meta["known_differences_from_spec_mysql57"] == list(MARIADB_VS_SPEC_MYSQL57)
+    files = sorted((out / "binlogs").iterdir())
+    assert [f.name for f in files] == [b["name"] for b in meta["binlogs"]] == ["mysql-bin.000001"]
+    assert meta["binlogs"][0]["sha256"] == hashlib.sha256(files[0].read_bytes()).hexdigest()
+
+
+def test_known_differences_follow_the_server() -> None:
+    from binlog_model.testing.scenario import (
+        MARIADB_VS_SPEC_MYSQL57,
+        MYSQL57_VS_SPEC_MYSQL57,
+        MYSQL80_VS_SPEC_MYSQL57,
+        known_differences_for,
+    )
+
+    assert known_differences_for("10.11.19-MariaDB-0+deb12u1-log") == MARIADB_VS_SPEC_MYSQL57
+    assert known_differences_for("5.7.44-log") == MYSQL57_VS_SPEC_MYSQL57
+    assert known_differences_for("8.0.40") == MYSQL80_VS_SPEC_MYSQL57

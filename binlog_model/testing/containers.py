@@ -235,6 +235,10 @@ class MySQLContainerServer:
         self.execute("RESET MASTER")
         self._collected.clear()
 
+    def reproducible_flags(self) -> list[str]:
+        """The image and server flags (for fixture metadata)."""
+        return [f"image={self.image}", *self.flags]
+
     def log_tail(self, lines: int = 40) -> str:
         """The last ``lines`` lines of the container's output ('' if unavailable)."""
         if self._container is None:

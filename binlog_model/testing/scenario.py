@@ -149,16 +149,39 @@ MARIADB_VS_SPEC_MYSQL57 = (
     "table_id values, thread ids and log positions differ from the spec's mysqlbinlog listing.",
 )
 
+# The same for the Docker MySQL servers (the 5.7 one runs exactly the spec's flags).
+MYSQL57_VS_SPEC_MYSQL57 = (
+    "Same server flags as the spec; the server UUID, GTIDs, table_id values, thread ids and log positions"
+    " differ from the spec's mysqlbinlog listing.",
+    "Event timestamps are pinned by the scenario's @timestamp directive (SET SESSION timestamp).",
+)
+MYSQL80_VS_SPEC_MYSQL57 = (
+    *MYSQL57_VS_SPEC_MYSQL57,
+    "MySQL 8.0 with binlog_row_metadata=FULL: TABLE_MAP events carry optional metadata (column names,"
+    " signedness, charsets, ENUM/SET strings, primary key); GTID events carry commit timestamps and"
+    " transaction length; with binlog_transaction_compression=ON row events sit inside"
+    " TRANSACTION_PAYLOAD_EVENT (40).",
+)
+
+
+def known_differences_for(version: str) -> tuple[str, ...]:
+    """The ``known_differences`` list for a server version string (MariaDB, MySQL 5.7 or later)."""
+    if "mariadb" in version.lower():
+        return MARIADB_VS_SPEC_MYSQL57
+    if version.startswith("5."):
+        return MYSQL57_VS_SPEC_MYSQL57
+    return MYSQL80_VS_SPEC_MYSQL57
+
 
 def write_golden_binlogs(server: Any, path: Path | str, out_dir: Path | str,
-                         known_differences: tuple[str, ...] = MARIADB_VS_SPEC_MYSQL57) -> dict[str, Any]:
+                         known_differences: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Run the scenario on ``server`` and write ``out_dir/binlogs/*`` plus ``out_dir/meta.json``.
 
     Existing files in ``out_dir/binlogs`` are replaced. Keys of an existing ``meta.json`` that this function
     does not write (e.g. the golden generator's ``expected``) are kept, and go stale with new binlogs (the
     generator's verify notices). Returns the metadata written: server version and flags, the scenario's
     directives and sha256, the UTC generation time, each binlog file's size and sha256, and
-    ``known_differences`` from the spec's MySQL 5.7 setup.
+    ``known_differences`` from the spec's MySQL 5.7 setup (by default chosen from the server version).
     """
     import datetime
     import json
@@ -180,7 +203,8 @@ def write_golden_binlogs(server: Any, path: Path | str, out_dir: Path | str,
         "generated_at": datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat(),
         "binlogs": [{"name": f.name, "size": f.stat().st_size,
                      "sha256": hashlib.sha256(f.read_bytes()).hexdigest()} for f in files],
-        "known_differences_from_spec_mysql57": list(known_differences),
+        "known_differences_from_spec_mysql57": list(
+            known_differences if known_differences is not None else known_differences_for(server.version)),
     }
     meta_path = out / "meta.json"
     if meta_path.is_file():
