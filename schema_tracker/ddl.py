@@ -67,7 +67,9 @@ from schema_tracker.model import (
     normalize_collation,
 )
 
-__all__ = ["apply", "parse_use", "split_statements", "tree_shape", "unwrap_version_comments"]
+__all__ = [
+    "apply", "parse_use", "split_statements", "statement_shapes", "tree_shape", "unwrap_version_comments",
+]
 
 _MYSQL = Dialect.get_or_raise("mysql")
 
@@ -206,6 +208,19 @@ def tree_shape(sql: str) -> str:
     return _shape(tree)
 
 
+def statement_shapes(sql: str) -> list[str]:
+    """``tree_shape`` of a statement and, for ALTER TABLE, of each action as ``apply`` parses it alone."""
+    text = unwrap_version_comments(sql).strip()
+    shapes = [tree_shape(text)]
+    tokens = _tokenize(text, sql)
+    if len(tokens) > 3 and tokens[0].text.upper() == "ALTER" and _object_kind(tokens[1:])[0] == "TABLE":
+        i = next(n for n, t in enumerate(tokens) if t.text.upper() == "TABLE") + 1
+        i += 3 if i + 1 < len(tokens) and tokens[i + 1].token_type == TokenType.DOT else 1
+        for action in _split_commas(tokens[i:]):
+            shapes.append(tree_shape("ALTER TABLE `_` " + text[action[0].start:action[-1].end + 1]))
+    return shapes
+
+
 def _shape(node: Any) -> str:
     if isinstance(node, list):
         return "[" + ",".join(_shape(x) for x in node) + "]"
@@ -217,8 +232,9 @@ def _shape(node: Any) -> str:
             continue
         if isinstance(node, exp.DataType) and key == "this":
             parts.append(f"this={value.name}")
-        elif key == "kind" and isinstance(value, str):
-            parts.append(f"kind={value.upper()}")
+        elif isinstance(value, str) and not isinstance(node, exp.Identifier | exp.Literal | exp.Var) \
+                and not (isinstance(node, exp.Command) and key != "this"):
+            parts.append(f"{key}={value.upper()}")  # keywords (kind, position, Command's verb), not names
         elif isinstance(value, exp.Expression | list):
             parts.append(f"{key}={_shape(value)}")
         elif value is True:
@@ -502,7 +518,8 @@ def _rename_tables(ctx: _Ctx, text: str, tokens: list[Token]) -> None:
     if not toks or toks[0].text.upper() not in ("TABLE", "TABLES"):
         raise _unsupported("only RENAME TABLE is understood")
     i = 1
-    if i + 1 < len(toks) and toks[i].text.upper() == "IF" and toks[i + 1].text.upper() == "EXISTS":
+    if_exists = i + 1 < len(toks) and toks[i].text.upper() == "IF" and toks[i + 1].text.upper() == "EXISTS"
+    if if_exists:
         i += 2
     pairs = []
     for part in _split_commas(toks[i:]):
@@ -513,6 +530,8 @@ def _rename_tables(ctx: _Ctx, text: str, tokens: list[Token]) -> None:
         pairs.append((_qualified(ctx, part[:k]), _qualified(ctx, part[k + 1:])))
     for (db, name), (new_db, new_name) in pairs:
         ctx.target = (db, name)
+        if if_exists and ctx.catalog.table(db, name) is None:
+            continue  # MariaDB's RENAME TABLE IF EXISTS passes over a missing table
         _need_table(ctx, db, name)
         ctx.emit(RenameTable(db, name, new_db, new_name))
 

@@ -1,0 +1,46 @@
+-- Extra statement forms whose sqlglot tree shape is pinned (tests/test_ddl_tree_shape.py), beyond the
+-- differential corpus: forms a MariaDB 10.11 server would reject or log differently, and statements the
+-- tracker must ignore or refuse. Hand-written for this project.
+CREATE TABLE t (a int unsigned NOT NULL AUTO_INCREMENT, b varchar(5) COLLATE latin1_bin DEFAULT 'x', e enum('a,b','it''s') CHARACTER SET utf8, g int AS (a+1) STORED, i int INVISIBLE, z smallint zerofill, f float(30), d2 decimal(7), ts datetime(6), PRIMARY KEY (a));
+CREATE TABLE c AS SELECT 1 AS x;
+CREATE TABLE p (a int, b int) PARTITION BY KEY (a) PARTITIONS 2;
+CREATE TABLE p2 (a int, b int) PARTITION BY RANGE (a) (PARTITION p0 VALUES LESS THAN (10));
+ALTER TABLE p REMOVE PARTITIONING;
+ALTER TABLE t ADD COLUMN p point;
+ALTER TABLE t ALTER COLUMN a SET INVISIBLE;
+ALTER TABLE t DISABLE KEYS;
+ALTER TABLE t ENABLE KEYS;
+ALTER TABLE t ORDER BY a;
+ALTER ONLINE TABLE t ADD COLUMN q int;
+ALTER IGNORE TABLE t ADD COLUMN q2 int;
+ALTER TABLE IF EXISTS t ADD COLUMN q3 int;
+RENAME TABLE IF EXISTS a TO b;
+TRUNCATE t;
+DROP TEMPORARY TABLE IF EXISTS tmp;
+CREATE OR REPLACE TABLE t (a int);
+BEGIN;
+COMMIT;
+ROLLBACK;
+SAVEPOINT s;
+RELEASE SAVEPOINT s;
+XA START 'x';
+XA END 'x';
+GRANT ALL ON *.* TO 'u'@'%';
+REVOKE ALL ON *.* FROM 'u'@'%';
+CREATE USER 'u'@'%' IDENTIFIED BY 'p';
+DROP USER 'u'@'%';
+CREATE DEFINER=`root`@`localhost` TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET NEW.a = 1;
+CREATE DEFINER=`root`@`%` SQL SECURITY DEFINER VIEW v AS SELECT 1;
+CREATE ALGORITHM=UNDEFINED DEFINER=`root`@`%` SQL SECURITY DEFINER VIEW v2 AS SELECT 1;
+CREATE EVENT e ON SCHEDULE EVERY 1 DAY DO DELETE FROM t;
+FLUSH LOGS;
+ANALYZE TABLE t;
+OPTIMIZE TABLE t;
+REPAIR TABLE t;
+INSERT INTO t VALUES (1);
+REPLACE INTO t VALUES (1);
+UPDATE t SET a = 1;
+DELETE FROM t;
+LOAD DATA INFILE '/tmp/x' INTO TABLE t;
+SET NAMES utf8mb4;
+USE db1;
