@@ -513,7 +513,12 @@ class StatementAssembler:
                 self._emit(piece, last=False)
                 piece.timestamp = event.header.timestamp
                 piece.position = _pb_position(event)
-            piece.rows.append(build(view, image, piece.next_row_index))
+            try:
+                piece.rows.append(build(view, image, piece.next_row_index))
+            except SchemaMismatchError as err:
+                # A converter names the column; the table and the rows event's position are known here.
+                raise SchemaMismatchError(err.reason, table=f"{view.db}.{view.table}", position=position,
+                                          tracked=err.tracked, binlog=err.binlog) from err
             piece.next_row_index += 1
             piece.bytes += per_row
         self.stats.row_changes += len(event.rows)
