@@ -115,8 +115,8 @@ class SchemaHistory:
         gtid: str | None = None
         applied = 0
         for event in events:
-            if isinstance(event, GtidEvent):
-                gtid = f"{event.sid}:{event.gno}"
+            if isinstance(event, GtidEvent):  # ANONYMOUS_GTID (gtid_mode=OFF) has a zero sid: no GTID
+                gtid = f"{event.sid}:{event.gno}" if event.sid.int else None
             elif isinstance(event, MariadbGtidEvent):
                 gtid = f"{event.domain_id}-{event.header.server_id}-{event.seq_no}"
             elif isinstance(event, QueryEvent):

@@ -1,0 +1,120 @@
+"""``binlog-model schema``: replay the DDL of binlogs (or of a SQL file) and print the schema history.
+
+Strategy: a thin shell over ``schema_tracker``. Binlogs go through ``io.files.iter_events`` in a DDL-only
+pass (rows and table maps skipped unparsed) into ``SchemaHistory.apply_events``; ``--sql`` files go through
+``SchemaHistory.apply_script``. ``--snapshot`` seeds the starting catalog from a ``mysqldump --no-data``
+file. Text output lists each recorded statement (position, GTID, statement, changes) and then the final
+catalog; ``--json`` prints one document: the versioned history (``binlog-model/schema-history``, with the
+final catalog and every column attribute). Errors are ``BinlogError``s, which ``binlog_model.cli`` turns
+into one line and exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import click
+
+from binlog_model.errors import ConfigError
+from binlog_model.io.files import iter_events
+from schema_tracker.changes import (
+    CreateOrModifyColumn,
+    CreateTable,
+    SchemaChange,
+)
+from schema_tracker.history import DDL_PASS_SKIP_TYPES, SchemaHistory
+from schema_tracker.model import Catalog, ColumnSchema
+from schema_tracker.snapshot import catalog_from_dump, read_sql_text
+
+__all__ = ["command", "describe_change", "describe_column"]
+
+
+def describe_column(col: ColumnSchema) -> str:
+    """``name column_type [CHARACTER SET cs COLLATE coll] [NOT NULL] [DEFAULT x] [flags]``."""
+    parts = [f"`{col.name}`", col.column_type]
+    if col.charset:
+        parts.append(f"CHARACTER SET {col.charset} COLLATE {col.collation}")
+    if not col.nullable:
+        parts.append("NOT NULL")
+    if col.has_default:
+        parts.append(f"DEFAULT {col.default if col.default is not None else 'NULL'}")
+    if col.auto_increment:
+        parts.append("AUTO_INCREMENT")
+    if col.generated is not None:
+        parts.append(f"AS ({col.generated}) {'STORED' if col.generated_stored else 'VIRTUAL'}")
+    if col.invisible:
+        parts.append("INVISIBLE")
+    return " ".join(parts)
+
+
+def describe_change(change: SchemaChange) -> str:
+    """One line per change: its type and the fields that matter."""
+    name = type(change).__name__
+    where = f"{change.db}.{change.table}" if change.table else change.db
+    if isinstance(change, CreateTable):
+        return f"{name} {where} ({len(change.columns)} columns, primary key {list(change.primary_key)})"
+    if isinstance(change, CreateOrModifyColumn):
+        pos = " FIRST" if change.first else (f" AFTER `{change.after}`" if change.after else "")
+        return f"{name} {where}: {describe_column(change.column)}{pos}"
+    fields = {k: getattr(change, k) for k in change.__dataclass_fields__ if k not in ("db", "table")}
+    detail = ", ".join(f"{k}={v!r}" for k, v in fields.items())
+    return f"{name} {where}" + (f": {detail}" if detail else "")
+
+
+def _print_catalog(catalog: Catalog) -> None:
+    click.echo("== final catalog ==")
+    for table in catalog.iter_tables():
+        flags = " [UNCERTAIN]" if table.uncertain else ""
+        click.echo(f"{table.qualified_name} (charset {table.charset}, collation {table.collation}, "
+                   f"primary key {list(table.primary_key)}){flags}")
+        for col in table.columns:
+            click.echo(f"    {describe_column(col)}")
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--sql", "sql_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="A file of plain SQL statements to replay instead of binlogs (repeatable).")
+@click.option("--snapshot", type=click.Path(dir_okay=False, path_type=Path),
+              help="A mysqldump --no-data file giving the starting schema.")
+@click.option("--database", "-d", default=None, help="Default database for --sql statements before any USE.")
+@click.option("--server-charset", default="latin1", show_default=True,
+              help="Server default charset that CREATE DATABASE without a charset inherits.")
+@click.option("--server-collation", default=None, help="Server default collation (default: the charset's).")
+@click.option("--lenient", is_flag=True,
+              help="Record DDL that cannot be understood as skipped and mark its table uncertain.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document (history and final catalog).")
+@click.option("--save", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also save the history as JSON to this file.")
+def command(files: tuple[Path, ...], sql_files: tuple[Path, ...], snapshot: Path | None, database: str | None,
+            server_charset: str, server_collation: str | None, lenient: bool, as_json: bool,
+            save: Path | None) -> None:
+    """Replay the DDL in binlog FILEs (or --sql files) and print the schema history and final catalog."""
+    if not files and not sql_files:
+        raise ConfigError("give binlog FILEs or --sql FILE")
+    if files and sql_files:
+        raise ConfigError("give either binlog FILEs or --sql files, not both")
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its Command fallbacks are handled on purpose
+    catalog = Catalog(server_charset=server_charset, server_collation=server_collation)
+    if snapshot is not None:
+        catalog = catalog_from_dump(read_sql_text(snapshot), catalog, lenient=lenient)
+    history = SchemaHistory(catalog, lenient=lenient)
+    if files:
+        history.apply_events(iter_events(list(files), skip_types=DDL_PASS_SKIP_TYPES))
+    for path in sql_files:
+        history.apply_script(read_sql_text(path), database, source=path.name)
+    if save is not None:
+        history.save(save)
+    if as_json:
+        click.echo(json.dumps(history.to_json(), indent=1, sort_keys=True))
+        return
+    for entry in history:
+        gtid = f" gtid {entry.gtid}" if entry.gtid else ""
+        db = f" db {entry.default_db}" if entry.default_db else ""
+        click.echo(f"# at {entry.position}{gtid}{db}")
+        click.echo(" ".join(entry.statement.split()))
+        for change in entry.changes:
+            click.echo(f"  -> {describe_change(change)}")
+    _print_catalog(history.catalog)
