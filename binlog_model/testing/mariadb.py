@@ -8,6 +8,8 @@ machine's my.cnf out, so every setting the tests rely on is spelled out in ``_se
 * ``binlog_format=ROW``, ``binlog_row_image`` / ``binlog_row_metadata`` as asked, ``binlog_checksum=CRC32``;
 * ``character_set_server=utf8mb4`` / ``collation_server=utf8mb4_general_ci``, so tables without an explicit
   charset are utf8mb4;
+* root-less too: as a normal user the server runs as that user (``--user`` is only passed as root), and
+  the SQL account is always ``root@localhost`` without a password (auth method ``normal``);
 * ``time_zone=+00:00``, so TIMESTAMP values written by scenarios are the same on every machine;
 * ``sql_mode`` is the server default (``STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,
   NO_ENGINE_SUBSTITUTION``); scenarios that need zero dates set it per session;
@@ -309,7 +311,7 @@ class MariaDBServer:
         return ["--innodb-buffer-pool-size=16M", "--innodb-log-file-size=8M"]
 
     def _bootstrap(self, install_db: Path) -> None:
-        cmd = [str(install_db), "--no-defaults", f"--datadir={self.datadir}", "--user=root",
+        cmd = [str(install_db), "--no-defaults", f"--datadir={self.datadir}", *_user_args(),
                "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve",
                *self._innodb_args()]
         try:
@@ -331,7 +333,7 @@ class MariaDBServer:
             "--bind-address=127.0.0.1",
             f"--pid-file={self.root / 'mariadbd.pid'}",
             f"--log-error={self.error_log}",
-            "--user=root",
+            *_user_args(),
             f"--log-bin={self.datadir / self.binlog_basename}",
             "--binlog-format=ROW",
             f"--binlog-row-image={self.row_image}",
@@ -406,6 +408,12 @@ def _which(*names: str) -> Path | None:
             if candidate.is_file() and os.access(candidate, os.X_OK):
                 return candidate
     return None
+
+
+def _user_args() -> list[str]:
+    # As root both tools need --user (mariadbd refuses to run as root otherwise); as anyone else --user
+    # makes mariadb-install-db try to chown the datadir and fail, and the server runs as that user anyway.
+    return ["--user=root"] if os.geteuid() == 0 else []
 
 
 def _free_port() -> int:
