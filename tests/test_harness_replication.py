@@ -102,3 +102,26 @@ def test_dump_errors(mariadb: MariaDBServer) -> None:
         list(iter_replication_packets(mariadb.connect()))
     with pytest.raises(ConfigError, match="server_id"):
         list(iter_replication_packets(mariadb.connect(), "x", server_id=0))
+
+
+def test_blocking_dump_tails_the_active_file(mariadb: MariaDBServer, fresh_db: str) -> None:
+    """Start at SHOW MASTER STATUS (inside the active file), then see a new transaction arrive."""
+    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY)", database=fresh_db)
+    log_file, log_pos = mariadb.query("SHOW MASTER STATUS")[0][:2]
+    stream = iter_replication_events(mariadb.connect(read_timeout=20), log_file=str(log_file),
+                                     log_pos=int(log_pos), blocking=True)
+    mariadb.execute("INSERT INTO t VALUES (42)", database=fresh_db)
+    try:
+        seen, offsets = [], []
+        for event in stream:
+            seen.append(event.header.type_name)
+            offsets.append(event.header.offset)
+            if event.header.type_name == "WRITE_ROWS_EVENT_V1":
+                assert event.table_map.schema == fresh_db
+                assert event.header.file == log_file
+                break
+        # The dump resumed exactly where asked: the first real event starts at log_pos.
+        assert seen[:2] == ["GTID_EVENT", "ANNOTATE_ROWS_EVENT"]
+        assert offsets[0] == int(log_pos)
+    finally:
+        stream.close()  # closes the dump connection
