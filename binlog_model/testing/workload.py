@@ -186,8 +186,9 @@ class _Table:
 class Workload:
     """Deterministic random statements for one seed; ``setup()`` first, then ``units()``."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, *, replace: bool = False) -> None:
         self.seed = seed
+        self.replace = replace   # REPLACE mixes WRITE and UPDATE rows of one table in one statement
         self.rng = random.Random(seed)
         self._serial = 0
         self.tables = [_Table("t_pk", ("id",)), _Table("t_ck", ("id", "k")), _Table("t_heap", ())]
@@ -240,7 +241,7 @@ class Workload:
         if r < 0.34:
             rows = ", ".join(self._row(t) for _ in range(self.rng.randint(1, 5)))
             verb = "INSERT IGNORE" if t.key and self.rng.random() < 0.3 else "INSERT"
-            if t.key and self.rng.random() < 0.1:
+            if t.key and self.rng.random() < 0.1 and self.replace:
                 verb = "REPLACE"
             return Step(f"{verb} INTO {t.name} ({self._names(t)}) VALUES {rows}", (DUP_ENTRY,))
         if r < 0.60:
