@@ -35,7 +35,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.charsets import charset_for_collation_id
-from binlog_model.convert import make_converter
+from binlog_model.convert import Setter, make_converter, setter_of
 from binlog_model.errors import (
     ConfigError,
     IncompleteTransactionError,
@@ -601,14 +601,31 @@ class StatementAssembler:
         return pos
 
 
+# id(view) -> (view, setters): the in-place setters behind a view's converters, looked up once per view.
+_SETTERS: dict[int, tuple[_TableView, tuple[Setter, ...]]] = {}
+
+
+def _setters(view: _TableView) -> tuple[Setter, ...]:
+    entry = _SETTERS.get(id(view))
+    if entry is not None and entry[0] is view:
+        return entry[1]
+    if len(_SETTERS) > 4096:
+        _SETTERS.clear()
+    setters = tuple(setter_of(c) for c in view.converters)
+    _SETTERS[id(view)] = (view, setters)
+    return setters
+
+
 def _columns(target: Any, view: _TableView, image: Sequence[Any], indexes: Iterable[int]) -> None:
+    # Fill each Column's Value in place (no Value built and copied in): the row-building hot loop.
     names = view.names
-    conv = view.converters
+    setters = _setters(view)
+    add = target.add
     for i in indexes:
         value = image[i]
         if value is NOT_PRESENT:
             continue
-        target.add(name=names[i], value=conv[i](value))
+        setters[i](add(name=names[i]).value, value)
 
 
 def _primary_key(row: pb.Row, view: _TableView, *images: Sequence[Any]) -> None:
