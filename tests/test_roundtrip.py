@@ -31,7 +31,7 @@ from pymysql.constants import FIELD_TYPE
 from binlog_model.assemble import AssemblerOptions, StatementAssembler
 from binlog_model.io.files import iter_events
 from binlog_model.testing.mariadb import MariaDBServer
-from binlog_model.testing.replica import Replica
+from binlog_model.testing.replica import Replica, ReplicaError
 from binlog_model.testing.workload import Step, Workload
 from schema_tracker.history import SchemaHistory
 from schema_tracker.snapshot import catalog_from_server
@@ -58,7 +58,8 @@ def _server_table(conn: Any, db: str, table: str) -> tuple[list[str], Counter[tu
         cur.execute(f"SELECT * FROM `{db}`.`{table}`")
         names = [d[0] for d in cur.description]
         types = [d[1] for d in cur.description]
-        rows = Counter(tuple(_normal(v, t) for v, t in zip(row, types, strict=True)) for row in cur.fetchall())
+        rows = Counter(tuple(_normal(v, t) for v, t in zip(row, types, strict=True))
+                       for row in cur.fetchall())
     return names, rows, types
 
 
@@ -102,11 +103,14 @@ def _run_unit(cur: Any, unit: list[Step], log: list[str], where: str) -> int:
     return done
 
 
-def _decode(server: MariaDBServer, assembler: StatementAssembler, replica: Replica) -> int:
+def _decode(server: MariaDBServer, assembler: StatementAssembler, replica: Replica, where: str) -> int:
     files = server.flush_and_collect()
     before = replica.applied
-    for event in iter_events(files):
-        replica.apply_all(assembler.feed(event))
+    try:
+        for event in iter_events(files):
+            replica.apply_all(assembler.feed(event))
+    except ReplicaError as err:
+        pytest.fail(f"{where}: {err}")
     return replica.applied - before
 
 
@@ -124,21 +128,50 @@ def test_replica_equals_server(mariadb: MariaDBServer, fresh_db: str, seed: int)
         with conn.cursor() as cur:
             _run_unit(cur, [Step(s, ddl=True) for s in workload.setup()], log, f"seed {seed} setup")
             checkpoints = {STATEMENTS // 2, STATEMENTS}
-            executed = 0
+            executed = ddl = transactions = 0
             units = workload.units()
             while executed < STATEMENTS:
                 unit = next(units)
                 _run_unit(cur, unit, log, f"seed {seed}")
                 executed += len(unit)
+                ddl += sum(step.ddl for step in unit)
+                transactions += unit[0].sql == "BEGIN"
                 reached = [c for c in checkpoints if executed >= c]
                 if reached:
                     checkpoints -= set(reached)
                     where = f"seed {seed} after {executed} statements (BINLOG_MODEL_SEED={seed} to rerun)"
-                    applied = _decode(mariadb, assembler, replica)
+                    applied = _decode(mariadb, assembler, replica, where)
                     assert applied > 0, where
                     rows = _compare(conn, replica, db, where, log)
                     assert rows > 0, f"{where}: the workload left every table empty"
         replica.apply_all(assembler.close())
         assert assembler.stats.incomplete_transactions == 0
+        assert ddl >= 5 and transactions >= 50, (ddl, transactions)   # the mix really was exercised
+    finally:
+        conn.close()
+
+
+@pytest.mark.xfail(strict=True, raises=ReplicaError, reason=(
+    "assembler regroups a statement's rows by operation: REPLACE / INSERT ... ON DUPLICATE KEY UPDATE log "
+    "UPDATE_ROWS, WRITE_ROWS, UPDATE_ROWS for one table, and the BinlogEvents come out as UPDATE[1, 8] then "
+    "INSERT[8], so the update of row 8 precedes its insert (binlog_model/assemble.py)"))
+def test_mixed_operations_in_one_statement_keep_row_order(mariadb: MariaDBServer, fresh_db: str) -> None:
+    conn = mariadb.connect(database=fresh_db)
+    try:
+        mariadb.flush_and_collect()
+        history = SchemaHistory(catalog_from_server(conn, databases=[fresh_db]))
+        replica = Replica.from_catalog(history.catalog, databases=[fresh_db])
+        assembler = StatementAssembler(history, AssemblerOptions(image="full"))
+        with conn.cursor() as cur:
+            cur.execute("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(5))")
+            cur.execute("INSERT INTO t VALUES (1, 'x')")
+            # UPDATE_ROWS (1), WRITE_ROWS (8), UPDATE_ROWS (8): one statement, one table, three row events.
+            cur.execute("REPLACE INTO t (id, v) VALUES (1, 'y'), (8, 'a'), (8, 'b')")
+            cur.execute("INSERT INTO t VALUES (2, 'p'), (3, 'q') ON DUPLICATE KEY UPDATE v = 'r'")
+            cur.execute("INSERT INTO t VALUES (2, 'z'), (4, 'n') ON DUPLICATE KEY UPDATE v = VALUES(v)")
+        for event in iter_events(mariadb.flush_and_collect()):
+            replica.apply_all(assembler.feed(event))
+        replica.apply_all(assembler.close())
+        assert _compare(conn, replica, fresh_db, "mixed operations", []) == 5
     finally:
         conn.close()
