@@ -259,6 +259,28 @@ def _image(buf: memoryview, pos: int, plan: tuple[tuple[Codec, int], ...], prese
             expected="NULL bitmap")
     nulls = buf[pos:pos + nbytes]
     pos += nbytes
+    if partial_cols is None and len(present) == count:
+        # Every column present (FULL image): no NOT_PRESENT slots, and the NULL bitmap as one int.
+        null_bits = int.from_bytes(nulls, "little")
+        out: list[Any] = []
+        append = out.append
+        try:
+            if null_bits:
+                for codec, meta in plan:
+                    if null_bits & 1:
+                        append(None)
+                    else:
+                        value, pos = codec(buf, pos, meta)
+                        append(value)
+                    null_bits >>= 1
+            else:
+                for codec, meta in plan:
+                    value, pos = codec(buf, pos, meta)
+                    append(value)
+        except DecodeError as exc:
+            exc.reason += f" in column {len(out)}"
+            raise
+        return tuple(out), pos
     row: list[Any] = [NOT_PRESENT] * count
     for k, i in enumerate(present):
         if nulls[k >> 3] & (1 << (k & 7)):
