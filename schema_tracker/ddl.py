@@ -26,6 +26,7 @@ DOUBLE, BIGINT); spatial subtypes (POINT, POLYGON…), INET4/INET6 and NATIONAL 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -72,6 +73,18 @@ __all__ = [
 ]
 
 _MYSQL = Dialect.get_or_raise("mysql")
+
+
+class _CommandFallbackFilter(logging.Filter):
+    """Drop sqlglot's "Falling back to parsing as a 'Command'" warning: every such case is handled here on
+    purpose (fallback or typed error), so the warning would only be noise in a long replay."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Falling back to parsing as a 'Command'" not in record.getMessage()
+
+
+if not any(isinstance(f, _CommandFallbackFilter) for f in logging.getLogger("sqlglot").filters):
+    logging.getLogger("sqlglot").addFilter(_CommandFallbackFilter())
 
 # Leading keywords of statements that never change a table's columns.
 _IGNORED_FIRST = frozenset({

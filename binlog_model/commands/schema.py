@@ -12,7 +12,6 @@ into one line and exit status 2.
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 
 import click
@@ -96,7 +95,6 @@ def command(files: tuple[Path, ...], sql_files: tuple[Path, ...], snapshot: Path
         raise ConfigError("give binlog FILEs or --sql FILE")
     if files and sql_files:
         raise ConfigError("give either binlog FILEs or --sql files, not both")
-    logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its Command fallbacks are handled on purpose
     catalog = Catalog(server_charset=server_charset, server_collation=server_collation)
     if snapshot is not None:
         catalog = catalog_from_dump(read_sql_text(snapshot), catalog, lenient=lenient)
