@@ -20,7 +20,8 @@ from tests._paths import CORPUS, require
 DDL = [
     "CREATE TABLE a (id int unsigned NOT NULL AUTO_INCREMENT, name varchar(30) CHARACTER SET latin1, "
     "e enum('x,y','it''s') NOT NULL, d decimal(9,3), ts datetime(3), PRIMARY KEY (id))",
-    "CREATE TABLE b (k1 int NOT NULL, k2 char(4) NOT NULL, v text, b blob, PRIMARY KEY (k2, k1)) CHARSET latin1",
+    "CREATE TABLE b (k1 int NOT NULL, k2 char(4) NOT NULL, v text, b blob, PRIMARY KEY (k2, k1)) "
+    "CHARSET latin1",
     "CREATE TABLE c (x bigint(20) unsigned zerofill, y set('p','q'), g int AS (x + 1) VIRTUAL)",
 ]
 
@@ -53,7 +54,8 @@ def test_server_snapshot_and_dump_equal_replayed_ddl(mariadb: Any, fresh_db: str
     mariadb.execute(DDL, database=fresh_db)
     cs, coll = mariadb.query("SELECT @@character_set_server, @@collation_server")[0]
     base = Catalog(server_charset=cs, server_collation=coll)
-    replayed = catalog_from_dump(";\n".join([f"CREATE DATABASE `{fresh_db}`", f"USE `{fresh_db}`", *DDL]), base)
+    script = ";\n".join([f"CREATE DATABASE `{fresh_db}`", f"USE `{fresh_db}`", *DDL])
+    replayed = catalog_from_dump(script, base)
 
     conn = mariadb.connect()
     try:
