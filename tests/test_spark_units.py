@@ -1,0 +1,139 @@
+"""The Spark layer's pure parts (no SparkSession): slicing, lineages, type mapping, options, Java check,
+and the ``resolve`` command's one-line errors."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from binlog_model.errors import BinlogError, ConfigError
+from binlog_model.pipeline import iter_binlog_events
+from binlog_model.position import BinlogPosition
+from schema_tracker.history import SchemaHistory
+from schema_tracker.model import ColumnSchema
+from tests._paths import REPO
+
+pytest.importorskip("pyspark")
+
+from binlog_model.spark.datasource import ReadOptions, plan, read_slice
+from binlog_model.spark.job import SparkSetupError, check_java
+from binlog_model.spark.partitions import expand_paths, scan_file
+from binlog_model.spark.typed import _Invalid, convert_value, spark_type, table_lineages
+
+GOLDEN = REPO / "fixtures" / "golden" / "mariadb"
+LARGE = GOLDEN / "large_statement" / "binlogs" / "mysql-bin.000001"
+
+
+def test_slices_start_at_transaction_starts_and_decode_to_the_same_events() -> None:
+    history, slices = plan([LARGE], sliceBytes="4096")
+    assert len(slices) >= 3
+    scan = scan_file(LARGE)
+    assert all(s.start in scan.tx_starts or s.start == 0 for s in slices)
+    assert [s.end for s in slices[:-1]] == [s.start for s in slices[1:]] and slices[-1].end is None
+    options = ReadOptions.parse({"path": str(LARGE)})
+    rows = [r for s in slices for b in read_slice(s, history.to_json(), options) for r in b.to_pylist()]
+    expected = sum(max(len(e.rows), 1) for e in iter_binlog_events(LARGE))
+    assert len(rows) == expected
+
+
+def test_pre_pass_history_equals_the_pipeline_history() -> None:
+    files = sorted((GOLDEN / "ddl_between_dml" / "binlogs").iterdir())
+    history, _ = plan(files)
+    from binlog_model.assemble import AssemblerOptions, StatementAssembler
+    from binlog_model.io.files import iter_events
+    full = StatementAssembler(SchemaHistory(), AssemblerOptions())
+    list(full.assemble(iter_events(files)))
+    assert history.to_json() == full.history.to_json()
+
+
+def test_lineage_follows_renames_and_keeps_dropped_columns() -> None:
+    history = SchemaHistory()
+    stmts = ["CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, a INT, b TEXT)",
+             "ALTER TABLE d.t CHANGE a a2 BIGINT", "ALTER TABLE d.t DROP COLUMN b",
+             "ALTER TABLE d.t ADD COLUMN a INT UNSIGNED"]
+    for i, sql in enumerate(stmts):
+        history.apply(sql, None, BinlogPosition("mysql-bin.000001", 100 * (i + 1)))
+    lineage = table_lineages(history)[("d", "t")]
+    assert [(c.name, c.spark) for c in lineage.columns] == [
+        ("id", "int"), ("a2", "bigint"), ("b", "string"), ("a", "bigint")]
+    at = lambda off: lineage.names_at(BinlogPosition("mysql-bin.000001", off).sort_key())  # noqa: E731
+    assert at(250) == {"id": "id", "a": "a2", "b": "b"}         # before the rename: a is today's a2
+    assert at(350) == {"id": "id", "a2": "a2", "b": "b"}
+    assert at(550) == {"id": "id", "a2": "a2", "a": "a"}        # the new a is a new column
+
+
+def test_reused_name_gets_a_version_suffix() -> None:
+    history = SchemaHistory()
+    for i, sql in enumerate(["CREATE DATABASE d", "CREATE TABLE d.t (id INT, x INT)",
+                             "ALTER TABLE d.t DROP COLUMN x", "ALTER TABLE d.t ADD COLUMN x VARCHAR(3)"]):
+        history.apply(sql, None, BinlogPosition("f.000001", 10 * (i + 1)))
+    lineage = table_lineages(history)[("d", "t")]
+    assert [c.name for c in lineage.columns] == ["id", "x__v1", "x"]
+    assert lineage.names_at(BinlogPosition("f.000001", 25).sort_key())["x"] == "x__v1"
+    assert lineage.names_at(BinlogPosition("f.000001", 45).sort_key())["x"] == "x"
+
+
+@pytest.mark.parametrize(("column", "expected"), [
+    (ColumnSchema("c", "int"), "int"),
+    (ColumnSchema("c", "int", unsigned=True), "bigint"),
+    (ColumnSchema("c", "bigint", unsigned=True), "decimal(20,0)"),
+    (ColumnSchema("c", "decimal", precision=12, scale=3), "decimal(12,3)"),
+    (ColumnSchema("c", "decimal", precision=65, scale=30), "string"),
+    (ColumnSchema("c", "datetime", fsp=6), "timestamp_ntz"),
+    (ColumnSchema("c", "timestamp", fsp=6), "timestamp"),
+    (ColumnSchema("c", "time", fsp=6), "bigint"),
+    (ColumnSchema("c", "json"), "string"),
+    (ColumnSchema("c", "enum", enum_values=("a",)), "string"),
+    (ColumnSchema("c", "set", enum_values=("a",)), "string"),
+    (ColumnSchema("c", "blob"), "binary"),
+    (ColumnSchema("c", "varchar", length=3, charset="binary"), "binary"),
+])
+def test_spark_type_mapping(column: ColumnSchema, expected: str) -> None:
+    assert spark_type(column)[0] == expected
+
+
+def test_value_conversion_and_invalid_values() -> None:
+    import pyarrow as pa
+    assert convert_value('{"uint64Value":"18446744073709551615"}', pa.decimal128(20, 0)) == Decimal(2**64 - 1)
+    assert convert_value('{"decimalValue":"-1.50"}', pa.decimal128(5, 2)) == Decimal("-1.50")
+    assert convert_value('{"timestampMicros":"1000001"}', pa.timestamp("us", tz="UTC")) == \
+        datetime.datetime(1970, 1, 1, 0, 0, 1, 1, tzinfo=datetime.UTC)
+    assert convert_value('{"setValue":{"labels":["a","c"]}}', pa.string()) == "a,c"
+    assert convert_value('{"nullValue":null}', pa.int32()) is None
+    for bad in ('{"dateValue":{}}', '{"timestampMicros":"0"}',
+                '{"datetimeValue":{"year":2018,"month":2,"day":31}}'):
+        with pytest.raises(_Invalid):
+            convert_value(bad, pa.date32())
+
+
+def test_bad_options_are_config_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="paths"):
+        ReadOptions.parse({})
+    with pytest.raises(ConfigError, match="ddl"):
+        ReadOptions.parse({"path": "x", "ddl": "maybe"})
+    with pytest.raises(ConfigError, match="FILE:OFFSET"):
+        ReadOptions.parse({"path": "x", "startPosition": "nowhere"})
+    with pytest.raises(ConfigError, match="no binlog files match"):
+        expand_paths([str(tmp_path / "nothing*.000001")])
+
+
+def test_missing_java_is_a_setup_error(tmp_path: Path) -> None:
+    with pytest.raises(SparkSetupError, match="Java 17"):
+        check_java(str(tmp_path / "no-java"))
+    assert issubclass(SparkSetupError, BinlogError)
+
+
+def test_resolve_without_java_prints_one_line(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = str(Path(sys.executable).parent)     # the venv's scripts, no java
+    done = subprocess.run([sys.executable, "-m", "binlog_model.cli", "resolve", "--out", str(tmp_path)],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=120, check=False)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: SparkSetupError:"), done.stderr
