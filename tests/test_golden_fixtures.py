@@ -428,3 +428,45 @@ def test_event_times_follow_the_pinned_timestamp() -> None:
     events = _events("pk_updates")
     assert {e.utc_timestamp.ToDatetime(tzinfo=dt.UTC) for e in events} == {
         dt.datetime.fromtimestamp(1700000500, dt.UTC)}
+
+
+# -- generate on a live server --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scenario", ["spec_example", "pk_updates"])
+def test_generate_on_mariadb_reproduces_the_committed_expectations(tmp_path: Path, scenario: str) -> None:
+    """A fresh server, the scenario, our decoder: the same expected.jsonl byte for byte (times are pinned)."""
+    from binlog_model.testing.mariadb import mariadb_available
+
+    ok, reason = mariadb_available()
+    if not ok:
+        pytest.skip(reason)
+    committed = read_meta(MARIADB / scenario)
+    out = tmp_path / "mariadb" / scenario
+    sql = GOLDEN.parent / "scenarios" / f"{scenario}.sql"
+    args = ["fixtures", "generate", str(sql), "--server", "mariadb", "--out", str(out)]
+    for column in committed["expected"]["options"]["always_include"]:
+        args += ["--always-include", column]
+    run = CliRunner().invoke(cli, args)
+    assert run.exit_code == 0, run.output
+    written = sorted(p.name for p in out.iterdir())
+    assert written == ["binlogs", "expected.jsonl", "meta.json", "snapshot.json"]
+    meta = read_meta(out)
+    assert meta["scenario_sha256"] == committed["scenario_sha256"]
+    assert meta["expected"]["options"] == committed["expected"]["options"]
+    assert meta["expected"]["snapshot"] == "snapshot.json"
+    assert meta.get("differences_from_spec") == committed.get("differences_from_spec")
+    assert (out / "expected.jsonl").read_bytes() == (MARIADB / scenario / "expected.jsonl").read_bytes()
+    assert verify_fixture(out).ok
+
+
+def test_generate_for_mysql_without_docker_says_so(tmp_path: Path) -> None:
+    from binlog_model.testing.containers import docker_available
+
+    if docker_available()[0]:
+        pytest.skip("a Docker engine answers; the MySQL generate path is exercised by the container tests")
+    sql = GOLDEN.parent / "scenarios" / "spec_example.sql"
+    run = CliRunner().invoke(cli, ["fixtures", "generate", str(sql), "--server", "mysql:5.7",
+                                   "--out", str(tmp_path / "out")])
+    assert run.exit_code != 0
+    assert "cannot generate a mysql:5.7 fixture: no Docker engine" in str(run.exception)
