@@ -15,17 +15,21 @@ __all__ = ["decode_json", "decode_json_diffs"]
 
 def decode_json(buf: Buffer, pos: int, meta: int) -> tuple[JsonDocument, int]:
     """JSON: a length prefix of ``meta`` bytes, then a binary JSON document."""
-    need(buf, pos, meta, "JSON length")
+    if pos + meta > len(buf):
+        need(buf, pos, meta, "JSON length")
     n = int.from_bytes(buf[pos:pos + meta], "little")
     pos += meta
-    need(buf, pos, n, "JSON")
+    if pos + n > len(buf):
+        need(buf, pos, n, "JSON")
     return JsonDocument(parse_json_binary(memoryview(buf)[pos:pos + n])), pos + n
 
 
 def decode_json_diffs(buf: Buffer, pos: int, meta: int) -> tuple[tuple[JsonDiff, ...], int]:
     """A partially updated JSON column: a length prefix of ``meta`` bytes, then the diff list."""
-    need(buf, pos, meta, "JSON diff length")
+    if pos + meta > len(buf):
+        need(buf, pos, meta, "JSON diff length")
     n = int.from_bytes(buf[pos:pos + meta], "little")
     pos += meta
-    need(buf, pos, n, "JSON diff")
+    if pos + n > len(buf):
+        need(buf, pos, n, "JSON diff")
     return parse_json_diffs(memoryview(buf)[pos:pos + n]), pos + n

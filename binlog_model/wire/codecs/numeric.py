@@ -74,13 +74,15 @@ def decode_short_unsigned(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
 
 
 def decode_int24(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
-    need(buf, pos, 3, "INT24")
+    if pos + 3 > len(buf):
+        need(buf, pos, 3, "INT24")
     v = buf[pos] | (buf[pos + 1] << 8) | (buf[pos + 2] << 16)
     return (v - 0x1000000 if v & 0x800000 else v), pos + 3
 
 
 def decode_int24_unsigned(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
-    need(buf, pos, 3, "INT24 UNSIGNED")
+    if pos + 3 > len(buf):
+        need(buf, pos, 3, "INT24 UNSIGNED")
     return buf[pos] | (buf[pos + 1] << 8) | (buf[pos + 2] << 16), pos + 3
 
 
@@ -123,7 +125,8 @@ def decode_double(buf: Buffer, pos: int, meta: int) -> tuple[float, int]:
 def decode_bit(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
     """BIT(n): meta is ``bytes << 8 | extra_bits``; the value is big-endian."""
     n = (meta >> 8) + (1 if meta & 0xFF else 0)
-    need(buf, pos, n, "BIT")
+    if pos + n > len(buf):
+        need(buf, pos, n, "BIT")
     return int.from_bytes(buf[pos:pos + n], "big"), pos + n
 
 
@@ -175,7 +178,8 @@ def decode_newdecimal(buf: Buffer, pos: int, meta: int) -> tuple[Decimal, int]:
     """NEWDECIMAL: meta is ``precision << 8 | scale``."""
     precision, scale = meta >> 8, meta & 0xFF
     n = newdecimal_size(precision, scale)
-    need(buf, pos, n, "NEWDECIMAL")
+    if pos + n > len(buf):
+        need(buf, pos, n, "NEWDECIMAL")
     return parse_packed_decimal(buf[pos:pos + n], precision, scale), pos + n
 
 
@@ -188,10 +192,12 @@ def decode_decimal_old(buf: Buffer, pos: int, meta: int) -> tuple[Decimal, int]:
 
 def decode_vector(buf: Buffer, pos: int, meta: int) -> tuple[tuple[float, ...], int]:
     """MySQL 9 VECTOR: a length prefix of ``meta`` bytes, then little-endian float32 values."""
-    need(buf, pos, meta, "VECTOR length")
+    if pos + meta > len(buf):
+        need(buf, pos, meta, "VECTOR length")
     n = int.from_bytes(buf[pos:pos + meta], "little")
     pos += meta
-    need(buf, pos, n, "VECTOR")
+    if pos + n > len(buf):
+        need(buf, pos, n, "VECTOR")
     if n % 4:
         raise UnsupportedEventError(f"VECTOR value of {n} bytes is not a whole number of float32",
                                     expected="a multiple of 4 bytes")
@@ -200,6 +206,7 @@ def decode_vector(buf: Buffer, pos: int, meta: int) -> tuple[tuple[float, ...], 
 
 def decode_year(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
     """YEAR: one byte, 0 for ``0000`` else ``1900 + value``."""
-    need(buf, pos, 1, "YEAR")
+    if pos + 1 > len(buf):
+        need(buf, pos, 1, "YEAR")
     v = buf[pos]
     return (1900 + v if v else 0), pos + 1

@@ -15,10 +15,12 @@ __all__ = ["decode_geometry"]
 
 def decode_geometry(buf: Buffer, pos: int, meta: int) -> tuple[Geometry, int]:
     """GEOMETRY: meta is the length-prefix size; the payload is SRID (u32 LE) + WKB."""
-    need(buf, pos, meta, "GEOMETRY length")
+    if pos + meta > len(buf):
+        need(buf, pos, meta, "GEOMETRY length")
     n = int.from_bytes(buf[pos:pos + meta], "little")
     pos += meta
-    need(buf, pos, n, "GEOMETRY")
+    if pos + n > len(buf):
+        need(buf, pos, n, "GEOMETRY")
     if n < 4:
         raise TruncatedEventError(f"GEOMETRY value of {n} bytes has no 4-byte SRID",
                                   expected="GEOMETRY SRID")

@@ -34,14 +34,17 @@ def split_string_meta(meta: int) -> tuple[int, int]:
 def decode_varchar(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
     """VARCHAR/VAR_STRING: meta is the maximum byte length; 1 length byte up to 255, else 2."""
     if meta > 255:
-        need(buf, pos, 2, "VARCHAR length")
+        if pos + 2 > len(buf):
+            need(buf, pos, 2, "VARCHAR length")
         n = buf[pos] | (buf[pos + 1] << 8)
         pos += 2
     else:
-        need(buf, pos, 1, "VARCHAR length")
+        if pos + 1 > len(buf):
+            need(buf, pos, 1, "VARCHAR length")
         n = buf[pos]
         pos += 1
-    need(buf, pos, n, "VARCHAR")
+    if pos + n > len(buf):
+        need(buf, pos, n, "VARCHAR")
     return bytes(buf[pos:pos + n]), pos + n
 
 
@@ -52,20 +55,24 @@ def decode_string(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
 
 def decode_enum(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
     """ENUM: meta is the storage size (1 or 2 bytes); the value is the 1-based index."""
-    need(buf, pos, meta, "ENUM")
+    if pos + meta > len(buf):
+        need(buf, pos, meta, "ENUM")
     return int.from_bytes(buf[pos:pos + meta], "little"), pos + meta
 
 
 def decode_set(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
     """SET: meta is the storage size (1-8 bytes); the value is the member bitmask."""
-    need(buf, pos, meta, "SET")
+    if pos + meta > len(buf):
+        need(buf, pos, meta, "SET")
     return int.from_bytes(buf[pos:pos + meta], "little"), pos + meta
 
 
 def decode_blob(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
     """BLOB/TEXT: meta is the size of the little-endian length prefix (1-4 bytes)."""
-    need(buf, pos, meta, "BLOB length")
+    if pos + meta > len(buf):
+        need(buf, pos, meta, "BLOB length")
     n = int.from_bytes(buf[pos:pos + meta], "little")
     pos += meta
-    need(buf, pos, n, "BLOB")
+    if pos + n > len(buf):
+        need(buf, pos, n, "BLOB")
     return bytes(buf[pos:pos + n]), pos + n

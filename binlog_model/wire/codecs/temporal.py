@@ -83,14 +83,16 @@ def time_from_packed(packed: int) -> datetime.timedelta:
 
 def decode_date(buf: Buffer, pos: int, meta: int) -> tuple[datetime.date | InvalidDate, int]:
     """DATE/NEWDATE: 3 bytes little-endian, ``year << 9 | month << 5 | day``."""
-    need(buf, pos, 3, "DATE")
+    if pos + 3 > len(buf):
+        need(buf, pos, 3, "DATE")
     v = buf[pos] | (buf[pos + 1] << 8) | (buf[pos + 2] << 16)
     return make_date(v >> 9, (v >> 5) & 15, v & 31), pos + 3
 
 
 def decode_time(buf: Buffer, pos: int, meta: int) -> tuple[datetime.timedelta, int]:
     """Old TIME: 3 bytes little-endian signed integer ``HHMMSS``."""
-    need(buf, pos, 3, "TIME")
+    if pos + 3 > len(buf):
+        need(buf, pos, 3, "TIME")
     v = buf[pos] | (buf[pos + 1] << 8) | (buf[pos + 2] << 16)
     if v & 0x800000:
         v -= 0x1000000
@@ -107,7 +109,8 @@ def decode_time2(buf: Buffer, pos: int, meta: int) -> tuple[datetime.timedelta, 
     undoes by borrowing one second.
     """
     nfrac = _frac_bytes(meta, "TIME2")
-    need(buf, pos, 3 + nfrac, "TIME2")
+    if pos + (3 + nfrac) > len(buf):
+        need(buf, pos, 3 + nfrac, "TIME2")
     if nfrac == 3:
         packed = int.from_bytes(buf[pos:pos + 6], "big") - _TIMEF_OFS
         return time_from_packed(packed), pos + 6
@@ -139,7 +142,8 @@ def _read_frac(buf: Buffer, pos: int, nfrac: int) -> int:
 
 def decode_datetime(buf: Buffer, pos: int, meta: int) -> tuple[datetime.datetime | InvalidDateTime, int]:
     """Old DATETIME: 8 bytes little-endian integer ``YYYYMMDDhhmmss``."""
-    need(buf, pos, 8, "DATETIME")
+    if pos + 8 > len(buf):
+        need(buf, pos, 8, "DATETIME")
     v = int.from_bytes(buf[pos:pos + 8], "little")
     d, t = divmod(v, 1_000_000)
     return make_datetime(d // 10000, (d // 100) % 100, d % 100, t // 10000, (t // 100) % 100,
@@ -149,7 +153,8 @@ def decode_datetime(buf: Buffer, pos: int, meta: int) -> tuple[datetime.datetime
 def decode_datetime2(buf: Buffer, pos: int, meta: int) -> tuple[datetime.datetime | InvalidDateTime, int]:
     """DATETIME2 (meta = fsp): 5 bytes big-endian with offset, then 0-3 fraction bytes."""
     nfrac = _frac_bytes(meta, "DATETIME2")
-    need(buf, pos, 5 + nfrac, "DATETIME2")
+    if pos + (5 + nfrac) > len(buf):
+        need(buf, pos, 5 + nfrac, "DATETIME2")
     intpart = int.from_bytes(buf[pos:pos + 5], "big") - _DATETIMEF_INT_OFS
     micro = _read_frac(buf, pos + 5, nfrac)
     return datetime_from_packed((intpart << 24) + micro), pos + 5 + nfrac
@@ -164,13 +169,15 @@ def _timestamp(seconds: int, micro: int) -> datetime.datetime | InvalidDateTime:
 
 def decode_timestamp(buf: Buffer, pos: int, meta: int) -> tuple[datetime.datetime | InvalidDateTime, int]:
     """Old TIMESTAMP: 4 bytes little-endian seconds since the epoch (UTC)."""
-    need(buf, pos, 4, "TIMESTAMP")
+    if pos + 4 > len(buf):
+        need(buf, pos, 4, "TIMESTAMP")
     return _timestamp(int.from_bytes(buf[pos:pos + 4], "little"), 0), pos + 4
 
 
 def decode_timestamp2(buf: Buffer, pos: int, meta: int) -> tuple[datetime.datetime | InvalidDateTime, int]:
     """TIMESTAMP2 (meta = fsp): 4 bytes big-endian seconds, then 0-3 fraction bytes."""
     nfrac = _frac_bytes(meta, "TIMESTAMP2")
-    need(buf, pos, 4 + nfrac, "TIMESTAMP2")
+    if pos + (4 + nfrac) > len(buf):
+        need(buf, pos, 4 + nfrac, "TIMESTAMP2")
     seconds = int.from_bytes(buf[pos:pos + 4], "big")
     return _timestamp(seconds, _read_frac(buf, pos + 4, nfrac)), pos + 4 + nfrac
