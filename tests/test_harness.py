@@ -145,3 +145,20 @@ def test_start_retries_when_the_port_is_taken(monkeypatch: pytest.MonkeyPatch) -
             assert picks[0] == busy
             assert server.port == picks[-1] != busy
             assert server.query("SELECT 1") == [(1,)]
+
+
+def test_stop_cleans_up_after_the_server_died() -> None:
+    _require_mariadb()
+    import os
+    import signal
+
+    server = MariaDBServer().start()
+    root = server.root
+    assert server._proc is not None
+    os.kill(server._proc.pid, signal.SIGKILL)
+    server._proc.wait(timeout=10)
+    assert not server.running
+    with pytest.raises(HarnessError, match="cannot connect"):
+        server.query("SELECT 1")
+    server.stop()
+    assert not root.exists()

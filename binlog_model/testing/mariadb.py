@@ -293,7 +293,8 @@ class MariaDBServer:
 
     def reproducible_flags(self) -> list[str]:
         """The server flags without the per-run paths and port (for fixture metadata)."""
-        per_run = ("--datadir=", "--socket=", "--port=", "--pid-file=", "--log-error=", "--log-bin=")
+        per_run = ("--datadir=", "--socket=", "--port=", "--pid-file=", "--log-error=", "--log-bin=",
+                   "--tmpdir=")
         flags = [arg for arg in self._server_args() if not arg.startswith(per_run)]
         return [*flags, f"--log-bin={self.binlog_basename}"]
 
@@ -308,9 +309,12 @@ class MariaDBServer:
     # --- internals --------------------------------------------------------------------------------------
 
     def _innodb_args(self) -> list[str]:
-        return ["--innodb-buffer-pool-size=16M", "--innodb-log-file-size=8M"]
+        # A private tmpdir: with the shared /tmp, concurrent servers (parallel test sessions) were seen to
+        # fail bootstrap on each other's #sql-temptable files.
+        return [f"--tmpdir={self.root / 'tmp'}", "--innodb-buffer-pool-size=16M", "--innodb-log-file-size=8M"]
 
     def _bootstrap(self, install_db: Path) -> None:
+        (self.root / "tmp").mkdir(exist_ok=True)
         cmd = [str(install_db), "--no-defaults", f"--datadir={self.datadir}", *_user_args(),
                "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve",
                *self._innodb_args()]
