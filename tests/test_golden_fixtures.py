@@ -16,6 +16,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +94,28 @@ def test_verify_shows_a_readable_diff_and_exits_1(tmp_path: Path) -> None:
     shutil.copy(MARIADB / "pk_updates" / "expected.jsonl", fixture / "expected.jsonl")
     run = CliRunner().invoke(cli, ["fixtures", "verify", str(tmp_path)])
     assert run.exit_code == 0 and "1 of 1 fixtures match" in run.output
+
+
+def _console(*args: str) -> subprocess.CompletedProcess[str]:
+    """The real entry point (``binlog_model.cli.main``), for the process exit status."""
+    return subprocess.run([sys.executable, "-m", "binlog_model.cli", *args], capture_output=True, text=True,
+                          check=False, timeout=120)
+
+
+def test_verify_exit_status_of_the_console_command(tmp_path: Path) -> None:
+    fixture = tmp_path / "multi_table"
+    shutil.copytree(MARIADB / "multi_table", fixture)
+    assert _console("fixtures", "verify", str(tmp_path)).returncode == 0
+    text = (fixture / "expected.jsonl").read_text(encoding="utf-8")
+    # Hand-edited expectation (corruption test): one customer's name changed.
+    (fixture / "expected.jsonl").write_text(text.replace('"ann"', '"anne"', 1), encoding="utf-8")
+    done = _console("fixtures", "verify", str(tmp_path))
+    assert done.returncode == 1 and '-            "stringValue": "anne"' in done.stdout
+    (fixture / "expected.jsonl").unlink()
+    done = _console("fixtures", "verify", str(tmp_path))
+    assert done.returncode == 1 and "MISSING" in done.stdout
+    done = _console("fixtures", "verify", "--allow-missing", str(tmp_path))
+    assert done.returncode == 0 and "0 of 1 fixtures match; 1 without expected.jsonl" in done.stdout
 
 
 def test_verify_reports_missing_and_extra_events(tmp_path: Path) -> None:

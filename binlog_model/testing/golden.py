@@ -83,18 +83,22 @@ class GoldenOptions:
 
 @dataclass(frozen=True, slots=True)
 class FixtureResult:
-    """The outcome of verifying one fixture: ``diffs`` is empty when it matches."""
+    """The outcome of verifying one fixture: ``diffs`` is empty when it matches; ``missing`` when it has
+    no ``expected.jsonl`` at all (a failure unless the caller allows missing expectations)."""
 
     fixture: Path
     expected_count: int
     actual_count: int
     diffs: tuple[str, ...] = field(default=())
+    missing: bool = False
 
     @property
     def ok(self) -> bool:
         return not self.diffs
 
     def report(self) -> str:
+        if self.missing:
+            return f"MISSING {self.fixture}: {self.diffs[0]}"
         if self.ok:
             return f"ok   {self.fixture} ({self.actual_count} events)"
         head = (f"FAIL {self.fixture}: {len(self.diffs)} differing event(s); "
@@ -192,7 +196,8 @@ def verify_fixture(fixture_dir: Path) -> FixtureResult:
     try:
         expected = expected_path.read_text(encoding="utf-8").splitlines()
     except OSError as err:
-        return FixtureResult(fixture_dir, 0, 0, (f"cannot read {expected_path}: {err}",))
+        return FixtureResult(fixture_dir, 0, 0, (f"cannot read {expected_path}: {err}",),
+                             missing=not expected_path.exists())
     try:
         actual = decode_fixture(fixture_dir)
     except BinlogError as err:  # a fixture that no longer decodes is a difference, reported like the others
