@@ -129,3 +129,16 @@ def test_spec_example_scenario_on_mysql57(mysql57: Any, tmp_path: Path) -> None:
     infos = [str(row[5]) for row in events]
     assert any("alter table foobar change column baz hurrdurr text not null" in i for i in infos)
     assert any("SET @@SESSION.GTID_NEXT=" in i for i in infos)
+
+
+def test_start_without_engine_is_a_harness_error() -> None:
+    ok, _ = docker_available()
+    if ok:
+        pytest.skip("a Docker engine answers here; the real servers are tested above")
+    from binlog_model.testing.mariadb import HarnessError
+
+    server = server_for("mysql57")
+    with pytest.raises(HarnessError, match=r"cannot start mysql:5\.7 container"):
+        server.start()
+    assert not server.running
+    server.stop()  # idempotent

@@ -129,11 +129,11 @@ class MySQLContainerServer:
         if self._container is not None:
             raise HarnessError(f"{self.image} container already started")
         began = time.monotonic()
-        container = (DockerContainer(self.image)
-                     .with_env("MYSQL_ALLOW_EMPTY_PASSWORD", "1")
-                     .with_command(list(self.flags))
-                     .with_exposed_ports(3306))
         try:
+            container = (DockerContainer(self.image)
+                         .with_env("MYSQL_ALLOW_EMPTY_PASSWORD", "1")
+                         .with_command(list(self.flags))
+                         .with_exposed_ports(3306))
             container.start()
         except Exception as err:
             raise HarnessError(f"cannot start {self.image} container: {err}") from err
