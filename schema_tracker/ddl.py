@@ -19,9 +19,11 @@ Fallbacks, each for a statement sqlglot returns as ``exp.Command`` (tested in te
 Version comments ``/*!40101 … */`` and ``/*M!100100 … */`` (mysqldump, server-generated DDL) are unwrapped
 before parsing, as the server executes their content.
 
-Known type-name limits of sqlglot's MySQL dialect: ``REAL`` reads as FLOAT and ``INT8`` as TINYINT (MySQL:
-DOUBLE, BIGINT); spatial subtypes (POINT, POLYGON…), INET4/INET6 and NATIONAL CHAR do not parse and raise
-``UnsupportedDDLError``. JSON is recorded as ``json`` (MariaDB stores it as LONGTEXT).
+sqlglot's MySQL dialect reads some type names differently from MySQL (REAL as FLOAT, INT8 as TINYINT, LONG
+as BIGINT) and does not tokenize others (POINT, NATIONAL CHAR...): ``_BinlogMySQL`` extends its keyword
+table with MySQL's meaning. Still unsupported (``UnsupportedDDLError``): MULTIPOINT, GEOMETRYCOLLECTION,
+INET4/INET6 and FLOAT/DOUBLE UNSIGNED, which sqlglot has no type for. JSON is recorded as ``json``
+(MariaDB stores it as LONGTEXT).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
+from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import Token, TokenType
 
@@ -72,7 +75,26 @@ __all__ = [
     "apply", "parse_use", "split_statements", "statement_shapes", "tree_shape", "unwrap_version_comments",
 ]
 
-_MYSQL = Dialect.get_or_raise("mysql")
+
+
+class _BinlogMySQL(MySQL):
+    """sqlglot's MySQL dialect with MySQL's own meaning for type names it reads differently (REAL is
+    DOUBLE, INT8 is BIGINT, LONG [VARCHAR] is MEDIUMTEXT...) and the spatial types it does not tokenize."""
+
+    class Tokenizer(MySQL.Tokenizer):
+        KEYWORDS = {  # noqa: RUF012 - sqlglot's own convention for tokenizer tables
+            **MySQL.Tokenizer.KEYWORDS,
+            "REAL": TokenType.DOUBLE, "INT8": TokenType.BIGINT, "INT3": TokenType.MEDIUMINT,
+            "MIDDLEINT": TokenType.MEDIUMINT, "LONG": TokenType.MEDIUMTEXT,
+            "LONG VARCHAR": TokenType.MEDIUMTEXT,
+            "LONG VARBINARY": TokenType.MEDIUMBLOB, "NATIONAL CHAR": TokenType.NCHAR,
+            "NATIONAL CHARACTER": TokenType.NCHAR, "NATIONAL VARCHAR": TokenType.NVARCHAR,
+            "POINT": TokenType.POINT, "LINESTRING": TokenType.LINESTRING, "POLYGON": TokenType.POLYGON,
+            "MULTILINESTRING": TokenType.MULTILINESTRING, "MULTIPOLYGON": TokenType.MULTIPOLYGON,
+        }
+
+
+_MYSQL: Dialect = _BinlogMySQL()
 
 
 class _CommandFallbackFilter(logging.Filter):
@@ -120,7 +142,8 @@ _SIMPLE_TYPES = {
     "VARCHAR": "varchar", "NVARCHAR": "varchar", "CHAR": "char", "NCHAR": "char",
     "BINARY": "binary", "VARBINARY": "varbinary", "BIT": "bit",
     "TIME": "time", "DATETIME": "datetime", "TIMESTAMP": "timestamp", "TIMESTAMPTZ": "timestamp",
-    "YEAR": "year", "ENUM": "enum", "SET": "set",
+    "YEAR": "year", "ENUM": "enum", "SET": "set", "POINT": "point", "LINESTRING": "linestring",
+    "POLYGON": "polygon", "MULTILINESTRING": "multilinestring", "MULTIPOLYGON": "multipolygon",
 }
 # ALTER TABLE actions that manage partitions (never columns).
 # Also DISABLE/ENABLE KEYS and ORDER BY (row order), which touch no column either.
@@ -215,7 +238,7 @@ def tree_shape(sql: str) -> str:
     """A compact signature of sqlglot's tree for ``sql`` (node classes, argument names, DataType and
     kinds), used to pin the parser's output in a golden file."""
     try:
-        tree = sqlglot.parse_one(unwrap_version_comments(sql), read="mysql")
+        tree = sqlglot.parse_one(unwrap_version_comments(sql), read=_MYSQL)
     except SqlglotError as err:
         return f"ParseError({type(err).__name__})"
     return _shape(tree)
@@ -307,7 +330,7 @@ def _tokenize(text: str, statement: str | None) -> list[Token]:
 
 def _parse(sql: str) -> Any:
     try:
-        tree = sqlglot.parse_one(sql, read="mysql")
+        tree = sqlglot.parse_one(sql, read=_MYSQL)
     except SqlglotError as err:
         first = str(err).splitlines()[0]
         raise _unsupported(f"sqlglot cannot parse the statement: {first}") from err

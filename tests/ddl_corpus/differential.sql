@@ -366,3 +366,10 @@ CREATE TABLE t44 (e enum('a','b') NOT NULL DEFAULT 'a', s set('p','q') DEFAULT '
 ALTER TABLE t44 MODIFY e enum('a','b','c, with comma') NOT NULL DEFAULT 'a';
 ALTER TABLE t44 ALTER COLUMN s SET DEFAULT 'q';
 DROP TABLE t39, t40, t41, t42, t43, t44;
+
+-- type synonyms sqlglot reads differently from MySQL, and spatial types (t45, t46)
+CREATE TABLE t45 (r real, i8 int8, i3 int3, mi middleint, l long, lv long varchar, lvb long varbinary, i1 int1, i2 int2, i4 int4, f4 float4, f8 float8, nc national char(3), nv national varchar(4), cv character varying(5));
+ALTER TABLE t45 MODIFY r real NOT NULL, ADD COLUMN r2 real(8,2) AFTER r;
+CREATE TABLE t46 (g geometry NOT NULL, p point, ls linestring, pg polygon, mls multilinestring, mpg multipolygon);
+ALTER TABLE t46 MODIFY p point NOT NULL FIRST, ADD SPATIAL INDEX sp (p);
+DROP TABLE t45, t46;
