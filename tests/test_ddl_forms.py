@@ -186,7 +186,8 @@ def test_unsupported_ddl_is_a_typed_error_with_statement_and_position() -> None:
 
 def test_lenient_records_skip_and_marks_table_uncertain() -> None:
     cat = run("CREATE TABLE t (a int)")
-    new, ch = apply(cat, "ALTER TABLE t ADD COLUMN ok int, ADD COLUMN p geometrycollection", "d", lenient=True)
+    sql = "ALTER TABLE t ADD COLUMN ok int, ADD COLUMN p geometrycollection"
+    new, ch = apply(cat, sql, "d", lenient=True)
     assert len(ch) == 1 and isinstance(ch[0], SkippedStatement) and ch[0].table == "t"
     t = new.table("d", "t")
     assert t is not None and t.uncertain and cols(new, "t") == ["a"]  # nothing half-applied
