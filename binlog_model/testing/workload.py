@@ -303,7 +303,7 @@ class Workload:
         if r < 0.45:
             t.columns = [c for c in t.columns if c[0] != name]
             return Step(f"ALTER TABLE {t.name} DROP COLUMN {name}", ddl=True)
-        if r < 0.65:
+        if r < 0.65 and ty != "json":   # MariaDB cannot rename a JSON column: its json_valid CHECK names it
             new = self._new_name()
             t.columns = [(new if n == name else n, y) for n, y in t.columns]
             return Step(f"ALTER TABLE {t.name} RENAME COLUMN {name} TO {new}", ddl=True)
