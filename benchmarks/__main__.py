@@ -35,6 +35,17 @@ def _load() -> str:
         return ""
 
 
+def _spark_available() -> bool:
+    try:
+        import pyspark  # noqa: F401
+
+        from binlog_model.spark.job import check_java
+        check_java()
+    except Exception:
+        return False
+    return True
+
+
 def _fmt(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
@@ -56,6 +67,9 @@ def print_table(results: dict[str, dict[str, Any]], out: Any = print) -> dict[st
               "ours/mariadb-binlog -vv": ratio("mariadb-binlog -vv"),
               "ours-decoder/pmr": (results["ours-decoder"]["rows_per_s"] or 0) / results["pmr"]["rows_per_s"]
               if results.get("pmr", {}).get("rows_per_s") else None}
+    if "spark local[1]" in results and "spark local[2]" in results:
+        ratios["spark local[2]/local[1]"] = (results["spark local[2]"]["rows_per_s"]
+                                             / results["spark local[1]"]["rows_per_s"])
     out("ratios (rows/s): " + ", ".join(f"{k} {_fmt(v, '.2f')}" for k, v in ratios.items()))
     out(f"ratio ours/pmr: {_fmt(ratios['ours/pmr'], '.2f')}, "
         f"ours/mariadb-binlog: {_fmt(ratios['ours/mariadb-binlog'], '.2f')}")
@@ -68,10 +82,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--changes", type=int, help="row changes in the workload (default 100000)")
     parser.add_argument("--repeat", type=int, help="repetitions per case (default 3; 1 with --quick)")
     parser.add_argument("--no-pmr", action="store_true", help="skip python-mysql-replication")
+    parser.add_argument("--spark", action=argparse.BooleanOptionalAction, default=None,
+                        help="measure binlog_model.spark local[1] and local[2] (default on; off with --quick)")
+    parser.add_argument("--slice-mb", type=int, default=16, help="Spark slice size in MB (default 16)")
     parser.add_argument("--output", type=Path, help="JSON result path (default benchmarks/results/)")
     args = parser.parse_args(argv)
     changes = args.changes or (20_000 if args.quick else 100_000)
     repeat = args.repeat or (1 if args.quick else 3)
+    spark = (not args.quick) if args.spark is None else args.spark
+    if spark and not _spark_available():
+        print("Spark not measured: pyspark or Java 17+ is missing")
+        spark = False
     workload = Workload.for_changes(changes)
     began = time.monotonic()
     server, cached, files = live_server(workload)
@@ -91,6 +112,11 @@ def main(argv: list[str] | None = None) -> int:
             if not args.no_pmr:
                 step.append(run_case("pmr", files, nbytes=nbytes, socket=str(server.socket),
                                      log_file=files[0].name))
+            if spark:
+                for master in ("local[1]", "local[2]"):
+                    step.append(run_case("spark", files, nbytes=nbytes, label=f"spark {master}",
+                                         master=master, snapshot=str(cached.snapshot),
+                                         slice_bytes=args.slice_mb << 20))
             for r in step:
                 runs.setdefault(r["case"], []).append(r)
         version = server.version
