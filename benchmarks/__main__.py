@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, help="repetitions per case (default 3; 1 with --quick)")
     parser.add_argument("--no-pmr", action="store_true", help="skip python-mysql-replication")
     parser.add_argument("--spark", action=argparse.BooleanOptionalAction, default=None,
-                        help="measure binlog_model.spark local[1] and local[2] (default on; off with --quick)")
+                        help="measure binlog_model.spark local[1] and local[2] (on; off with --quick)")
     parser.add_argument("--slice-mb", type=int, default=16, help="Spark slice size in MB (default 16)")
     parser.add_argument("--output", type=Path, help="JSON result path (default benchmarks/results/)")
     args = parser.parse_args(argv)
