@@ -100,3 +100,29 @@ def test_history_from_a_real_mariadb_binlog(mariadb: Any, fresh_db: str, tmp_pat
     # between the two ALTERs the table had c but not bb
     middle = h.at(BinlogPosition(mine[2].position.file, mine[2].position.offset))  # type: ignore[union-attr]
     assert middle.table(fresh_db, "t").column_names == ("a", "c", "b")  # type: ignore[union-attr]
+
+
+@pytest.mark.server
+def test_create_select_as_row_based_logging_writes_it(mariadb: Any, fresh_db: str, tmp_path: Path) -> None:
+    from schema_tracker import catalog_from_server
+
+    mariadb.reset_binlogs()
+    mariadb.execute(["CREATE TABLE src (a int, b varchar(3) CHARACTER SET latin1)",
+                     "INSERT INTO src VALUES (1, 'q')",
+                     "CREATE TABLE t3 (k int PRIMARY KEY AUTO_INCREMENT) SELECT a, b, 'lit' AS c FROM src",
+                     "CREATE TABLE t4 AS SELECT * FROM src"], database=fresh_db)
+    files = mariadb.flush_and_collect(tmp_path)
+    cs, coll = mariadb.query("SELECT @@character_set_server, @@collation_server")[0]
+    h = SchemaHistory(Catalog(server_charset=cs, server_collation=coll))
+    h.apply_events(iter_events(files, skip_types=DDL_PASS_SKIP_TYPES))
+    conn = mariadb.connect()
+    try:
+        live = catalog_from_server(conn, databases=[fresh_db])
+    finally:
+        conn.close()
+    for name in ("t3", "t4"):
+        mine, theirs = h.catalog.table(fresh_db, name), live.table(fresh_db, name)
+        assert mine is not None and theirs is not None
+        assert [(c.name, c.column_type, c.nullable, c.charset) for c in mine.columns] == \
+            [(c.name, c.column_type, c.nullable, c.charset) for c in theirs.columns]
+        assert mine.primary_key == theirs.primary_key
