@@ -137,3 +137,17 @@ def test_resolve_without_java_prints_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: SparkSetupError:"), done.stderr
+
+
+def test_value_json_fast_paths_match_json_format() -> None:
+    from binlog_model.spark.datasource import slow_value_json, value_json
+
+    seen = set()
+    for scenario in ("all_types", "spec_example", "large_statement"):
+        for event in iter_binlog_events(GOLDEN / scenario / "binlogs" / "mysql-bin.000001", lenient_ddl=True):
+            for row in event.rows:
+                for col in (*row.before, *row.after):
+                    seen.add(col.value.WhichOneof("kind"))
+                    assert value_json(col.value) == slow_value_json(col.value)
+    assert {"int_value", "long_value", "uint64_value", "string_value", "decimal_value", "null_value",
+            "json_value", "time_micros", "timestamp_micros", "bit_value"} <= seen
