@@ -151,3 +151,11 @@ def test_value_json_fast_paths_match_json_format() -> None:
                     assert value_json(col.value) == slow_value_json(col.value)
     assert {"int_value", "long_value", "uint64_value", "string_value", "decimal_value", "null_value",
             "json_value", "time_micros", "timestamp_micros", "bit_value"} <= seen
+
+
+def test_docs_list_the_type_mapping() -> None:
+    from binlog_model.spark.typed import MAPPING_ROWS
+
+    text = (REPO / "docs" / "spark.md").read_text(encoding="utf-8")
+    for mysql, spark, note in MAPPING_ROWS:
+        assert f"| {mysql} | `{spark}` | {note} |" in text
