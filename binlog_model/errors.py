@@ -20,6 +20,7 @@ __all__ = [
     "DecoderStateError",
     "EncryptedBinlogError",
     "IncompleteTransactionError",
+    "ReplicationError",
     "SchemaError",
     "SchemaMismatchError",
     "TruncatedEventError",
@@ -123,6 +124,10 @@ class EncryptedBinlogError(UnsupportedEventError):
 
 class DecoderStateError(BinlogError):
     """The event stream is out of order (rows before their TABLE_MAP), or the decoder is already failed."""
+
+
+class ReplicationError(BinlogError):
+    """The server refused or broke the binlog dump (unknown file, lost connection, protocol surprise)."""
 
 
 # --- schema tracking and resolution ----------------------------------------------------------------------

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from binlog_model.errors import BinlogError, ConfigError, DecodeError
+from binlog_model.errors import ConfigError, DecodeError, ReplicationError
 from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
 
 __all__ = [
@@ -55,10 +55,6 @@ _HEADER = struct.Struct("<IBIIIH")  # timestamp, type, server_id, event_size, lo
 _DUMP = struct.Struct("<IHI")  # position, flags, server_id
 _U64 = struct.Struct("<Q")
 _DEFAULT_REPLICA_ID: Final = 4_000_000_001
-
-
-class ReplicationError(BinlogError):
-    """The server refused or broke the binlog dump (unknown file, lost connection, protocol surprise)."""
 
 
 @dataclass(frozen=True, slots=True)
