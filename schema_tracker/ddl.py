@@ -675,7 +675,8 @@ def _alter_action(ctx: _Ctx, db: str, name: str, sql: str, toks: list[Token]) ->
                 else:
                     _alter_action(ctx, db, name, "ADD COLUMN " + piece, _tokenize("ADD COLUMN " + piece, sql))
             return
-    if words[0] in _PARTITION_ACTIONS or (len(words) > 1 and words[1] == "PARTITION"):
+    # The tokenizer may merge "PARTITION BY" into one token; its first word decides.
+    if words[0].split()[0] in _PARTITION_ACTIONS or (len(words) > 1 and words[1] == "PARTITION"):
         return  # partition maintenance: rows move, columns do not
     if words[:2] == ["RENAME", "AS"]:  # sqlglot knows RENAME [TO] only; AS is a MySQL synonym
         sql = "RENAME TO " + sql[toks[2].start - toks[0].start:]
@@ -786,8 +787,8 @@ def _apply_action(ctx: _Ctx, db: str, name: str, action: exp.Expression) -> None
         new_db, new_name = _table_name(ctx, action.this)
         ctx.emit(RenameTable(db, name, new_db, new_name))
         ctx.target = (new_db, new_name)
-    elif isinstance(action, exp.ForceProperty):
-        return
+    elif isinstance(action, exp.ForceProperty | exp.RenameIndex | exp.AlterIndex):
+        return  # rebuilds and index renames/visibility: no column changes
     else:
         raise _unsupported(f"ALTER TABLE action {type(action).__name__} not understood")
 

@@ -115,7 +115,9 @@ def test_index_fk_check_and_options_change_no_column() -> None:
                 "ALTER TABLE t ADD CONSTRAINT fk FOREIGN KEY (a) REFERENCES x (y), ADD CHECK (a > 0)",
                 "ALTER TABLE t DROP INDEX i, DROP KEY u, DROP FOREIGN KEY fk, DROP CHECK c",
                 "ALTER TABLE t ENGINE=InnoDB, ALGORITHM=INPLACE, LOCK=NONE, AUTO_INCREMENT=5",
-                "CREATE INDEX j ON t (a)", "DROP INDEX j ON t"]:
+                "CREATE INDEX j ON t (a)", "DROP INDEX j ON t",
+                "ALTER TABLE t RENAME INDEX i TO i2", "ALTER TABLE t ALTER INDEX i INVISIBLE",
+                "ALTER TABLE t PARTITION BY HASH(a) PARTITIONS 2", "ALTER TABLE t REMOVE PARTITIONING"]:
         cat2, changes = apply(cat, sql, "d")
         assert changes == () and cat2.table("d", "t").columns == cat.table("d", "t").columns  # type: ignore
 
