@@ -22,6 +22,7 @@ from binlog_model.pipeline import iter_binlog_events
 from tests._paths import CORPUS, REPO, require
 
 pytest.importorskip("pyspark")
+pytestmark = pytest.mark.spark
 
 from binlog_model.spark.datasource import event_rows, plan
 from binlog_model.spark.job import local_session
