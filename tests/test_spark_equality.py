@@ -22,10 +22,10 @@ from binlog_model.pipeline import iter_binlog_events
 from tests._paths import CORPUS, REPO, require
 
 pytest.importorskip("pyspark")
-pytestmark = pytest.mark.spark
-
 from binlog_model.spark.datasource import event_rows, plan
 from binlog_model.spark.job import local_session
+
+pytestmark = pytest.mark.spark
 
 GOLDEN = REPO / "fixtures" / "golden" / "mariadb"
 SCENARIOS = sorted(d.name for d in GOLDEN.iterdir() if (d / "binlogs").is_dir())

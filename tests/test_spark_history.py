@@ -24,10 +24,10 @@ from binlog_model.wire import QueryEvent
 from schema_tracker.history import SchemaHistory
 
 pytest.importorskip("pyspark")
-pytestmark = [pytest.mark.spark, pytest.mark.server]
-
 from binlog_model.spark.datasource import plan
 from binlog_model.spark.job import local_session, run_resolve
+
+pytestmark = [pytest.mark.spark, pytest.mark.server]
 
 BIG = 18446744073709551615
 
