@@ -283,12 +283,19 @@ def _enum(column: ColumnLike) -> Setter:
 def _set(column: ColumnLike, data_type: str) -> Setter:
     labels = column.enum_values
     limit = 1 << len(labels)
+    chosen: dict[int, list[str]] = {}     # bitmask -> its labels (tables reuse a few combinations)
 
     def set_value(v: pb.Value, raw: Any) -> None:
         if type(raw) is int:
             if 0 <= raw < limit:
-                v.set_value.CopyFrom(pb.SetValue(
-                    labels=[label for i, label in enumerate(labels) if raw >> i & 1]))
+                members = chosen.get(raw)
+                if members is None:
+                    members = [label for i, label in enumerate(labels) if raw >> i & 1]
+                    if len(chosen) < 4096:
+                        chosen[raw] = members
+                target = v.set_value
+                target.SetInParent()            # an empty SET is still a set_value
+                target.labels[:] = members
                 return
             _fail(column, raw, f"the tracked SET has {len(labels)} members")
         if raw is None:
@@ -350,7 +357,10 @@ def _json(column: ColumnLike, data_type: str) -> Setter:
 def _date(column: ColumnLike, data_type: str) -> Setter:
     def set_value(v: pb.Value, raw: Any) -> None:
         if type(raw) is datetime.date or type(raw) is InvalidDate:
-            v.date_value.CopyFrom(pb.Date(year=raw.year, month=raw.month, day=raw.day))
+            # Fields set in place (SetInParent keeps an all-zero date present): no message built and copied.
+            d = v.date_value
+            d.SetInParent()
+            d.year, d.month, d.day = raw.year, raw.month, raw.day
             return
         if raw is None:
             v.null_value = NULL_VALUE
@@ -362,9 +372,10 @@ def _date(column: ColumnLike, data_type: str) -> Setter:
 def _datetime(column: ColumnLike, data_type: str) -> Setter:
     def set_value(v: pb.Value, raw: Any) -> None:
         if type(raw) is datetime.datetime or type(raw) is InvalidDateTime:
-            v.datetime_value.CopyFrom(pb.DateTime(
-                year=raw.year, month=raw.month, day=raw.day, hour=raw.hour, minute=raw.minute,
-                second=raw.second, micros=raw.microsecond))
+            t = v.datetime_value
+            t.SetInParent()
+            t.year, t.month, t.day = raw.year, raw.month, raw.day
+            t.hour, t.minute, t.second, t.micros = raw.hour, raw.minute, raw.second, raw.microsecond
             return
         if raw is None:
             v.null_value = NULL_VALUE
