@@ -35,11 +35,13 @@ def _say(text: str) -> None:
 def command(paths: tuple[str, ...], out: Path, source: str, snapshot: str | None,
             always_include: tuple[str, ...], lenient_ddl: bool, master: str, slice_mb: int) -> None:
     """Resolve binlog PATHS (files, directories or globs) into typed per-table Parquet on local Spark."""
-    from pyspark.errors import PySparkException
-
-    from binlog_model.spark.job import SparkJobError, check_java, local_session, run_resolve
+    from binlog_model.spark.job import SparkJobError, SparkSetupError, check_java, local_session, run_resolve
 
     check_java()
+    try:
+        from pyspark.errors import PySparkException
+    except ImportError as err:
+        raise SparkSetupError("pyspark is not installed: pip install 'binlog-model[spark]'") from err
     if paths:
         inputs = [(source, list(paths), out)]
     else:
