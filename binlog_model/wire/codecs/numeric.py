@@ -146,6 +146,57 @@ def parse_packed_decimal(raw: bytes | bytearray | memoryview, precision: int, sc
     Groups of 9 digits are 4 big-endian bytes; leftover digits take fewer bytes. The sign is the
     inverted top bit, and negative values have every byte inverted.
     """
+    # Fast path: the whole value as one integer, groups peeled off with shifts. A group holding more
+    # digits than it may (corrupt bytes) goes to the digit-string path, which keeps such values as logged.
+    n = len(raw)
+    intg = precision - scale
+    if n != newdecimal_size(precision, scale) or not n:
+        return _parse_packed_decimal_text(raw, precision, scale)
+    v = int.from_bytes(raw, "big")
+    top = 1 << (8 * n - 1)
+    negative = not v & top
+    v ^= top
+    if negative:
+        v ^= (top << 1) - 1
+    tail = scale % 9
+    frac = 0
+    if tail:
+        tail_bytes = _DIG2BYTES[tail]
+        frac = v & ((1 << 8 * tail_bytes) - 1)
+        if frac >= _POW10[tail]:
+            return _parse_packed_decimal_text(raw, precision, scale)
+        v >>= 8 * tail_bytes
+    weight = _POW10[tail]
+    for _ in range(scale // 9):
+        group = v & 0xFFFFFFFF
+        if group >= 1_000_000_000:
+            return _parse_packed_decimal_text(raw, precision, scale)
+        frac += group * weight
+        weight *= 1_000_000_000
+        v >>= 32
+    whole = 0
+    weight = 1
+    for _ in range(intg // 9):
+        group = v & 0xFFFFFFFF
+        if group >= 1_000_000_000:
+            return _parse_packed_decimal_text(raw, precision, scale)
+        whole += group * weight
+        weight *= 1_000_000_000
+        v >>= 32
+    if intg % 9:
+        if v >= _POW10[intg % 9]:
+            return _parse_packed_decimal_text(raw, precision, scale)
+        whole += v * weight
+    sign = "-" if negative else ""
+    if scale:
+        return Decimal(f"{sign}{whole}.{frac:0{scale}d}")
+    return Decimal(f"{sign}{whole}")
+
+
+_POW10 = tuple(10 ** i for i in range(10))
+
+
+def _parse_packed_decimal_text(raw: bytes | bytearray | memoryview, precision: int, scale: int) -> Decimal:
     data = bytearray(raw)
     negative = not data[0] & 0x80
     data[0] ^= 0x80
