@@ -159,3 +159,21 @@ def test_docs_list_the_type_mapping() -> None:
     text = (REPO / "docs" / "spark.md").read_text(encoding="utf-8")
     for mysql, spark, note in MAPPING_ROWS:
         assert f"| {mysql} | `{spark}` | {note} |" in text
+
+
+def test_gtid_set_skips_processed_transactions() -> None:
+    from binlog_model.spark.datasource import GtidSet
+
+    files = sorted((GOLDEN / "transactions" / "binlogs").iterdir())
+    events = list(iter_binlog_events(files))
+    seqs = sorted({e.transaction_id for e in events})
+    cut = seqs[len(seqs) // 2]
+    skip = GtidSet.parse(f"{events[0].gtid_domain_id}-1-{cut}")
+    assert [e for e in events if not skip.contains(e)] == [e for e in events if e.transaction_id > cut]
+    mysql = GtidSet.parse("3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5:7")
+    from binlog_model._pb import binlog_event_pb2 as pb
+    at = lambda gno: pb.BinlogEvent(server_uuid="3e11fa47-71ca-11e1-9e33-c80aa9429562",  # noqa: E731
+                                    transaction_id=gno, gtid=f"x:{gno}")
+    assert [mysql.contains(at(n)) for n in (1, 5, 6, 7, 8)] == [True, True, False, True, False]
+    with pytest.raises(ConfigError, match="GTID set"):
+        GtidSet.parse("0-1")

@@ -43,7 +43,8 @@ from binlog_model.spark.partitions import (
 )
 from schema_tracker.history import SchemaHistory
 
-__all__ = ["ARROW_SCHEMA", "SCHEMA_DDL", "BinlogDataSource", "ReadOptions", "event_rows", "value_json"]
+__all__ = ["ARROW_SCHEMA", "SCHEMA_DDL", "BinlogDataSource", "GtidSet", "ReadOptions", "event_rows",
+           "value_json"]
 
 SCHEMA_DDL = (
     "source string, serverUuid string, transactionId long, queryIndex int, eventIndex int, rowIndex long, "
@@ -73,6 +74,45 @@ _OPERATIONS = {v.number: v.name for v in pb.BinlogEvent.Operation.DESCRIPTOR.val
 
 
 @dataclass(frozen=True, slots=True)
+class GtidSet:
+    """Transactions already processed, to skip: MySQL ``uuid:1-5:7,uuid2:1-3`` (gno intervals per server
+    UUID) and/or MariaDB ``domain-server-seq`` items (``0-1-100``: every sequence number up to 100 in
+    domain 0, as ``gtid_slave_pos``)."""
+
+    mysql: tuple[tuple[str, int, int], ...] = ()
+    mariadb: tuple[tuple[int, int], ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> GtidSet:
+        mysql: list[tuple[str, int, int]] = []
+        mariadb: list[tuple[int, int]] = []
+        for item in (i.strip() for i in text.split(",")):
+            if not item:
+                continue
+            try:
+                if ":" in item:
+                    uuid, *ranges = item.split(":")
+                    for r in ranges:
+                        lo, _, hi = r.partition("-")
+                        mysql.append((uuid.strip().lower(), int(lo), int(hi or lo)))
+                else:
+                    domain, _server, seq = item.split("-")
+                    mariadb.append((int(domain), int(seq)))
+            except ValueError as err:
+                raise ConfigError(f"mysql-binlog: bad GTID set item {item!r} (expected uuid:1-5 or "
+                                  "domain-server-seq)") from err
+        return cls(tuple(mysql), tuple(mariadb))
+
+    def contains(self, event: pb.BinlogEvent) -> bool:
+        if event.server_uuid:
+            uuid = event.server_uuid.lower()
+            return any(u == uuid and lo <= event.transaction_id <= hi for u, lo, hi in self.mysql)
+        if event.gtid:
+            return any(d == event.gtid_domain_id and event.transaction_id <= seq for d, seq in self.mariadb)
+        return False
+
+
+@dataclass(frozen=True, slots=True)
 class ReadOptions:
     """The parsed reader options (all picklable)."""
 
@@ -90,6 +130,7 @@ class ReadOptions:
     slice_bytes: int = 64 << 20
     start: BinlogPosition | None = None
     stop: BinlogPosition | None = None
+    skip_gtids: GtidSet | None = None
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> ReadOptions:
@@ -117,6 +158,7 @@ class ReadOptions:
             allow_incomplete_tail=_bool(opts, "allowincompletetail", False), mode=mode,
             slice_bytes=_int(opts, "slicebytes", 64 << 20),
             start=_position(opts.get("startposition")), stop=_position(opts.get("stopposition")),
+            skip_gtids=GtidSet.parse(opts["gtidset"]) if opts.get("gtidset") else None,
         )
 
     def assembler_options(self) -> AssemblerOptions:
@@ -216,6 +258,8 @@ def event_rows(event: pb.BinlogEvent, *, mode: str = "rows") -> Iterator[dict[st
 
 
 def _in_range(event: pb.BinlogEvent, options: ReadOptions) -> bool:
+    if options.skip_gtids is not None and options.skip_gtids.contains(event):
+        return False
     if options.start is None and options.stop is None:
         return True
     here = BinlogPosition(event.position.file, event.position.offset)
