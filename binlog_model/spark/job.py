@@ -149,6 +149,7 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
     say(f"planned {len(files)} files as {len(slices)} slices; {len(history.entries)} DDL statements")
 
     changes = spark.read.format("mysql-binlog").options(**options).load().cache()
+    decode_started = time.monotonic()
     stop = threading.Event()
     watcher = threading.Thread(target=_watch, args=(spark, say, stop, len(slices)), daemon=True)
     watcher.start()
@@ -158,7 +159,7 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
         stop.set()
         watcher.join()
     total = sum(r["count"] for r in counts if r["operation"] != "SCHEMA")
-    elapsed = max(time.monotonic() - started, 1e-9)
+    elapsed = max(time.monotonic() - decode_started, 1e-9)
     say(f"decoded {len(files)}/{len(files)} files: {total} row changes, {total / elapsed:,.0f} rows/s")
 
     by_table: dict[tuple[str, str], TableSummary] = {}
