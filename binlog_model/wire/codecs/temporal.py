@@ -37,6 +37,9 @@ _DATETIMEF_INT_OFS = 0x8000000000
 _FRAC_BYTES = (0, 1, 1, 2, 2, 3, 3)
 
 
+_timedelta = datetime.timedelta
+
+
 def _frac_bytes(fsp: int, what: str) -> int:
     if not 0 <= fsp <= 6:
         raise UnsupportedEventError(f"{what} with fractional precision {fsp}", expected="fsp 0-6")
@@ -76,8 +79,8 @@ def time_from_packed(packed: int) -> datetime.timedelta:
     packed = abs(packed)
     hms, micro = packed >> 24, packed & 0xFFFFFF
     hours = (hms >> 12) & 0x3FF
-    delta = datetime.timedelta(hours=hours, minutes=(hms >> 6) & 63, seconds=hms & 63,
-                               microseconds=micro)
+    # Positional (days, seconds, microseconds): about twice as fast as keyword arguments.
+    delta = _timedelta(0, hours * 3600 + ((hms >> 6) & 63) * 60 + (hms & 63), micro)
     return -delta if sign < 0 else delta
 
 
@@ -164,7 +167,7 @@ def _timestamp(seconds: int, micro: int) -> datetime.datetime | InvalidDateTime:
     if seconds == 0:
         # 0 is the zero timestamp '0000-00-00 00:00:00', not the epoch.
         return InvalidDateTime(0, 0, 0, 0, 0, 0, 0)
-    return _EPOCH + datetime.timedelta(seconds=seconds, microseconds=micro)
+    return _EPOCH + _timedelta(0, seconds, micro)
 
 
 def decode_timestamp(buf: Buffer, pos: int, meta: int) -> tuple[datetime.datetime | InvalidDateTime, int]:
