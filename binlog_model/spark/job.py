@@ -148,6 +148,8 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
     lineages = table_lineages(history)
     say(f"planned {len(files)} files as {len(slices)} slices; {len(history.entries)} DDL statements")
 
+    # Parquet timestamps as INT64 microseconds (readable everywhere), not Spark's legacy INT96.
+    spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
     changes = spark.read.format("mysql-binlog").options(**options).load().cache()
     decode_started = time.monotonic()
     stop = threading.Event()
