@@ -11,7 +11,8 @@ Three tables per workload: ``t_pk`` (``id`` primary key), ``t_ck`` (composite ke
 (every family, edge values included: integer bounds, DECIMAL(65,30), 4-byte UTF-8, binary bytes, zero-ish
 and extreme dates/times, BIT(64), JSON). Statements: multi-row INSERT (some IGNORE), REPLACE, UPDATE of
 values and of keys, DELETE, multi-table UPDATE and DELETE, and ~2% DDL: ADD (FIRST/AFTER), DROP, RENAME,
-MODIFY (widening: the server converts existing values losslessly) and reorder of columns. DML is grouped
+MODIFY (widening: the server converts existing values losslessly) and reorder of columns, and now and then
+RENAME TABLE or TRUNCATE. DML is grouped
 into units: autocommit statements or BEGIN…COMMIT/ROLLBACK transactions.
 
 FLOAT values have at most 6 significant digits and are dyadic (k/4): the server prints FLOAT with 6
@@ -289,6 +290,11 @@ class Workload:
 
     def _ddl(self) -> Step:
         t = self.rng.choice(self.tables)
+        if self.rng.random() < 0.08:   # table-level: rename (the tracked name follows) or truncate
+            if self.rng.random() < 0.7:
+                old, t.name = t.name, f"{t.name.split('__')[0]}__{self._new_name()}"
+                return Step(f"RENAME TABLE {old} TO {t.name}", ddl=True)
+            return Step(f"TRUNCATE TABLE {t.name}", ddl=True)
         r = self.rng.random()
         if r < 0.3 or len(t.columns) < 2:
             name, ty = self._new_name(), self.rng.choice(list(COLUMN_TYPES))
