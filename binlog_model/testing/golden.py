@@ -29,10 +29,14 @@ from binlog_model.pipeline import iter_binlog_events, load_snapshot
 __all__ = [
     "EXPECTED_NAME",
     "META_NAME",
+    "SERVER_CHOICES",
     "SNAPSHOT_NAME",
+    "SPEC_EXAMPLE_MARIADB_DIFFERENCES",
     "FixtureResult",
     "GoldenOptions",
     "decode_fixture",
+    "default_differences",
+    "fixture_options",
     "generate_fixture",
     "iter_fixture_dirs",
     "read_meta",
@@ -73,8 +77,11 @@ class GoldenOptions:
         unknown = set(doc) - known
         if unknown:  # a misspelt option must not silently decode differently
             raise ConfigError(f"{where}: unknown expected.options keys {sorted(unknown)}")
+        include = doc.get("always_include", [])
+        if not isinstance(include, list) or not all(isinstance(c, str) for c in include):
+            raise ConfigError(f"{where}: expected.options.always_include must be a list of db.table.column")
         try:
-            return cls(source=str(doc.get("source", "")), always_include=tuple(doc.get("always_include", ())),
+            return cls(source=str(doc.get("source", "")), always_include=tuple(include),
                        image=str(doc.get("image", "changed")), max_rows=int(doc.get("max_rows", 1000)),
                        max_bytes=int(doc.get("max_bytes", 4 << 20)))
         except (TypeError, ValueError) as err:
