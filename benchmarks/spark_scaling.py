@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -91,6 +92,8 @@ def main() -> None:
             print(f"{master}: {r['rows']} rows in {r['seconds']:.2f}s = {r['rows_per_s']:,.0f} rows/s")
         ratio = results["local[2]"]["rows_per_s"] / results["local[1]"]["rows_per_s"]
         print(f"local[2] / local[1] = {ratio:.2f}x")
+        # The ratio means little on a busy machine: say how busy it was.
+        print(f"load average (1, 5, 15 min) at the end: {os.getloadavg()}, cores: {os.cpu_count()}")
 
 
 if __name__ == "__main__":
