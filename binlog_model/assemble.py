@@ -227,7 +227,8 @@ class _TransactionBuffer:
 
 @dataclass
 class _Piece:
-    """Rows of one (table, operation) of the current statement, not yet emitted."""
+    """Rows of one table of the current statement not yet emitted, all of one operation (a change of
+    operation emits them first, keeping log order)."""
 
     view: _TableView
     operation: int
@@ -236,7 +237,7 @@ class _Piece:
     position: pb.BinlogPosition
     rows: list[pb.Row] = field(default_factory=list)
     bytes: int = 0
-    next_row_index: int = 0     # statement-wide index of the next row of this (table, operation)
+    next_row_index: int = 0     # statement-wide index of the next row of this table
     event_index: int = 0
 
 
@@ -273,7 +274,7 @@ class StatementAssembler:
         self._query_index = 0
         self._statement_text: str | None = None
         self._statement_open = False
-        self._pieces: dict[tuple[str, str, int], _Piece] = {}
+        self._pieces: dict[tuple[str, str], _Piece] = {}   # (db, table) → rows not yet emitted
         self._last_position: BinlogPosition | None = None
         self._handlers: dict[type, Callable[[Any], Iterator[pb.BinlogEvent]]] = {
             ev.GtidEvent: self._on_gtid,
@@ -499,12 +500,19 @@ class StatementAssembler:
         self._statement_open = True
         view = self._view(event.table_map, position)
         operation = _OPERATION[event.kind]
-        key = (view.db, view.table, operation)
+        key = (view.db, view.table)
         piece = self._pieces.get(key)
         if piece is None:
             piece = _Piece(view, operation, event.header.timestamp, event.header.server_id,
                            _pb_position(event))
             self._pieces[key] = piece
+        elif piece.operation != operation:
+            # REPLACE / INSERT … ON DUPLICATE KEY UPDATE mix operations on one table: keep their log order
+            # (row 8 must be inserted before it is updated), so a change of operation starts a new piece.
+            self._emit(piece, last=False)
+            piece.operation = operation
+            piece.timestamp = event.header.timestamp
+            piece.position = _pb_position(event)
         per_row = max(1, event.header.event_size // max(1, len(event.rows)))
         build = self._row_builder(event.kind)
         for image in event.rows:
@@ -579,6 +587,9 @@ class StatementAssembler:
         pk = tuple(lowered.index(c.lower()) for c in schema.primary_key)
         wanted = self._always.get((schema.db.lower(), schema.name.lower()), ())
         always = tuple(i for i, n in enumerate(lowered) if n in wanted)
+        if not pk:
+            # Without a primary key the before image is the row's only identity: keep all of it.
+            always = tuple(range(len(names)))
         view = _TableView(schema.db, schema.name, names,
                           tuple(make_converter(c) for c in schema.columns), pk, always)
         self._views[(table_map.table_id, id(catalog))] = (table_map, catalog, view)
@@ -602,14 +613,16 @@ class StatementAssembler:
 
 
 # id(view) -> (view, setters): the in-place setters behind a view's converters, looked up once per view.
+# Views are rebuilt for every TABLE_MAP (each transaction), so the cache stays small: it holds views alive.
 _SETTERS: dict[int, tuple[_TableView, tuple[Setter, ...]]] = {}
+_SETTERS_MAX = 64
 
 
 def _setters(view: _TableView) -> tuple[Setter, ...]:
     entry = _SETTERS.get(id(view))
     if entry is not None and entry[0] is view:
         return entry[1]
-    if len(_SETTERS) > 4096:
+    if len(_SETTERS) >= _SETTERS_MAX:
         _SETTERS.clear()
     setters = tuple(setter_of(c) for c in view.converters)
     _SETTERS[id(view)] = (view, setters)

@@ -36,7 +36,7 @@ for _name in _COMMANDS:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        cli.main(args=argv, prog_name="binlog-model", standalone_mode=False)
+        status = cli.main(args=argv, prog_name="binlog-model", standalone_mode=False)
     except BinlogError as err:
         click.echo(f"error: {type(err).__name__}: {err}", err=True)
         return 2
@@ -45,7 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as err:
         err.show()
         return err.exit_code
-    return 0
+    # standalone_mode=False hands back a subcommand's return value, or ctx.exit(n)'s status.
+    return status if isinstance(status, int) else 0
 
 
 if __name__ == "__main__":

@@ -91,6 +91,11 @@ class _BinlogMySQL(MySQL):
             "NATIONAL CHARACTER": TokenType.NCHAR, "NATIONAL VARCHAR": TokenType.NVARCHAR,
             "POINT": TokenType.POINT, "LINESTRING": TokenType.LINESTRING, "POLYGON": TokenType.POLYGON,
             "MULTILINESTRING": TokenType.MULTILINESTRING, "MULTIPOLYGON": TokenType.MULTIPOLYGON,
+            # Types sqlglot has no MySQL token for ride on unused type tokens, translated back by name in
+            # _SIMPLE_TYPES: MariaDB's INET6/INET4, and the last two spatial collection types.
+            "INET6": TokenType.IPADDRESS, "INET4": TokenType.INET,
+            "MULTIPOINT": TokenType.INT4MULTIRANGE, "GEOMETRYCOLLECTION": TokenType.INT8MULTIRANGE,
+            "GEOMCOLLECTION": TokenType.INT8MULTIRANGE,  # MySQL 8's synonym (MariaDB rejects it)
         }
 
 
@@ -144,6 +149,8 @@ _SIMPLE_TYPES = {
     "TIME": "time", "DATETIME": "datetime", "TIMESTAMP": "timestamp", "TIMESTAMPTZ": "timestamp",
     "YEAR": "year", "ENUM": "enum", "SET": "set", "POINT": "point", "LINESTRING": "linestring",
     "POLYGON": "polygon", "MULTILINESTRING": "multilinestring", "MULTIPOLYGON": "multipolygon",
+    "IPADDRESS": "inet6", "INET": "inet4", "INT4MULTIRANGE": "multipoint",
+    "INT8MULTIRANGE": "geometrycollection",
 }
 # ALTER TABLE actions that manage partitions (never columns).
 # Also DISABLE/ENABLE KEYS and ORDER BY (row order), which touch no column either.

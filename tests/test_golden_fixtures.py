@@ -35,10 +35,7 @@ GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "golden"
 MARIADB = GOLDEN / "mariadb"
 
 # Fixtures whose expected.jsonl cannot be produced yet; strict, so the fix shows up as an XPASS to act on.
-_KNOWN_BROKEN = {
-    "mariadb/all_types": "schema tracker: sqlglot cannot parse CREATE TABLE with JSON/GEOMETRY/POINT columns "
-                         "(UnsupportedDDLError), so no expected.jsonl is committed",
-}
+_KNOWN_BROKEN: dict[str, str] = {}
 
 
 def _fixture_params() -> list[Any]:

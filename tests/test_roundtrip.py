@@ -163,13 +163,11 @@ def test_workload_is_deterministic_per_seed() -> None:
     for kind in ("INSERT INTO", "UPDATE t_", "DELETE FROM", "JOIN", "SET id = id", "ADD COLUMN", "BEGIN",
                  "ROLLBACK", "COMMIT"):
         assert any(kind in s for s in statements), kind
-    assert not any(s.startswith("REPLACE") for s in statements)   # only with replace=True
+    assert any(s.startswith("REPLACE") for s in statements)
+    plain = Workload(7, replace=False).units()
+    assert not any(step.sql.startswith("REPLACE") for _ in range(2000) for step in next(plain))
 
 
-@pytest.mark.xfail(strict=True, raises=ReplicaError, reason=(
-    "assembler regroups a statement's rows by operation: REPLACE / INSERT ... ON DUPLICATE KEY UPDATE log "
-    "UPDATE_ROWS, WRITE_ROWS, UPDATE_ROWS for one table, and the BinlogEvents come out as UPDATE[1, 8] then "
-    "INSERT[8], so the update of row 8 precedes its insert (binlog_model/assemble.py)"))
 def test_mixed_operations_in_one_statement_keep_row_order(mariadb: MariaDBServer, fresh_db: str) -> None:
     conn = mariadb.connect(database=fresh_db)
     try:

@@ -187,7 +187,7 @@ class _Table:
 class Workload:
     """Deterministic random statements for one seed; ``setup()`` first, then ``units()``."""
 
-    def __init__(self, seed: int, *, replace: bool = False) -> None:
+    def __init__(self, seed: int, *, replace: bool = True) -> None:
         self.seed = seed
         self.replace = replace   # REPLACE mixes WRITE and UPDATE rows of one table in one statement
         self.rng = random.Random(seed)

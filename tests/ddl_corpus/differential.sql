@@ -373,3 +373,7 @@ ALTER TABLE t45 MODIFY r real NOT NULL, ADD COLUMN r2 real(8,2) AFTER r;
 CREATE TABLE t46 (g geometry NOT NULL, p point, ls linestring, pg polygon, mls multilinestring, mpg multipolygon);
 ALTER TABLE t46 MODIFY p point NOT NULL FIRST, ADD SPATIAL INDEX sp (p);
 DROP TABLE t45, t46;
+-- Types sqlglot has no MySQL token for (INET6/INET4/UUID are MariaDB's; the spatial collections).
+CREATE TABLE t47 (id int PRIMARY KEY, ip6 inet6, ip4 inet4 NOT NULL, u uuid, mp multipoint, gc geometrycollection);
+ALTER TABLE t47 MODIFY gc geometrycollection NOT NULL, ADD COLUMN ip6b inet6 AFTER ip6;
+DROP TABLE t47;
