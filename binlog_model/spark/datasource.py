@@ -11,7 +11,8 @@ Row layout (see docs/spark.md): the BinlogEvent fields, then ``primaryKey``/``be
 ``map<string,string>`` whose values are the canonical proto3 JSON of the model ``Value`` (``{"intValue":5}``,
 ``{"uint64Value":"18446744073709551615"}``, ``{"nullValue":null}``: lossless, kind-tagged), an
 ``orderKey`` struct that totally orders the output, and ``event``: the serialized ``BinlogEvent`` on the
-first row of each event (null on the others). A SCHEMA event (or any event without rows) gives one row
+first row of each event (null on the others; ``statement`` likewise, so a 10,000-row INSERT's text is not
+repeated 10,000 times). A SCHEMA event (or any event without rows) gives one row
 with null maps. ``mode=events`` gives one row per BinlogEvent instead (maps null, ``event`` always set).
 """
 
@@ -251,6 +252,8 @@ def event_rows(event: pb.BinlogEvent, *, mode: str = "rows") -> Iterator[dict[st
                "orderKey": key(event.row_index), "event": payload}
         return
     for i, row in enumerate(event.rows):
+        if i == 1:
+            base["statement"] = None        # a multi-row statement's text is carried once, not per row
         yield {**base, "rowIndex": row.row_index, "primaryKey": _columns_map(row.primary_key),
                "before": _columns_map(row.before) if event.operation != pb.BinlogEvent.INSERT else None,
                "after": _columns_map(row.after) if event.operation != pb.BinlogEvent.DELETE else None,
@@ -294,10 +297,16 @@ def read_slice(piece: Slice, history_json: dict[str, Any], options: ReadOptions)
             continue
         rows.extend(event_rows(event, mode=options.mode))
         if len(rows) >= _BATCH_ROWS:
-            yield pa.RecordBatch.from_pylist(rows, schema=ARROW_SCHEMA)
+            yield _batch(rows)
             rows = []
     if rows:
-        yield pa.RecordBatch.from_pylist(rows, schema=ARROW_SCHEMA)
+        yield _batch(rows)
+
+
+def _batch(rows: list[dict[str, Any]]) -> pa.RecordBatch:
+    # Column by column: several times faster than RecordBatch.from_pylist on rows of dicts.
+    columns = [pa.array([r[f.name] for r in rows], type=f.type) for f in ARROW_SCHEMA]
+    return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
 
 
 @dataclass(frozen=True)
