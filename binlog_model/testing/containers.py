@@ -24,8 +24,7 @@ from types import TracebackType
 from typing import Any
 
 from binlog_model.errors import ConfigError
-from binlog_model.testing.mariadb import HarnessError, run_statements
-from binlog_model.testing.sqltext import split_statements
+from binlog_model.testing.sqlserver import HarnessError, SqlServer
 
 __all__ = [
     "MYSQL80_COMPRESSED_FLAGS",
@@ -102,7 +101,7 @@ def server_for(kind: str) -> MySQLContainerServer:
     return MySQLContainerServer(image=image, flags=flags)
 
 
-class MySQLContainerServer:
+class MySQLContainerServer(SqlServer):
     """An official ``mysql`` image in Docker, root without password, binlog flags from ``flags``."""
 
     def __init__(self, image: str = "mysql:5.7", flags: Sequence[str] = SPEC_MYSQL57_FLAGS) -> None:
@@ -116,7 +115,8 @@ class MySQLContainerServer:
         self.startup_seconds = 0.0
         self._container: Any = None
         self._tmp: Path | None = None
-        self._collected: set[str] = set()
+        super().__init__()
+        self.label = image
 
     @property
     def running(self) -> bool:
@@ -181,33 +181,6 @@ class MySQLContainerServer:
         except pymysql.Error as err:
             raise HarnessError(f"cannot connect to {self.image} at {self.host}:{self.port}: {err}") from err
 
-    def execute(self, sql: str | Sequence[str], database: str | None = None) -> None:
-        """As ``MariaDBServer.execute``: a statement, a script or a list, over one connection."""
-        statements = split_statements(sql) if isinstance(sql, str) else list(sql)
-        conn = self.connect(database)
-        try:
-            run_statements(conn, statements)
-        finally:
-            conn.close()
-
-    def query(self, sql: str, database: str | None = None, args: Any = None) -> list[tuple[Any, ...]]:
-        """As ``MariaDBServer.query``."""
-        import pymysql
-
-        conn = self.connect(database)
-        try:
-            with conn.cursor() as cur:
-                cur.execute(sql, args)
-                return [tuple(row) for row in cur.fetchall()]
-        except pymysql.Error as err:
-            raise HarnessError(f"query failed on {self.image}: {err}; statement: {sql}") from err
-        finally:
-            conn.close()
-
-    def binlog_names(self) -> list[str]:
-        """Names of all binlog files (``SHOW BINARY LOGS``), oldest first, active last."""
-        return [str(row[0]) for row in self.query("SHOW BINARY LOGS")]
-
     def flush_and_collect(self, dest_dir: Path | None = None, *,
                           include_previous: bool = False) -> list[Path]:
         """``FLUSH BINARY LOGS`` and copy the closed binlog files out of the container, oldest first.
@@ -217,10 +190,7 @@ class MySQLContainerServer:
         """
         if self._container is None:
             raise HarnessError(f"{self.image} container is not started")
-        before = self.binlog_names()
-        self.execute("FLUSH BINARY LOGS")
-        closed = [name for name in before if include_previous or name not in self._collected]
-        self._collected.update(before)
+        closed = self._flush_closed_names(include_previous)
         if dest_dir is None:
             if self._tmp is None:
                 self._tmp = Path(tempfile.mkdtemp(prefix="binlog-model-mysql-"))
@@ -229,11 +199,6 @@ class MySQLContainerServer:
         dest.mkdir(parents=True, exist_ok=True)
         wrapped = self._container.get_wrapped_container()
         return [_copy_out(wrapped, f"{self.binlog_dir}/{name}", dest / name) for name in closed]
-
-    def reset_binlogs(self) -> None:
-        """``RESET MASTER``."""
-        self.execute("RESET MASTER")
-        self._collected.clear()
 
     def reproducible_flags(self) -> list[str]:
         """The image and server flags (for fixture metadata)."""

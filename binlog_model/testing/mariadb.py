@@ -37,10 +37,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from binlog_model.errors import BinlogError, ConfigError
-from binlog_model.testing.sqltext import split_statements
+from binlog_model.errors import ConfigError
+from binlog_model.testing.sqlserver import HarnessError, SqlServer, run_statements
 
-__all__ = ["HarnessError", "MariaDBServer", "find_mariadb_binaries", "mariadb_available"]
+__all__ = ["HarnessError", "MariaDBServer", "find_mariadb_binaries", "mariadb_available", "run_statements"]
 
 _SEARCH_DIRS = ("/usr/sbin", "/usr/libexec", "/usr/local/sbin", "/usr/local/bin", "/usr/bin")
 _ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
@@ -49,10 +49,6 @@ _START_TIMEOUT = 30.0
 _STOP_TIMEOUT = 15.0
 
 _LIVE: weakref.WeakSet[MariaDBServer] = weakref.WeakSet()
-
-
-class HarnessError(BinlogError):
-    """The test server could not be started, queried or stopped; the message says why and shows its log."""
 
 
 def find_mariadb_binaries() -> tuple[Path, Path]:
@@ -76,7 +72,7 @@ def mariadb_available() -> tuple[bool, str]:
     return True, str(server)
 
 
-class MariaDBServer:
+class MariaDBServer(SqlServer):
     """One throwaway ``mariadbd`` on a temporary datadir. Use as a context manager, or ``start``/``stop``.
 
     All attributes describing the running server (``port``, ``socket``, ``datadir``, ``binlog_dir``,
@@ -111,7 +107,8 @@ class MariaDBServer:
         self._root: Path | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         # Binlog files already handed out by flush_and_collect (so each call returns only new ones).
-        self._collected: set[str] = set()
+        super().__init__()
+        self.label = "MariaDB"
 
     # --- paths ------------------------------------------------------------------------------------------
 
@@ -225,37 +222,8 @@ class MariaDBServer:
             raise HarnessError(f"cannot connect to MariaDB at {self.socket}: {err}"
                                f"\n--- error log tail ---\n{self.log_tail()}") from err
 
-    def execute(self, sql: str | Sequence[str], database: str | None = None) -> None:
-        """Run one statement, a script (split on ``;``), or a list of statements over one connection.
-
-        Raises ``HarnessError`` naming the failing statement and the server's error.
-        """
-        statements = split_statements(sql) if isinstance(sql, str) else list(sql)
-        conn = self.connect(database)
-        try:
-            run_statements(conn, statements)
-        finally:
-            conn.close()
-
-    def query(self, sql: str, database: str | None = None, args: Any = None) -> list[tuple[Any, ...]]:
-        """Run one statement and return its rows as tuples; ``HarnessError`` names the failing statement."""
-        import pymysql
-
-        conn = self.connect(database)
-        try:
-            with conn.cursor() as cur:
-                cur.execute(sql, args)
-                return [tuple(row) for row in cur.fetchall()]
-        except pymysql.Error as err:
-            raise HarnessError(f"query failed: {err}; statement: {sql}") from err
-        finally:
-            conn.close()
 
     # --- binlogs ----------------------------------------------------------------------------------------
-
-    def binlog_names(self) -> list[str]:
-        """Names of all binlog files the server lists (``SHOW BINARY LOGS``), oldest first, active last."""
-        return [str(row[0]) for row in self.query("SHOW BINARY LOGS")]
 
     def flush_and_collect(self, dest_dir: Path | None = None, *,
                           include_previous: bool = False) -> list[Path]:
@@ -267,10 +235,7 @@ class MariaDBServer:
         filter by database). ``include_previous=True`` returns every closed file. With ``dest_dir`` the
         files are copied there and the copies are returned.
         """
-        before = self.binlog_names()
-        self.execute("FLUSH BINARY LOGS")
-        closed = [name for name in before if include_previous or name not in self._collected]
-        self._collected.update(before)
+        closed = self._flush_closed_names(include_previous)
         paths = [self.binlog_dir / name for name in closed]
         for path in paths:
             if not path.is_file():
@@ -285,11 +250,6 @@ class MariaDBServer:
             shutil.copyfile(path, target)
             copies.append(target)
         return copies
-
-    def reset_binlogs(self) -> None:
-        """``RESET MASTER``: delete all binlog files and start again at ``<basename>.000001``."""
-        self.execute("RESET MASTER")
-        self._collected.clear()
 
     def reproducible_flags(self) -> list[str]:
         """The server flags without the per-run paths and port (for fixture metadata)."""
@@ -386,20 +346,6 @@ class MariaDBServer:
         return f"MariaDBServer(row_image={self.row_image}, row_metadata={self.row_metadata}, {state})"
 
 
-def run_statements(conn: Any, statements: Sequence[str]) -> None:
-    """Run ``statements`` in order on an open pymysql connection, reading and discarding any result sets.
-
-    Raises ``HarnessError`` naming the failing statement (its 1-based index and text) and the server error.
-    """
-    import pymysql
-
-    with conn.cursor() as cur:
-        for index, stmt in enumerate(statements, 1):
-            try:
-                cur.execute(stmt)
-                cur.fetchall()
-            except pymysql.Error as err:
-                raise HarnessError(f"statement {index} failed: {err}; statement: {stmt}") from err
 
 
 def _which(*names: str) -> Path | None:

@@ -1,0 +1,92 @@
+"""What every throwaway test server offers over SQL, whichever way it runs (local MariaDB, a container).
+
+Strategy: a backend supplies ``connect()`` and how closed binlog files reach the caller
+(``_copy_closed``); this base runs statements, queries, and picks the binlog files a ``flush_and_collect``
+closed since the previous one, so tests on a shared server get the files holding their own statements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from binlog_model.errors import BinlogError
+from binlog_model.testing.sqltext import split_statements
+
+__all__ = ["HarnessError", "SqlServer", "run_statements"]
+
+
+class HarnessError(BinlogError):
+    """The test server could not be started, queried or stopped; the message says why and shows its log."""
+
+
+def run_statements(conn: Any, statements: Sequence[str]) -> None:
+    """Run ``statements`` in order on an open pymysql connection, reading and discarding any result sets.
+
+    Raises ``HarnessError`` naming the failing statement (its 1-based index and text) and the server error.
+    """
+    import pymysql
+
+    with conn.cursor() as cur:
+        for index, stmt in enumerate(statements, 1):
+            try:
+                cur.execute(stmt)
+                cur.fetchall()
+            except pymysql.Error as err:
+                raise HarnessError(f"statement {index} failed: {err}; statement: {stmt}") from err
+
+
+class SqlServer:
+    """Base of the server backends: SQL helpers and binlog collection over ``connect()``."""
+
+    label = "server"
+
+    def __init__(self) -> None:
+        self._collected: set[str] = set()
+
+    def connect(self, database: str | None = None, **kw: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def execute(self, sql: str | Sequence[str], database: str | None = None) -> None:
+        """Run one statement, a script (split on ``;``), or a list of statements over one connection.
+
+        Raises ``HarnessError`` naming the failing statement and the server's error.
+        """
+        statements = split_statements(sql) if isinstance(sql, str) else list(sql)
+        conn = self.connect(database)
+        try:
+            run_statements(conn, statements)
+        finally:
+            conn.close()
+
+    def query(self, sql: str, database: str | None = None, args: Any = None) -> list[tuple[Any, ...]]:
+        """Run one statement and return its rows as tuples; ``HarnessError`` names the failing statement."""
+        import pymysql
+
+        conn = self.connect(database)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(sql, args)
+                return [tuple(row) for row in cur.fetchall()]
+        except pymysql.Error as err:
+            raise HarnessError(f"query failed on {self.label}: {err}; statement: {sql}") from err
+        finally:
+            conn.close()
+
+    def binlog_names(self) -> list[str]:
+        """Names of all binlog files the server lists (``SHOW BINARY LOGS``), oldest first, active last."""
+        return [str(row[0]) for row in self.query("SHOW BINARY LOGS")]
+
+    def _flush_closed_names(self, include_previous: bool) -> list[str]:
+        """``FLUSH BINARY LOGS``; the names it closed that no earlier collect returned (all with
+        ``include_previous``). The new active file is never among them."""
+        before = self.binlog_names()
+        self.execute("FLUSH BINARY LOGS")
+        closed = [name for name in before if include_previous or name not in self._collected]
+        self._collected.update(before)
+        return closed
+
+    def reset_binlogs(self) -> None:
+        """``RESET MASTER``: delete all binlog files and start again at the first one."""
+        self.execute("RESET MASTER")
+        self._collected.clear()
