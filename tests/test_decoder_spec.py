@@ -7,16 +7,15 @@ CRC32 footer, event type, ROWS_QUERY text and the TABLE_MAP's ``db``.``table`` a
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import re
-from dataclasses import dataclass
 
 import pytest
 
 from binlog_model.errors import ChecksumMismatchError, DecoderStateError
-from binlog_model.wire import NEED_DATA, BinlogDecoder, EventType, RowsQueryEvent
-from tests._paths import SPEC, require
+from binlog_model.wire import BinlogDecoder, EventType, RowsQueryEvent
+from tests._spec import decode_block as _decode_block
+from tests._spec import spec_blocks as _blocks
 
 _TEXT_TYPES = {
     "Rows_query": EventType.ROWS_QUERY_LOG_EVENT,
@@ -25,85 +24,7 @@ _TEXT_TYPES = {
     "Update_rows": EventType.UPDATE_ROWS_EVENT,
     "Delete_rows": EventType.DELETE_ROWS_EVENT,
 }
-_HEADER_LINE = re.compile(
-    r"^#(\d{6})\s+(\d+):(\d\d):(\d\d) server id (\d+)\s+end_log_pos (\d+) CRC32 0x([0-9a-f]{8})\s+(\w+)(.*)$")
 
-
-@dataclass
-class _Expected:
-    at: int
-    when: dt.datetime
-    server_id: int
-    end_log_pos: int
-    crc: int
-    kind: str
-    rest: str
-    comment: list[str]
-
-
-@dataclass
-class _Block:
-    events: list[bytes]
-    expected: list[_Expected]
-
-
-def _split_events(lines: list[str]) -> list[bytes]:
-    """mysqlbinlog prints one base64 string per event; an event ends when its event_size is reached."""
-    events: list[bytes] = []
-    acc = ""
-    for line in lines:
-        acc += line.strip()
-        if len(acc) % 4:
-            continue
-        raw = base64.b64decode(acc)
-        if len(raw) >= 13 and int.from_bytes(raw[9:13], "little") == len(raw):
-            events.append(raw)
-            acc = ""
-    assert acc == "", "a BINLOG block ends in the middle of an event"
-    return events
-
-
-def _blocks() -> list[_Block]:
-    lines = require(SPEC).read_text(encoding="utf-8").splitlines()
-    blocks: list[_Block] = []
-    headers: list[_Expected] = []
-    at = None
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("# at "):
-            at = int(line[5:])
-        elif (m := _HEADER_LINE.match(line)) and at is not None:
-            d, hh, mm, ss = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
-            when = dt.datetime(2000 + int(d[:2]), int(d[2:4]), int(d[4:6]), hh, mm, ss, tzinfo=dt.UTC)
-            comment = []
-            j = i + 1
-            while j < len(lines) and lines[j].startswith("# ") and not lines[j].startswith("# at "):
-                comment.append(lines[j][2:])
-                j += 1
-            headers.append(_Expected(at, when, int(m.group(5)), int(m.group(6)), int(m.group(7), 16),
-                                     m.group(8), m.group(9), comment))
-            at = None
-        elif line == "BINLOG '":
-            j = i + 1
-            while not lines[j].startswith("'"):
-                j += 1
-            events = _split_events(lines[i + 1:j])
-            blocks.append(_Block(events, headers[-len(events):]))
-            i = j
-        i += 1
-    return blocks
-
-
-def _decode_block(block: _Block) -> list:
-    dec = BinlogDecoder.for_events(server_version="5.7.22-log", checksum=True, file="spec",
-                                   start_offset=block.expected[0].at)
-    for raw in block.events:
-        dec.receive_data(raw)
-    dec.receive_data(b"")
-    out = list(dec)
-    assert dec.next_event() is NEED_DATA
-    return out
 
 
 def test_spec_has_the_three_row_blocks() -> None:

@@ -22,25 +22,10 @@ from binlog_model.wire.events import EventHeader
 from binlog_model.wire.rows import RowsEvent, parse_rows_event
 from binlog_model.wire.table_map import TableMapEvent, parse_table_map_event
 from binlog_model.wire.values import NOT_PRESENT
-from tests._paths import SEEDS, SPEC, require
+from tests._paths import SEEDS, require
+from tests._spec import spec_blocks as read_spec_blocks
 
 _HEADER = struct.Struct("<IBIIIH")
-
-
-def _events_from_base64(text: str) -> list[bytes]:
-    """Split concatenated per-event base64 strings using each event's event_size field."""
-    blob = "".join(text.split())
-    events = []
-    pos = 0
-    while pos < len(blob):
-        head = base64.b64decode(blob[pos:pos + 28])  # 28 chars = 21 bytes, covers the 19-byte header
-        size = _HEADER.unpack_from(head)[3]
-        chars = (size + 2) // 3 * 4
-        raw = base64.b64decode(blob[pos:pos + chars])
-        assert len(raw) == size
-        events.append(raw)
-        pos += chars
-    return events
 
 
 def _header(raw: bytes, offset: int = 0) -> EventHeader:
@@ -67,10 +52,9 @@ def _decode(events: list[bytes]) -> list[Any]:
 
 @pytest.fixture(scope="module")
 def spec_blocks() -> list[list[Any]]:
-    text = require(SPEC).read_text(encoding="utf-8")
-    blocks = re.findall(r"BINLOG '\n(.*?)\n'/\*!\*/;", text, flags=re.S)
+    blocks = read_spec_blocks()
     assert len(blocks) >= 3
-    return [_decode(_events_from_base64(b)) for b in blocks]
+    return [_decode(b.events) for b in blocks]
 
 
 def _find(blocks: list[list[Any]], kind: str) -> RowsEvent:
@@ -117,9 +101,7 @@ def test_spec_delete(spec_blocks: list[list[Any]]) -> None:
 
 
 def test_spec_rows_without_table_map_fail_with_state_error(spec_blocks: list[list[Any]]) -> None:
-    text = require(SPEC).read_text(encoding="utf-8")
-    block = re.findall(r"BINLOG '\n(.*?)\n'/\*!\*/;", text, flags=re.S)[0]
-    raw = _events_from_base64(block)[-1]
+    raw = read_spec_blocks()[0].events[-1]
     with pytest.raises(DecoderStateError, match="table_id 108"):
         parse_rows_event(_header(raw, 1131), memoryview(raw)[19:-4], 10, {})
 

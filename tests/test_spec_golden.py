@@ -7,7 +7,8 @@ Which bytes are real and which are reconstructed:
   from the values the spec's ``mysqlbinlog`` text prints (GTID ``uuid:gno``, timestamps, positions, Xid).
   The DDL examples are QUERY events reconstructed from the statements, GTIDs, timestamps and default
   database (``use `ppc```) printed in the spec; no bytes of them are given there.
-- The starting schema is the spec's ``CREATE TABLE campaigns`` (MySQL 5.7's default charset latin1).
+- The starting schema is the spec's own ``CREATE DATABASE``/``CREATE TABLE campaigns`` block, read from the
+  spec (MySQL 5.7's default charset latin1).
 
 The expected values below are transcribed from the spec's listings (section by section), not produced by
 the code under test.
@@ -27,24 +28,12 @@ from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import Catalog
 from schema_tracker.snapshot import catalog_from_dump
-from tests.test_decoder_spec import _blocks, _decode_block
+from tests._spec import decode_block, spec_blocks, spec_schema_sql
 
 SOURCE = "ppc:1"
 DML_UUID = uuid.UUID("1d3a69ea-6308-11e8-b040-0242ac110002")
 DDL_UUID = uuid.UUID("495bea6a-6961-11e8-abee-0242ac110003")
 
-SPEC_SCHEMA = """
-CREATE DATABASE `ppc`;
-USE `ppc`;
-CREATE TABLE `campaigns` (
-    `cid` int(10) unsigned NOT NULL PRIMARY KEY,
-    `name` text,
-    `currency` enum('RUB','UAH','KZT','USD','EUR','YND_FIXED','CHF','TRY','BYN') NOT NULL,
-    `geo` text,
-    `shows` int(10) DEFAULT NULL,
-    `clicks` int(10) DEFAULT NULL
-);
-"""
 
 
 def _ts(text: str) -> int:
@@ -70,7 +59,7 @@ def _xid(xid: int, when: str, offset: int, end: int) -> ev.XidEvent:
 
 
 def _history() -> SchemaHistory:
-    return SchemaHistory(catalog_from_dump(SPEC_SCHEMA, Catalog(server_charset="latin1")))
+    return SchemaHistory(catalog_from_dump(spec_schema_sql(), Catalog(server_charset="latin1")))
 
 
 def _assembler() -> StatementAssembler:
@@ -80,7 +69,7 @@ def _assembler() -> StatementAssembler:
 
 def _dml_events() -> list[pb.BinlogEvent]:
     """The three DML transactions: reconstructed GTID/BEGIN/XID around the spec's real row events."""
-    blocks = [_decode_block(b) for b in _blocks()]
+    blocks = [decode_block(b) for b in spec_blocks()]
     assert len(blocks) == 3
     context = [  # (gno, time, GTID at/end, BEGIN at/end, XID at/end, xid) from the spec's mysqlbinlog text
         (8, "2018-05-29 06:22:10", (758, 823), (823, 894), (1211, 1242), 9),

@@ -8,9 +8,7 @@ Schemas built inline below are hand-written ColumnSchema values, named as such.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import re
 
 import pytest
 
@@ -26,11 +24,10 @@ from binlog_model.types import (
     map_column,
     type_mapping_markdown,
 )
-from binlog_model.wire import BinlogDecoder
 from binlog_model.wire.table_map import TableMapEvent
 from schema_tracker.ddl import apply
 from schema_tracker.model import Catalog, ColumnSchema
-from tests._paths import SPEC, require
+from tests._spec import decode_block, spec_blocks, spec_create_table
 
 C = ColumnSchema
 
@@ -129,16 +126,9 @@ def test_aliases_and_integer_bits() -> None:
 # --- the spec's campaigns table --------------------------------------------------------------------------
 
 
-def _spec_create_table() -> str:
-    text = require(SPEC).read_text(encoding="utf-8")
-    match = re.search(r"CREATE TABLE `campaigns` \(.*?\n\);", text, re.S)
-    assert match, "the spec's CREATE TABLE `campaigns` was not found"
-    return match.group(0)
-
-
 def _spec_campaigns_columns() -> tuple[ColumnSchema, ...]:
     catalog, _ = apply(Catalog(), "CREATE DATABASE `ppc`", None)
-    catalog, _ = apply(catalog, _spec_create_table(), "ppc")
+    catalog, _ = apply(catalog, spec_create_table(), "ppc")
     table = catalog.table("ppc", "campaigns")
     assert table is not None
     return table.columns
@@ -146,25 +136,10 @@ def _spec_campaigns_columns() -> tuple[ColumnSchema, ...]:
 
 def _spec_table_map() -> TableMapEvent:
     """The first Table_map event of the spec's first BINLOG block (real MySQL 5.7 bytes)."""
-    text = require(SPEC).read_text(encoding="utf-8")
-    block = text.split("BINLOG '", 1)[1].split("'", 1)[0]
-    decoder = BinlogDecoder.for_events()
-    acc = ""
-    for line in block.split():
-        acc += line
-        if len(acc) % 4:
-            continue
-        raw = base64.b64decode(acc)
-        if len(raw) >= 13 and int.from_bytes(raw[9:13], "little") == len(raw):
-            decoder.receive_data(raw)
-            acc = ""
-    while True:
-        event = decoder.next_event()
-        if isinstance(event, TableMapEvent):
-            return event
+    return next(e for e in decode_block(spec_blocks()[0]) if isinstance(e, TableMapEvent))
 
 
-def test_spec_table_map_matches_the_spec_create_table() -> None:
+def test_spec_table_map_matches_thespec_create_table() -> None:
     columns = _spec_campaigns_columns()
     tm = _spec_table_map()
     # What mysqlbinlog printed for these bytes in the spec: INT, BLOB/TEXT meta=2, ENUM(1 byte) meta=63233...
