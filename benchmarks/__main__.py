@@ -85,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spark", action=argparse.BooleanOptionalAction, default=None,
                         help="measure binlog_model.spark local[1] and local[2] (on; off with --quick)")
     parser.add_argument("--slice-mb", type=int, default=16, help="Spark slice size in MB (default 16)")
+    parser.add_argument("--spark-repeat", type=int, default=1,
+                        help="repetitions of the Spark cases (default 1: a JVM run takes minutes here)")
     parser.add_argument("--output", type=Path, help="JSON result path (default benchmarks/results/)")
     args = parser.parse_args(argv)
     changes = args.changes or (20_000 if args.quick else 100_000)
@@ -112,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             if not args.no_pmr:
                 step.append(run_case("pmr", files, nbytes=nbytes, socket=str(server.socket),
                                      log_file=files[0].name))
-            if spark:
+            if spark and rep < args.spark_repeat:
                 for master in ("local[1]", "local[2]"):
                     step.append(run_case("spark", files, nbytes=nbytes, label=f"spark {master}",
                                          master=master, snapshot=str(cached.snapshot),
