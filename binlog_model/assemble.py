@@ -265,6 +265,11 @@ class StatementAssembler:
         self._always = {(db.lower(), t.lower()): tuple(c.lower() for c in cols)
                         for (db, t), cols in self.options.always_include.items()}
         self._recorded = {e.position: e for e in self.history.entries if e.position is not None}
+        # A history built beforehand from this very input (the Spark driver's pre-pass) already ran every
+        # QUERY up to its last entry: one at or before it that is not recorded changed nothing then (e.g.
+        # DROP TABLE IF EXISTS of a table created later) and must not be re-applied to the latest catalog.
+        positioned = [e.position for e in self.history.entries if e.position is not None]
+        self._covered_until = max(p.sort_key() for p in positioned) if positioned else None
         self._views: dict[tuple[int, int], tuple[TableMapEvent, Any, _TableView]] = {}
         self._buffer = _TransactionBuffer(self.options.spill_bytes)
         self._savepoints: dict[str, int] = {}
@@ -395,6 +400,8 @@ class StatementAssembler:
         gtid = self._identity.gtid if self._identity else None
         if recorded is not None:
             changes = recorded.changes
+        elif self._covered_until is not None and position.sort_key() <= self._covered_until:
+            changes = ()
         else:
             self._adopt_server_charset(event)
             changes = self.history.apply(event.query, event.schema or None, position, gtid or None)

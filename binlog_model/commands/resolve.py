@@ -47,10 +47,7 @@ def command(paths: tuple[str, ...], out: Path, source: str, snapshot: str | None
     else:
         scenarios = sorted(d for d in FIXTURES.iterdir() if (d / "binlogs").is_dir())
         inputs = [(source or f"golden:{d.name}", [str(d / "binlogs")], out / d.name) for d in scenarios]
-        # all_types holds a GEOMETRY CREATE TABLE the DDL parser cannot follow: the bundled run is lenient
-        # (that table's rows resolve from their TABLE_MAP metadata and are written untyped).
-        lenient_ddl = True
-        _say(f"no paths given: resolving the {len(inputs)} bundled golden fixture histories (lenient DDL)")
+        _say(f"no paths given: resolving the {len(inputs)} bundled golden fixture histories")
     spark = local_session(master)
     try:
         for label, files, target in inputs:

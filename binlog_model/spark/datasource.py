@@ -271,24 +271,9 @@ def _in_range(event: pb.BinlogEvent, options: ReadOptions) -> bool:
     return options.stop is None or here < options.stop
 
 
-class ShippedHistory(SchemaHistory):
-    """The driver's history on an executor. The pre-pass already ran every QUERY of the input through the
-    tracker, so a statement at or before the last recorded position that is not recorded itself changed
-    nothing (e.g. ``DROP TABLE IF EXISTS`` of a table created later): it must not be re-applied to the
-    *latest* catalog, where it would change something and land out of order."""
-
-    def apply(self, sql: str, default_db: str | None, position: BinlogPosition | None = None,
-              gtid: str | None = None) -> tuple[Any, ...]:
-        if position is not None and self.entries:
-            last = self.entries[-1].position
-            if last is not None and position.sort_key() <= last.sort_key():
-                return ()
-        return tuple(super().apply(sql, default_db, position, gtid))
-
-
 def read_slice(piece: Slice, history_json: dict[str, Any], options: ReadOptions) -> Iterator[pa.RecordBatch]:
     """Decode one slice with the shipped history; yield Arrow batches of ``ARROW_SCHEMA``."""
-    history = ShippedHistory.from_json(history_json)
+    history = SchemaHistory.from_json(history_json)
     history.lenient = options.lenient_ddl
     assembler = StatementAssembler(history, options.assembler_options())
     rows: list[dict[str, Any]] = []
