@@ -8,7 +8,20 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("BINLOG_MODEL_SHARED", REPO.parent / "shared"))
+
+
+def _shared() -> Path:
+    """``$BINLOG_MODEL_SHARED``, else ``../shared`` beside the checkout, else the team machines'
+    ``/work/shared`` (so a clone made elsewhere, as CI does, still finds it)."""
+    if "BINLOG_MODEL_SHARED" in os.environ:
+        return Path(os.environ["BINLOG_MODEL_SHARED"])
+    for candidate in (REPO.parent / "shared", Path("/work/shared")):
+        if candidate.is_dir():
+            return candidate
+    return REPO.parent / "shared"
+
+
+SHARED = _shared()
 CORPUS = SHARED / "corpus"
 SEEDS = SHARED / "seeds"
 SPEC = SEEDS / "000_fea5b78a4e888a0c.txt"

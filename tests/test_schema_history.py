@@ -75,7 +75,7 @@ def test_json_rejects_foreign_versions_and_tampering() -> None:
 def test_lenient_history_records_skips() -> None:
     h = SchemaHistory(lenient=True)
     h.apply("CREATE TABLE t (a int)", "d", P("b.1", 1))
-    h.apply("ALTER TABLE t ADD COLUMN p geometrycollection", "d", P("b.1", 2))
+    h.apply("ALTER TABLE t ADD SYSTEM VERSIONING", "d", P("b.1", 2))
     assert type(h.entries[-1].changes[0]).__name__ == "SkippedStatement"
     assert h.catalog.table("d", "t").uncertain  # type: ignore[union-attr]
     assert SchemaHistory.from_json(h.to_json()).catalog.table("d", "t").uncertain  # type: ignore[union-attr]
