@@ -97,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         spark = False
     workload = Workload.for_changes(changes)
     began = time.monotonic()
+    load_before = _load()
     server, cached, files = live_server(workload)
     try:
         nbytes = sum(f.stat().st_size for f in files)
@@ -136,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         "workload": {"key": workload.key, "row_changes": workload.row_changes,
                      "row_images": workload.row_images, "bytes": nbytes, "files": len(files)},
         "server": version, "python": platform.python_version(), "machine": platform.machine(),
-        "cpus": os.cpu_count(), "load_after": _load(), "wall_seconds": round(time.monotonic() - began, 1),
+        "cpus": os.cpu_count(), "load_before": load_before, "load_after": _load(),
+        "wall_seconds": round(time.monotonic() - began, 1),
         "results": results, "ratios": ratios,
     }
     RESULTS.mkdir(exist_ok=True)
