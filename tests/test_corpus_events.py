@@ -14,7 +14,7 @@ from decimal import Decimal
 import pytest
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.errors import IncompleteTransactionError, UnknownTableError, UnsupportedDDLError
+from binlog_model.errors import IncompleteTransactionError, UnknownTableError
 from binlog_model.model import python_value
 from binlog_model.pipeline import iter_binlog_events
 from schema_tracker.history import SchemaHistory
@@ -69,7 +69,7 @@ def test_corpus_file_gives_events_or_the_expected_error(rel: str) -> None:
     path = require(CORPUS / rel)
     expected = EXPECTED.get(rel, OK)
     if rel.endswith("mysql-bin.sakila.gz"):
-        pytest.skip("covered by test_unsupported_ddl_in_sakila_names_statement_and_position")
+        pytest.skip("covered by test_sakila_replays_its_own_schema_strictly")
     if expected == OK:
         events = list(iter_binlog_events([path]))
         for e in events:
@@ -150,18 +150,16 @@ def test_binlog_parser_files_resolve_with_the_dump_beside_them() -> None:
                 assert r.primary_key, f"{name}: every test_db table has a primary key"
 
 
-def test_unsupported_ddl_in_sakila_names_statement_and_position() -> None:
-    """Sakila's schema is replayed from its own QUERY events; whatever the tracker cannot follow is a typed
-    error carrying the statement and position, never a silent skip; the lenient mode gets through."""
+def test_sakila_replays_its_own_schema_strictly() -> None:
+    """Sakila's schema (tables, views, triggers, routines) comes from the file's own QUERY events, in strict
+    mode: every one of its 47,273 row changes resolves to named columns with a primary key."""
     path = require(CORPUS / "mysql-binlog-connector-java/src/test/resources/mysql-bin.sakila.gz")
-    try:
-        events = list(iter_binlog_events([path]))
-    except UnsupportedDDLError as err:
-        assert err.statement and err.position is not None
-        events = list(iter_binlog_events([path], lenient_ddl=True))
-    assert sum(len(e.rows) for e in events) > 0
-
-
+    events = list(iter_binlog_events([path]))
+    rows = [r for e in events for r in e.rows]
+    assert len(rows) == 47273
+    tables = {e.table for e in events if e.operation == pb.BinlogEvent.INSERT}
+    assert {"actor", "film", "rental", "payment"} <= tables
+    assert all(r.primary_key for r in rows)
 
 
 def test_prebuilt_history_is_reused_not_reapplied() -> None:
