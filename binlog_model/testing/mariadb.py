@@ -278,15 +278,23 @@ class MariaDBServer(SqlServer):
         cmd = [str(install_db), "--no-defaults", f"--datadir={self.datadir}", *_user_args(),
                "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve",
                *self._innodb_args()]
-        try:
-            done = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False)
-        except (OSError, subprocess.TimeoutExpired) as err:
-            raise HarnessError(f"mariadb-install-db failed to run: {err}; command: {' '.join(cmd)}") from err
-        if done.returncode != 0:
+        # Under heavy load mariadb-install-db has failed once in a while ("Unknown table
+        # 'mysql.tmp_user_sys'") and then worked: one retry on a clean datadir, then the error.
+        for attempt in (1, 2):
+            try:
+                done = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=60,
+                                      check=False)
+            except (OSError, subprocess.TimeoutExpired) as err:
+                raise HarnessError(f"mariadb-install-db failed to run: {err}; "
+                                   f"command: {' '.join(cmd)}") from err
+            if done.returncode == 0:
+                return
             output = (done.stdout + done.stderr).decode(errors="replace")
-            tail = "\n".join(output.splitlines()[-30:])
-            raise HarnessError(f"mariadb-install-db exited with {done.returncode}; command: {' '.join(cmd)}"
-                               f"\n--- output tail ---\n{tail}")
+            if attempt == 2:
+                tail = "\n".join(output.splitlines()[-30:])
+                raise HarnessError(f"mariadb-install-db exited with {done.returncode}; command: "
+                                   f"{' '.join(cmd)}\n--- output tail ---\n{tail}")
+            shutil.rmtree(self.datadir, ignore_errors=True)
 
     def _server_args(self) -> list[str]:
         args = [
