@@ -63,6 +63,10 @@ _OTHER: dict[int, Codec] = {
     T.NULL: lambda buf, pos, meta: (None, pos),
 }
 _FSP_TYPES = frozenset((T.TIME2, T.DATETIME2, T.TIMESTAMP2))
+_BLOB_TYPES = frozenset((T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB))
+_BLOB_BY_PREFIX: dict[int, Codec] = {
+    1: strings.decode_blob1, 2: strings.decode_blob2, 4: strings.decode_blob4,
+}
 
 
 def _unsupported(reason: str) -> Codec:
@@ -91,6 +95,9 @@ def codec_for(column_type: int, meta: int, unsigned: bool = False) -> tuple[Code
     if column_type in (T.BLOB, T.GEOMETRY, T.JSON, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB, T.VECTOR) \
             and not 1 <= meta <= 4:
         return _unsupported(f"{type_name(column_type)} with length-prefix size {meta} (expected 1-4)"), meta
+    if column_type in _BLOB_TYPES:
+        # The length-prefix size is fixed per column: pick a codec that does not branch on it per value.
+        return _BLOB_BY_PREFIX.get(meta, strings.decode_blob), meta
     codec = _OTHER.get(column_type)
     if codec is None:
         return _unsupported(f"column type {type_name(column_type)} ({column_type}) in a row event"), meta

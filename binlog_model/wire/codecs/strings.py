@@ -8,10 +8,15 @@ bits of lengths above 255 hidden in the real-type byte (``Field_string::do_save_
 
 from __future__ import annotations
 
+import struct
+
 from binlog_model.wire.codecs._bounds import Buffer, need
 
 __all__ = [
     "decode_blob",
+    "decode_blob1",
+    "decode_blob2",
+    "decode_blob4",
     "decode_enum",
     "decode_set",
     "decode_string",
@@ -65,6 +70,43 @@ def decode_set(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
     if pos + meta > len(buf):
         need(buf, pos, meta, "SET")
     return int.from_bytes(buf[pos:pos + meta], "little"), pos + meta
+
+
+def decode_blob1(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
+    """TINYBLOB/TINYTEXT: ``decode_blob`` specialised for a 1-byte length prefix (picked per TABLE_MAP)."""
+    if pos + 1 > len(buf):
+        need(buf, pos, 1, "BLOB length")
+    n = buf[pos]
+    pos += 1
+    if pos + n > len(buf):
+        need(buf, pos, n, "BLOB")
+    return bytes(buf[pos:pos + n]), pos + n
+
+
+def decode_blob2(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
+    """BLOB/TEXT: ``decode_blob`` specialised for a 2-byte length prefix (picked per TABLE_MAP)."""
+    if pos + 2 > len(buf):
+        need(buf, pos, 2, "BLOB length")
+    n = _U16(buf, pos)[0]
+    pos += 2
+    if pos + n > len(buf):
+        need(buf, pos, n, "BLOB")
+    return bytes(buf[pos:pos + n]), pos + n
+
+
+def decode_blob4(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
+    """LONGBLOB/LONGTEXT (MariaDB JSON): ``decode_blob`` specialised for a 4-byte length prefix."""
+    if pos + 4 > len(buf):
+        need(buf, pos, 4, "BLOB length")
+    n = _U32(buf, pos)[0]
+    pos += 4
+    if pos + n > len(buf):
+        need(buf, pos, n, "BLOB")
+    return bytes(buf[pos:pos + n]), pos + n
+
+
+_U16 = struct.Struct("<H").unpack_from
+_U32 = struct.Struct("<I").unpack_from
 
 
 def decode_blob(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
