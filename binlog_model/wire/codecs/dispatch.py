@@ -84,17 +84,19 @@ def codec_for(column_type: int, meta: int, unsigned: bool = False) -> tuple[Code
         if real == T.ENUM:
             if length not in (1, 2):
                 return _unsupported(f"ENUM column with storage size {length} (expected 1 or 2)"), length
-            return strings.decode_enum, length
+            return (strings.decode_enum1 if length == 1 else strings.decode_enum), length
         if real == T.SET:
             if not 1 <= length <= 8:
                 return _unsupported(f"SET column with storage size {length} (expected 1-8)"), length
-            return strings.decode_set, length
+            return (strings.decode_set1 if length == 1 else strings.decode_set), length
         return strings.decode_string, length
     if column_type in _FSP_TYPES and not 0 <= meta <= 6:
         return _unsupported(f"{type_name(column_type)} with fractional precision {meta} (max 6)"), meta
     if column_type in (T.BLOB, T.GEOMETRY, T.JSON, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB, T.VECTOR) \
             and not 1 <= meta <= 4:
         return _unsupported(f"{type_name(column_type)} with length-prefix size {meta} (expected 1-4)"), meta
+    if column_type in (T.VARCHAR, T.VAR_STRING):
+        return (strings.decode_varchar2 if meta > 255 else strings.decode_varchar1), meta
     if column_type in _BLOB_TYPES:
         # The length-prefix size is fixed per column: pick a codec that does not branch on it per value.
         return _BLOB_BY_PREFIX.get(meta, strings.decode_blob), meta

@@ -18,9 +18,13 @@ __all__ = [
     "decode_blob2",
     "decode_blob4",
     "decode_enum",
+    "decode_enum1",
     "decode_set",
+    "decode_set1",
     "decode_string",
     "decode_varchar",
+    "decode_varchar1",
+    "decode_varchar2",
     "split_string_meta",
 ]
 
@@ -53,6 +57,28 @@ def decode_varchar(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
     return bytes(buf[pos:pos + n]), pos + n
 
 
+def decode_varchar1(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
+    """``decode_varchar`` for a maximum byte length up to 255 (1 length byte), picked per TABLE_MAP."""
+    if pos + 1 > len(buf):
+        need(buf, pos, 1, "VARCHAR length")
+    n = buf[pos]
+    pos += 1
+    if pos + n > len(buf):
+        need(buf, pos, n, "VARCHAR")
+    return bytes(buf[pos:pos + n]), pos + n
+
+
+def decode_varchar2(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
+    """``decode_varchar`` for a maximum byte length above 255 (2 length bytes), picked per TABLE_MAP."""
+    if pos + 2 > len(buf):
+        need(buf, pos, 2, "VARCHAR length")
+    n = _U16(buf, pos)[0]
+    pos += 2
+    if pos + n > len(buf):
+        need(buf, pos, n, "VARCHAR")
+    return bytes(buf[pos:pos + n]), pos + n
+
+
 def decode_string(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
     """CHAR/BINARY with the already split byte length as meta (see ``split_string_meta``)."""
     return decode_varchar(buf, pos, meta)
@@ -63,6 +89,20 @@ def decode_enum(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
     if pos + meta > len(buf):
         need(buf, pos, meta, "ENUM")
     return int.from_bytes(buf[pos:pos + meta], "little"), pos + meta
+
+
+def decode_enum1(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
+    """``decode_enum`` for 1-byte storage (up to 255 members), picked per TABLE_MAP."""
+    if pos + 1 > len(buf):
+        need(buf, pos, 1, "ENUM")
+    return buf[pos], pos + 1
+
+
+def decode_set1(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
+    """``decode_set`` for 1-byte storage (up to 8 members), picked per TABLE_MAP."""
+    if pos + 1 > len(buf):
+        need(buf, pos, 1, "SET")
+    return buf[pos], pos + 1
 
 
 def decode_set(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
