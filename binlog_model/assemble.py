@@ -35,7 +35,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.charsets import charset_for_collation_id
-from binlog_model.convert import Setter, make_converter, setter_of
+from binlog_model.convert import Setter, make_setter
 from binlog_model.errors import (
     ConfigError,
     IncompleteTransactionError,
@@ -140,7 +140,7 @@ class _TableView:
     db: str
     table: str
     names: tuple[str, ...]
-    converters: tuple[Callable[[Any], pb.Value], ...]
+    setters: tuple[Setter, ...]      # fill a row's Value in place from a decoded value, per column
     primary_key: tuple[int, ...]
     always: tuple[int, ...]
 
@@ -271,6 +271,7 @@ class StatementAssembler:
         positioned = [e.position for e in self.history.entries if e.position is not None]
         self._covered_until = max(p.sort_key() for p in positioned) if positioned else None
         self._views: dict[tuple[int, int], tuple[TableMapEvent, Any, _TableView]] = {}
+        self._layouts: dict[tuple[Any, ...], tuple[Any, _TableView]] = {}
         self._buffer = _TransactionBuffer(self.options.spill_bytes)
         self._savepoints: dict[str, int] = {}
         self._identity: _Identity | None = None    # from the last GTID event, until the transaction ends
@@ -575,6 +576,23 @@ class StatementAssembler:
         cached = self._views.get((table_map.table_id, id(catalog)))
         if cached is not None and cached[0] is table_map and cached[1] is catalog:
             return cached[2]
+        # Every transaction logs its own TABLE_MAP: reuse the view built for an identical one under the
+        # same catalog (same names, types, metadata) instead of rebuilding names, setters and checks.
+        layout = (id(catalog), table_map.schema, table_map.table, table_map.column_types,
+                  table_map.column_metas, table_map.signedness, table_map.charsets, table_map.column_names,
+                  table_map.enum_values, table_map.set_values, table_map.primary_key)
+        shared = self._layouts.get(layout)
+        if shared is not None and shared[0] is catalog:
+            self._views[(table_map.table_id, id(catalog))] = (table_map, catalog, shared[1])
+            return shared[1]
+        view = self._build_view(table_map, catalog, position)
+        if len(self._layouts) >= 4096:
+            self._layouts.clear()
+        self._layouts[layout] = (catalog, view)
+        self._views[(table_map.table_id, id(catalog))] = (table_map, catalog, view)
+        return view
+
+    def _build_view(self, table_map: TableMapEvent, catalog: Any, position: BinlogPosition) -> _TableView:
         schema = catalog.table(table_map.schema, table_map.table)
         if schema is None:
             schema = table_from_table_map(table_map)
@@ -597,10 +615,8 @@ class StatementAssembler:
         if not pk:
             # Without a primary key the before image is the row's only identity: keep all of it.
             always = tuple(range(len(names)))
-        view = _TableView(schema.db, schema.name, names,
-                          tuple(make_converter(c) for c in schema.columns), pk, always)
-        self._views[(table_map.table_id, id(catalog))] = (table_map, catalog, view)
-        return view
+        return _TableView(schema.db, schema.name, names, tuple(make_setter(c) for c in schema.columns), pk,
+                          always)
 
     def _row_builder(self, kind: str) -> Callable[[_TableView, Any, int], pb.Row]:
         if kind == "insert":
@@ -619,27 +635,10 @@ class StatementAssembler:
         return pos
 
 
-# id(view) -> (view, setters): the in-place setters behind a view's converters, looked up once per view.
-# Views are rebuilt for every TABLE_MAP (each transaction), so the cache stays small: it holds views alive.
-_SETTERS: dict[int, tuple[_TableView, tuple[Setter, ...]]] = {}
-_SETTERS_MAX = 64
-
-
-def _setters(view: _TableView) -> tuple[Setter, ...]:
-    entry = _SETTERS.get(id(view))
-    if entry is not None and entry[0] is view:
-        return entry[1]
-    if len(_SETTERS) >= _SETTERS_MAX:
-        _SETTERS.clear()
-    setters = tuple(setter_of(c) for c in view.converters)
-    _SETTERS[id(view)] = (view, setters)
-    return setters
-
-
 def _columns(target: Any, view: _TableView, image: Sequence[Any], indexes: Iterable[int]) -> None:
     # Fill each Column's Value in place (no Value built and copied in): the row-building hot loop.
     names = view.names
-    setters = _setters(view)
+    setters = view.setters
     add = target.add
     for i in indexes:
         value = image[i]
@@ -653,7 +652,7 @@ def _columns(target: Any, view: _TableView, image: Sequence[Any], indexes: Itera
 def _all_columns(target: Any, view: _TableView, image: Sequence[Any]) -> None:
     # _columns over every column, walking names, setters and values together (no index lookups).
     add = target.add
-    for name, set_value, value in zip(view.names, _setters(view), image, strict=True):
+    for name, set_value, value in zip(view.names, view.setters, image, strict=True):
         if value is NOT_PRESENT:
             continue
         column = add()

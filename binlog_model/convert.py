@@ -38,7 +38,7 @@ from binlog_model.errors import ConfigError, SchemaMismatchError
 from binlog_model.types import ColumnLike, ValueKind, canonical_data_type, integer_bits, map_column
 from binlog_model.wire.values import NOT_PRESENT, Geometry, InvalidDate, InvalidDateTime, JsonDocument
 
-__all__ = ["Converter", "Setter", "make_converter", "make_setter", "setter_of", "to_value"]
+__all__ = ["Converter", "Setter", "make_converter", "make_setter", "to_value"]
 
 Converter = Callable[[Any], pb.Value]
 Setter = Callable[[pb.Value, Any], None]
@@ -81,20 +81,7 @@ def make_converter(column: ColumnLike) -> Converter:
         v = _Value()
         set_value(v, raw)
         return v
-    convert.set_value = set_value  # type: ignore[attr-defined]  # for setter_of
     return convert
-
-
-def setter_of(converter: Converter) -> Setter:
-    """The in-place setter behind a ``make_converter`` function (for loops that fill ``Value``s in place);
-    any other callable is wrapped so it still works, just without the speed-up."""
-    set_value: Setter | None = getattr(converter, "set_value", None)
-    if set_value is not None:
-        return set_value
-
-    def copy_into(target: pb.Value, raw: Any) -> None:
-        target.CopyFrom(converter(raw))
-    return copy_into
 
 
 def _cached_setter(column: ColumnLike) -> Setter:
