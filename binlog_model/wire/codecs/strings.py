@@ -9,6 +9,7 @@ bits of lengths above 255 hidden in the real-type byte (``Field_string::do_save_
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 
 from binlog_model.wire.codecs._bounds import Buffer, need
 
@@ -57,28 +58,6 @@ def decode_varchar(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
     return bytes(buf[pos:pos + n]), pos + n
 
 
-def decode_varchar1(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
-    """``decode_varchar`` for a maximum byte length up to 255 (1 length byte), picked per TABLE_MAP."""
-    if pos + 1 > len(buf):
-        need(buf, pos, 1, "VARCHAR length")
-    n = buf[pos]
-    pos += 1
-    if pos + n > len(buf):
-        need(buf, pos, n, "VARCHAR")
-    return bytes(buf[pos:pos + n]), pos + n
-
-
-def decode_varchar2(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
-    """``decode_varchar`` for a maximum byte length above 255 (2 length bytes), picked per TABLE_MAP."""
-    if pos + 2 > len(buf):
-        need(buf, pos, 2, "VARCHAR length")
-    n = _U16(buf, pos)[0]
-    pos += 2
-    if pos + n > len(buf):
-        need(buf, pos, n, "VARCHAR")
-    return bytes(buf[pos:pos + n]), pos + n
-
-
 def decode_string(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
     """CHAR/BINARY with the already split byte length as meta (see ``split_string_meta``)."""
     return decode_varchar(buf, pos, meta)
@@ -112,41 +91,44 @@ def decode_set(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
     return int.from_bytes(buf[pos:pos + meta], "little"), pos + meta
 
 
-def decode_blob1(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
-    """TINYBLOB/TINYTEXT: ``decode_blob`` specialised for a 1-byte length prefix (picked per TABLE_MAP)."""
-    if pos + 1 > len(buf):
-        need(buf, pos, 1, "BLOB length")
-    n = buf[pos]
-    pos += 1
-    if pos + n > len(buf):
-        need(buf, pos, n, "BLOB")
-    return bytes(buf[pos:pos + n]), pos + n
-
-
-def decode_blob2(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
-    """BLOB/TEXT: ``decode_blob`` specialised for a 2-byte length prefix (picked per TABLE_MAP)."""
-    if pos + 2 > len(buf):
-        need(buf, pos, 2, "BLOB length")
-    n = _U16(buf, pos)[0]
-    pos += 2
-    if pos + n > len(buf):
-        need(buf, pos, n, "BLOB")
-    return bytes(buf[pos:pos + n]), pos + n
-
-
-def decode_blob4(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
-    """LONGBLOB/LONGTEXT (MariaDB JSON): ``decode_blob`` specialised for a 4-byte length prefix."""
-    if pos + 4 > len(buf):
-        need(buf, pos, 4, "BLOB length")
-    n = _U32(buf, pos)[0]
-    pos += 4
-    if pos + n > len(buf):
-        need(buf, pos, n, "BLOB")
-    return bytes(buf[pos:pos + n]), pos + n
-
-
 _U16 = struct.Struct("<H").unpack_from
 _U32 = struct.Struct("<I").unpack_from
+
+
+def _length_prefixed(width: int, what: str) -> Callable[[Buffer, int, int], tuple[bytes, int]]:
+    """A codec for bytes behind a little-endian length prefix of ``width`` (1, 2 or 4) bytes, picked once
+    per TABLE_MAP so the row loop does not re-read the prefix size from the metadata for every value."""
+    read_length = {1: None, 2: _U16, 4: _U32}[width]
+    label = f"{what} length"
+
+    if read_length is None:
+        def decode(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
+            if pos + 1 > len(buf):
+                need(buf, pos, 1, label)
+            n = buf[pos]
+            pos += 1
+            if pos + n > len(buf):
+                need(buf, pos, n, what)
+            return bytes(buf[pos:pos + n]), pos + n
+    else:
+        def decode(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
+            if pos + width > len(buf):
+                need(buf, pos, width, label)
+            n = read_length(buf, pos)[0]
+            pos += width
+            if pos + n > len(buf):
+                need(buf, pos, n, what)
+            return bytes(buf[pos:pos + n]), pos + n
+    decode.__doc__ = f"{what} with a {width}-byte length prefix."
+    return decode
+
+
+# VARCHAR by its length-byte count (1 up to 255 bytes, else 2); TINYBLOB/BLOB/LONGBLOB (MariaDB's JSON too).
+decode_varchar1 = _length_prefixed(1, "VARCHAR")
+decode_varchar2 = _length_prefixed(2, "VARCHAR")
+decode_blob1 = _length_prefixed(1, "BLOB")
+decode_blob2 = _length_prefixed(2, "BLOB")
+decode_blob4 = _length_prefixed(4, "BLOB")
 
 
 def decode_blob(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
