@@ -177,9 +177,10 @@ class _TransactionBuffer:
     def __len__(self) -> int:
         return self._spilled + len(self._events)
 
-    def append(self, event: pb.BinlogEvent) -> None:
+    def append(self, event: pb.BinlogEvent, size: int | None = None) -> None:
+        """Hold ``event``; ``size`` is its approximate byte size when the caller knows it (else measured)."""
         self._events.append(event)
-        self._bytes += event.ByteSize()
+        self._bytes += event.ByteSize() if size is None else size
         if self._bytes > self._spill_bytes:
             if self._file is None:
                 self._file = tempfile.TemporaryFile(prefix="binlog-model-tx-")  # noqa: SIM115 (closed by discard)
@@ -235,7 +236,8 @@ class _Piece:
     timestamp: int
     server_id: int
     position: pb.BinlogPosition
-    rows: list[pb.Row] = field(default_factory=list)
+    # The outgoing event: rows are built straight into it (no copy at emit); its other fields are set then.
+    event: pb.BinlogEvent = field(default_factory=pb.BinlogEvent)
     bytes: int = 0
     next_row_index: int = 0     # statement-wide index of the next row of this table
     event_index: int = 0
@@ -522,15 +524,16 @@ class StatementAssembler:
             piece.timestamp = event.header.timestamp
             piece.position = _pb_position(event)
         per_row = max(1, event.header.event_size // max(1, len(event.rows)))
+        max_rows, max_bytes = self.options.max_rows, self.options.max_bytes
         build = self._row_builder(event.kind)
         for image in event.rows:
-            if piece.rows and (len(piece.rows) >= self.options.max_rows
-                               or piece.bytes + per_row > self.options.max_bytes):
+            rows = piece.event.rows
+            if rows and (len(rows) >= max_rows or piece.bytes + per_row > max_bytes):
                 self._emit(piece, last=False)
                 piece.timestamp = event.header.timestamp
                 piece.position = _pb_position(event)
             try:
-                piece.rows.append(build(view, image, piece.next_row_index))
+                build(piece.event.rows, view, image, piece.next_row_index)
             except SchemaMismatchError as err:
                 # A converter names the column; the table and the rows event's position are known here.
                 raise SchemaMismatchError(err.reason, table=f"{view.db}.{view.table}", position=position,
@@ -543,19 +546,23 @@ class StatementAssembler:
         return iter(())
 
     def _emit(self, piece: _Piece, *, last: bool) -> None:
-        if not piece.rows and not last:
-            return
-        if not piece.rows:
+        out = piece.event
+        if not out.rows:
             return
         identity = self._identity or self._fallback_identity()
-        first_row = piece.rows[0].row_index
-        out = pb.BinlogEvent(
-            source=self.options.source, server_uuid=identity.server_uuid,
-            transaction_id=identity.transaction_id, query_index=self._query_index, row_index=first_row,
-            db=piece.view.db, table=piece.view.table, operation=piece.operation,  # type: ignore[arg-type]
-            gtid=identity.gtid, event_index=piece.event_index, last_in_statement=last,
-            server_id=piece.server_id, gtid_domain_id=identity.domain_id,
-        )
+        out.source = self.options.source
+        out.server_uuid = identity.server_uuid
+        out.transaction_id = identity.transaction_id
+        out.query_index = self._query_index
+        out.row_index = out.rows[0].row_index
+        out.db = piece.view.db
+        out.table = piece.view.table
+        out.operation = piece.operation  # type: ignore[assignment]
+        out.gtid = identity.gtid
+        out.event_index = piece.event_index
+        out.last_in_statement = last
+        out.server_id = piece.server_id
+        out.gtid_domain_id = identity.domain_id
         out.utc_timestamp.seconds = piece.timestamp
         out.position.CopyFrom(piece.position)
         if self._statement_text is not None:
@@ -563,9 +570,8 @@ class StatementAssembler:
             trace = parse_trace_info(self._statement_text)
             if trace is not None:
                 out.trace_info = trace
-        out.rows.extend(piece.rows)
-        self._buffer.append(out)
-        piece.rows = []
+        self._buffer.append(out, piece.bytes)
+        piece.event = pb.BinlogEvent()
         piece.bytes = 0
         piece.event_index += 1
 
@@ -618,13 +624,13 @@ class StatementAssembler:
         return _TableView(schema.db, schema.name, names, tuple(make_setter(c) for c in schema.columns), pk,
                           always)
 
-    def _row_builder(self, kind: str) -> Callable[[_TableView, Any, int], pb.Row]:
+    def _row_builder(self, kind: str) -> Callable[[Any, _TableView, Any, int], None]:
         if kind == "insert":
             return _insert_row
         if kind == "delete":
             return _delete_row_full if self.options.image == "full" else _delete_row
         image = self.options.image
-        return lambda view, pair, index: _update_row(view, pair, index, image)
+        return lambda rows, view, pair, index: _update_row(rows, view, pair, index, image)
 
     # -- helpers -------------------------------------------------------------------------------------------
 
@@ -668,36 +674,42 @@ def _primary_key(row: pb.Row, view: _TableView, *images: Sequence[Any]) -> None:
             return
 
 
-def _insert_row(view: _TableView, image: Sequence[Any], index: int) -> pb.Row:
-    row = pb.Row(row_index=index)
+# Row builders add one Row to ``rows`` (the outgoing event's repeated field) and fill it in place.
+
+
+def _new_row(rows: Any, index: int) -> pb.Row:
+    row = rows.add()
+    row.row_index = index
+    return row
+
+
+def _insert_row(rows: Any, view: _TableView, image: Sequence[Any], index: int) -> None:
+    row = _new_row(rows, index)
     _primary_key(row, view, image)
     _all_columns(row.after, view, image)
-    return row
 
 
-def _delete_row(view: _TableView, image: Sequence[Any], index: int) -> pb.Row:
-    row = pb.Row(row_index=index)
+def _delete_row(rows: Any, view: _TableView, image: Sequence[Any], index: int) -> None:
+    row = _new_row(rows, index)
     _primary_key(row, view, image)
     _columns(row.before, view, image, view.always)
-    return row
 
 
-def _delete_row_full(view: _TableView, image: Sequence[Any], index: int) -> pb.Row:
-    row = pb.Row(row_index=index)
+def _delete_row_full(rows: Any, view: _TableView, image: Sequence[Any], index: int) -> None:
+    row = _new_row(rows, index)
     _primary_key(row, view, image)
     _all_columns(row.before, view, image)
-    return row
 
 
-def _update_row(view: _TableView, pair: tuple[Sequence[Any], Sequence[Any]], index: int,
-                image: UpdateImage) -> pb.Row:
+def _update_row(rows: Any, view: _TableView, pair: tuple[Sequence[Any], Sequence[Any]], index: int,
+                image: UpdateImage) -> None:
     before, after = pair
-    row = pb.Row(row_index=index)
+    row = _new_row(rows, index)
     _primary_key(row, view, before, after)
     if image == "full":
         _all_columns(row.before, view, before)
         _all_columns(row.after, view, after)
-        return row
+        return
     changed = [i for i, a in enumerate(after)
                if a is not NOT_PRESENT and (before[i] is NOT_PRESENT or before[i] != a
                                             or type(before[i]) is not type(a))]
@@ -709,7 +721,6 @@ def _update_row(view: _TableView, pair: tuple[Sequence[Any], Sequence[Any]], ind
     _columns(row.before, view, [before[i] if before[i] is not NOT_PRESENT else after[i]
                                 for i in range(len(before))], shown)
     _columns(row.after, view, after, changed)
-    return row
 
 
 def _base_name(path: str | None) -> str:
