@@ -59,6 +59,7 @@ __all__ = ["AssemblerOptions", "AssemblerStats", "StatementAssembler", "parse_al
            "parse_trace_info"]
 
 UpdateImage = Literal["changed", "changed_with_old", "full"]
+StatementText = Literal["all", "first", "none"]
 _OPERATION = {"insert": pb.BinlogEvent.INSERT, "update": pb.BinlogEvent.UPDATE,
               "partial_update": pb.BinlogEvent.UPDATE, "delete": pb.BinlogEvent.DELETE}
 
@@ -74,6 +75,9 @@ class AssemblerOptions:
     one BinlogEvent; ``spill_bytes`` bounds the memory a pending transaction may hold.
     ``allow_incomplete_tail``: a transaction still open at the end of input is dropped and counted in
     ``stats.incomplete_transactions`` instead of raising (for binlogs still being written).
+    ``statement_text``: where the statement's SQL goes: ``"all"`` its BinlogEvents (default), ``"first"``
+    only the first piece of each split statement, ``"none"`` nowhere (a multi-row INSERT's text can be
+    most of an event's bytes). ``trace_info`` is kept either way.
     """
 
     source: str = ""
@@ -83,10 +87,13 @@ class AssemblerOptions:
     max_bytes: int = 4 << 20
     spill_bytes: int = 64 << 20
     allow_incomplete_tail: bool = False
+    statement_text: StatementText = "all"
 
     def __post_init__(self) -> None:
         if self.image not in ("changed", "changed_with_old", "full"):
             raise ConfigError(f"image must be changed, changed_with_old or full, not {self.image!r}")
+        if self.statement_text not in ("all", "first", "none"):
+            raise ConfigError(f"statement_text must be all, first or none, not {self.statement_text!r}")
         if self.max_rows < 1 or self.max_bytes < 1:
             raise ConfigError("max_rows and max_bytes must be positive")
 
@@ -422,9 +429,12 @@ class StatementAssembler:
                 source=self.options.source, server_uuid=identity.server_uuid,
                 transaction_id=identity.transaction_id, query_index=self._query_index,
                 db=db, table=table, operation=pb.BinlogEvent.SCHEMA, gtid=identity.gtid,
-                statement=event.query, event_index=index, last_in_statement=index == len(groups) - 1,
+                event_index=index, last_in_statement=index == len(groups) - 1,
                 server_id=event.header.server_id, gtid_domain_id=identity.domain_id,
             )
+            if self.options.statement_text == "all" or (self.options.statement_text == "first"
+                                                         and index == 0):
+                out.statement = event.query
             out.utc_timestamp.CopyFrom(Timestamp(seconds=event.header.timestamp))
             out.position.CopyFrom(_pb_position(event))
             trace = parse_trace_info(event.query)
@@ -566,7 +576,9 @@ class StatementAssembler:
         out.utc_timestamp.seconds = piece.timestamp
         out.position.CopyFrom(piece.position)
         if self._statement_text is not None:
-            out.statement = self._statement_text
+            mode = self.options.statement_text
+            if mode == "all" or (mode == "first" and piece.event_index == 0):
+                out.statement = self._statement_text
             trace = parse_trace_info(self._statement_text)
             if trace is not None:
                 out.trace_info = trace

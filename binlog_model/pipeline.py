@@ -61,13 +61,15 @@ def iter_binlog_events(
     lenient_ddl: bool = False,
     verify_checksum: bool = True,
     allow_incomplete_tail: bool = False,
+    statement_text: str = "all",
     assembler: StatementAssembler | None = None,
 ) -> Iterator[pb.BinlogEvent]:
     """Yield one ``BinlogEvent`` per statement (and table) of the given binlog files, in binlog order.
 
     ``always_include``: ``{("db", "table"): ["col", ...]}`` or ``["db.table.col", ...]``: columns always
     put in ``before`` for UPDATE and DELETE. ``image``: ``changed`` (default, the spec), ``changed_with_old``
-    or ``full``. ``lenient_ddl``: skip DDL the tracker cannot follow, marking its table uncertain.
+    or ``full``. ``statement_text``: ``all`` (default), ``first`` or ``none`` (see ``AssemblerOptions``).
+    ``lenient_ddl``: skip DDL the tracker cannot follow, marking its table uncertain.
     Pass your own ``assembler`` to read its ``stats`` and ``history`` afterwards.
 
     Raises ``BinlogError`` subclasses only: decode errors name the file and offset, schema errors the table,
@@ -82,7 +84,8 @@ def iter_binlog_events(
             include = parse_always_include(always_include)
         options = AssemblerOptions(source=source, always_include=include, image=image,  # type: ignore[arg-type]
                                    max_rows=max_rows, max_bytes=max_bytes,
-                                   allow_incomplete_tail=allow_incomplete_tail)
+                                   allow_incomplete_tail=allow_incomplete_tail,
+                                   statement_text=statement_text)  # type: ignore[arg-type]
         assembler = StatementAssembler(load_snapshot(snapshot, lenient=lenient_ddl), options)
     yield from assembler.assemble(iter_events(paths, verify_checksum=verify_checksum))
 

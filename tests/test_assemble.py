@@ -234,3 +234,14 @@ def test_bad_options_are_config_errors() -> None:
         AssemblerOptions(image="everything")  # type: ignore[arg-type]
     with pytest.raises(ConfigError):
         AssemblerOptions(max_rows=0)
+
+
+def test_statement_text_on_all_first_or_no_pieces(mariadb: MariaDBServer, fresh_db: str) -> None:
+    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY)", fresh_db)
+    files = _run(mariadb, fresh_db, ["/* reqid:7:s:m */ INSERT INTO t SELECT seq FROM seq_1_to_25"])
+    for mode, expected in (("all", [True] * 3), ("first", [True, False, False]), ("none", [False] * 3)):
+        pieces = _mine(list(iter_binlog_events(files, max_rows=10, statement_text=mode)), fresh_db)
+        assert [e.HasField("statement") for e in pieces] == expected, mode
+        assert all(e.trace_info == "reqid:7:s:m" for e in pieces)     # trace info stays on every piece
+    with pytest.raises(ConfigError):
+        AssemblerOptions(statement_text="some")  # type: ignore[arg-type]

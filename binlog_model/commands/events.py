@@ -35,14 +35,18 @@ from binlog_model.pipeline import iter_binlog_events, load_snapshot
 @click.option("--allow-incomplete-tail", is_flag=True,
               help="Drop a transaction still open at the end of the input instead of failing.")
 @click.option("--no-verify-checksum", is_flag=True, help="Do not verify CRC32 event checksums.")
+@click.option("--statement-text", type=click.Choice(["all", "first", "none"]), default="all",
+              show_default=True, help="Put the statement's SQL on all its events, only the first piece of a "
+              "split statement, or nowhere.")
 @click.option("--stats", is_flag=True, help="Print counters to stderr at the end.")
 def command(files: tuple[Path, ...], source: str, snapshot: Path | None, always_include: tuple[str, ...],
             image: str, max_rows: int, max_bytes: int, fmt: str, out: Path | None, lenient_ddl: bool,
-            allow_incomplete_tail: bool, no_verify_checksum: bool, stats: bool) -> None:
+            allow_incomplete_tail: bool, no_verify_checksum: bool, statement_text: str, stats: bool) -> None:
     """Decode binlog FILES into one BinlogEvent per statement (and table)."""
     options = AssemblerOptions(source=source, always_include=parse_always_include(always_include),
                                image=image, max_rows=max_rows, max_bytes=max_bytes,  # type: ignore[arg-type]
-                               allow_incomplete_tail=allow_incomplete_tail)
+                               allow_incomplete_tail=allow_incomplete_tail,
+                               statement_text=statement_text)  # type: ignore[arg-type]
     assembler = StatementAssembler(load_snapshot(snapshot, lenient=lenient_ddl), options)
     events = iter_binlog_events(files, assembler=assembler, verify_checksum=not no_verify_checksum)
     stream: IO[bytes] | IO[str]
