@@ -66,20 +66,42 @@ def measure(master: str, paths: list[str], repeat: int) -> dict[str, float]:
     return {"rows": rows, "seconds": seconds, "rows_per_s": rows / seconds}
 
 
+def measure_pipeline(paths: list[str], repeat: int) -> dict[str, float]:
+    """The single-process ``iter_binlog_events`` on the same files, every row change counted."""
+    from binlog_model.pipeline import iter_binlog_events
+
+    times = []
+    rows = 0
+    for _ in range(repeat):
+        started = time.perf_counter()
+        rows = sum(len(event.rows) for event in iter_binlog_events(paths))
+        times.append(time.perf_counter() - started)
+    seconds = statistics.median(times)
+    return {"rows": rows, "seconds": seconds, "rows_per_s": rows / seconds}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=8)
     parser.add_argument("--rows", type=int, default=20000, help="row changes per file (about)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--binlogs", type=Path, help="measure these existing binlog files (a directory) "
+                        "instead of generating new ones")
     parser.add_argument("--child", nargs=2, metavar=("MASTER", "PATHS_JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(measure(args.child[0], json.loads(args.child[1]), args.repeat)))
         return
     with tempfile.TemporaryDirectory(prefix="spark-scaling-") as tmp:
-        files = generate(Path(tmp), args.files, args.rows)
+        if args.binlogs:
+            files = sorted(p for p in args.binlogs.iterdir() if p.suffix[1:].isdigit())
+        else:
+            files = generate(Path(tmp), args.files, args.rows)
         paths = json.dumps([str(p) for p in files])
         print(f"{len(files)} binlog files, {sum(p.stat().st_size for p in files) / 1e6:.1f} MB")
+        pipe = measure_pipeline([str(p) for p in files], args.repeat)
+        print(f"pipeline (one process): {pipe['rows']} rows in {pipe['seconds']:.2f}s = "
+              f"{pipe['rows_per_s']:,.0f} rows/s")
         results = {}
         for master in ("local[1]", "local[2]"):
             done = subprocess.run([sys.executable, "-m", "benchmarks.spark_scaling", "--repeat",
