@@ -199,3 +199,17 @@ def test_value_json_fast_paths_on_hand_built_edge_values() -> None:
     values += [pb.Value(long_value=-5), pb.Value(time_micros=-5), pb.Value(uint64_value=2**64 - 1)]
     for value in values:
         assert value_json(value) == slow_value_json(value), value
+
+
+def test_string_fast_path_escapes_exactly_as_json_dumps() -> None:
+    """Every BMP character (surrogates excepted) inside a string: the no-escape shortcut and json.dumps
+    agree, so only what json escapes (quote, backslash, control characters) takes the slow path."""
+    import json
+
+    from binlog_model.spark.datasource import _dumps
+
+    for code in range(0x10000):
+        if 0xD800 <= code < 0xE000:
+            continue
+        text = f"a{chr(code)}b"
+        assert _dumps(text) == json.dumps(text, ensure_ascii=False), hex(code)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -208,8 +209,13 @@ def _fields_json(message: Any, names: tuple[str, ...]) -> str:
     return ",".join([f'"{name}":{n}' for name in names if (n := getattr(message, name))])
 
 
+# What json.dumps(ensure_ascii=False) escapes in a string: quote, backslash, control characters.
+_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f\\"]')
+
+
 def _dumps(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+    # Most text needs no escaping: skip the encoder for it.
+    return json.dumps(text, ensure_ascii=False) if _NEEDS_ESCAPE.search(text) else '"' + text + '"'
 
 
 def _dumps_list(items: list[str]) -> str:
