@@ -213,3 +213,30 @@ def test_string_fast_path_escapes_exactly_as_json_dumps() -> None:
             continue
         text = f"a{chr(code)}b"
         assert _dumps(text) == json.dumps(text, ensure_ascii=False), hex(code)
+
+
+def test_plan_file_gives_the_same_partitions_without_a_second_pre_pass(tmp_path: Path) -> None:
+    """run_resolve plans on the driver and hands the plan to the data source (planFile): the reader's
+    partitions are then those slices and that history, and the files are not scanned again."""
+    from unittest import mock
+
+    from binlog_model.spark import datasource
+    from binlog_model.spark.datasource import BinlogReader, save_plan
+
+    files = [str(p) for p in sorted((GOLDEN / "ddl_between_dml" / "binlogs").iterdir())]
+    history, slices = plan(files, sliceBytes="2048")
+    target = tmp_path / "plan.json"
+    save_plan(target, files, history, slices)
+    fresh = BinlogReader(ReadOptions.parse({"paths": ",".join(files), "sliceBytes": "2048"})).partitions()
+    with mock.patch.object(datasource, "scan_files", side_effect=AssertionError("scanned again")):
+        reused = BinlogReader(ReadOptions.parse({"paths": ",".join(files), "sliceBytes": "2048",
+                                                 "planFile": str(target)})).partitions()
+    pairs = [(p.piece, p.history) for p in reused]  # type: ignore[attr-defined]
+    assert pairs == [(p.piece, p.history) for p in fresh]  # type: ignore[attr-defined]
+    assert len(reused) == len(slices) > 1
+    with pytest.raises(ConfigError, match="other files"):
+        BinlogReader(ReadOptions.parse({"paths": str(LARGE), "planFile": str(target)})).partitions()
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not a plan"):
+        BinlogReader(ReadOptions.parse({"paths": str(LARGE), "planFile": str(bad)})).partitions()

@@ -47,7 +47,7 @@ from binlog_model.spark.partitions import (
 from schema_tracker.history import SchemaHistory
 
 __all__ = ["ARROW_SCHEMA", "SCHEMA_DDL", "BinlogDataSource", "GtidSet", "ReadOptions", "event_rows",
-           "value_json"]
+           "load_plan", "plan", "save_plan", "value_json"]
 
 SCHEMA_DDL = (
     "source string, serverUuid string, transactionId long, queryIndex int, eventIndex int, rowIndex long, "
@@ -134,6 +134,7 @@ class ReadOptions:
     start: BinlogPosition | None = None
     stop: BinlogPosition | None = None
     skip_gtids: GtidSet | None = None
+    plan_file: str | None = None
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> ReadOptions:
@@ -162,6 +163,7 @@ class ReadOptions:
             slice_bytes=_int(opts, "slicebytes", 64 << 20),
             start=_position(opts.get("startposition")), stop=_position(opts.get("stopposition")),
             skip_gtids=GtidSet.parse(opts["gtidset"]) if opts.get("gtidset") else None,
+            plan_file=opts.get("planfile") or None,
         )
 
     def assembler_options(self) -> AssemblerOptions:
@@ -452,16 +454,21 @@ class BinlogReader(DataSourceReader):
 
     def partitions(self) -> Sequence[InputPartition]:
         options = self.options
-        files = expand_paths(options.paths)
+        files = [str(f) for f in expand_paths(options.paths)]
         if options.start is not None:
-            files = [f for f in files if file_sequence(f.name) >= file_sequence(options.start.file)]
+            files = [f for f in files if file_sequence(f) >= file_sequence(options.start.file)]
         if options.stop is not None:
-            files = [f for f in files if file_sequence(f.name) <= file_sequence(options.stop.file)]
-        scans = scan_files([str(f) for f in files], verify_checksum=options.verify_checksum)
-        start = load_snapshot(options.snapshot, lenient=options.lenient_ddl)
-        history = build_history(scans, history=start, options=options.assembler_options())
-        doc = history.to_json()
-        return [_Partition(piece, doc) for piece in plan_slices(scans, slice_bytes=options.slice_bytes)]
+            files = [f for f in files if file_sequence(f) <= file_sequence(options.stop.file)]
+        if options.plan_file is not None:
+            # Planned already (run_resolve): the pre-pass over every byte is not run a second time.
+            history, slices = load_plan(options.plan_file, files)
+            doc = history
+        else:
+            scans = scan_files(files, verify_checksum=options.verify_checksum)
+            start = load_snapshot(options.snapshot, lenient=options.lenient_ddl)
+            doc = build_history(scans, history=start, options=options.assembler_options()).to_json()
+            slices = plan_slices(scans, slice_bytes=options.slice_bytes)
+        return [_Partition(piece, doc) for piece in slices]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, _Partition)
@@ -489,3 +496,36 @@ def plan(paths: Sequence[str | os.PathLike[str]], **options: str) -> tuple[Schem
     history = build_history(scans, history=load_snapshot(opts.snapshot, lenient=opts.lenient_ddl),
                             options=opts.assembler_options())
     return history, plan_slices(scans, slice_bytes=opts.slice_bytes)
+
+
+_PLAN_FORMAT = "binlog-model-spark-plan"
+
+
+def save_plan(path: str | os.PathLike[str], files: Sequence[str | os.PathLike[str]], history: SchemaHistory,
+              slices: Sequence[Slice]) -> None:
+    """Write a driver's plan (``plan``'s result for ``files``) for the ``planFile`` reader option."""
+    doc = {"format": _PLAN_FORMAT, "files": [os.fspath(f) for f in files], "history": history.to_json(),
+           "slices": [{"path": s.path, "file_index": s.file_index, "start": s.start, "end": s.end,
+                       "format_description": None if s.format_description is None
+                       else base64.b64encode(s.format_description).decode("ascii")} for s in slices]}
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh)
+
+
+def load_plan(path: str, files: Sequence[str]) -> tuple[dict[str, Any], list[Slice]]:
+    """The history document and slices saved by ``save_plan``; ``ConfigError`` when the file is not a plan
+    or was made for other files than ``files`` (the reader's, in binlog order)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError) as err:
+        raise ConfigError(f"mysql-binlog: cannot read planFile {path!r}: {err}") from err
+    if not isinstance(doc, dict) or doc.get("format") != _PLAN_FORMAT:
+        raise ConfigError(f"mysql-binlog: planFile {path!r} is not a plan written by save_plan")
+    if doc["files"] != list(files):
+        raise ConfigError(f"mysql-binlog: planFile {path!r} was planned for other files "
+                          f"({len(doc['files'])} files, this read has {len(files)})")
+    slices = [Slice(s["path"], s["file_index"], s["start"], s["end"],
+                    None if s["format_description"] is None else base64.b64decode(s["format_description"]))
+              for s in doc["slices"]]
+    return doc["history"], slices

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -129,11 +130,9 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
     """Resolve ``paths`` into typed per-table Parquet under ``out``; return the per-table summary."""
     import json
 
-    from pyspark.sql import functions as F
-
-    from binlog_model.spark.datasource import plan
+    from binlog_model.spark.datasource import plan, save_plan
     from binlog_model.spark.partitions import expand_paths
-    from binlog_model.spark.typed import table_lineages, typed_frame, untyped_lineage
+    from binlog_model.spark.typed import table_lineages
 
     say = progress or (lambda _text: None)
     started = time.monotonic()
@@ -147,13 +146,30 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
     history, slices = plan(files, **{k: v for k, v in options.items() if k != "paths"})
     lineages = table_lineages(history)
     say(f"planned {len(files)} files as {len(slices)} slices; {len(history.entries)} DDL statements")
+    # The data source reuses this plan instead of running the pre-pass over every byte again.
+    plan_dir = tempfile.TemporaryDirectory(prefix="binlog-model-plan-")
+    options["planFile"] = os.path.join(plan_dir.name, "plan.json")
+    save_plan(options["planFile"], files, history, slices)
+    try:
+        return _resolve(spark, files, out, options, lineages, say, started, source, len(slices))
+    finally:
+        plan_dir.cleanup()
+
+
+def _resolve(spark: Any, files: list[str], out: str | os.PathLike[str], options: dict[str, str],
+             lineages: dict[tuple[str, str], Any], say: Callable[[str], None], started: float, source: str,
+             total_slices: int) -> ResolveResult:
+    """``run_resolve`` after planning: decode once (cached), count, write one typed table at a time."""
+    from pyspark.sql import functions as F
+
+    from binlog_model.spark.typed import typed_frame, untyped_lineage
 
     # Parquet timestamps as INT64 microseconds (readable everywhere), not Spark's legacy INT96.
     spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
     changes = spark.read.format("mysql-binlog").options(**options).load().cache()
     decode_started = time.monotonic()
     stop = threading.Event()
-    watcher = threading.Thread(target=_watch, args=(spark, say, stop, len(slices)), daemon=True)
+    watcher = threading.Thread(target=_watch, args=(spark, say, stop, total_slices), daemon=True)
     watcher.start()
     try:
         counts = changes.groupBy("db", "table", "operation").count().collect()
