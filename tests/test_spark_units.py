@@ -4,6 +4,7 @@ and the ``resolve`` command's one-line errors."""
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import subprocess
 import sys
@@ -240,3 +241,35 @@ def test_plan_file_gives_the_same_partitions_without_a_second_pre_pass(tmp_path:
     bad.write_text("{}", encoding="utf-8")
     with pytest.raises(ConfigError, match="not a plan"):
         BinlogReader(ReadOptions.parse({"paths": str(LARGE), "planFile": str(bad)})).partitions()
+
+
+def test_packed_history_is_parsed_once_per_worker_and_reads_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Partitions carry the history compressed; a worker parses it once, and every slice still gets a
+    history of its own (what one slice's assembler records is not seen by the next)."""
+    from binlog_model.spark import datasource
+
+    files = sorted((GOLDEN / "ddl_between_dml" / "binlogs").iterdir())
+    history, slices = plan(files, sliceBytes="2048")
+    options = ReadOptions.parse({"paths": ",".join(map(str, files))})
+    doc = history.to_json()
+    packed = datasource.pack_history(doc)
+    assert len(packed) < len(json.dumps(doc))
+    want = [b.to_pylist() for s in slices for b in read_slice(s, doc, options)]
+    parsed: list[int] = []
+    real = SchemaHistory.from_json
+
+    def counted(doc: dict[str, object]) -> SchemaHistory:
+        parsed.append(1)
+        return real(doc)
+
+    monkeypatch.setattr(SchemaHistory, "from_json", counted)
+    for _ in range(2):
+        got = [b.to_pylist() for s in slices for b in read_slice(s, packed, options)]
+        assert got == want
+    assert len(parsed) == 1
+    one = datasource._history_for(packed, False)
+    one.apply("CREATE DATABASE extra_db", None, BinlogPosition("mysql-bin.999999", 4))
+    assert len(one.entries) == len(history.entries) + 1
+    assert len(datasource._history_for(packed, False).entries) == len(history.entries)
+    with pytest.raises(ConfigError, match="corrupt"):
+        datasource._history_for(b"not zlib", False)
