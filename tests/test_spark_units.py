@@ -4,6 +4,7 @@ and the ``resolve`` command's one-line errors."""
 from __future__ import annotations
 
 import datetime
+import itertools
 import json
 import os
 import subprocess
@@ -273,3 +274,21 @@ def test_packed_history_is_parsed_once_per_worker_and_reads_the_same(monkeypatch
     assert len(datasource._history_for(packed, False).entries) == len(history.entries)
     with pytest.raises(ConfigError, match="corrupt"):
         datasource._history_for(b"not zlib", False)
+
+
+def test_min_slices_cuts_large_files_finer_but_not_below_the_floor() -> None:
+    """Planning only (hand-built FileScan summaries, no bytes read): one 64 MiB file with a transaction
+    every 100 kB is one slice by default, at least minSlices slices when asked, and never cut below
+    MIN_AUTO_SLICE_BYTES however many slices are asked for."""
+    from binlog_model.spark.partitions import MIN_AUTO_SLICE_BYTES, FileScan, plan_slices
+
+    size = 64 << 20
+    scan = FileScan("hand-built.000001", size, b"fde", (), tuple(range(4, size, 100_000)))
+    assert len(plan_slices([scan])) == 1
+    eight = plan_slices([scan], min_slices=8)
+    assert 8 <= len(eight) <= 9
+    many = plan_slices([scan], min_slices=10_000)
+    starts = [s.start for s in many]
+    assert all(b - a >= MIN_AUTO_SLICE_BYTES for a, b in itertools.pairwise(starts))
+    assert len(many) <= size // MIN_AUTO_SLICE_BYTES
+    assert len(plan_slices([scan], slice_bytes=4 << 20, min_slices=2)) == 16   # sliceBytes still caps

@@ -135,6 +135,7 @@ class ReadOptions:
     allow_incomplete_tail: bool = False
     mode: str = "rows"
     slice_bytes: int = 64 << 20
+    min_slices: int = 1
     start: BinlogPosition | None = None
     stop: BinlogPosition | None = None
     skip_gtids: GtidSet | None = None
@@ -164,7 +165,7 @@ class ReadOptions:
             max_rows=_int(opts, "maxrows", 1000), max_bytes=_int(opts, "maxbytes", 4 << 20),
             lenient_ddl=ddl == "lenient", verify_checksum=_bool(opts, "verifychecksum", True),
             allow_incomplete_tail=_bool(opts, "allowincompletetail", False), mode=mode,
-            slice_bytes=_int(opts, "slicebytes", 64 << 20),
+            slice_bytes=_int(opts, "slicebytes", 64 << 20), min_slices=_int(opts, "minslices", 1),
             start=_position(opts.get("startposition")), stop=_position(opts.get("stopposition")),
             skip_gtids=GtidSet.parse(opts["gtidset"]) if opts.get("gtidset") else None,
             plan_file=opts.get("planfile") or None,
@@ -514,7 +515,7 @@ class BinlogReader(DataSourceReader):
             scans = scan_files(files, verify_checksum=options.verify_checksum)
             start = load_snapshot(options.snapshot, lenient=options.lenient_ddl)
             doc = build_history(scans, history=start, options=options.assembler_options()).to_json()
-            slices = plan_slices(scans, slice_bytes=options.slice_bytes)
+            slices = plan_slices(scans, slice_bytes=options.slice_bytes, min_slices=options.min_slices)
         packed = pack_history(doc)
         return [_Partition(piece, packed) for piece in slices]
 
@@ -543,7 +544,7 @@ def plan(paths: Sequence[str | os.PathLike[str]], **options: str) -> tuple[Schem
     scans = scan_files([str(f) for f in expand_paths(opts.paths)], verify_checksum=opts.verify_checksum)
     history = build_history(scans, history=load_snapshot(opts.snapshot, lenient=opts.lenient_ddl),
                             options=opts.assembler_options())
-    return history, plan_slices(scans, slice_bytes=opts.slice_bytes)
+    return history, plan_slices(scans, slice_bytes=opts.slice_bytes, min_slices=opts.min_slices)
 
 
 _PLAN_FORMAT = "binlog-model-spark-plan"

@@ -138,7 +138,9 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
     started = time.monotonic()
     files = [str(p) for p in expand_paths(paths)]
     options = {"paths": json.dumps(files), "source": source, "image": "full",
-               "ddl": "lenient" if lenient_ddl else "strict", "sliceBytes": str(slice_bytes)}
+               "ddl": "lenient" if lenient_ddl else "strict", "sliceBytes": str(slice_bytes),
+               # Two slices per core at least, so a few large files still keep every core busy.
+               "minSlices": str(2 * max(1, spark.sparkContext.defaultParallelism))}
     if snapshot:
         options["snapshot"] = snapshot
     if always_include:

@@ -30,13 +30,15 @@ from binlog_model.wire import events as ev
 from binlog_model.wire.events import ROWS_EVENT_TYPES
 from schema_tracker.history import SchemaHistory
 
-__all__ = ["FileScan", "Slice", "build_history", "expand_paths", "iter_slice_events", "plan_slices",
-           "scan_file", "scan_files"]
+__all__ = ["MIN_AUTO_SLICE_BYTES", "FileScan", "Slice", "build_history", "expand_paths", "iter_slice_events",
+           "plan_slices", "scan_file", "scan_files"]
 
 # Row data and table maps are all the bytes of a binlog that the DDL replay never needs.
 SKIP_FOR_DDL: frozenset[int] = frozenset(ROWS_EVENT_TYPES) | {int(EventType.TABLE_MAP_EVENT)}
 _KEEP = (ev.GtidEvent, ev.MariadbGtidEvent, ev.QueryEvent, ev.XidEvent, ev.XaPrepareEvent)
 _CHUNK = 1 << 20
+# Below this a task's fixed cost (worker hand-off, history lookup, decoder set-up) starts to show.
+MIN_AUTO_SLICE_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,11 +155,17 @@ def build_history(scans: Sequence[FileScan], *, history: SchemaHistory | None = 
     return replay.history
 
 
-def plan_slices(scans: Sequence[FileScan], *, slice_bytes: int = 64 << 20) -> list[Slice]:
+def plan_slices(scans: Sequence[FileScan], *, slice_bytes: int = 64 << 20, min_slices: int = 1
+                ) -> list[Slice]:
     """Cut each file at transaction starts into slices of at least ``slice_bytes`` (the last may be
-    shorter). The first slice of a file starts at 0 and reads the file header itself."""
-    if slice_bytes < 1:
-        raise ConfigError(f"slice_bytes must be positive, got {slice_bytes}")
+    shorter). The first slice of a file starts at 0 and reads the file header itself. ``min_slices``: make
+    slices smaller (down to ``MIN_AUTO_SLICE_BYTES``) when the input would give fewer, so every core gets
+    work (a few large files on many cores)."""
+    if slice_bytes < 1 or min_slices < 1:
+        raise ConfigError(f"slice_bytes and min_slices must be positive, got {slice_bytes}, {min_slices}")
+    if min_slices > 1:
+        total = sum(scan.size for scan in scans)
+        slice_bytes = min(slice_bytes, max(MIN_AUTO_SLICE_BYTES, total // min_slices))
     out: list[Slice] = []
     for index, scan in enumerate(scans):
         cuts = [0]
