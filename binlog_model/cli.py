@@ -25,13 +25,7 @@ def cli() -> None:
 
 
 for _name in _COMMANDS:
-    try:
-        _module = importlib.import_module(f"binlog_model.commands.{_name}")
-    except ModuleNotFoundError as err:  # a subcommand not built yet: leave it out, never break the others
-        if err.name != f"binlog_model.commands.{_name}":
-            raise
-        continue
-    cli.add_command(_module.command, _name)
+    cli.add_command(importlib.import_module(f"binlog_model.commands.{_name}").command, _name)
 
 
 def main(argv: list[str] | None = None) -> int:
