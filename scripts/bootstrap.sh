@@ -5,12 +5,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# mariadb-server for the real-server tests; mariadb-test-data for MariaDB's own binlog test files
+# (decoded by the corpus tests, which skip without them).
+packages=()
 if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then
-  echo "bootstrap: installing mariadb-server with apt-get" >&2
+  packages+=(mariadb-server mariadb-client)
+fi
+if [ ! -d /usr/share/mysql/mysql-test ]; then
+  packages+=(mariadb-test-data)
+fi
+if [ ${#packages[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${packages[*]} with apt-get" >&2
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-    mariadb-server mariadb-client >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 fi
 
 PY=${PYTHON:-python3}
