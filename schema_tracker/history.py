@@ -126,6 +126,14 @@ class SchemaHistory:
                 applied += 1
         return applied
 
+    def copy(self) -> SchemaHistory:
+        """An independent history with the same entries (entries and catalogs are immutable and shared);
+        recording into the copy leaves this one unchanged."""
+        other = SchemaHistory(self.initial, lenient=self.lenient)
+        other._entries = list(self._entries)
+        other._keys = list(self._keys)
+        return other
+
     def _record(self, entry: HistoryEntry) -> None:
         if entry.position is not None:
             key = entry.position.sort_key()

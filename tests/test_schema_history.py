@@ -126,3 +126,14 @@ def test_create_select_as_row_based_logging_writes_it(mariadb: Any, fresh_db: st
         assert [(c.name, c.column_type, c.nullable, c.charset) for c in mine.columns] == \
             [(c.name, c.column_type, c.nullable, c.charset) for c in theirs.columns]
         assert mine.primary_key == theirs.primary_key
+
+
+def test_copy_is_independent() -> None:
+    from schema_tracker.history import SchemaHistory
+
+    h = SchemaHistory()
+    h.apply("CREATE DATABASE d", None)
+    c = h.copy()
+    c.apply("CREATE TABLE d.t (a int)", None)
+    assert len(h) == 1 and len(c) == 2
+    assert h.catalog.table("d", "t") is None and c.catalog.table("d", "t") is not None

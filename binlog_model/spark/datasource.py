@@ -358,18 +358,9 @@ def _history_for(shipped: dict[str, Any] | bytes, lenient: bool) -> SchemaHistor
                 _PARSED.popitem(last=False)
         else:
             _PARSED.move_to_end(digest)
-        history = _fork(cached)
+        history = cached.copy()   # the assembler may record into it; slices must not see each other's
     history.lenient = lenient
     return history
-
-
-def _fork(history: SchemaHistory) -> SchemaHistory:
-    # The assembler may record into its history: each slice gets its own entry lists over the shared,
-    # immutable entries and catalogs. (A public SchemaHistory.copy() would avoid the private names.)
-    fork = SchemaHistory(history.initial, lenient=history.lenient)
-    fork._entries = list(history._entries)
-    fork._keys = list(history._keys)
-    return fork
 
 
 class _MapColumn:
