@@ -1,7 +1,19 @@
 """binlog-model: MySQL/MariaDB row-based binlogs to a compact, typed protobuf ``BinlogEvent`` model.
 
-The curated public API. Submodules import heavy dependencies (sqlglot, pyspark) lazily.
+The curated public API::
+
+    from binlog_model import iter_binlog_events, to_json
+    for event in iter_binlog_events(paths, source="ppc:1", snapshot="schema.sql"):
+        print(to_json(event))
+
+The errors and positions are imported eagerly; everything else on first use (PEP 562), so ``import
+binlog_model`` stays cheap and never pulls in sqlglot or pyspark until they are needed.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from binlog_model.errors import (
     BadMagicError,
@@ -22,7 +34,40 @@ from binlog_model.errors import (
 )
 from binlog_model.position import BinlogPosition
 
+# public name -> module that defines it (imported on first attribute access)
+_LAZY = {
+    "iter_binlog_events": "binlog_model.pipeline",
+    "load_snapshot": "binlog_model.pipeline",
+    "StatementAssembler": "binlog_model.assemble",
+    "AssemblerOptions": "binlog_model.assemble",
+    "BinlogDecoder": "binlog_model.wire.decoder",
+    "NEED_DATA": "binlog_model.wire.decoder",
+    "iter_events": "binlog_model.io.files",
+    "BinlogEvent": "binlog_model.model",
+    "to_json": "binlog_model.model",
+    "from_json": "binlog_model.model",
+    "to_dict": "binlog_model.model",
+    "from_dict": "binlog_model.model",
+    "write_delimited": "binlog_model.model",
+    "iter_delimited": "binlog_model.model",
+    "python_value": "binlog_model.model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'binlog_model' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 __all__ = [
+    *_LAZY,
     "BadMagicError",
     "BinlogError",
     "BinlogPosition",
