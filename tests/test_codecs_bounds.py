@@ -140,3 +140,16 @@ def test_codec_on_random_bytes_raises_only_library_errors(codec: Codec, meta: in
         data = bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 24)))
         with contextlib.suppress(BinlogError):
             codec(memoryview(data), 0, meta)
+
+
+@pytest.mark.parametrize("meta", [0x0000, 0x0205, 0x4200, 0x0A1F])
+def test_impossible_newdecimal_metadata_is_unsupported_not_a_crash(meta: int) -> None:
+    """HAND-BUILT metadata (precision 0, scale above precision, precision 66, scale 31): the column's
+    values cannot be sized, so using the codec raises UnsupportedEventError."""
+    from binlog_model.errors import UnsupportedEventError
+    from binlog_model.wire.codecs.dispatch import codec_for
+    from binlog_model.wire.column_types import ColumnType
+
+    codec, codec_meta = codec_for(ColumnType.NEWDECIMAL, meta)
+    with pytest.raises(UnsupportedEventError, match="NEWDECIMAL"):
+        codec(memoryview(b"\x80\x00\x00\x00\x00\x00"), 0, codec_meta)

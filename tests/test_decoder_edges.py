@@ -241,3 +241,16 @@ def test_large_input_fed_in_small_chunks_keeps_the_buffer_small() -> None:
     assert count == 303 * 11
     assert peak < (1 << 17)
     assert dec.offset == len(stream)
+
+
+@pytest.mark.parametrize("fde", [b"", b"\x00" * 10])
+def test_resume_with_a_missing_or_short_format_description_is_a_typed_error(fde: bytes) -> None:
+    with pytest.raises(TruncatedEventError):
+        BinlogDecoder.resume(fde, 4)
+
+
+def test_resume_with_no_bytes_at_all_is_a_config_error() -> None:
+    from binlog_model.errors import ConfigError
+
+    with pytest.raises(ConfigError):
+        BinlogDecoder.resume(None, 4)  # type: ignore[arg-type]

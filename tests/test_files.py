@@ -76,3 +76,18 @@ def test_truncated_file_error_names_the_file(tmp_path: Path) -> None:
         list(iter_events(cut, chunk_size=64))
     assert info.value.file == str(cut)
     assert str(cut) in str(info.value)
+
+
+def test_corrupt_gzip_deflate_data_is_a_decode_error(tmp_path: Path) -> None:
+    """HAND-BUILT corruption: a real corpus binlog gzip-compressed, with one byte of its deflate data
+    flipped. zlib's own error must surface as a DecodeError naming the file."""
+    from binlog_model.errors import DecodeError
+
+    source = require(CORPUS / "mysql-cdc-rs/tests/events/8.0/02_query_bigger/binlog.000733")
+    packed = bytearray(gzip.compress(source.read_bytes()))
+    packed[130] ^= 0xFF
+    path = tmp_path / "binlog.000733.gz"
+    path.write_bytes(bytes(packed))
+    with pytest.raises(DecodeError) as info:
+        list(iter_events(path))
+    assert info.value.file == str(path)

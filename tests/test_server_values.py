@@ -353,3 +353,26 @@ def test_table_map_prefix_primary_key_and_enum_set_charsets(mariadb: MariaDBServ
     assert tm.geometry_types == (None, None, None, None, 1, None)
     (ev,) = [e for e in _decode_files(files, fresh_db) if isinstance(e, RowsEvent)]
     assert ev.rows == ((1, b"a", 2, 1, None, b"abcd"),)
+
+
+def test_mariadb_compressed_columns_are_a_typed_error_naming_the_type(mariadb: MariaDBServer,
+                                                                      fresh_db: str) -> None:
+    """MariaDB logs ``COMPRESSED`` columns with their own type codes (140/141). The TABLE_MAP must still
+    parse (the later columns' metadata and charsets stay aligned); the rows name the unsupported type."""
+    from binlog_model.errors import UnsupportedEventError
+    from binlog_model.io.files import iter_events
+
+    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(300) COMPRESSED, b BLOB COMPRESSED, "
+                    "c VARCHAR(10), z INT UNSIGNED)", fresh_db)
+    mariadb.flush_and_collect()
+    mariadb.execute("INSERT INTO t VALUES (1, 'x', 'y', 'z', 4294967295)", fresh_db)
+    files = mariadb.flush_and_collect()
+    maps: list[TableMapEvent] = []
+    with pytest.raises(UnsupportedEventError, match="_COMPRESSED"):
+        for event in iter_events(files):
+            if isinstance(event, TableMapEvent) and event.schema == fresh_db:
+                maps.append(event)
+    (tm,) = maps
+    assert tm.column_types[3:] == (15, 3) and set(tm.column_types[1:3]) <= {140, 141}
+    assert tm.column_names == ("id", "a", "b", "c", "z")
+    assert tm.signedness is not None and tm.signedness[4] is True

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -86,7 +87,7 @@ def _iter_file(path: Path, name: str, verify_checksum: bool, chunk_size: int,
         while True:
             try:
                 chunk = fh.read(chunk_size)
-            except (OSError, EOFError, gzip.BadGzipFile) as err:
+            except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as err:
                 raise DecodeError(f"cannot read the file: {err}", file=name, offset=decoder.offset) from err
             decoder.receive_data(chunk)
             while (event := decoder.next_event()) is not NEED_DATA:

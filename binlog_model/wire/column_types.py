@@ -37,6 +37,9 @@ class ColumnType(IntEnum):
     DATETIME2 = 18
     TIME2 = 19
     TYPED_ARRAY = 20
+    # MariaDB's COMPRESSED columns (VARCHAR/BLOB ... COMPRESSED), logged with their own codes.
+    VARCHAR_COMPRESSED = 140
+    BLOB_COMPRESSED = 141
     VECTOR = 242
     INVALID = 243
     BOOL = 244

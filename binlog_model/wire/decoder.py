@@ -164,6 +164,14 @@ class BinlogDecoder:
 
         The event is not emitted by ``next_event``. Raises ``DecodeError`` subclasses like ``next_event``."""
         self._check_alive()
+        if not isinstance(event_bytes, bytes | bytearray | memoryview):
+            self._failed = True
+            raise ConfigError(f"a FORMAT_DESCRIPTION event must be bytes, not {type(event_bytes).__name__}")
+        if len(event_bytes) < 19:
+            self._failed = True
+            raise TruncatedEventError(f"a FORMAT_DESCRIPTION event needs at least 19 bytes, got "
+                                      f"{len(event_bytes)}", file=self.file,
+                                      expected="FORMAT_DESCRIPTION_EVENT")
         try:
             event = self._decode(bytes(event_bytes), 4, None)
         except BinlogError:

@@ -41,8 +41,8 @@ class OptionalMetadataType:
 
 
 _ONE_BYTE_META = frozenset((T.FLOAT, T.DOUBLE, T.BLOB, T.GEOMETRY, T.JSON, T.TIMESTAMP2, T.DATETIME2,
-                            T.TIME2, T.VECTOR, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB))
-_LE_TWO_BYTE_META = frozenset((T.VARCHAR, T.VAR_STRING, T.BIT))
+                            T.TIME2, T.VECTOR, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB, T.BLOB_COMPRESSED))
+_LE_TWO_BYTE_META = frozenset((T.VARCHAR, T.VAR_STRING, T.BIT, T.VARCHAR_COMPRESSED))
 _BE_TWO_BYTE_META = frozenset((T.NEWDECIMAL, T.STRING, T.ENUM, T.SET))
 # Columns with a SIGNEDNESS bit (``has_signedess_information_type``): YEAR and old DECIMAL included
 # (MySQL writes 0 for YEAR, MariaDB 1); skipping YEAR would shift every later column's bit.
@@ -50,7 +50,7 @@ _NUMERIC = frozenset((T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG, T.FLOAT, T.D
                       T.YEAR, T.DECIMAL))
 # GEOMETRY counts as a character column (its server class derives from BLOB), JSON does not.
 _CHARACTER = frozenset((T.STRING, T.VAR_STRING, T.VARCHAR, T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB,
-                        T.LONG_BLOB, T.GEOMETRY))
+                        T.LONG_BLOB, T.GEOMETRY, T.VARCHAR_COMPRESSED, T.BLOB_COMPRESSED))
 
 
 def real_type(column_type: int, meta: int) -> int:

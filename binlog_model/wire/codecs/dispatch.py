@@ -90,6 +90,10 @@ def codec_for(column_type: int, meta: int, unsigned: bool = False) -> tuple[Code
                 return _unsupported(f"SET column with storage size {length} (expected 1-8)"), length
             return (strings.decode_set1 if length == 1 else strings.decode_set), length
         return strings.decode_string, length
+    if column_type == T.NEWDECIMAL:
+        precision, scale = meta >> 8, meta & 0xFF
+        if not (1 <= precision <= 65 and scale <= 30 and scale <= precision):
+            return _unsupported(f"NEWDECIMAL with precision {precision} and scale {scale}"), meta
     if column_type in _FSP_TYPES and not 0 <= meta <= 6:
         return _unsupported(f"{type_name(column_type)} with fractional precision {meta} (max 6)"), meta
     if column_type in (T.BLOB, T.GEOMETRY, T.JSON, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB, T.VECTOR) \
