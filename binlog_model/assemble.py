@@ -160,6 +160,14 @@ def _check_table_map(table_map: TableMapEvent, schema: TableSchema, position: Bi
         raise SchemaMismatchError(
             f"TABLE_MAP has {len(table_map.column_types)} columns, the tracked schema {len(schema.columns)}",
             table=schema.qualified_name, position=position, tracked=tracked, binlog=logged)
+    if table_map.column_names is not None:
+        # FULL row metadata names the columns: a tracked schema with other names at this position is wrong
+        # even when the types agree (e.g. two same-typed columns swapped).
+        logged_names = [n.lower() for n in table_map.column_names]
+        if logged_names != [c.name.lower() for c in schema.columns]:
+            raise SchemaMismatchError("TABLE_MAP column names differ from the tracked schema",
+                                      table=schema.qualified_name, position=position, tracked=tracked,
+                                      binlog=list(table_map.column_names))
     for i, column in enumerate(schema.columns):
         problem = binlog_type_mismatch(table_map.column_types[i], table_map.column_metas[i], column)
         if problem:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from binlog_model.errors import SchemaError
+from binlog_model.errors import SchemaError, UnsupportedDDLError
 from schema_tracker.model import (
     TEXTUAL_TYPES,
     Catalog,
@@ -199,6 +199,13 @@ def apply_change(catalog: Catalog, change: SchemaChange) -> Catalog:
         i = t.index_of(change.old_name)
         if i < 0:
             raise SchemaError(f"unknown column {change.old_name!r}", table=t.qualified_name)
+        j = t.index_of(change.new_name)
+        if j >= 0 and j != i:
+            # Only a swap inside one ALTER (a TO b, b TO a) gets here; renamed one after the other, the
+            # columns would come out in the wrong places, so fail loudly instead (lenient: uncertain).
+            raise UnsupportedDDLError(f"RENAME COLUMN {change.old_name!r} TO {change.new_name!r}: a column "
+                                      f"{change.new_name!r} still exists (column swaps within one ALTER "
+                                      "are not followed)", table=t.qualified_name)
         cols = list(t.columns)
         cols[i] = replace(cols[i], name=change.new_name)
         old = change.old_name.lower()

@@ -245,3 +245,15 @@ def test_statement_text_on_all_first_or_no_pieces(mariadb: MariaDBServer, fresh_
         assert all(e.trace_info == "reqid:7:s:m" for e in pieces)     # trace info stays on every piece
     with pytest.raises(ConfigError):
         AssemblerOptions(statement_text="some")  # type: ignore[arg-type]
+
+
+def test_table_map_names_catch_a_same_typed_column_swap(mariadb: MariaDBServer, fresh_db: str) -> None:
+    """Types alone cannot tell two INT columns apart; FULL row metadata names them, and a tracked schema
+    with the names in other places is a SchemaMismatchError, not silently swapped values."""
+    mariadb.execute("CREATE TABLE t (a INT PRIMARY KEY, b INT)", fresh_db)
+    files = _run(mariadb, fresh_db, ["INSERT INTO t VALUES (1, 2)"])
+    swapped = catalog_from_dump(f"CREATE DATABASE {fresh_db}; USE {fresh_db};"
+                                "CREATE TABLE t (b INT PRIMARY KEY, a INT);",
+                                Catalog(server_charset="utf8mb4"))
+    with pytest.raises(SchemaMismatchError, match="column names"):
+        list(iter_binlog_events(files, snapshot=swapped))

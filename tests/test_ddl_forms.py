@@ -211,3 +211,20 @@ def test_partitioned_create_and_partition_actions() -> None:
     cat = run("CREATE TABLE p (a int, b int) PARTITION BY KEY (a) PARTITIONS 2",
               "ALTER TABLE p ADD c int, ALGORITHM=COPY", "ALTER TABLE p REMOVE PARTITIONING")
     assert cols(cat, "p") == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("sql", ["ALTER TABLE t RENAME COLUMN a TO b, RENAME COLUMN b TO a",
+                                 "ALTER TABLE t CHANGE a b INT, CHANGE b a INT"])
+def test_column_swap_in_one_alter_fails_loudly(sql: str) -> None:
+    """Renamed one after the other, a swap would leave the names where they were (silently wrong rows)."""
+    cat = run("CREATE TABLE t (a int, b int, PRIMARY KEY (a))")
+    with pytest.raises(UnsupportedDDLError, match="still exists"):
+        apply(cat, sql, "d")
+    new, ch = apply(cat, sql, "d", lenient=True)
+    assert isinstance(ch[0], SkippedStatement) and new.table("d", "t").uncertain  # type: ignore[union-attr]
+
+
+def test_renames_that_free_their_target_first_are_followed() -> None:
+    cat = run("CREATE TABLE t (a int, b int, PRIMARY KEY (a))",
+              "ALTER TABLE t RENAME COLUMN a TO c, RENAME COLUMN b TO a")
+    assert cols(cat, "t") == ["c", "a"] and cat.table("d", "t").primary_key == ("c",)  # type: ignore[union-attr]
