@@ -24,6 +24,7 @@ event: unique, deterministic and increasing in binlog order.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tempfile
@@ -730,9 +731,7 @@ def _update_row(rows: Any, view: _TableView, pair: tuple[Sequence[Any], Sequence
         _all_columns(row.before, view, before)
         _all_columns(row.after, view, after)
         return
-    changed = [i for i, a in enumerate(after)
-               if a is not NOT_PRESENT and (before[i] is NOT_PRESENT or before[i] != a
-                                            or type(before[i]) is not type(a))]
+    changed = [i for i, a in enumerate(after) if a is not NOT_PRESENT and _differs(before[i], a)]
     if image == "changed_with_old":
         shown = sorted(set(view.always) | set(changed))
     else:
@@ -741,6 +740,14 @@ def _update_row(rows: Any, view: _TableView, pair: tuple[Sequence[Any], Sequence
     _columns(row.before, view, [before[i] if before[i] is not NOT_PRESENT else after[i]
                                 for i in range(len(before))], shown)
     _columns(row.after, view, after, changed)
+
+
+def _differs(old: Any, new: Any) -> bool:
+    """Whether an UPDATE changed a column: absent before, another type, another value, or the sign of a
+    zero (``0.0 == -0.0`` in Python, not in the row)."""
+    if old is NOT_PRESENT or type(old) is not type(new) or old != new:
+        return True
+    return type(new) is float and math.copysign(1.0, old) != math.copysign(1.0, new)
 
 
 def _base_name(path: str | None) -> str:

@@ -257,3 +257,14 @@ def test_table_map_names_catch_a_same_typed_column_swap(mariadb: MariaDBServer, 
                                 Catalog(server_charset="utf8mb4"))
     with pytest.raises(SchemaMismatchError, match="column names"):
         list(iter_binlog_events(files, snapshot=swapped))
+
+
+def test_update_change_detection_is_strict_about_json_types_and_signed_zero() -> None:
+    from binlog_model.assemble import _differs
+    from binlog_model.wire.values import NOT_PRESENT, JsonDocument
+
+    assert _differs(JsonDocument({"x": 1}), JsonDocument({"x": True}))
+    assert _differs(JsonDocument([1]), JsonDocument([1.0]))
+    assert not _differs(JsonDocument({"x": [1, "a"]}), JsonDocument({"x": [1, "a"]}))
+    assert _differs(0.0, -0.0) and not _differs(1.5, 1.5)
+    assert _differs(1, True) and _differs(NOT_PRESENT, None) and not _differs(None, None)

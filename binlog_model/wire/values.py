@@ -112,9 +112,13 @@ class JsonDiff:
     value: Any = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class JsonDocument:
-    """A binary JSON value decoded into a Python tree (see docs/contracts.md for the leaf types)."""
+    """A binary JSON value decoded into a Python tree (see docs/contracts.md for the leaf types).
+
+    Two documents are equal when they render the same: Python's own ``1 == True == 1.0`` must not make
+    ``{"x": 1}`` and ``{"x": true}`` look unchanged.
+    """
 
     value: Any
 
@@ -123,6 +127,14 @@ class JsonDocument:
         parts: list[str] = []
         _render(self.value, parts)
         return "".join(parts)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, JsonDocument):
+            return NotImplemented
+        return self is other or self.to_json() == other.to_json()
+
+    def __hash__(self) -> int:
+        return hash(self.to_json())
 
 
 def format_json_double(v: float) -> str:
