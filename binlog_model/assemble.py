@@ -24,6 +24,7 @@ event: unique, deterministic and increasing in binlog order.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
@@ -210,11 +211,11 @@ class _TransactionBuffer:
         if count >= self._spilled:
             del self._events[count - self._spilled:]
             return
-        # Rare: the savepoint lies inside the spilled part; rewrite the file's first ``count`` events.
-        kept = list(self._iter_spilled())[:count]
+        # Rare: the savepoint lies inside the spilled part; copy the first ``count`` events one by one.
+        kept = tempfile.TemporaryFile(prefix="binlog-model-tx-")  # noqa: SIM115 (closed by discard)
+        write_delimited(kept, itertools.islice(self._iter_spilled(), count))
         self._file.close()
-        self._file = tempfile.TemporaryFile(prefix="binlog-model-tx-")  # noqa: SIM115 (closed by discard)
-        write_delimited(self._file, kept)
+        self._file = kept
         self._spilled = count
         self._events.clear()
         self._bytes = 0
@@ -475,15 +476,12 @@ class StatementAssembler:
     def _commit(self) -> Iterator[pb.BinlogEvent]:
         self._close_statement()
         self.stats.transactions += 1
-        events = list(self._buffer.drain()) if len(self._buffer) < 4096 else None
-        if events is None:
-            # Large transaction: stream it out of the spill file.
-            buffer = self._buffer
-            self._buffer = _TransactionBuffer(self.options.spill_bytes)
-            self._end_transaction()
-            return self._count(buffer.drain())
+        # Hand the committed events over in a buffer of their own, streamed (from the spill file when the
+        # transaction was large), so memory stays bounded whatever the transaction's size.
+        buffer = self._buffer
+        self._buffer = _TransactionBuffer(self.options.spill_bytes)
         self._end_transaction()
-        return self._count(iter(events))
+        return self._count(buffer.drain())
 
     def _count(self, events: Iterator[pb.BinlogEvent]) -> Iterator[pb.BinlogEvent]:
         for e in events:

@@ -268,3 +268,24 @@ def test_update_change_detection_is_strict_about_json_types_and_signed_zero() ->
     assert not _differs(JsonDocument({"x": [1, "a"]}), JsonDocument({"x": [1, "a"]}))
     assert _differs(0.0, -0.0) and not _differs(1.5, 1.5)
     assert _differs(1, True) and _differs(NOT_PRESENT, None) and not _differs(None, None)
+
+
+def test_spilled_transactions_stream_out_unchanged() -> None:
+    """A transaction larger than ``spill_bytes`` goes through a temporary file and comes out identical."""
+    from tests._paths import REPO
+
+    files = sorted((REPO / "fixtures/golden/mariadb/large_statement/binlogs").iterdir())
+    plain = [e.SerializeToString() for e in iter_binlog_events(files)]
+    spilled = StatementAssembler(None, AssemblerOptions(spill_bytes=1000))
+    assert [e.SerializeToString() for e in iter_binlog_events(files, assembler=spilled)] == plain
+
+
+def test_rollback_to_a_savepoint_inside_the_spilled_part() -> None:
+    from binlog_model.assemble import _TransactionBuffer
+
+    buffer = _TransactionBuffer(spill_bytes=50)
+    for i in range(20):
+        buffer.append(pb.BinlogEvent(transaction_id=i, statement="x" * 30))
+    assert buffer._spilled > 5                      # most of them went to the temporary file
+    buffer.truncate(5)
+    assert [e.transaction_id for e in buffer.drain()] == [0, 1, 2, 3, 4]
