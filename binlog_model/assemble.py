@@ -292,7 +292,7 @@ class StatementAssembler:
         self._views: dict[tuple[int, int], tuple[TableMapEvent, Any, _TableView]] = {}
         self._layouts: dict[tuple[Any, ...], tuple[Any, _TableView]] = {}
         self._buffer = _TransactionBuffer(self.options.spill_bytes)
-        self._savepoints: dict[str, int] = {}
+        self._savepoints: dict[str, tuple[int, int]] = {}   # name → (events held, query_index) at it
         self._identity: _Identity | None = None    # from the last GTID event, until the transaction ends
         self._in_transaction = False
         self._tx_first: BinlogPosition | None = None
@@ -403,13 +403,15 @@ class StatementAssembler:
             self._close_statement()
             name = _savepoint_name(event.query, after="TO")
             if name is not None and name in self._savepoints:
-                self._buffer.truncate(self._savepoints[name])
+                # Drop the events after the savepoint and reuse their statement numbers.
+                self._buffer.truncate(self._savepoints[name][0])
+                self._query_index = self._savepoints[name][1]
             return iter(())
         if word.startswith("SAVEPOINT"):
             self._close_statement()
             name = _savepoint_name(event.query, after="SAVEPOINT")
             if name is not None:
-                self._savepoints[name] = len(self._buffer)
+                self._savepoints[name] = (len(self._buffer), self._query_index)
             return iter(())
         if word.startswith("XA "):
             return iter(())

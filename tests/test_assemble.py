@@ -289,3 +289,14 @@ def test_rollback_to_a_savepoint_inside_the_spilled_part() -> None:
     assert buffer._spilled > 5                      # most of them went to the temporary file
     buffer.truncate(5)
     assert [e.transaction_id for e in buffer.drain()] == [0, 1, 2, 3, 4]
+
+
+def test_rollback_to_savepoint_drops_the_work_and_its_statement_numbers(mariadb: MariaDBServer,
+                                                                         fresh_db: str) -> None:
+    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY)", fresh_db)
+    files = _run(mariadb, fresh_db, ["BEGIN", "INSERT INTO t VALUES (1)", "SAVEPOINT s",
+                                     "INSERT INTO t VALUES (2)", "ROLLBACK TO SAVEPOINT s",
+                                     "INSERT INTO t VALUES (3)", "COMMIT"])
+    events = _mine(list(iter_binlog_events(files)), fresh_db)
+    assert [(e.query_index, [_cols(r.after)["id"] for r in e.rows]) for e in events] == [(0, [1]), (1, [3])]
+    assert len({e.transaction_id for e in events}) == 1
