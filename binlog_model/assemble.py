@@ -348,9 +348,10 @@ class StatementAssembler:
         if event.anonymous:
             self._new_identity(None, event)
             return iter(())
-        sid = str(event.sid)
-        text = f"{sid}:{event.tag}:{event.gno}" if event.tag else f"{sid}:{event.gno}"
-        self._new_identity(_Identity(sid, event.gno, text), event)
+        # A tagged GTID (MySQL 8.4+) numbers its transactions per (uuid, tag): the tag is part of the source,
+        # else uuid:5 and uuid:batch:5 would share one identity.
+        source = f"{event.sid}:{event.tag}" if event.tag else str(event.sid)
+        self._new_identity(_Identity(source, event.gno, f"{source}:{event.gno}"), event)
         return iter(())
 
     def _on_mariadb_gtid(self, event: ev.MariadbGtidEvent) -> Iterator[pb.BinlogEvent]:

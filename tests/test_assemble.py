@@ -303,3 +303,28 @@ def test_rollback_to_savepoint_drops_the_work_and_its_statement_numbers(mariadb:
     events = [e for e in _mine(list(iter_binlog_events(files)), fresh_db) if e.table == "t"]
     assert [(e.query_index, [_cols(r.after)["id"] for r in e.rows]) for e in events] == [(0, [1]), (1, [3])]
     assert len({e.transaction_id for e in events}) == 1
+
+
+def test_tagged_gtids_keep_distinct_identities() -> None:
+    """Reconstructed events (no MySQL 8.4 server here): uuid:5 and uuid:batch:5 are two transactions."""
+    import uuid
+
+    from binlog_model.wire import events as ev
+
+    sid = uuid.UUID("1d3a69ea-6308-11e8-b040-0242ac110002")
+
+    def header(kind: int, offset: int) -> ev.EventHeader:
+        return ev.EventHeader(1, kind, 1, 10, offset + 10, 0, offset, "binlog.000001")
+
+    stream: list[Any] = []
+    for offset, tag in ((100, None), (200, "batch")):
+        stream.append(ev.GtidEvent(header(ev.EventType.GTID_LOG_EVENT, offset), flags=1, sid=sid, gno=5,
+                                   tag=tag))
+        sql = "CREATE DATABASE d1" if tag is None else "CREATE DATABASE d2"
+        stream.append(ev.QueryEvent(header(ev.EventType.QUERY_EVENT, offset + 50), thread_id=1,
+                                    exec_time=0, error_code=0, schema="", query=sql,
+                                    query_bytes=sql.encode()))
+    first, second = StatementAssembler().assemble(stream)
+    assert (first.server_uuid, first.gtid) == (str(sid), f"{sid}:5")
+    assert (second.server_uuid, second.gtid) == (f"{sid}:batch", f"{sid}:batch:5")
+    assert (first.server_uuid, first.transaction_id) != (second.server_uuid, second.transaction_id)
