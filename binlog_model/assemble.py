@@ -292,6 +292,7 @@ class StatementAssembler:
         self._views: dict[tuple[int, int], tuple[TableMapEvent, Any, _TableView]] = {}
         self._layouts: dict[tuple[Any, ...], tuple[Any, _TableView]] = {}
         self._buffer = _TransactionBuffer(self.options.spill_bytes)
+        self._prepared: dict[tuple[bytes, bytes, int], _TransactionBuffer] = {}   # XA xid → held events
         self._savepoints: dict[str, tuple[int, int]] = {}   # name → (events held, query_index) at it
         self._identity: _Identity | None = None    # from the last GTID event, until the transaction ends
         self._in_transaction = False
@@ -309,7 +310,7 @@ class StatementAssembler:
             ev.AnnotateRowsEvent: self._on_rows_query,
             RowsEvent: self._on_rows,
             ev.XidEvent: self._on_commit,
-            ev.XaPrepareEvent: self._on_commit,
+            ev.XaPrepareEvent: self._on_xa_prepare,
         }
 
     # -- public --------------------------------------------------------------------------------------------
@@ -325,15 +326,26 @@ class StatementAssembler:
 
     def close(self) -> Iterator[pb.BinlogEvent]:
         """End of input. An open transaction is an error unless ``allow_incomplete_tail``."""
+        where = self._last_position
         if self._in_transaction or self._statement_open or len(self._buffer):
             self.stats.incomplete_transactions += 1
             self._end_transaction()
             if not self.options.allow_incomplete_tail:
-                where = self._last_position
                 raise IncompleteTransactionError(
                     "the binlog ends inside a transaction (no XID/COMMIT)",
                     file=where.file if where else None, offset=where.offset if where else None,
                     expected="XID or COMMIT")
+        if self._prepared:
+            pending = len(self._prepared)
+            for held in self._prepared.values():
+                held.discard()
+            self._prepared.clear()
+            self.stats.incomplete_transactions += pending
+            if not self.options.allow_incomplete_tail:
+                raise IncompleteTransactionError(
+                    f"{pending} prepared XA transaction(s) neither committed nor rolled back in the input",
+                    file=where.file if where else None, offset=where.offset if where else None,
+                    expected="XA COMMIT or XA ROLLBACK")
         return iter(())
 
     def assemble(self, events: Iterable[Any]) -> Iterator[pb.BinlogEvent]:
@@ -393,7 +405,9 @@ class StatementAssembler:
                 self._tx_first = position
             self._begin()
             return iter(())
-        if word == "COMMIT" or word.startswith("XA COMMIT"):
+        if word.startswith(("XA COMMIT", "XA ROLLBACK")):
+            return self._on_xa_end(event.query)
+        if word == "COMMIT":
             return self._commit()
         if word == "ROLLBACK":
             self._close_statement()
@@ -472,6 +486,36 @@ class StatementAssembler:
         charset = charset_for_collation_id(event.collation_server)
         if charset and charset != initial.server_charset:
             self.history.initial = replace(initial, server_charset=charset, server_collation=None)
+
+    def _on_xa_prepare(self, event: ev.XaPrepareEvent) -> Iterator[pb.BinlogEvent]:
+        """XA PREPARE: a one-phase XA commits now; a prepared one is held, keyed by its xid, until the
+        XA COMMIT (emitted then) or XA ROLLBACK (discarded) that a later event logs."""
+        if event.one_phase:
+            return self._commit()
+        self._close_statement()
+        self._prepared[(bytes(event.gtrid), bytes(event.bqual), event.format_id)] = self._buffer
+        self._buffer = _TransactionBuffer(self.options.spill_bytes)
+        self._end_transaction()
+        return iter(())
+
+    def _on_xa_end(self, query: str) -> Iterator[pb.BinlogEvent]:
+        commit, xid = _parse_xa_end(query)
+        held = self._prepared.pop(xid, None) if xid is not None else None
+        if held is None:
+            # No prepare seen for it (it lies before this input, or the XA ran in one piece here): the
+            # open transaction, if any, ends as the statement says.
+            if commit:
+                return self._commit()
+            self._close_statement()
+            self.stats.rolled_back_transactions += 1
+            self._end_transaction()
+            return iter(())
+        if not commit:
+            held.discard()
+            self.stats.rolled_back_transactions += 1
+            return iter(())
+        self.stats.transactions += 1
+        return self._count(held.drain())
 
     def _on_commit(self, event: Any) -> Iterator[pb.BinlogEvent]:
         return self._commit()
@@ -774,6 +818,28 @@ def _first_words(query: str) -> str:
     if not m:
         return ""
     return " ".join(m.group(1).upper().split())
+
+
+_XID_PART = r"(?:X'([0-9A-Fa-f]*)'|'((?:[^'\\]|\\.|'')*)')"
+_XA_END = re.compile(r"XA\s+(COMMIT|ROLLBACK)\s+" + _XID_PART + r"(?:\s*,\s*" + _XID_PART
+                     + r")?(?:\s*,\s*(\d+))?", re.I | re.S)
+
+
+def _xid_bytes(hex_text: str | None, quoted: str | None) -> bytes:
+    if hex_text is not None:
+        return bytes.fromhex(hex_text)
+    text = (quoted or "").replace("''", "'")
+    return re.sub(r"\\(.)", r"\1", text).encode("utf-8")
+
+
+def _parse_xa_end(query: str) -> tuple[bool, tuple[bytes, bytes, int] | None]:
+    """``XA COMMIT|ROLLBACK gtrid[, bqual[, formatID]]`` (quoted or ``X'hex'``) → (commit?, xid key)."""
+    m = _XA_END.search(query)
+    if m is None:
+        return query.upper().find("ROLLBACK") < 0, None
+    gtrid = _xid_bytes(m.group(2), m.group(3))
+    bqual = _xid_bytes(m.group(4), m.group(5)) if (m.group(4) is not None or m.group(5) is not None) else b""
+    return m.group(1).upper() == "COMMIT", (gtrid, bqual, int(m.group(6)) if m.group(6) else 1)
 
 
 def _savepoint_name(query: str, after: str) -> str | None:

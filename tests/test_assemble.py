@@ -16,6 +16,7 @@ from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.assemble import AssemblerOptions, StatementAssembler, parse_always_include, parse_trace_info
 from binlog_model.errors import (
     ConfigError,
+    IncompleteTransactionError,
     SchemaMismatchError,
     UncertainSchemaError,
     UnknownTableError,
@@ -328,3 +329,37 @@ def test_tagged_gtids_keep_distinct_identities() -> None:
     assert (first.server_uuid, first.gtid) == (str(sid), f"{sid}:5")
     assert (second.server_uuid, second.gtid) == (f"{sid}:batch", f"{sid}:batch:5")
     assert (first.server_uuid, first.transaction_id) != (second.server_uuid, second.transaction_id)
+
+
+def test_xa_prepared_work_waits_for_its_commit_or_rollback(mariadb: MariaDBServer, fresh_db: str) -> None:
+    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY)", fresh_db)
+    files = _run(mariadb, fresh_db, [
+        "XA START 'xa1'", "INSERT INTO t VALUES (7)", "XA END 'xa1'", "XA PREPARE 'xa1'", "XA COMMIT 'xa1'",
+        "XA START 'xa2'", "INSERT INTO t VALUES (8)", "XA END 'xa2'", "XA PREPARE 'xa2'", "XA ROLLBACK 'xa2'",
+        "XA START 'xa3'", "INSERT INTO t VALUES (9)", "XA END 'xa3'", "XA COMMIT 'xa3' ONE PHASE",
+    ])
+    assembler = StatementAssembler()
+    events = _mine(list(iter_binlog_events(files, assembler=assembler)), fresh_db)
+    inserted = [_cols(r.after)["id"] for e in events for r in e.rows]
+    assert inserted == [7, 9]
+    assert assembler.stats.rolled_back_transactions >= 1
+
+
+def test_xa_prepared_but_never_resolved_is_an_incomplete_transaction(mariadb: MariaDBServer,
+                                                                     fresh_db: str) -> None:
+    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY)", fresh_db)
+    conn = mariadb.connect(fresh_db)
+    try:
+        mariadb.flush_and_collect()
+        with conn.cursor() as cur:
+            for sql in ["XA START 'open1'", "INSERT INTO t VALUES (1)", "XA END 'open1'",
+                        "XA PREPARE 'open1'"]:
+                cur.execute(sql)
+        files = mariadb.flush_and_collect()
+        with pytest.raises(IncompleteTransactionError, match="prepared XA"):
+            list(iter_binlog_events(files))
+        assert _mine(list(iter_binlog_events(files, allow_incomplete_tail=True)), fresh_db) == []
+        with conn.cursor() as cur:
+            cur.execute("XA ROLLBACK 'open1'")
+    finally:
+        conn.close()
