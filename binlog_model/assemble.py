@@ -44,6 +44,7 @@ from binlog_model.errors import (
     SchemaMismatchError,
     UncertainSchemaError,
     UnknownTableError,
+    UnsupportedEventError,
 )
 from binlog_model.model import iter_delimited, write_delimited
 from binlog_model.position import BinlogPosition, file_sequence
@@ -587,6 +588,13 @@ class StatementAssembler:
             piece.operation = operation
             piece.timestamp = event.header.timestamp
             piece.position = _pb_position(event)
+        if event.kind == "partial_update" and any(type(v) is tuple for _, after in event.rows for v in after):
+            # binlog_row_value_options=PARTIAL_JSON logs JSON changes as diffs, not values: say so, rather
+            # than let the JSON converter call it a schema mismatch.
+            raise UnsupportedEventError(
+                "JSON partial updates (binlog_row_value_options=PARTIAL_JSON) carry diffs, not values; "
+                "they are not resolved into BinlogEvents yet: log full JSON values instead",
+                file=position.file, offset=position.offset, event_type="PARTIAL_UPDATE_ROWS_EVENT")
         per_row = max(1, event.header.event_size // max(1, len(event.rows)))
         max_rows, max_bytes = self.options.max_rows, self.options.max_bytes
         build = self._row_builder(event.kind)

@@ -57,3 +57,23 @@ def test_truncated_partial_bits() -> None:
     body = _event(bytes.fromhex("01"))
     with pytest.raises(TruncatedEventError, match="partial JSON bitmap"):
         parse_rows_event(_header(39), memoryview(body), 10, _maps())
+
+
+def test_assembler_names_partial_json_diffs_as_unsupported() -> None:
+    """The same HAND-BUILT event through the assembler: a typed UnsupportedEventError that says what to do,
+    not a schema mismatch from the JSON converter."""
+    from binlog_model.assemble import StatementAssembler
+    from binlog_model.errors import UnsupportedEventError
+    from schema_tracker.history import SchemaHistory
+    from schema_tracker.model import Catalog
+    from schema_tracker.snapshot import catalog_from_dump
+
+    diff = bytes.fromhex("00" "03" "242e61" "02" "0401")
+    body = _event(bytes.fromhex("01" "02" "00" "01000000") + len(diff).to_bytes(4, "little") + diff)
+    ev = parse_rows_event(_header(39), memoryview(body), 10, _maps())
+    catalog = catalog_from_dump("CREATE DATABASE d; USE d; CREATE TABLE t (id INT, a JSON, b JSON);",
+                                Catalog(server_charset="utf8mb4"))
+    assembler = StatementAssembler(SchemaHistory(catalog))
+    with pytest.raises(UnsupportedEventError, match="PARTIAL_JSON") as info:
+        list(assembler.feed(ev))
+    assert info.value.offset == 777
