@@ -18,7 +18,7 @@ discard it); a transaction larger than ``spill_bytes`` spills to a temporary fil
 Identity. MySQL: ``server_uuid`` = GTID source UUID, ``transaction_id`` = GTID gno. MariaDB:
 ``server_uuid`` is empty, ``gtid_domain_id`` = domain and ``transaction_id`` = sequence number.
 Without a GTID (``ANONYMOUS_GTID``, or servers without GTIDs) the documented fallback is
-``server_uuid`` = "" and ``transaction_id`` = ``(file sequence << 32) | offset`` of the transaction's first
+``server_uuid`` = "" and ``transaction_id`` = ``(file sequence << 40) | offset`` of the transaction's first
 event: unique, deterministic and increasing in binlog order.
 """
 
@@ -389,7 +389,8 @@ class StatementAssembler:
         if first is None:
             return _Identity()
         seq = max(file_sequence(first.file), 0)
-        return _Identity("", (seq << 32) | first.offset, "")
+        # 40 offset bits: a file past 4 GiB (one huge transaction) must not run into the next sequence.
+        return _Identity("", (seq << 40) | first.offset, "")
 
     # -- transactions --------------------------------------------------------------------------------------
 
