@@ -376,3 +376,18 @@ def test_mariadb_compressed_columns_are_a_typed_error_naming_the_type(mariadb: M
     assert tm.column_types[3:] == (15, 3) and set(tm.column_types[1:3]) <= {140, 141}
     assert tm.column_names == ("id", "a", "b", "c", "z")
     assert tm.signedness is not None and tm.signedness[4] is True
+
+
+def test_mariadb_old_high_precision_datetime_is_refused_not_misread(tmp_path: Path) -> None:
+    """MariaDB with ``mysql56_temporal_format=OFF`` logs DATETIME(6) as the old DATETIME type with no
+    fsp: its bytes must not come out as a nonsense date, but as a typed error naming the format."""
+    from binlog_model.errors import UnsupportedEventError
+    from binlog_model.io.files import iter_events
+
+    with MariaDBServer(extra_args=("--mysql56-temporal-format=OFF",)) as server:
+        server.execute(["CREATE DATABASE d", "CREATE TABLE d.t (id INT, b DATETIME(6), z INT)"])
+        server.flush_and_collect()
+        server.execute("INSERT INTO d.t VALUES (1, '2001-02-03 04:05:06.123456', 7)")
+        files = server.flush_and_collect(tmp_path)
+    with pytest.raises(UnsupportedEventError, match="mysql56_temporal_format"):
+        list(iter_events(files))

@@ -148,6 +148,13 @@ def decode_datetime(buf: Buffer, pos: int, meta: int) -> tuple[datetime.datetime
     if pos + 8 > len(buf):
         need(buf, pos, 8, "DATETIME")
     v = int.from_bytes(buf[pos:pos + 8], "little")
+    if v > 99991231235959:
+        # No old-format DATETIME is this large: these are the 8 bytes of MariaDB's pre-10.1 high-precision
+        # DATETIME(n) (mysql56_temporal_format=OFF), which TABLE_MAP logs with the same type and no fsp.
+        raise UnsupportedEventError(
+            f"DATETIME value {v} is out of range for the old format: MariaDB's pre-10.1 high-precision "
+            "temporal columns (mysql56_temporal_format=OFF) are not supported; ALTER them to the current "
+            "format (or FORCE the table) before decoding")
     d, t = divmod(v, 1_000_000)
     return make_datetime(d // 10000, (d // 100) % 100, d % 100, t // 10000, (t // 100) % 100,
                          t % 100, 0), pos + 8
