@@ -75,6 +75,7 @@ class MySQLServer(LocalServer):
     label = "MySQL"
     process_name = "mysqld"
     reset_binlogs_statement = "RESET BINARY LOGS AND GTIDS"
+    binlog_status_statement = "SHOW BINARY LOG STATUS"
 
     def __init__(
         self,
