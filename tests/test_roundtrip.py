@@ -1,7 +1,7 @@
 """Lossless round trip (differential): a seeded random workload on each real server (MariaDB, MySQL 9), its
-binlog decoded with ``image="full"`` into BinlogEvents and applied to an in-memory replica, must equal ``SELECT *`` of every table
-— at three mid-way checkpoints (FLUSH BINARY LOGS + SELECT at that moment) and at the end: no row lost,
-duplicated or altered, and the same columns in the same order.
+binlog decoded with ``image="full"`` into BinlogEvents and applied to an in-memory replica, must equal
+``SELECT *`` of every table — at three mid-way checkpoints (FLUSH BINARY LOGS + SELECT at that moment) and
+at the end: no row lost, duplicated or altered, and the same columns in the same order.
 
 CI runs ``SEEDS`` seeds x ``STATEMENTS`` statements on the session server, a fresh database per seed.
 ``BINLOG_MODEL_SOAK=N`` runs N seeds of 5,000 statements instead (e.g. ``BINLOG_MODEL_SOAK=200 pytest
