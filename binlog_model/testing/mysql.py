@@ -109,6 +109,10 @@ class MySQLServer(LocalServer):
         """The argv prefix of a client tool of the same build (``mysqlbinlog``, ``mysqldump``, ``mysql``)."""
         return mysql_tool(name)
 
+    def dump_command(self) -> list[str]:
+        """``mysqldump`` of the same build (run through sid's loader)."""
+        return mysql_tool("mysqldump")
+
     def _server_command(self) -> list[str]:
         return self.prefix.command("usr/sbin/mysqld")
 
