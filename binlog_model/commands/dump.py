@@ -202,8 +202,31 @@ def _value_text(value: Any, ctype: int, meta: int | None = None) -> str:
     if hasattr(value, "wkb"):
         return "x'" + bytes(value.wkb).hex() + "'"
     if isinstance(value, tuple):
+        if ctype == _CT.VECTOR:  # mysqlbinlog: [1.00000e+00,...], each float32 with %.5e
+            return "[" + ",".join(format(v, ".5e") for v in value) + "]"
         return "(" + ", ".join(_value_text(v, -1) for v in value) + ")"
     return "'" + str(value) + "'"
+
+
+# TABLE_MAP optional metadata VECTOR_DIMENSIONALITY (MySQL 9): one length-encoded count per VECTOR column.
+# The table-map parser keeps it raw (``unknown_metadata``); dump reads it for the type comment.
+_VECTOR_DIMENSIONALITY = 13
+
+
+def _vector_dimensions(table_map: Any) -> dict[int, int]:
+    """Column index -> dimensions of each VECTOR column, from the raw optional metadata ({} if absent)."""
+    raw = next((data for kind, data in getattr(table_map, "unknown_metadata", ())
+                if kind == _VECTOR_DIMENSIONALITY), None)
+    if raw is None:
+        return {}
+    counts, pos = [], 0
+    while pos < len(raw):
+        first = raw[pos]
+        width = {0xFC: 2, 0xFD: 3, 0xFE: 8}.get(first, 0)
+        counts.append(int.from_bytes(raw[pos + 1:pos + 1 + width], "little") if width else first)
+        pos += 1 + width
+    columns = [i for i, t in enumerate(table_map.column_types) if t == _CT.VECTOR]
+    return dict(zip(columns, counts, strict=False))
 
 
 def _time_text(v: dt.timedelta, digits: int) -> str:
@@ -224,11 +247,15 @@ def _timedelta_text(v: dt.timedelta) -> str:
 
 
 def _image_lines(row: Any, table_map: Any) -> Iterator[str]:
+    dimensions = _vector_dimensions(table_map) if _CT.VECTOR in table_map.column_types else {}
     for i, value in enumerate(row):
         if value is not None and not value and type(value).__name__ == "NotPresent":
             continue
         ctype, meta = table_map.column_types[i], table_map.column_metas[i]
-        yield (f"###   @{i + 1}={_value_text(value, ctype, meta)} /* {_type_comment(ctype, meta)} "
+        comment = _type_comment(ctype, meta)
+        if ctype == _CT.VECTOR and (i in dimensions or isinstance(value, tuple)):
+            comment = f"VECTOR({dimensions.get(i, len(value) if isinstance(value, tuple) else 0)})"
+        yield (f"###   @{i + 1}={_value_text(value, ctype, meta)} /* {comment} "
                f"meta={meta} nullable={int(table_map.nullable[i])} is_null={int(value is None)} */")
 
 
