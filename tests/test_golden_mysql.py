@@ -176,3 +176,35 @@ def test_generate_spec_example_on_mysql_reproduces_the_committed_fixture(tmp_pat
     assert meta["expected"]["options"] == old["expected"]["options"]
     assert _normalised(out) == _normalised(committed)
     assert verify_fixture(out).ok
+
+
+def test_generate_a_scenario_folder_writes_one_fixture_per_scenario(tmp_path: Path) -> None:
+    """``fixtures generate <folder> --server mysql --out <root>``: every scenario of the folder, the MySQL
+    dialect variant where the folder has one (here a copy of the real transactions variant)."""
+    import shutil
+
+    from binlog_model.testing.mysql import mysql_available
+
+    ok, reason = mysql_available()
+    if not ok:
+        pytest.skip(reason)
+    scenarios = tmp_path / "scenarios"
+    (scenarios / "mysql").mkdir(parents=True)
+    shutil.copy(SCENARIO_DIR / "pk_updates.sql", scenarios)
+    shutil.copy(SCENARIO_DIR / "transactions.sql", scenarios)   # MariaDB's: Aria, refused by MySQL
+    shutil.copy(SCENARIO_DIR / "mysql" / "transactions.sql", scenarios / "mysql")
+    out = tmp_path / "golden"
+    args = ["fixtures", "generate", str(scenarios), "--server", "mysql", "--out", str(out)]
+    run = CliRunner().invoke(cli, args)
+    assert run.exit_code == 0, run.output
+    assert sorted(d.name for d in iter_fixture_dirs(out)) == ["pk_updates", "transactions"]
+    for name in ("pk_updates", "transactions"):
+        assert f"{out / name}: 9." in run.output
+        assert verify_fixture(out / name).ok
+        assert _normalised_rows(out / name) == _normalised_rows(MYSQL / name)
+    variant_sha = read_meta(MYSQL / "transactions")["scenario_sha256"]
+    assert read_meta(out / "transactions")["scenario_sha256"] == variant_sha
+
+
+def _normalised_rows(fixture: Path) -> list[tuple[Any, ...]]:
+    return _rows(_events(fixture), set())
