@@ -1,15 +1,20 @@
-"""``python -m benchmarks``: all peers side by side on one freshly generated binlog, one table of ratios.
+"""``python -m benchmarks``: all peers side by side on freshly generated binlogs, tables of ratios.
 
 Strategy: start a throwaway MariaDB (ROW, FULL image, FULL metadata), run the mixed-type workload on it
 (``benchmarks.workload``), then measure, on that server's binlog files and in the same run: ours fully
 resolved (``iter_binlog_events`` with the snapshot taken before the workload), ours decoder only
 (``iter_events``), python-mysql-replication streaming the same binlog from the live server, and
-``mariadb-binlog --verbose --base64-output=decode-rows`` (and ``-vv``) to /dev/null. Repetitions are
-interleaved (case A, B, C, A, B, C ...) so a load spike from other users of the machine hits every case
-alike; the median repetition is reported. The result, with ``uptime``'s load, goes to
-``benchmarks/results/<UTC time>.json`` (and ``latest.json``) so later changes can be compared.
+``mariadb-binlog --verbose --base64-output=decode-rows`` (and ``-vv``) to /dev/null. Then the same workload
+on a throwaway MySQL 9 (Debian sid's build, same options), whose binlog is measured with ours, ours decoder
+only, python-mysql-replication and MySQL's own ``mysqlbinlog -v`` (and ``-vv``) from the same packages
+(``--no-mysql`` leaves this part out; it is skipped, saying why, where sid cannot be reached).
+Repetitions are interleaved (case A, B, C, A, B, C ...) so a load spike from other users of the machine
+hits every case alike; the median repetition is reported. The result, with ``uptime``'s load, goes to
+``benchmarks/results/<UTC time>.json`` so later changes can be compared.
 
-``--quick``: about 20k row changes, one repetition, under a minute; same table, same last line.
+``--quick``: about 20k row changes, one repetition; same tables. The last line is always
+``ratio ours/pmr: X, ours/mariadb-binlog: Y`` (MariaDB's binlog); the line before it gives
+``ours/mysqlbinlog`` on MySQL's binlog.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.peers import median_result, run_case, run_mariadb_binlog
+from benchmarks.peers import median_result, run_case, run_mariadb_binlog, run_mysqlbinlog
 from benchmarks.workload import Workload, live_server
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -50,13 +55,36 @@ def _fmt(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
-def print_table(results: dict[str, dict[str, Any]], out: Any = print) -> dict[str, float | None]:
-    """Print the side-by-side table and the ratio line; return the ratios."""
+def _print_rows(results: dict[str, dict[str, Any]], out: Any = print) -> None:
     out(f"{'case':<24}{'seconds':>9}{'row changes':>13}{'rows/s':>11}{'MB/s':>9}{'peak RSS MB':>13}"
         f"  repetitions (s)")
     for r in results.values():
         out(f"{r['case']:<24}{r['seconds']:>9.2f}{r['rows']:>13}{_fmt(r['rows_per_s'], ',.0f'):>11}"
             f"{_fmt(r['mb_per_s'], '.1f'):>9}{r['max_rss_mb']:>13.1f}  {r['repetitions']}")
+
+
+def _ratio(results: dict[str, dict[str, Any]], case: str, other: str) -> float | None:
+    mine = results.get(case, {}).get("rows_per_s")
+    peer = results.get(other, {}).get("rows_per_s")
+    return mine / peer if mine and peer else None
+
+
+def print_mysql_table(results: dict[str, dict[str, Any]], version: str,
+                      out: Any = print) -> dict[str, float | None]:
+    """Print the MySQL side's table and its ratio line; return the ratios."""
+    _print_rows(results, out)
+    ratios = {"ours/mysqlbinlog": _ratio(results, "ours", "mysqlbinlog"),
+              "ours/mysqlbinlog -vv": _ratio(results, "ours", "mysqlbinlog -vv"),
+              "ours/pmr": _ratio(results, "ours", "pmr"),
+              "ours-decoder/pmr": _ratio(results, "ours-decoder", "pmr")}
+    out(f"ratios (rows/s, MySQL {version} binlog): "
+        + ", ".join(f"{k} {_fmt(v, '.2f')}" for k, v in ratios.items()))
+    return ratios
+
+
+def print_table(results: dict[str, dict[str, Any]], out: Any = print) -> dict[str, float | None]:
+    """Print the side-by-side table and the ratio line; return the ratios."""
+    _print_rows(results, out)
     ours = results["ours"]["rows_per_s"]
 
     def ratio(other: str) -> float | None:
@@ -82,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--changes", type=int, help="row changes in the workload (default 100000)")
     parser.add_argument("--repeat", type=int, help="repetitions per case (default 3; 1 with --quick)")
     parser.add_argument("--no-pmr", action="store_true", help="skip python-mysql-replication")
+    parser.add_argument("--no-mysql", action="store_true",
+                        help="skip the MySQL 9 binlog (ours and mysqlbinlog on the same workload)")
     parser.add_argument("--spark", action=argparse.BooleanOptionalAction, default=None,
                         help="measure binlog_model.spark local[1] and local[2] (on; off with --quick)")
     parser.add_argument("--slice-mb", type=int, default=16, help="Spark slice size in MB (default 16)")
@@ -126,12 +156,13 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.stop()
     results = {case: median_result(rs) for case, rs in runs.items()}
-    for case in ("ours", "ours-decoder", "pmr"):
-        if case in results and results[case]["rows"] != workload.row_changes:
-            print(f"WARNING: {case} counted {results[case]['rows']} row changes, "
-                  f"the workload made {workload.row_changes}")
+    _check_counts(results, workload)
+    mysql = None if args.no_mysql else _measure_mysql(workload, repeat, pmr=not args.no_pmr)
     print()
     ratios = print_table(results)
+    if mysql is not None and "results" in mysql:
+        print(f"\nMySQL {mysql['server']} binlog: {mysql['bytes'] / 1e6:.1f} MB, same workload")
+        mysql["ratios"] = print_mysql_table(mysql["results"], mysql["server"])
     doc = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "quick": args.quick, "repeat": repeat,
         "workload": {"key": workload.key, "row_changes": workload.row_changes,
@@ -139,16 +170,62 @@ def main(argv: list[str] | None = None) -> int:
         "server": version, "python": platform.python_version(), "machine": platform.machine(),
         "cpus": os.cpu_count(), "load_before": load_before, "load_after": _load(),
         "wall_seconds": round(time.monotonic() - began, 1),
-        "results": results, "ratios": ratios,
+        "results": results, "ratios": ratios, "mysql": mysql,
     }
     RESULTS.mkdir(exist_ok=True)
     path = args.output or RESULTS / f"compare-{'quick-' if args.quick else ''}{doc['when']}.json"
     path.write_text(json.dumps(doc, indent=2) + "\n")
     print(f"(results written to {path}; load {doc['load_after']})")
+    if mysql is not None and "ratios" in mysql:
+        print(f"ratio on the MySQL {mysql['server']} binlog: "
+              f"ours/mysqlbinlog: {_fmt(mysql['ratios']['ours/mysqlbinlog'], '.2f')}, "
+              f"ours/pmr: {_fmt(mysql['ratios']['ours/pmr'], '.2f')}")
+    elif mysql is not None:
+        print(f"MySQL not measured: {mysql['skipped']}")
     # The contract: the last line is the ratio line.
     print(f"ratio ours/pmr: {_fmt(ratios['ours/pmr'], '.2f')}, "
           f"ours/mariadb-binlog: {_fmt(ratios['ours/mariadb-binlog'], '.2f')}")
     return 0
+
+
+def _check_counts(results: dict[str, dict[str, Any]], workload: Workload) -> None:
+    for case in ("ours", "ours-decoder", "pmr"):
+        if case in results and results[case]["rows"] != workload.row_changes:
+            print(f"WARNING: {case} counted {results[case]['rows']} row changes, "
+                  f"the workload made {workload.row_changes}")
+
+
+def _measure_mysql(workload: Workload, repeat: int, *, pmr: bool) -> dict[str, Any]:
+    """The same workload on a throwaway MySQL 9; ours, mysqlbinlog -v/-vv and pmr on its binlog."""
+    from binlog_model.testing.mysql import mysql_available
+
+    ok, reason = mysql_available()
+    if not ok:
+        return {"skipped": reason}
+    server, cached, files = live_server(workload, kind="mysql")
+    try:
+        nbytes = sum(f.stat().st_size for f in files)
+        print(f"MySQL binlog: {len(files)} file(s), {nbytes / 1e6:.1f} MB; load {_load()}")
+        runs: dict[str, list[dict[str, Any]]] = {}
+        for rep in range(repeat):
+            print(f"MySQL repetition {rep + 1}/{repeat}", flush=True)
+            step = [
+                run_case("ours", files, nbytes=nbytes, snapshot=str(cached.snapshot)),
+                run_case("ours-decoder", files, nbytes=nbytes),
+                run_mysqlbinlog(files, nbytes=nbytes, rows=workload.row_changes),
+                run_mysqlbinlog(files, nbytes=nbytes, rows=workload.row_changes, verbose=2),
+            ]
+            if pmr:
+                step.append(run_case("pmr", files, nbytes=nbytes, socket=str(server.socket),
+                                     log_file=files[0].name, is_mariadb=False))
+            for r in step:
+                runs.setdefault(r["case"], []).append(r)
+        version = server.version
+    finally:
+        server.stop()
+    results = {case: median_result(rs) for case, rs in runs.items()}
+    _check_counts(results, workload)
+    return {"server": version, "bytes": nbytes, "files": len(files), "results": results}
 
 
 if __name__ == "__main__":

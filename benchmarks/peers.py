@@ -1,10 +1,10 @@
-"""The measured cases: ours (resolved and decoder only), python-mysql-replication, mariadb-binlog.
+"""The measured cases: ours (resolved, decoder only), python-mysql-replication, mariadb-binlog, mysqlbinlog.
 
 Strategy: every case runs in a child process of its own, so its peak RSS is its own (``os.wait4`` returns
 the child's ``ru_maxrss``) and no import or cache of one case warms another. Python cases run this module
 as ``python -m benchmarks.peers CASE JSON``: the child times only the decode loop (imports and setup
-excluded), pins itself to one core, and prints one JSON line with its counts. ``mariadb-binlog`` is timed
-from the parent around the whole process (it has no separate setup worth excluding).
+excluded), pins itself to one core, and prints one JSON line with its counts. ``mariadb-binlog`` and MySQL's
+``mysqlbinlog`` are timed from the parent around the whole process (no separate setup worth excluding).
 
 A case result is a dict: ``case``, ``seconds``, ``rows`` (row changes: an UPDATE's before/after pair counts
 once, as every tool reports it), ``events``, ``bytes`` (binlog bytes read), ``max_rss_mb``.
@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CASES", "median_result", "run_case", "run_mariadb_binlog"]
+__all__ = ["CASES", "median_result", "run_binlog_tool", "run_case", "run_mariadb_binlog", "run_mysqlbinlog"]
 
 
 # --- children ---------------------------------------------------------------------------------------------
@@ -66,7 +66,8 @@ def _pmr(args: dict[str, Any]) -> dict[str, Any]:
     stream = BinLogStreamReader(
         connection_settings={"unix_socket": args["socket"], "user": "root", "passwd": ""},
         server_id=4242, blocking=False, resume_stream=True, log_file=args["log_file"], log_pos=4,
-        only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent], is_mariadb=True,
+        only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent],
+        is_mariadb=args.get("is_mariadb", True),
         enable_logging=False)
     began = time.perf_counter()
     events = rows = values = 0
@@ -169,10 +170,27 @@ def run_case(case: str, files: Sequence[Path], *, nbytes: int, label: str | None
 def run_mariadb_binlog(files: Sequence[Path], *, nbytes: int, verbose: int = 1,
                        rows: int = 0) -> dict[str, Any]:
     """``mariadb-binlog --verbose --base64-output=decode-rows FILES > /dev/null`` (``-vv`` with verbose=2)."""
-    cmd = ["mariadb-binlog", *["--verbose"] * verbose, "--base64-output=decode-rows", *map(str, files)]
+    return run_binlog_tool(["mariadb-binlog"], "mariadb-binlog", files, nbytes=nbytes, verbose=verbose,
+                           rows=rows)
+
+
+def run_mysqlbinlog(files: Sequence[Path], *, nbytes: int, verbose: int = 1, rows: int = 0) -> dict[str, Any]:
+    """MySQL's own ``mysqlbinlog --verbose --base64-output=decode-rows FILES > /dev/null`` from the same
+    Debian sid packages as the MySQL 9 server (run through sid's loader; ``-vv`` with verbose=2)."""
+    from binlog_model.testing.mysql import mysql_tool
+
+    return run_binlog_tool(mysql_tool("mysqlbinlog"), "mysqlbinlog", files, nbytes=nbytes, verbose=verbose,
+                           rows=rows)
+
+
+def run_binlog_tool(argv: Sequence[str], name: str, files: Sequence[Path], *, nbytes: int, verbose: int = 1,
+                    rows: int = 0) -> dict[str, Any]:
+    """A server's binlog printer (``argv`` runs it) with ``--verbose`` x ``verbose`` to /dev/null, timed
+    around the whole process; the case is called ``name`` (``name -vv`` with verbose=2)."""
+    cmd = [*argv, *["--verbose"] * verbose, "--base64-output=decode-rows", *map(str, files)]
     began = time.perf_counter()
     with open(os.devnull, "wb") as devnull:
-        proc = subprocess.Popen(cmd, stdout=devnull, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, stdout=devnull, stderr=subprocess.PIPE)
         # Poll VmHWM (monotone) until the process exits; the last reading is its peak within ~2 ms.
         peak = 0.0
         while proc.poll() is None:
@@ -181,12 +199,13 @@ def run_mariadb_binlog(files: Sequence[Path], *, nbytes: int, verbose: int = 1,
                 peak = max(peak, hwm)
             time.sleep(0.002)
         code = proc.returncode
-        err = b""
+        assert proc.stderr is not None
+        err = proc.stderr.read()
         rss = peak
     seconds = time.perf_counter() - began
     if code != 0:
-        raise RuntimeError(f"mariadb-binlog failed with exit code {code}: {err.decode()[-2000:]}")
-    return {"case": "mariadb-binlog" + (" -vv" if verbose > 1 else ""), "seconds": seconds, "rows": rows,
+        raise RuntimeError(f"{name} failed with exit code {code}: {err.decode(errors='replace')[-2000:]}")
+    return {"case": name + (" -vv" if verbose > 1 else ""), "seconds": seconds, "rows": rows,
             "events": None, "bytes": nbytes, "max_rss_mb": round(rss, 1)}
 
 

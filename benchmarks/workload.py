@@ -1,4 +1,4 @@
-"""The benchmark workload: a mixed-type table on a throwaway MariaDB, written as ROW/FULL binlogs, cached.
+"""The benchmark workload: a mixed-type table on a throwaway MariaDB or MySQL 9, written as ROW/FULL binlogs.
 
 Strategy: one table mixes every column family the decoder has a codec path for (INT UNSIGNED PK, BIGINT,
 utf8mb4 VARCHAR, TEXT, DECIMAL, DATETIME(6), TIMESTAMP, ENUM, SET, DOUBLE, JSON, BIT, DATE, TIME(3), YEAR,
@@ -10,8 +10,12 @@ parameters give the same rows.
 The schema is created, saved as a ``mysqldump``-style ``snapshot.sql``, and the binlogs are reset *before*
 the workload, so the binlogs hold only DML and the snapshot is the schema "taken before the workload".
 
+The same statements run on both servers (``kind`` ``mariadb`` or ``mysql``: Debian sid's MySQL 9 from
+``binlog_model.testing.mysql``); each server's snapshot is its own ``SHOW CREATE TABLE``.
+
 Cache: ``$BINLOG_MODEL_BENCH_CACHE`` or ``~/.cache/binlog-model-bench``, one directory per parameter hash
-(``binlogs/``, ``snapshot.sql``, ``meta.json``; ``meta.json`` is written last and marks a complete entry).
+(``<key>`` for MariaDB, ``<key>-mysql`` for MySQL; ``binlogs/``, ``snapshot.sql``, ``meta.json``;
+``meta.json`` is written last and marks a complete entry).
 The side-by-side comparison needs a live server holding the binlog (python-mysql-replication streams over
 the replication protocol): ``live_server`` runs the (deterministic, seconds-long) workload on a fresh server
 and every peer reads that server's files.
@@ -31,9 +35,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.mariadb import MariaDBServer
 
-__all__ = ["DATABASE", "TABLE", "CachedWorkload", "Workload", "cache_root", "ensure_workload", "live_server"]
+__all__ = ["DATABASE", "SERVER_KINDS", "TABLE", "CachedWorkload", "Workload", "cache_root", "ensure_workload",
+           "live_server", "new_server"]
+
+#: the servers the workload runs on
+SERVER_KINDS = ("mariadb", "mysql")
 
 # Bump when the table or the statements change: the cache key includes it.
 WORKLOAD_VERSION = 1
@@ -129,6 +138,21 @@ class CachedWorkload:
         return sum(p.stat().st_size for p in self.binlogs)
 
 
+def new_server(kind: str = "mariadb") -> LocalServer:
+    """A started throwaway server of ``kind`` (ROW binlog, FULL image, FULL metadata)."""
+    if kind == "mariadb":
+        return MariaDBServer(row_image="FULL", row_metadata="FULL").start()
+    if kind == "mysql":
+        from binlog_model.testing.mysql import MySQLServer
+
+        return MySQLServer(row_image="FULL", row_metadata="FULL").start()
+    raise ValueError(f"unknown server kind {kind!r}; expected one of {SERVER_KINDS}")
+
+
+def _entry_name(w: Workload, kind: str) -> str:
+    return w.key if kind == "mariadb" else f"{w.key}-{kind}"
+
+
 def cache_root() -> Path:
     env = os.environ.get("BINLOG_MODEL_BENCH_CACHE")
     return Path(env) if env else Path.home() / ".cache" / "binlog-model-bench"
@@ -189,17 +213,17 @@ def schema_sql() -> str:
     return f"CREATE DATABASE `{DATABASE}`;\nUSE `{DATABASE}`;\n{_DDL};\n"
 
 
-def _create_schema(server: MariaDBServer) -> None:
+def _create_schema(server: LocalServer) -> None:
     server.execute([f"CREATE DATABASE `{DATABASE}`", f"USE `{DATABASE}`", _DDL])
 
 
-def _snapshot_text(server: MariaDBServer) -> str:
+def _snapshot_text(server: LocalServer) -> str:
     # What the server says the table is (a mysqldump --no-data equivalent), not our DDL string.
     create = server.query(f"SHOW CREATE TABLE `{DATABASE}`.`{TABLE}`")[0][1]
     return f"CREATE DATABASE `{DATABASE}`;\nUSE `{DATABASE}`;\n{create};\n"
 
 
-def run_workload(server: MariaDBServer, w: Workload, *, log: Any = print) -> float:
+def run_workload(server: LocalServer, w: Workload, *, log: Any = print) -> float:
     """Run the DML on ``server`` (schema already there); returns the seconds it took."""
     began = time.monotonic()
     conn = server.connect(DATABASE)
@@ -214,10 +238,11 @@ def run_workload(server: MariaDBServer, w: Workload, *, log: Any = print) -> flo
     return time.monotonic() - began
 
 
-def _store(w: Workload, files: list[Path], snapshot: str, version: str, seconds: float) -> CachedWorkload:
-    directory = cache_root() / w.key
+def _store(w: Workload, files: list[Path], snapshot: str, version: str, seconds: float,
+           kind: str = "mariadb") -> CachedWorkload:
+    directory = cache_root() / _entry_name(w, kind)
     cache_root().mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{w.key}-", dir=cache_root()))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{_entry_name(w, kind)}-", dir=cache_root()))
     (tmp / "binlogs").mkdir()
     for path in files:
         shutil.copyfile(path, tmp / "binlogs" / path.name)
@@ -229,13 +254,13 @@ def _store(w: Workload, files: list[Path], snapshot: str, version: str, seconds:
     (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
     shutil.rmtree(directory, ignore_errors=True)
     tmp.rename(directory)
-    found = load_cached(w)
+    found = load_cached(w, kind)
     assert found is not None
     return found
 
 
-def load_cached(w: Workload) -> CachedWorkload | None:
-    directory = cache_root() / w.key
+def load_cached(w: Workload, kind: str = "mariadb") -> CachedWorkload | None:
+    directory = cache_root() / _entry_name(w, kind)
     meta_path = directory / "meta.json"
     if not meta_path.is_file():
         return None
@@ -267,23 +292,24 @@ def ensure_workload(w: Workload, *, server: MariaDBServer | None = None, log: An
             srv.stop()
 
 
-def live_server(w: Workload, *, log: Any = print) -> tuple[MariaDBServer, CachedWorkload, list[Path]]:
-    """A running server whose binlog holds the workload, its cache entry, and that server's binlog files.
+def live_server(w: Workload, *, kind: str = "mariadb",
+                log: Any = print) -> tuple[LocalServer, CachedWorkload, list[Path]]:
+    """A running server of ``kind`` whose binlog holds the workload, its cache entry, and that server's files.
 
     The workload is deterministic and takes seconds at benchmark sizes, so it is simply run again on the
     live server (a replay through ``mariadb-binlog | mariadb`` would re-log ANNOTATE_ROWS events holding
     the ``BINLOG '...'`` text, a different file). The caller stops the server.
     """
-    server = MariaDBServer(row_image="FULL", row_metadata="FULL").start()
+    server = new_server(kind)
     try:
         _create_schema(server)
         snapshot = _snapshot_text(server)
         server.reset_binlogs()
         log(f"running workload {w.key}: ~{w.row_changes} row changes, {w.row_images} row images "
-            f"(MariaDB {server.version})")
+            f"({server.label} {server.version})")
         seconds = run_workload(server, w, log=log)
         files = server.flush_and_collect(include_previous=True)
-        cached = load_cached(w) or _store(w, files, snapshot, server.version, seconds)
+        cached = load_cached(w, kind) or _store(w, files, snapshot, server.version, seconds, kind)
         return server, cached, files
     except BaseException:
         server.stop()

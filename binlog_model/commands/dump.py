@@ -18,6 +18,7 @@ import decimal
 import enum
 import json
 import math
+import struct
 import sys
 import uuid
 from collections.abc import Callable, Iterator
@@ -78,37 +79,53 @@ _INT_BITS: dict[int, int] = {_CT.TINY: 8, _CT.SHORT: 16, _CT.INT24: 24, _CT.LONG
 
 # --- text rendering ---------------------------------------------------------------------------------------
 
+# How mysqlbinlog writes a string byte: these escapes, \xNN for the other control bytes, the rest as is.
+_BYTE_ESCAPES = {0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r", 0x27: "\\'",
+                 0x5C: "\\\\"}
+
+
 def _quote(raw: bytes) -> str:
+    """A quoted string value as mysqlbinlog writes it, except that bytes which are not UTF-8 text come out
+    as ``\\xNN`` (mysqlbinlog writes them raw, which would make our output undecodable as text)."""
     out = []
-    for b in raw:
-        if b == 0x27:
-            out.append("\\'")
-        elif b == 0x5C:
-            out.append("\\\\")
-        elif 0x20 <= b < 0x7F:
-            out.append(chr(b))
+    for ch in raw.decode("utf-8", errors="surrogateescape"):
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte that is not part of a UTF-8 sequence
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif code in _BYTE_ESCAPES:
+            out.append(_BYTE_ESCAPES[code])
+        elif code < 0x20:
+            out.append(f"\\x{code:02x}")
         else:
-            out.append(f"\\x{b:02x}")
+            out.append(ch)
     return "'" + "".join(out) + "'"
+
+
+def _real_type(ctype: int, meta: int) -> tuple[int, int]:
+    """The column's real type and length: TABLE_MAP sends ENUM, SET and CHAR as STRING with the real type
+    in the metadata's high byte."""
+    if ctype == _CT.STRING and meta >= 256:
+        byte0, byte1 = meta >> 8, meta & 0xFF
+        if byte0 in (_CT.ENUM, _CT.SET):
+            return byte0, byte1
+        return _CT.STRING, byte1 | (((byte0 & 0x30) ^ 0x30) << 4)
+    return ctype, meta
+
+
+_BLOB_NAMES = {1: "TINYBLOB/TINYTEXT", 2: "BLOB/TEXT", 3: "MEDIUMBLOB/MEDIUMTEXT", 4: "LONGBLOB/LONGTEXT"}
 
 
 def _type_comment(ctype: int, meta: int) -> str:
     """mysqlbinlog's column type comment (``INT``, ``VARSTRING(40)``, ``ENUM(1 byte)`` ...)."""
-    real = ctype
-    length = meta
-    if ctype == _CT.STRING and meta >= 256:
-        byte0, byte1 = meta >> 8, meta & 0xFF
-        if byte0 in (_CT.ENUM, _CT.SET):
-            real, length = byte0, byte1
-        else:
-            real, length = _CT.STRING, byte1 | (((byte0 & 0x30) ^ 0x30) << 4)
+    real, length = _real_type(ctype, meta)
     names: dict[int, Callable[[], str]] = {
         _CT.TINY: lambda: "TINYINT", _CT.SHORT: lambda: "SHORTINT", _CT.INT24: lambda: "MEDIUMINT",
         _CT.LONG: lambda: "INT", _CT.LONGLONG: lambda: "LONGINT", _CT.FLOAT: lambda: "FLOAT",
         _CT.DOUBLE: lambda: "DOUBLE", _CT.NEWDECIMAL: lambda: f"DECIMAL({meta >> 8},{meta & 0xFF})",
         _CT.VARCHAR: lambda: f"VARSTRING({meta})", _CT.STRING: lambda: f"STRING({length})",
         _CT.ENUM: lambda: f"ENUM({length} bytes)" if length > 1 else "ENUM(1 byte)",
-        _CT.SET: lambda: f"SET({length} bytes)", _CT.BLOB: lambda: "BLOB/TEXT", _CT.JSON: lambda: "JSON",
+        _CT.SET: lambda: f"SET({length} bytes)", _CT.BLOB: lambda: _BLOB_NAMES.get(meta, "BLOB/TEXT"),
+        _CT.JSON: lambda: "JSON",
         _CT.GEOMETRY: lambda: "GEOMETRY", _CT.DATE: lambda: "DATE", _CT.NEWDATE: lambda: "DATE",
         _CT.DATETIME: lambda: "DATETIME", _CT.DATETIME2: lambda: f"DATETIME({meta})",
         _CT.TIMESTAMP: lambda: "TIMESTAMP", _CT.TIMESTAMP2: lambda: f"TIMESTAMP({meta})",
@@ -119,39 +136,106 @@ def _type_comment(ctype: int, meta: int) -> str:
     return make() if make else f"TYPE_{real}"
 
 
-def _value_text(value: Any, ctype: int, unsigned: bool | None) -> str:
+def _float32_text(value: float) -> str:
+    """FLOAT as mysqlbinlog's ``%-20g`` (6 significant digits) when that reads back as the same float32;
+    otherwise the fewest digits that do (mysqlbinlog would lose the value there)."""
+    for digits in range(6, 10):
+        text = format(value, f".{digits}g")
+        if struct.unpack("<f", struct.pack("<f", float(text)))[0] == value:
+            return f"{text:<20}"
+    return f"{value!r:<20}"
+
+
+def _fraction(microsecond: int, digits: int) -> str:
+    """``.NNN`` with the column's fractional digits (TIME(3) -> 3), as mysqlbinlog prints them."""
+    return f".{microsecond:06d}"[:digits + 1] if digits > 0 else ""
+
+
+def _value_text(value: Any, ctype: int, meta: int | None = None) -> str:
+    """One column value as mysqlbinlog ``-vv`` prints it in a ``###   @n=`` line. ``ctype``/``meta`` are
+    the TABLE_MAP column type and metadata (``-1``/``None`` for a value without a column)."""
+    real, length = _real_type(ctype, meta or 0)
+    fsp = meta or 0
     if value is None:
         return "NULL"
     if isinstance(value, bool):
         return str(int(value))
     if isinstance(value, int):
         bits = _INT_BITS.get(ctype)
-        if bits and value < 0 and not unsigned:
-            return f"{value} ({value + (1 << bits)})"
-        if bits and value < 0:
-            return str(value + (1 << bits))
+        if bits:  # as mysqlbinlog: the signed reading, and the unsigned one after it when they differ
+            as_unsigned = value % (1 << bits)
+            as_signed = as_unsigned - (1 << bits) if as_unsigned >> (bits - 1) else as_unsigned
+            return f"{as_signed} ({as_unsigned})" if as_signed < 0 else str(as_signed)
+        if real == _CT.BIT:  # every bit of the column, most significant first
+            width = ((fsp >> 8) * 8 + (fsp & 0xFF)) or 1
+            return f"b'{value:0{width}b}'"
+        if real == _CT.SET:  # mysqlbinlog shows the stored bytes (little-endian), each byte's bits
+            raw = value.to_bytes(max(length, 1), "little")
+            return "b'" + "".join(f"{b:08b}" for b in raw) + "'"
         return str(value)
     if isinstance(value, bytes | bytearray):
         return _quote(bytes(value))
     if isinstance(value, float):
-        return repr(value)
+        if ctype == _CT.FLOAT:
+            return _float32_text(value)
+        return format(value, ".20g") if ctype == _CT.DOUBLE else repr(value)
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")  # every digit of the scale: 0.000 and never 0E-3
+    if ctype in (_CT.TIMESTAMP, _CT.TIMESTAMP2):  # mysqlbinlog prints the epoch seconds
+        seconds = int(value.timestamp()) if isinstance(value, dt.datetime) else 0   # zero: InvalidDateTime
+        micro = value.microsecond if isinstance(value, dt.datetime) else 0
+        return f"{seconds}{_fraction(micro, fsp if ctype == _CT.TIMESTAMP2 else 0)}"
+    if ctype in (_CT.DATETIME, _CT.DATETIME2) and hasattr(value, "microsecond"):
+        digits = fsp if ctype == _CT.DATETIME2 else 0
+        return (f"'{value.year:04d}-{value.month:02d}-{value.day:02d} {value.hour:02d}:{value.minute:02d}:"
+                f"{value.second:02d}{_fraction(value.microsecond, digits)}'")
+    if ctype in (_CT.DATE, _CT.NEWDATE) and hasattr(value, "day"):  # mysqlbinlog's DATE uses colons
+        return f"'{value.year:04d}:{value.month:02d}:{value.day:02d}'"
+    if isinstance(value, dt.timedelta):
+        return "'" + _time_text(value, fsp if ctype == _CT.TIME2 else 0) + "'"
     if isinstance(value, dt.datetime):
-        if value.tzinfo is not None:  # TIMESTAMP: mysqlbinlog prints the epoch seconds
-            ts = value.timestamp()
-            return f"{ts:.6f}".rstrip("0").rstrip(".") if value.microsecond else str(int(ts))
         return "'" + value.isoformat(sep=" ") + "'"
     if isinstance(value, dt.date):
         return "'" + value.isoformat() + "'"
-    if isinstance(value, dt.timedelta):
-        return "'" + _timedelta_text(value) + "'"
     if type(value).__name__ == "JsonDocument":
         return _quote(str(value.to_json()).encode())
     if hasattr(value, "wkb"):
         return "x'" + bytes(value.wkb).hex() + "'"
     if isinstance(value, tuple):
-        return "(" + ", ".join(_value_text(v, -1, None) for v in value) + ")"
-    text = str(value)
-    return "'" + text + "'" if not isinstance(value, decimal.Decimal) else text
+        if ctype == _CT.VECTOR:  # mysqlbinlog: [1.00000e+00,...], each float32 with %.5e
+            return "[" + ",".join(format(v, ".5e") for v in value) + "]"
+        return "(" + ", ".join(_value_text(v, -1) for v in value) + ")"
+    return "'" + str(value) + "'"
+
+
+# TABLE_MAP optional metadata VECTOR_DIMENSIONALITY (MySQL 9): one length-encoded count per VECTOR column.
+# The table-map parser keeps it raw (``unknown_metadata``); dump reads it for the type comment.
+_VECTOR_DIMENSIONALITY = 13
+
+
+def _vector_dimensions(table_map: Any) -> dict[int, int]:
+    """Column index -> dimensions of each VECTOR column, from the raw optional metadata ({} if absent)."""
+    raw = next((data for kind, data in getattr(table_map, "unknown_metadata", ())
+                if kind == _VECTOR_DIMENSIONALITY), None)
+    if raw is None:
+        return {}
+    counts, pos = [], 0
+    while pos < len(raw):
+        first = raw[pos]
+        width = {0xFC: 2, 0xFD: 3, 0xFE: 8}.get(first, 0)
+        counts.append(int.from_bytes(raw[pos + 1:pos + 1 + width], "little") if width else first)
+        pos += 1 + width
+    columns = [i for i, t in enumerate(table_map.column_types) if t == _CT.VECTOR]
+    return dict(zip(columns, counts, strict=False))
+
+
+def _time_text(v: dt.timedelta, digits: int) -> str:
+    """TIME as ``[-]HH:MM:SS`` plus the column's fractional digits."""
+    sign = "-" if v < dt.timedelta(0) else ""
+    total = abs(v)
+    secs = total.days * 86400 + total.seconds
+    text = f"{sign}{secs // 3600:02d}:{secs % 3600 // 60:02d}:{secs % 60:02d}"
+    return text + _fraction(total.microseconds, digits)
 
 
 def _timedelta_text(v: dt.timedelta) -> str:
@@ -163,13 +247,15 @@ def _timedelta_text(v: dt.timedelta) -> str:
 
 
 def _image_lines(row: Any, table_map: Any) -> Iterator[str]:
-    signed = getattr(table_map, "signedness", None)
+    dimensions = _vector_dimensions(table_map) if _CT.VECTOR in table_map.column_types else {}
     for i, value in enumerate(row):
         if value is not None and not value and type(value).__name__ == "NotPresent":
             continue
         ctype, meta = table_map.column_types[i], table_map.column_metas[i]
-        unsigned = (signed[i] is False) if signed and i < len(signed) and signed[i] is not None else None
-        yield (f"###   @{i + 1}={_value_text(value, ctype, unsigned)} /* {_type_comment(ctype, meta)} "
+        comment = _type_comment(ctype, meta)
+        if ctype == _CT.VECTOR and (i in dimensions or isinstance(value, tuple)):
+            comment = f"VECTOR({dimensions.get(i, len(value) if isinstance(value, tuple) else 0)})"
+        yield (f"###   @{i + 1}={_value_text(value, ctype, meta)} /* {comment} "
                f"meta={meta} nullable={int(table_map.nullable[i])} is_null={int(value is None)} */")
 
 
@@ -231,7 +317,7 @@ _RENDERERS: list[tuple[type, Callable[[Any], tuple[str, list[str]]]]] = [
                                      f"={e.value}/*!*/;"])),
     (ev.RandEvent, lambda e: ("", [f"SET @@RAND_SEED1={e.seed1}, @@RAND_SEED2={e.seed2}/*!*/;"])),
     (ev.UserVarEvent, lambda e: ("", [f"SET @`{e.name}`:="
-                                      f"{'NULL' if e.is_null else _value_text(e.value, -1, None)}/*!*/;"])),
+                                      f"{'NULL' if e.is_null else _value_text(e.value, -1)}/*!*/;"])),
     (ev.RowsQueryEvent, lambda e: ("", ["# " + line for line in e.query.splitlines()])),
     (ev.AnnotateRowsEvent, lambda e: ("", ["#Q> " + line for line in e.query.splitlines()])),
     (ev.GtidEvent, _gtid_summary),

@@ -29,17 +29,22 @@ from binlog_model.pipeline import iter_binlog_events, load_snapshot
 __all__ = [
     "EXPECTED_NAME",
     "META_NAME",
+    "MYSQL_SKIPPED_SCENARIOS",
     "SERVER_CHOICES",
     "SNAPSHOT_NAME",
+    "SPEC_EXAMPLE",
     "SPEC_EXAMPLE_MARIADB_DIFFERENCES",
+    "SPEC_EXAMPLE_MYSQL_DIFFERENCES",
     "FixtureResult",
     "GoldenOptions",
     "decode_fixture",
     "default_differences",
+    "default_options",
     "fixture_options",
     "generate_fixture",
     "iter_fixture_dirs",
     "read_meta",
+    "scenario_for_server",
     "verify_fixture",
     "verify_tree",
     "write_expected",
@@ -245,15 +250,67 @@ def verify_tree(root: Path) -> list[FixtureResult]:
 
 # -- generation on a live server -----------------------------------------------------------------------------
 
-SERVER_CHOICES = ("mariadb", "mysql:5.7", "mysql:8.0")
+SERVER_CHOICES = ("mariadb", "mysql", "mysql:5.7", "mysql:8.0")
 _CONTAINER_KIND = {"mysql:5.7": "mysql57", "mysql:8.0": "mysql80"}
 
+#: the scenario that reproduces the functional spec's example (seeds/000)
+SPEC_EXAMPLE = "spec_example"
+#: the spec's decode options: its source label and "currency is always passed, even when unchanged"
+SPEC_SOURCE = "ppc:1"
+SPEC_ALWAYS_INCLUDE = ("ppc.campaigns.currency",)
+#: the spec's first MySQL transaction numbers: the DML example starts at gno 8, the DDL example at gno 7
+SPEC_DML_FIRST_GNO = 8
+SPEC_DDL_FIRST_GNO = 7
+#: the spec's MySQL 5.7 flags on MySQL 9 (seeds/000: noblob, rows-query events, GTID, server id 12345;
+#: latin1 is 5.7's default server charset, which the spec's listings assume; --master-info-repository is gone)
+SPEC_MYSQL_SERVER = {"row_image": "NOBLOB", "row_metadata": "MINIMAL", "rows_query_log_events": True,
+                     "gtid": True, "server_id": 12345,
+                     "extra_args": ("--character-set-server=latin1", "--collation-server=latin1_swedish_ci")}
 
-def _start_server(server: str) -> Any:
+# Scenarios whose MySQL fixture cannot be generated yet: name -> the reason, in the owning issue's terms.
+# The generator skips them and says so; tests/test_golden_mysql.py lists them. Empty: every scenario runs.
+MYSQL_SKIPPED_SCENARIOS: dict[str, str] = {}
+
+
+def server_family(server: str) -> str:
+    """``mariadb`` or ``mysql`` (the Docker MySQL servers speak the same dialect as the local one)."""
+    return "mysql" if server.startswith("mysql") else server
+
+
+def scenario_for_server(scenario: Path, server: str) -> Path:
+    """The scenario file to run on ``server``: its dialect variant ``<dir>/<family>/<name>.sql`` when there
+    is one (MariaDB-only SQL such as the Sequence engine or Aria rewritten for MySQL), else ``scenario``."""
+    scenario = Path(scenario)
+    variant = scenario.parent / server_family(server) / scenario.name
+    return variant if variant.is_file() else scenario
+
+
+def default_options(name: str, server: str) -> GoldenOptions:
+    """The decode options a scenario's fixture is generated with unless the caller gives others.
+
+    The spec example always includes ``currency`` (the spec's requirement); on MySQL it also carries the
+    spec's source label, so that its events equal the spec's field by field.
+    """
+    if name != SPEC_EXAMPLE:
+        return GoldenOptions(source=f"fixture:{name}")
+    source = SPEC_SOURCE if server == "mysql" else f"fixture:{name}"
+    return GoldenOptions(source=source, always_include=SPEC_ALWAYS_INCLUDE)
+
+
+def _start_server(server: str, name: str = "") -> Any:
     if server == "mariadb":
         from binlog_model.testing.mariadb import MariaDBServer
 
         return MariaDBServer(row_image="FULL", row_metadata="FULL").start()
+    if server == "mysql":
+        from binlog_model.testing.mysql import MySQLServer, mysql_available
+
+        ok, reason = mysql_available()
+        if not ok:
+            raise ConfigError(f"cannot generate a mysql fixture: {reason}")
+        if name == SPEC_EXAMPLE:
+            return MySQLServer(**SPEC_MYSQL_SERVER).start()  # type: ignore[arg-type]
+        return MySQLServer(row_image="FULL", row_metadata="FULL").start()
     if server in _CONTAINER_KIND:
         from binlog_model.testing.containers import docker_available, server_for
 
@@ -264,32 +321,106 @@ def _start_server(server: str) -> Any:
     raise ConfigError(f"unknown server {server!r}; expected one of {SERVER_CHOICES}")
 
 
+@dataclass(slots=True)
+class _SpecRunOnMySQL:
+    """Drives the spec example on one MySQL server so that its events carry the spec's numbers.
+
+    The spec's example starts from a schema holding ``ppc.campaigns`` and shows two series of GTIDs from two
+    servers: the DML as gno 8, 9, 10 of one uuid, the DDL as gno 7..12 of another. So: the scenario's
+    first three statements (CREATE DATABASE, USE, CREATE TABLE campaigns) run before the snapshot and the
+    binlog reset; ``gtid_purged`` then makes the server's own next gno 8; the DDL runs with
+    ``SET GTID_NEXT='<second uuid>:7'`` etc., as a replica logs another source's transactions (the second
+    uuid is made at run time). Only the GTID uuids and the (pinned) timestamps differ from the spec.
+    """
+
+    scenario: Any
+    dml_uuid: str = ""
+    ddl_uuid: str = ""
+
+    def __post_init__(self) -> None:
+        heads = [" ".join(s.split()[:2]).upper() for s in self.scenario.statements]
+        expected = (["CREATE DATABASE", "USE `PPC`", "CREATE TABLE", "INSERT INTO", "UPDATE `CAMPAIGNS`",
+                     "DELETE FROM"] + ["CREATE TABLE"] + ["ALTER TABLE"] * 4 + ["DROP TABLE"])
+        if heads != expected:
+            raise ConfigError(f"scenario {self.scenario.path} no longer has the spec example's shape "
+                              f"(prelude, 3 DML, 6 DDL): {heads}")
+
+    @property
+    def prelude(self) -> list[str]:
+        return list(self.scenario.statements[:3])
+
+    def run(self, server: Any, scenario: Any, binlog_dir: Path) -> list[Path]:
+        import uuid
+
+        from binlog_model.testing.sqlserver import run_statements
+
+        statements = list(scenario.statements)
+        dml, ddl = statements[3:6], statements[6:]
+        server.reset_binlogs()
+        self.dml_uuid = str(server.query("SELECT @@GLOBAL.server_uuid")[0][0])
+        self.ddl_uuid = str(uuid.uuid4())
+        server.execute(f"SET GLOBAL gtid_purged = '{self.dml_uuid}:1-{SPEC_DML_FIRST_GNO - 1}'")
+        conn = server.connect()
+        try:
+            run_statements(conn, [*scenario.session_setup(), statements[1], *dml])
+            for gno, statement in enumerate(ddl, SPEC_DDL_FIRST_GNO):
+                run_statements(conn, [f"SET GTID_NEXT = '{self.ddl_uuid}:{gno}'", statement])
+            run_statements(conn, ["SET GTID_NEXT = 'AUTOMATIC'"])
+        finally:
+            conn.close()
+        files: list[Path] = server.flush_and_collect(binlog_dir)
+        return files
+
+    def meta(self) -> dict[str, Any]:
+        return {"prelude_before_snapshot": self.prelude,
+                "dml": {"uuid": self.dml_uuid, "first_gno": SPEC_DML_FIRST_GNO,
+                        "how": f"SET GLOBAL gtid_purged = '<server_uuid>:1-{SPEC_DML_FIRST_GNO - 1}'"},
+                "ddl": {"uuid": self.ddl_uuid, "first_gno": SPEC_DDL_FIRST_GNO,
+                        "how": "SET GTID_NEXT = '<second uuid>:<gno>' before each statement"}}
+
+
 def generate_fixture(scenario: Path, server: str, out_dir: Path, options: GoldenOptions | None = None,
                      differences_from_spec: Sequence[dict[str, str]] | None = None) -> dict[str, Any]:
     """Start ``server``, snapshot its schema, run ``scenario``, and write a complete fixture to ``out_dir``.
 
     ``out_dir`` gets ``binlogs/`` and ``meta.json`` (from the scenario runner), ``snapshot.json`` (the
-    catalog before the scenario, as a ``SchemaHistory``) and ``expected.jsonl``. Returns the meta written.
+    catalog before the scenario, as a ``SchemaHistory``) and ``expected.jsonl``. The server's dialect
+    variant of the scenario is run when there is one (``scenario_for_server``); the spec example on MySQL
+    runs with the spec's flags and numbering (``_SpecRunOnMySQL``). Returns the meta written.
     """
     from binlog_model.testing.scenario import load_scenario, write_golden_binlogs
+    from binlog_model.testing.sqlserver import run_statements
     from schema_tracker.history import SchemaHistory
     from schema_tracker.snapshot import catalog_from_server
 
-    parsed = load_scenario(scenario)
-    options = options or GoldenOptions(source=f"fixture:{parsed.name}")
+    parsed = load_scenario(scenario_for_server(scenario, server))
+    if server == "mysql" and parsed.name in MYSQL_SKIPPED_SCENARIOS:
+        raise ConfigError(f"the MySQL fixture of {parsed.name} is not generated: "
+                          f"{MYSQL_SKIPPED_SCENARIOS[parsed.name]}")
+    options = options or default_options(parsed.name, server)
+    spec_run = _SpecRunOnMySQL(parsed) if server == "mysql" and parsed.name == SPEC_EXAMPLE else None
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    live = _start_server(server)
+    live = _start_server(server, parsed.name)
     try:
         conn = live.connect()
         try:
+            if spec_run is not None:  # the spec's example starts from a schema holding ppc.campaigns
+                run_statements(conn, spec_run.prelude)
             catalog = catalog_from_server(conn)
         finally:
             conn.close()
-        write_golden_binlogs(live, parsed.path, out_dir)
+        write_golden_binlogs(live, parsed.path, out_dir,
+                             known_differences=SPEC_EXAMPLE_MYSQL_KNOWN if spec_run else None,
+                             run=spec_run.run if spec_run else None)
     finally:
         live.stop()
     SchemaHistory(catalog).save(out_dir / SNAPSHOT_NAME)
+    if spec_run is not None:
+        meta = read_meta(out_dir)
+        meta["spec_run"] = spec_run.meta()
+        (out_dir / META_NAME).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n",
+                                         encoding="utf-8")
     return write_expected(out_dir, options, differences_from_spec)
 
 
@@ -325,8 +456,45 @@ SPEC_EXAMPLE_MARIADB_DIFFERENCES: tuple[dict[str, str], ...] = (
 )
 
 
+# -- the spec example on MySQL 9 -----------------------------------------------------------------------------
+
+# What the MySQL fixture of the spec's example must show differently from the spec's listing: only the GTID
+# uuids and the timestamps. tests/test_golden_mysql.py checks that exactly these fields differ.
+SPEC_EXAMPLE_MYSQL_DIFFERENCES: tuple[dict[str, str], ...] = (
+    {"field": "utcTimestamp", "spec": "each statement's own 2018 wall-clock time",
+     "mysql": "2018-05-29T06:22:10Z for every event",
+     "why": "the scenario pins SET SESSION timestamp once (the spec's first example) for stable fixtures"},
+    {"field": "serverUuid",
+     "spec": "1d3a69ea-6308-11e8-b040-0242ac110002 (DML), 495bea6a-6961-11e8-abee-0242ac110003 (DDL)",
+     "mysql": "the generating server's server_uuid (DML) and a second uuid made at generation time (DDL); "
+              "both in meta.json spec_run",
+     "why": "a fresh server has its own uuid; the spec's DML and DDL came from two servers"},
+    {"field": "gtid", "spec": "<spec uuid>:<gno>", "mysql": "<fixture uuid>:<same gno>",
+     "why": "the uuid part, as serverUuid; the transaction numbers are the spec's"},
+)
+
+SPEC_EXAMPLE_MYSQL_KNOWN = (
+    "The spec's flags on MySQL 9: binlog_row_image=NOBLOB, binlog_rows_query_log_events=ON, gtid_mode=ON,"
+    " enforce_gtid_consistency=ON, server_id=12345, and MySQL 5.7's default server charset latin1;"
+    " binlog_row_metadata is MINIMAL (MySQL 8+'s default; 5.7 had none); --master-info-repository no"
+    " longer exists.",
+    "CREATE DATABASE ppc and CREATE TABLE campaigns run before the binlog starts: they are the snapshot the"
+    " spec's example starts from (snapshot.json).",
+    "GTIDs: the DML is logged as the server's own gno 8-10 (gtid_purged 1-7), the DDL as gno 7-12 of a second"
+    " uuid (SET GTID_NEXT), matching the spec's transaction numbers; the uuids differ (meta.json spec_run).",
+    "Event timestamps are pinned by the scenario's @timestamp directive; FORMAT_DESCRIPTION and file-start"
+    " events carry the generation time.",
+    "GTID events carry MySQL 8+'s commit timestamps and transaction length; table_id values, thread ids and"
+    " log positions differ from the spec's mysqlbinlog listing.",
+)
+
+
 def default_differences(fixture_dir: Path, meta: dict[str, Any]) -> tuple[dict[str, str], ...] | None:
-    """The documented spec differences for a fixture, when it is the spec example on MariaDB."""
-    if Path(fixture_dir).name == "spec_example" and meta.get("server", {}).get("product") == "MariaDB":
+    """The documented spec differences for a fixture, when it is the spec example on MariaDB or MySQL."""
+    if Path(fixture_dir).name != SPEC_EXAMPLE:
+        return None
+    if meta.get("server", {}).get("product") == "MariaDB":
         return SPEC_EXAMPLE_MARIADB_DIFFERENCES
+    if "spec_run" in meta:
+        return SPEC_EXAMPLE_MYSQL_DIFFERENCES
     return None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from binlog_model.errors import ConfigError
 from binlog_model.testing.mariadb import run_statements
 from binlog_model.testing.sqltext import parse_directives, split_statements
 
-__all__ = ["SCENARIO_DIR", "Scenario", "list_scenarios", "load_scenario", "run_scenario"]
+__all__ = ["SCENARIO_DIR", "Scenario", "list_scenarios", "load_scenario", "run_scenario", "scenario_label"]
 
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios"
 
@@ -173,8 +174,17 @@ def known_differences_for(version: str) -> tuple[str, ...]:
     return MYSQL80_VS_SPEC_MYSQL57
 
 
+def scenario_label(path: Path) -> str:
+    """The scenario's path as recorded in fixture metadata: ``fixtures/scenarios/[<server>/]<name>.sql``."""
+    try:
+        return f"fixtures/scenarios/{Path(path).resolve().relative_to(SCENARIO_DIR).as_posix()}"
+    except ValueError:  # a scenario outside the repository's folder: its file name
+        return f"fixtures/scenarios/{Path(path).name}"
+
+
 def write_golden_binlogs(server: Any, path: Path | str, out_dir: Path | str,
-                         known_differences: tuple[str, ...] | None = None) -> dict[str, Any]:
+                         known_differences: tuple[str, ...] | None = None,
+                         run: Callable[[Any, Scenario, Path], list[Path]] | None = None) -> dict[str, Any]:
     """Run the scenario on ``server`` and write ``out_dir/binlogs/*`` plus ``out_dir/meta.json``.
 
     Existing files in ``out_dir/binlogs`` are replaced. Keys of an existing ``meta.json`` that this function
@@ -182,6 +192,8 @@ def write_golden_binlogs(server: Any, path: Path | str, out_dir: Path | str,
     generator's verify notices). Returns the metadata written: server version and flags, the scenario's
     directives and sha256, the UTC generation time, each binlog file's size and sha256, and
     ``known_differences`` from the spec's MySQL 5.7 setup (by default chosen from the server version).
+    ``run(server, scenario, binlog_dir)`` replaces ``run_scenario`` when a scenario needs its own driver
+    (the spec example on MySQL: ``binlog_model.testing.golden``); it returns the binlog files it wrote.
     """
     import datetime
     import json
@@ -192,10 +204,11 @@ def write_golden_binlogs(server: Any, path: Path | str, out_dir: Path | str,
     binlog_dir = out / "binlogs"
     if binlog_dir.exists():
         shutil.rmtree(binlog_dir)
-    files = run_scenario(server, scenario.path, binlog_dir)
+    files = run(server, scenario, binlog_dir) if run is not None else run_scenario(server, scenario.path,
+                                                                                   binlog_dir)
     flags = server.reproducible_flags() if hasattr(server, "reproducible_flags") else []
     meta: dict[str, Any] = {
-        "scenario": f"fixtures/scenarios/{scenario.path.name}",
+        "scenario": scenario_label(scenario.path),
         "scenario_sha256": scenario.sha256,
         "directives": scenario.directives,
         "server": {"product": "MariaDB" if "MariaDB" in server.version else "MySQL",
