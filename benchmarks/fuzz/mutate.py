@@ -330,3 +330,103 @@ def mutate_ddl_bytes(rng: random.Random, text: bytes, donors: Sequence[bytes]) -
         else:
             out[:] = mutate_bytes(rng, bytes(out), donors)
     return bytes(out)
+
+
+# --- MySQL binary JSON -----------------------------------------------------------------------------
+
+
+def _json_random(rng: random.Random, depth: int = 0) -> object:
+    choice = rng.random()
+    if depth < 4 and choice < 0.2:
+        return {f"k{i}" if rng.random() < 0.9 else "\u00e9\u20ac": _json_random(rng, depth + 1)
+                for i in range(rng.randint(0, 5))}
+    if depth < 4 and choice < 0.4:
+        return [_json_random(rng, depth + 1) for _ in range(rng.randint(0, 5))]
+    return rng.choice((None, True, False, 0, -1, 70000, -(1 << 40), 1 << 63, 1.5, "", "abc", "x" * 130))
+
+
+def _json_scalar(value: object, large: bool) -> tuple[int, bytes, bool]:
+    """(type byte, bytes, inlined?) of a scalar."""
+    if value is None or isinstance(value, bool):
+        return 0x04, bytes([0 if value is None else 1 if value else 2]), True
+    if isinstance(value, int):
+        if -(1 << 15) <= value < 1 << 15:
+            return 0x05, value.to_bytes(2, "little", signed=True), True
+        if large and -(1 << 31) <= value < 1 << 31:
+            return 0x07, value.to_bytes(4, "little", signed=True), True
+        if value >= 1 << 63:
+            return 0x0A, value.to_bytes(8, "little"), False
+        return 0x09, value.to_bytes(8, "little", signed=True), False
+    if isinstance(value, float):
+        import struct
+
+        return 0x0B, struct.pack("<d", value), False
+    raw = str(value).encode("utf-8")
+    n, varlen = len(raw), bytearray()
+    while True:
+        varlen.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            break
+    return 0x0C, bytes(varlen) + raw, False
+
+
+def json_encode(value: object, large: bool = False) -> tuple[int, bytes]:
+    """(type byte, body) of ``value`` in MySQL's binary JSON format (json_binary.cc)."""
+    if not isinstance(value, dict | list):
+        t, body, _ = _json_scalar(value, large)
+        return t, body
+    w = 4 if large else 2
+    items = list(value.items()) if isinstance(value, dict) else [(None, v) for v in value]
+    keys = [k.encode("utf-8") for k, _ in items if k is not None]
+    header = 2 * w + len(keys) * (w + 2) + len(items) * (1 + w)
+    tail = bytearray()
+    key_entries = bytearray()
+    for k in keys:
+        key_entries += (header + len(tail)).to_bytes(w, "little") + len(k).to_bytes(2, "little")
+        tail += k
+    value_entries = bytearray()
+    for _, v in items:
+        if isinstance(v, dict | list):
+            t, body = json_encode(v, large)
+            inline = False
+        else:
+            t, body, inline = _json_scalar(v, large)
+        if inline:
+            value_entries += bytes([t]) + body.ljust(w, b"\0")
+        else:
+            value_entries += bytes([t]) + (header + len(tail)).to_bytes(w, "little")
+            tail += body
+    size = header + len(tail)
+    if not large and size >= 1 << 16:
+        return json_encode(value, True)
+    t = (0x00 if isinstance(value, dict) else 0x02) + (1 if large else 0)
+    body = len(items).to_bytes(w, "little") + size.to_bytes(w, "little") + key_entries + value_entries + tail
+    return t, bytes(body)
+
+
+def json_document(rng: random.Random) -> bytes:
+    """A random binary JSON document, then damaged: offsets, counts and sizes that lie, entries that
+    share a child (a DAG), a bad type byte, or byte-level edits."""
+    t, body = json_encode(_json_random(rng), large=rng.random() < 0.3)
+    doc = bytearray([t]) + body
+    choice = rng.random()
+    if choice < 0.15 and len(doc) > 3:
+        # A chain of 2-entry arrays whose entries both point at the next one: exponential if followed.
+        depth = rng.randint(2, 40)
+        chain = bytearray([0x02])
+        for level in range(depth):
+            remaining = depth - level - 1
+            size = 4 + 2 * 3 + remaining * 10 + 4
+            chain += (2).to_bytes(2, "little") + size.to_bytes(2, "little")
+            chain += bytes([0x02]) + (10).to_bytes(2, "little") + bytes([0x02]) + (10).to_bytes(2, "little")
+        chain += (0).to_bytes(2, "little") + (4).to_bytes(2, "little")
+        return bytes(chain)
+    if choice < 0.6:
+        for _ in range(rng.randint(1, 3)):
+            _overwrite(rng, doc, 1, len(doc))
+    elif choice < 0.7:
+        doc[0] = rng.randrange(256)
+    elif choice < 0.95:
+        doc = bytearray(mutate_bytes(rng, bytes(doc), ()))
+    return bytes(doc)

@@ -76,6 +76,8 @@ def make_case(seed: int, index: int, pools: Pools, targets: tuple[str, ...]) -> 
     base = pools.binlogs[k]
     data = mutate.mutate_binlog(rng, base, pools.binlogs) if rng.random() < 0.95 else base
     options: dict[str, Any] = {"verify_checksum": rng.random() < 0.3}
+    if target == "decoder" and rng.random() < 0.12:
+        return Case(index, target, mutate.json_document(rng), {"json": True}, "json")
     if target == "decoder":
         options["chunks"] = [rng.choice((1, 2, 3, 7, 19, 64, 500, 4096)) for _ in range(rng.randint(1, 4))]
     else:
