@@ -30,7 +30,6 @@ from typing import Any
 
 _INDEX = struct.Struct("<q")
 ADDRESS_SPACE = 4 << 30
-_HARD_HANG = 120.0
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -44,6 +43,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--log", type=Path, help="append progress lines here too")
     p.add_argument("--mem-every", type=int, default=50, help="trace memory of every n-th input")
     p.add_argument("--start", type=int, default=0, help="first input index")
+    p.add_argument("--hard-hang", type=float, default=120.0,
+                   help="seconds without progress before the supervisor kills the worker")
     p.add_argument("--replay", type=Path, help="run one saved input (with --target and --options)")
     p.add_argument("--options", default="{}", help="JSON options for --replay")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -75,7 +76,7 @@ def _emit(line: dict[str, Any], log: Path | None) -> None:
 def _worker(args: argparse.Namespace) -> int:
     from benchmarks.fuzz import runner
     from benchmarks.fuzz.seeds import load_pools
-    from benchmarks.fuzz.targets import setup_catalog
+    from benchmarks.fuzz.targets import cleanup, setup_catalog
 
     _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     if hard == resource.RLIM_INFINITY or hard > ADDRESS_SPACE:
@@ -112,6 +113,7 @@ def _worker(args: argparse.Namespace) -> int:
             last = now
             _emit({"progress": index, "worker_seconds": round(now - started, 1), **stats.as_dict()}, None)
     shared[:] = _INDEX.pack(index)
+    cleanup()
     _emit({"done": index, "worker_seconds": round(time.monotonic() - started, 1), **stats.as_dict()}, None)
     return 0
 
@@ -184,7 +186,7 @@ def _supervise(args: argparse.Namespace) -> int:
             current = _INDEX.unpack(index_file.read_bytes()[:_INDEX.size])[0]
             if current != last_index:
                 last_index, last_change = current, time.monotonic()
-            elif time.monotonic() - last_change > _HARD_HANG:
+            elif time.monotonic() - last_change > args.hard_hang:
                 proc.kill()
                 proc.wait()
                 lost_kind = "hang"

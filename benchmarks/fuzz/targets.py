@@ -83,10 +83,22 @@ _TMP = Path(os.environ.get("BINLOG_MODEL_FUZZ_TMP", "/dev/shm" if os.path.isdir(
                            tempfile.gettempdir()))
 
 
+def _pipeline_file() -> Path:
+    return _TMP / f"binlog-model-fuzz-{os.getpid()}" / "mysql-bin.000001"
+
+
+def cleanup() -> None:
+    """Remove this process's scratch file of the pipeline target."""
+    path = _pipeline_file()
+    path.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        path.parent.rmdir()
+
+
 def run_pipeline(data: bytes, options: dict[str, Any]) -> str:
     from binlog_model.pipeline import iter_binlog_events
 
-    path = _TMP / f"binlog-model-fuzz-{os.getpid()}" / "mysql-bin.000001"
+    path = _pipeline_file()
     path.parent.mkdir(exist_ok=True)
     path.write_bytes(data)
     count = 0

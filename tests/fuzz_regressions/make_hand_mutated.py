@@ -18,6 +18,8 @@ HERE = Path(__file__).resolve().parent
 SOURCE = HERE.parents[1] / "fixtures" / "golden" / "mariadb" / "spec_example" / "binlogs" / "mysql-bin.000001"
 
 # Event offsets in the source file (see ``binlog-model dump`` of it).
+_FORMAT_DESCRIPTION = 4
+_CREATE_DATABASE = 370
 _CREATE_CAMPAIGNS = 499
 _ANNOTATE_INSERT = 885
 _WRITE_ROWS = 1207
@@ -92,6 +94,16 @@ def main() -> None:
            lambda ev: _replace(ev[_CREATE_FOOBAR], b"foobar (", b"`foo\xffbar` ("))
     _write("ddl-unparsable-invalid-utf8.hand-mutated.bin", _MODIFY_FOOBAR,
            lambda ev: _replace(ev[_MODIFY_FOOBAR], b"int not null", b"int not null \xff("))
+
+    def post_header_too_long(ev: dict[int, bl.Event]) -> None:
+        # The FDE says EXECUTE_LOAD_QUERY (type 18) has a 200-byte post-header; the CREATE DATABASE QUERY
+        # event becomes type 18, cut to a 25-byte body: the fixed fields before dup_handling fit, it does not.
+        fde = ev[_FORMAT_DESCRIPTION].raw
+        fde[bl.HEADER + 2 + 50 + 4 + 1 + 18 - 1] = 200
+        query = ev[_CREATE_DATABASE]
+        query.raw[4] = 18
+        del query.raw[bl.HEADER + 25:-4]
+    _write("post-header-past-body.hand-mutated.bin", _CREATE_DATABASE, post_header_too_long)
     _write("pk-unknown-column.hand-mutated.bin", _XID_INSERT,
            lambda ev: (_replace(ev[_CREATE_CAMPAIGNS], b"NOT NULL PRIMARY KEY,", b"NOT NULL,"),
                        _replace(ev[_CREATE_CAMPAIGNS], b"\n)", b",\n    PRIMARY KEY (`cjd`)\n)")))
