@@ -51,7 +51,7 @@ def test_every_regression_file_has_a_readme_line() -> None:
 def test_regression_input(name: str, target: str, options: dict[str, Any], expected: str) -> None:
     # The CRC footers were fixed up after the mutation, so checksums are verified too.
     case = runner.Case(0, target, (HERE / name).read_bytes(), {"verify_checksum": True, **options})
-    result = runner.run_case(case)
+    result = runner.run_case(case, trace_memory=True)
     assert result.kind in ("ok", "error"), f"{result.kind}: {result.detail}"
     assert (result.detail if result.kind == "error" else "ok") == expected
 

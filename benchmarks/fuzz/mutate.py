@@ -215,17 +215,35 @@ def _structural(rng: random.Random, log: bl.Binlog, donors: Sequence[bytes]) -> 
         if donor.events:
             picked = rng.choice(donor.events)
             events.insert(i, bl.Event(bytearray(picked.raw), picked.crc))
-    elif choice < 0.95:
+    elif choice < 0.93:
         e = events[i]
         lo, hi = bl.body_range(e)
         cut = rng.randint(lo, max(lo, hi))
         del e.raw[cut:hi]
         bl.set_size(e)
+    elif choice < 0.97 and i > 0:
+        _wrap_in_payload(rng, events, i)
     else:
         e = events[i]
         lo, hi = bl.body_range(e)
         e.raw[hi:hi] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 16)))
         bl.set_size(e)
+
+
+def _wrap_in_payload(rng: random.Random, events: list[bl.Event], i: int) -> None:
+    """Replace events i..j by one TRANSACTION_PAYLOAD holding them (zstd or uncompressed), as MySQL 8
+    does with binlog_transaction_compression, so every seed reaches the payload path; sometimes with
+    header fields that lie about the sizes."""
+    j = min(len(events), i + rng.randint(1, 6))
+    inner = b"".join(bytes(e.raw) for e in events[i:j])
+    compressed = rng.random() < 0.7
+    payload = _zstd_deflate(inner) if compressed else inner
+    fields = {1: len(payload), 2: 0 if compressed else 255, 3: len(inner)}
+    if rng.random() < 0.25:
+        fields[rng.choice((1, 3))] = rng.choice(INTERESTING)
+    wrapped = bl.build_payload(bytes(events[i].raw[:bl.HEADER]), fields, payload, events[i].crc)
+    wrapped.raw[4] = bl.TRANSACTION_PAYLOAD
+    events[i:j] = [wrapped]
 
 
 def mutate_bytes(rng: random.Random, data: bytes, donors: Sequence[bytes]) -> bytes:

@@ -19,6 +19,7 @@ SOURCE = HERE.parents[1] / "fixtures" / "golden" / "mariadb" / "spec_example" / 
 
 # Event offsets in the source file (see ``binlog-model dump`` of it).
 _FORMAT_DESCRIPTION = 4
+_GTID_LIST = 256
 _CREATE_DATABASE = 370
 _CREATE_CAMPAIGNS = 499
 _ANNOTATE_INSERT = 885
@@ -76,7 +77,20 @@ def _json_shared_children(depth: int = 40) -> bytes:
     return bytes(doc)
 
 
+def _payload_claiming_4gib(events: dict[int, bl.Event]) -> None:
+    """A TRANSACTION_PAYLOAD after the FDE (in place of GTID_LIST): a 30-byte zstd frame whose header
+    fields claim 4 GiB - 1 uncompressed bytes."""
+    import zstandard
+
+    frame = zstandard.ZstdCompressor().compress(b"x" * 30)
+    header = bytearray(events[_GTID_LIST].raw[:bl.HEADER])
+    header[4] = bl.TRANSACTION_PAYLOAD
+    payload = bl.build_payload(bytes(header), {1: len(frame), 2: 0, 3: (1 << 32) - 1}, frame, crc=True)
+    events[_GTID_LIST].raw[:] = payload.raw
+
+
 def main() -> None:
+    _write("payload-claims-4gib.hand-mutated.bin", _GTID_LIST, _payload_claiming_4gib)
     (HERE / "json-shared-children.hand-mutated.bin").write_bytes(_json_shared_children())
     _write("rows-no-column-present.hand-mutated.bin", _XID_INSERT, _no_columns(_WRITE_ROWS))
     _write("update-no-column-present.hand-mutated.bin", _XID_UPDATE, _no_columns(_UPDATE_ROWS))
