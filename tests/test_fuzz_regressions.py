@@ -121,3 +121,23 @@ def test_always_include_names_match_case_insensitively() -> None:
     events = list(pipeline.iter_binlog_events(GOLDEN, always_include=["PPC.Campaigns.CURRENCY"]))
     update = next(e for e in events if e.operation == e.UPDATE)
     assert [c.name for c in update.rows[0].before] == ["currency"]
+
+
+def _hand_built_table_map(count: int) -> bytes:
+    # HAND-BUILT TABLE_MAP body: table_id 1, `d`.`t`, ``count`` TINY columns, no metadata, no NULLs.
+    lenenc = bytes([count]) if count < 0xFB else b"\xfc" + count.to_bytes(2, "little")
+    return (b"\x01\0\0\0\0\0" + b"\0\0" + b"\x01d\0" + b"\x01t\0" + lenenc + b"\x01" * count + b"\0"
+            + bytes((count + 7) // 8))
+
+
+def test_table_map_column_count_above_the_server_limit_is_refused() -> None:
+    from binlog_model.errors import DecodeError
+    from binlog_model.wire.events import EventHeader
+    from binlog_model.wire.table_map import MAX_COLUMNS, parse_table_map_event
+
+    header = EventHeader(0, 19, 1, 0, 0, 0, 4, "hand-built.000001")
+    ok = parse_table_map_event(header, memoryview(_hand_built_table_map(MAX_COLUMNS)), 8)
+    assert ok.column_count == 4096
+    with pytest.raises(DecodeError, match="column count 4097 is above MySQL's limit of 4096") as info:
+        parse_table_map_event(header, memoryview(_hand_built_table_map(MAX_COLUMNS + 1)), 8)
+    assert info.value.offset == 4 and info.value.file == "hand-built.000001"
