@@ -36,7 +36,7 @@ from typing import Any, Literal
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.charsets import charset_for_collation_id
+from binlog_model.charsets import charset_for_collation_id, make_text_decoder
 from binlog_model.convert import Setter, make_setter
 from binlog_model.errors import (
     ConfigError,
@@ -44,6 +44,7 @@ from binlog_model.errors import (
     SchemaMismatchError,
     UncertainSchemaError,
     UnknownTableError,
+    UnsupportedDDLError,
     UnsupportedEventError,
 )
 from binlog_model.model import iter_delimited, write_delimited
@@ -435,6 +436,7 @@ class StatementAssembler:
         return self._on_ddl(event, position)
 
     def _on_ddl(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+        text, charset = _query_text(event)
         recorded = self._recorded.get(position)
         gtid = self._identity.gtid if self._identity else None
         if recorded is not None:
@@ -443,7 +445,7 @@ class StatementAssembler:
             changes = ()
         else:
             self._adopt_server_charset(event)
-            changes = self.history.apply(event.query, event.schema or None, position, gtid or None)
+            changes = self.history.apply(text, event.schema or None, position, gtid or None)
         if not changes:
             if self._in_transaction:
                 self.stats.statement_format_queries += 1
@@ -454,22 +456,26 @@ class StatementAssembler:
         identity = self._identity or self._fallback_identity()
         groups = _group_by_table(changes)
         for index, (db, table, group) in enumerate(groups):
-            out = pb.BinlogEvent(
-                source=self.options.source, server_uuid=identity.server_uuid,
-                transaction_id=identity.transaction_id, query_index=self._query_index,
-                db=db, table=table, operation=pb.BinlogEvent.SCHEMA, gtid=identity.gtid,
-                event_index=index, last_in_statement=index == len(groups) - 1,
-                server_id=event.header.server_id, gtid_domain_id=identity.domain_id,
-            )
-            if self.options.statement_text == "all" or (self.options.statement_text == "first"
-                                                         and index == 0):
-                out.statement = event.query
+            try:
+                out = pb.BinlogEvent(
+                    source=self.options.source, server_uuid=identity.server_uuid,
+                    transaction_id=identity.transaction_id, query_index=self._query_index,
+                    db=db, table=table, operation=pb.BinlogEvent.SCHEMA, gtid=identity.gtid,
+                    event_index=index, last_in_statement=index == len(groups) - 1,
+                    server_id=event.header.server_id, gtid_domain_id=identity.domain_id,
+                )
+                out.schema_changes.extend(schema_change_to_proto(c) for c in group)
+            except UnicodeEncodeError as err:
+                # Identifiers are UTF-8 in the server (and in every TABLE_MAP): one that is not valid text
+                # could never match a rows event, so it is an error, not a name to guess at.
+                raise UnsupportedDDLError(
+                    "the statement names a database, table or column whose bytes are not valid text in the "
+                    "statement's charset", table=f"{_printable(db)}.{_printable(table)}", position=position,
+                    statement=_printable(text)) from err
+            _put_statement(out, text, charset, self.options.statement_text == "all"
+                           or (self.options.statement_text == "first" and index == 0))
             out.utc_timestamp.CopyFrom(Timestamp(seconds=event.header.timestamp))
             out.position.CopyFrom(_pb_position(event))
-            trace = parse_trace_info(event.query)
-            if trace is not None:
-                out.trace_info = trace
-            out.schema_changes.extend(schema_change_to_proto(c) for c in group)
             self._buffer.append(out)
             self.stats.schema_events += 1
         if self._in_transaction:
@@ -640,11 +646,8 @@ class StatementAssembler:
         out.position.CopyFrom(piece.position)
         if self._statement_text is not None:
             mode = self.options.statement_text
-            if mode == "all" or (mode == "first" and piece.event_index == 0):
-                out.statement = self._statement_text
-            trace = parse_trace_info(self._statement_text)
-            if trace is not None:
-                out.trace_info = trace
+            _put_statement(out, self._statement_text, "",
+                           mode == "all" or (mode == "first" and piece.event_index == 0))
         self._buffer.append(out, piece.bytes)
         piece.event = pb.BinlogEvent()
         piece.bytes = 0
@@ -690,9 +693,9 @@ class StatementAssembler:
         _check_table_map(table_map, schema, position)
         names = schema.column_names
         lowered = [n.lower() for n in names]
-        pk = tuple(lowered.index(c.lower()) for c in schema.primary_key)
+        pk = _resolve(schema.primary_key, lowered, "primary key", schema.qualified_name, position)
         wanted = self._always.get((schema.db.lower(), schema.name.lower()), ())
-        always = tuple(i for i, n in enumerate(lowered) if n in wanted)
+        always = tuple(sorted(_resolve(wanted, lowered, "always-include", schema.qualified_name, position)))
         if not pk:
             # Without a primary key the before image is the row's only identity: keep all of it.
             always = tuple(range(len(names)))
@@ -802,6 +805,69 @@ def _differs(old: Any, new: Any) -> bool:
     if old is NOT_PRESENT or type(old) is not type(new) or old != new:
         return True
     return type(new) is float and math.copysign(1.0, old) != math.copysign(1.0, new)
+
+
+def _resolve(wanted: Sequence[str], lowered: Sequence[str], what: str, table: str,
+             position: BinlogPosition) -> tuple[int, ...]:
+    """Column indexes of ``wanted`` names (case-insensitive); a name the table lacks is an error."""
+    out = []
+    for name in wanted:
+        try:
+            out.append(lowered.index(name.lower()))
+        except ValueError:
+            raise SchemaMismatchError(f"{what} column {_printable(name)!r} is not a column of the table",
+                                      table=table, position=position, tracked=list(lowered)) from None
+    return tuple(out)
+
+
+def _printable(text: str) -> str:
+    """``text`` with the undecodable bytes it carries (surrogate escapes) shown as ``\\xNN``."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _is_text(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _query_text(event: ev.QueryEvent) -> tuple[str, str]:
+    """A QUERY's statement as text, and the charset it was logged in ("" when unknown).
+
+    The decoder gives UTF-8 with surrogate escapes; a statement sent in another charset (latin1, gbk, ...)
+    is decoded in its ``charset_client`` instead, so its identifiers and text come out right. Bytes valid
+    in neither keep their surrogate escapes (``_put_statement`` stores them raw)."""
+    text = event.query
+    collation = event.charset_client
+    charset = (charset_for_collation_id(collation) if collation is not None else None) or ""
+    if _is_text(text) or not charset:
+        return text, charset
+    decode = make_text_decoder(charset)
+    if decode is not None:
+        try:
+            return decode(event.query_bytes), charset
+        except (UnicodeDecodeError, ValueError):
+            pass
+    return text, charset
+
+
+def _put_statement(out: pb.BinlogEvent, text: str, charset: str, with_text: bool) -> None:
+    """Set ``statement`` (when ``with_text``) and ``trace_info``; text that is not valid goes to
+    ``statement_raw`` as its exact bytes, never as a guess."""
+    valid = _is_text(text)
+    if with_text:
+        if valid:
+            out.statement = text
+        else:
+            out.statement_raw.data = text.encode("utf-8", "surrogateescape")
+            out.statement_raw.charset = charset
+    trace = parse_trace_info(text)
+    if trace is not None and (valid or _is_text(trace)):
+        out.trace_info = trace
 
 
 def _base_name(path: str | None) -> str:

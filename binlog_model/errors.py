@@ -148,7 +148,9 @@ class SchemaError(BinlogError):
         if position is not None:
             parts.append(f"at {position}")
         if statement:
-            shown = statement if len(statement) <= 300 else statement[:300] + "..."
+            # Undecodable statement bytes (surrogate escapes) shown as \xNN, so the message always prints.
+            shown = statement.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            shown = shown if len(shown) <= 300 else shown[:300] + "..."
             parts.append(f"statement: {shown}")
         super().__init__("; ".join(parts))
 

@@ -69,7 +69,9 @@ _CONVERTERS: dict[type, Callable[[Any], pb.SchemaChange]] = {
     ch.AlterDatabase: lambda c: pb.SchemaChange(alter_database=pb.AlterDatabase(
         charset=c.charset, collation=c.collation)),
     ch.DropDatabase: lambda c: pb.SchemaChange(drop_database=pb.DropDatabase()),
-    ch.SkippedStatement: lambda c: pb.SchemaChange(skipped_statement=pb.SkippedStatement(reason=c.reason)),
+    # The reason may quote statement bytes that are not valid text: shown escaped (it is a message, not data).
+    ch.SkippedStatement: lambda c: pb.SchemaChange(skipped_statement=pb.SkippedStatement(
+        reason=c.reason.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))),
 }
 
 

@@ -51,7 +51,7 @@ VECTOR: ColumnType
 SET: ColumnType
 
 class BinlogEvent(_message.Message):
-    __slots__ = ("utc_timestamp", "source", "server_uuid", "transaction_id", "query_index", "row_index", "trace_info", "db", "table", "operation", "rows", "schema_changes", "position", "gtid", "statement", "event_index", "last_in_statement", "server_id", "gtid_domain_id")
+    __slots__ = ("utc_timestamp", "source", "server_uuid", "transaction_id", "query_index", "row_index", "trace_info", "db", "table", "operation", "rows", "schema_changes", "position", "gtid", "statement", "event_index", "last_in_statement", "server_id", "gtid_domain_id", "statement_raw")
     class Operation(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         OPERATION_UNSPECIFIED: _ClassVar[BinlogEvent.Operation]
@@ -83,6 +83,7 @@ class BinlogEvent(_message.Message):
     LAST_IN_STATEMENT_FIELD_NUMBER: _ClassVar[int]
     SERVER_ID_FIELD_NUMBER: _ClassVar[int]
     GTID_DOMAIN_ID_FIELD_NUMBER: _ClassVar[int]
+    STATEMENT_RAW_FIELD_NUMBER: _ClassVar[int]
     utc_timestamp: _timestamp_pb2.Timestamp
     source: str
     server_uuid: str
@@ -102,7 +103,8 @@ class BinlogEvent(_message.Message):
     last_in_statement: bool
     server_id: int
     gtid_domain_id: int
-    def __init__(self, utc_timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., source: _Optional[str] = ..., server_uuid: _Optional[str] = ..., transaction_id: _Optional[int] = ..., query_index: _Optional[int] = ..., row_index: _Optional[int] = ..., trace_info: _Optional[str] = ..., db: _Optional[str] = ..., table: _Optional[str] = ..., operation: _Optional[_Union[BinlogEvent.Operation, str]] = ..., rows: _Optional[_Iterable[_Union[Row, _Mapping]]] = ..., schema_changes: _Optional[_Iterable[_Union[SchemaChange, _Mapping]]] = ..., position: _Optional[_Union[BinlogPosition, _Mapping]] = ..., gtid: _Optional[str] = ..., statement: _Optional[str] = ..., event_index: _Optional[int] = ..., last_in_statement: _Optional[bool] = ..., server_id: _Optional[int] = ..., gtid_domain_id: _Optional[int] = ...) -> None: ...
+    statement_raw: RawText
+    def __init__(self, utc_timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., source: _Optional[str] = ..., server_uuid: _Optional[str] = ..., transaction_id: _Optional[int] = ..., query_index: _Optional[int] = ..., row_index: _Optional[int] = ..., trace_info: _Optional[str] = ..., db: _Optional[str] = ..., table: _Optional[str] = ..., operation: _Optional[_Union[BinlogEvent.Operation, str]] = ..., rows: _Optional[_Iterable[_Union[Row, _Mapping]]] = ..., schema_changes: _Optional[_Iterable[_Union[SchemaChange, _Mapping]]] = ..., position: _Optional[_Union[BinlogPosition, _Mapping]] = ..., gtid: _Optional[str] = ..., statement: _Optional[str] = ..., event_index: _Optional[int] = ..., last_in_statement: _Optional[bool] = ..., server_id: _Optional[int] = ..., gtid_domain_id: _Optional[int] = ..., statement_raw: _Optional[_Union[RawText, _Mapping]] = ...) -> None: ...
 
 class BinlogPosition(_message.Message):
     __slots__ = ("file", "offset", "next_offset", "inner_index")

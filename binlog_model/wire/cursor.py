@@ -35,7 +35,9 @@ class Cursor:
                  end: int | None = None) -> None:
         self.buf = data if isinstance(data, memoryview) else memoryview(data)
         self.pos = pos
-        self.end = len(self.buf) if end is None else end
+        # An ``end`` past the buffer (a post-header length from the FDE longer than the body) is clamped, so
+        # reads beyond the real bytes fail in ``need`` with a typed error, never with an IndexError.
+        self.end = len(self.buf) if end is None else min(end, len(self.buf))
 
     # -- bookkeeping --
     @property

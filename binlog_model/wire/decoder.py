@@ -463,13 +463,19 @@ class BinlogDecoder:
 def _zstd_decompress(payload: memoryview, expected: int) -> bytes:
     import zstandard
 
-    # Read at most one byte more than announced: a lying frame can never make us allocate more.
+    # Read at most one byte more than announced, a megabyte at a time: a lying frame can never make us
+    # allocate more than it really inflates to (``read(n)`` allocates ``n`` bytes up front).
+    out = bytearray()
     try:
         with zstandard.ZstdDecompressor().stream_reader(bytes(payload)) as reader:
-            out = reader.read(expected + 1)
+            while len(out) <= expected:
+                chunk = reader.read(min(expected + 1 - len(out), 1 << 20))
+                if not chunk:
+                    break
+                out += chunk
     except zstandard.ZstdError as err:
         raise DecodeError(f"TRANSACTION_PAYLOAD zstd stream is corrupt ({err})") from err
     if len(out) > expected:
         raise DecodeError(f"TRANSACTION_PAYLOAD inflated past its stated {expected} bytes",
                           expected=f"{expected} bytes")
-    return out
+    return bytes(out)

@@ -70,15 +70,17 @@ def parse_json_binary(data: bytes | memoryview) -> Any:
     buf = data if isinstance(data, memoryview) else memoryview(data)
     if len(buf) == 0:
         return None
-    return _value(buf, buf[0], 1, len(buf) - 1, 0)
+    # Entries of a real document occupy distinct bytes, so it has fewer entries than bytes. Offsets that
+    # share a child (a DAG) would be followed once per path, exponentially: the budget refuses them.
+    return _value(buf, buf[0], 1, len(buf) - 1, 0, [len(buf)])
 
 
-def _value(buf: memoryview, t: int, start: int, size: int, depth: int) -> Any:
+def _value(buf: memoryview, t: int, start: int, size: int, depth: int, budget: list[int]) -> Any:
     # ``start`` is where the value's bytes begin (after its type byte); ``size`` bounds containers.
     if depth > 100:
         raise DecodeError("JSON nesting deeper than 100 levels", expected="JSON depth <= 100")
     if t in (_SMALL_OBJECT, _LARGE_OBJECT, _SMALL_ARRAY, _LARGE_ARRAY):
-        return _container(buf, t, start, depth)
+        return _container(buf, t, start, depth, budget)
     if t == _LITERAL:
         _need(buf, start, 1, "literal")
         return _literal(buf[start])
@@ -146,7 +148,7 @@ def _varlen(buf: memoryview, pos: int) -> tuple[int, int]:
     raise DecodeError("JSON variable-length length longer than 5 bytes", expected="at most 5 bytes")
 
 
-def _container(buf: memoryview, t: int, start: int, depth: int) -> Any:
+def _container(buf: memoryview, t: int, start: int, depth: int, budget: list[int]) -> Any:
     large = t in (_LARGE_OBJECT, _LARGE_ARRAY)
     is_object = t in (_SMALL_OBJECT, _LARGE_OBJECT)
     w = 4 if large else 2
@@ -162,6 +164,10 @@ def _container(buf: memoryview, t: int, start: int, depth: int) -> Any:
     if header > size:
         raise TruncatedEventError(f"JSON container of {count} entries does not fit its {size} bytes",
                                   expected="container entries within its size")
+    budget[0] -= count
+    if budget[0] < 0:
+        raise DecodeError(f"JSON containers share entries: more entries than the value's {len(buf)} bytes",
+                          expected="each JSON value stored once")
     keys: list[str] = []
     if is_object:
         for i in range(count):
@@ -193,7 +199,7 @@ def _container(buf: memoryview, t: int, start: int, depth: int) -> Any:
                 raise TruncatedEventError("JSON value offset points past its container",
                                           expected="value within container")
             # Bound nested reads by the container, so a bad offset cannot read a sibling's bytes.
-            items.append(_value(buf[:end], vt, start + voff, end - start - voff, depth + 1))
+            items.append(_value(buf[:end], vt, start + voff, end - start - voff, depth + 1, budget))
     if is_object:
         return dict(zip(keys, items, strict=True))
     return items

@@ -216,7 +216,10 @@ def _parse(header: Any, body: memoryview, post_header_len: int, table_maps: Mapp
     try:
         if not is_update:
             while pos < end:
+                start = pos
                 row, pos = _image(buf, pos, plan, idx_before, count, None)
+                if pos == start:
+                    raise _no_progress(end - pos)
                 rows.append(row)
         else:
             assert present_after is not None
@@ -224,11 +227,14 @@ def _parse(header: Any, body: memoryview, post_header_len: int, table_maps: Mapp
             json_cols = tuple(i for i, t in enumerate(table_map.column_types) if t == ColumnType.JSON)
             partial = kind == "partial_update"
             while pos < end:
+                start = pos
                 before, pos = _image(buf, pos, plan, idx_before, count, None)
                 partial_cols: frozenset[int] | None = None
                 if partial:
                     partial_cols, pos = _value_options(buf, pos, json_cols)
                 after, pos = _image(buf, pos, plan, idx_after, count, partial_cols)
+                if pos == start:
+                    raise _no_progress(end - pos)
                 rows.append((before, after))
     except DecodeError as exc:
         exc.reason += (f" (row {len(rows)} of `{table_map.schema}`.`{table_map.table}`, "
@@ -237,6 +243,12 @@ def _parse(header: Any, body: memoryview, post_header_len: int, table_maps: Mapp
     return RowsEvent(header=header, kind=kind, version=version, table_id=table_id, flags=flags,
                      extra_data=extra, table_map=table_map, column_count=count, columns_present=present,
                      columns_present_after=present_after, rows=tuple(rows), compressed=compressed)
+
+
+def _no_progress(remaining: int) -> DecodeError:
+    # An image with no column present is zero bytes long: looping on it would never end.
+    return DecodeError(f"row image is empty (no column present) but {remaining} bytes remain",
+                       expected="a columns-present bitmap with at least one column, or no more bytes")
 
 
 def _value_options(buf: memoryview, pos: int, json_cols: tuple[int, ...]) -> tuple[frozenset[int], int]:

@@ -103,6 +103,10 @@ class TableMapEvent:
 
 
 
+# MySQL's and MariaDB's hard limit of columns per table (MAX_FIELDS).
+MAX_COLUMNS = 4096
+
+
 def parse_table_map_event(header: Any, body: memoryview, post_header_len: int) -> TableMapEvent:
     """Parse a TABLE_MAP_EVENT body (after the common header, before the checksum).
 
@@ -137,6 +141,10 @@ def _parse(header: Any, body: memoryview, post_header_len: int) -> TableMapEvent
     count = cur.lenenc_int("column count")
     if count < 0:
         raise DecodeError("column count is NULL", expected="a column count")
+    if count > MAX_COLUMNS:
+        # Every row image becomes a tuple of ``count`` slots: a lying count would multiply memory.
+        raise DecodeError(f"column count {count} is above MySQL's limit of {MAX_COLUMNS}",
+                          expected=f"at most {MAX_COLUMNS} columns")
     types = tuple(cur.bytes(count, "column types"))
     meta_len = cur.lenenc_int("metadata length")
     meta_cur = cur.sub(max(meta_len, 0), "column metadata")
