@@ -127,20 +127,20 @@ def test_start_retries_when_the_port_is_taken(monkeypatch: pytest.MonkeyPatch) -
     _require_mariadb()
     import socket
 
-    from binlog_model.testing import mariadb as harness
+    from binlog_model.testing import localserver
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         busy = taken.getsockname()[1]
-        real_free_port = harness._free_port
+        real_free_port = localserver.free_port
         picks: list[int] = []
 
         def first_busy() -> int:
             picks.append(busy if not picks else real_free_port())
             return picks[-1]
 
-        monkeypatch.setattr(harness, "_free_port", first_busy)
+        monkeypatch.setattr(localserver, "free_port", first_busy)
         with MariaDBServer() as server:
             assert picks[0] == busy
             assert server.port == picks[-1] != busy

@@ -1,0 +1,17 @@
+"""Helpers for tests that run on every server kind (the ``server`` fixture in conftest.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from binlog_model.testing.localserver import LocalServer
+
+
+def known_failure_on(request: pytest.FixtureRequest, server: LocalServer, label: str, reason: str) -> None:
+    """Mark this run as an expected failure when it is on ``label`` (``"MySQL"`` / ``"MariaDB"``).
+
+    Strict: once the gap named in ``reason`` (an open issue, in its own terms) is fixed, the test passes,
+    the strict xfail reports XPASS as a failure, and this marker must go.
+    """
+    if server.label == label:
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
