@@ -396,7 +396,8 @@ class BinlogDecoder:
             if err.name != "binlog_model.wire.table_map":
                 raise
             return UnknownEvent(header, bytes(body))
-        tm = parse_table_map_event(header, body, ctx.post_header_len(header.event_type))
+        tm = parse_table_map_event(header, body, ctx.post_header_len(header.event_type),
+                                   mariadb="mariadb" in ctx.server_version.lower())
         self._table_maps[tm.table_id] = tm
         return tm
 
