@@ -75,6 +75,7 @@ class MySQLServer(LocalServer):
     label = "MySQL"
     process_name = "mysqld"
     reset_binlogs_statement = "RESET BINARY LOGS AND GTIDS"
+    binlog_status_statement = "SHOW BINARY LOG STATUS"
 
     def __init__(
         self,
@@ -107,6 +108,10 @@ class MySQLServer(LocalServer):
     def tool(self, name: str) -> list[str]:
         """The argv prefix of a client tool of the same build (``mysqlbinlog``, ``mysqldump``, ``mysql``)."""
         return mysql_tool(name)
+
+    def dump_command(self) -> list[str]:
+        """``mysqldump`` of the same build (run through sid's loader)."""
+        return mysql_tool("mysqldump")
 
     def _server_command(self) -> list[str]:
         return self.prefix.command("usr/sbin/mysqld")
