@@ -82,6 +82,7 @@ class ValueKind(StrEnum):
     GEOMETRY = "geometry_value"
     VECTOR = "vector_value"
     RAW_TEXT = "raw_text_value"
+    JSON_DIFF = "json_diff"
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,9 +72,10 @@ class TableMapEvent:
     """A parsed TABLE_MAP_EVENT. Optional-metadata fields are None when the server did not send them.
 
     ``signedness``, ``charsets``, ``enum_set_charsets``, ``enum_values``, ``set_values``,
-    ``geometry_types``, ``vector_dimensions`` and ``visibility`` have one entry per column (None where it does not apply,
-    e.g. signedness of a VARCHAR). ``primary_key`` lists column indexes; ``primary_key_prefixes`` the
-    prefix length of each (0 = whole column). ``unknown_metadata`` keeps TLVs of unknown type raw.
+    ``geometry_types``, ``vector_dimensions`` and ``visibility`` have one entry per column (None where
+    it does not apply, e.g. signedness of a VARCHAR). ``primary_key`` lists column indexes;
+    ``primary_key_prefixes`` the prefix length of each (0 = whole column). ``unknown_metadata`` keeps
+    TLVs of unknown type raw.
     """
 
     header: Any
@@ -114,9 +115,9 @@ def parse_table_map_event(header: Any, body: memoryview, post_header_len: int, *
     """Parse a TABLE_MAP_EVENT body (after the common header, before the checksum).
 
     ``post_header_len`` is 6 for servers with 4-byte table ids, else 8. ``mariadb`` selects MariaDB's
-    rule for which columns the charset blocks count (the FORMAT_DESCRIPTION's server version says). Raises ``TruncatedEventError``
-    when a length points past the body and ``DecodeError`` for invalid names or metadata; both carry the
-    header's file and offset.
+    rule for which columns the charset blocks count (the FORMAT_DESCRIPTION's server version says).
+    Raises ``TruncatedEventError`` when a length points past the body and ``DecodeError`` for invalid
+    names or metadata; both carry the header's file and offset.
     """
     try:
         return _parse(header, body, post_header_len, mariadb)
