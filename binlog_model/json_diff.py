@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
 from typing import Any
 
 from binlog_model.errors import JsonDiffError
 from binlog_model.wire.values import NOT_PRESENT, JsonDiff, JsonDocument
 
-__all__ = ["apply_json_diffs", "parse_diff_path", "resolve_partial_row"]
+__all__ = ["apply_json_diff_text", "apply_json_diffs", "parse_diff_path", "parse_json_text",
+           "resolve_partial_row"]
 
 # A path leg: ("member", name) or ("cell", index, from_end).
 Leg = tuple[Any, ...]
@@ -184,3 +186,35 @@ def resolve_partial_row(before: Sequence[Any], after: Sequence[Any]) -> tuple[An
             raise JsonDiffError(f"column {i}: a partial JSON update of a before value that is not JSON "
                                 f"({type(old).__name__})")
     return tuple(out)
+
+
+def _parse_float(text: str) -> Any:
+    # MySQL prints DECIMAL plainly and doubles in shortest form, switching to an exponent for large and
+    # small magnitudes: keep plain fractions exact (Decimal re-renders them digit for digit).
+    return float(text) if "e" in text or "E" in text else Decimal(text)
+
+
+def _parse_int(text: str) -> Any:
+    return Decimal(text) if text == "-0" else int(text)   # a double -0 prints as "-0"
+
+
+def parse_json_text(text: str) -> Any:
+    """A JSON text as MySQL renders it, parsed into a tree that renders back to the same text."""
+    return json.loads(text, parse_float=_parse_float, parse_int=_parse_int)
+
+
+def apply_json_diff_text(document: str, diffs: Iterable[Any]) -> str:
+    """A consumer's side of a ``json_diff`` value: the previous document's JSON text (as the model's
+    ``json_value`` gave it) with the operations applied, as JSON text.
+
+    ``diffs`` are model ``JsonDiffOperation`` messages (``value.json_diff.operations``) or wire ``JsonDiff``
+    with JSON text values. Raises ``JsonDiffError`` where MySQL would reject an operation: then the
+    consumer's previous document is not the server's.
+    """
+    names = {1: "REPLACE", 2: "INSERT", 3: "REMOVE"}
+    parsed = []
+    for d in diffs:
+        op = d.operation if isinstance(d, JsonDiff) else names.get(d.op, str(d.op))
+        text = d.value if isinstance(d, JsonDiff) else (d.value if d.HasField("value") else None)
+        parsed.append(JsonDiff(op, d.path, None if text is None else parse_json_text(text)))
+    return JsonDocument(apply_json_diffs(parse_json_text(document), parsed)).to_json()
