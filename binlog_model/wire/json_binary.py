@@ -199,12 +199,27 @@ def _container(buf: memoryview, t: int, start: int, depth: int) -> Any:
     return items
 
 
+_TEMPORAL_NAMES = {_MYSQL_DATE: "DATE", _MYSQL_DATETIME: "DATETIME", _MYSQL_TIMESTAMP: "TIMESTAMP",
+                   _MYSQL_TIME: "TIME"}
+
+
 def _opaque(mysql_type: int, raw: bytes) -> Any:
-    if mysql_type == _MYSQL_NEWDECIMAL and len(raw) >= 2:
+    # DECIMAL and temporal opaques have a fixed layout: a payload too short for it is corrupt, never a
+    # value to pass on as base64 text.
+    if mysql_type == _MYSQL_NEWDECIMAL:
+        if len(raw) < 2:
+            raise DecodeError(f"JSON opaque DECIMAL of {len(raw)} bytes lacks its precision and scale",
+                              expected="precision, scale and packed digits")
         precision, scale = raw[0], raw[1]
-        if precision >= scale and len(raw) - 2 >= newdecimal_size(precision, scale) > 0:
-            return parse_packed_decimal(raw[2:2 + newdecimal_size(precision, scale)], precision, scale)
-    elif mysql_type in (_MYSQL_DATE, _MYSQL_DATETIME, _MYSQL_TIMESTAMP, _MYSQL_TIME) and len(raw) >= 8:
+        size = newdecimal_size(precision, scale) if precision >= scale else 0
+        if size <= 0 or len(raw) - 2 < size:
+            raise DecodeError(f"JSON opaque DECIMAL({precision},{scale}) has {len(raw) - 2} bytes of digits",
+                              expected=f"{size} bytes of packed digits" if size > 0 else "scale <= precision")
+        return parse_packed_decimal(raw[2:2 + size], precision, scale)
+    if mysql_type in _TEMPORAL_NAMES:
+        if len(raw) < 8:
+            raise DecodeError(f"JSON opaque {_TEMPORAL_NAMES[mysql_type]} of {len(raw)} bytes",
+                              expected="an 8-byte packed temporal value")
         packed = _I64.unpack_from(raw, 0)[0]
         if mysql_type == _MYSQL_TIME:
             return time_from_packed(packed)
