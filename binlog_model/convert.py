@@ -42,6 +42,7 @@ from binlog_model.wire.values import (
     InvalidDate,
     InvalidDateTime,
     JsonDiff,
+    JsonDiffs,
     JsonDocument,
 )
 
@@ -341,7 +342,7 @@ def _json(column: ColumnLike, data_type: str) -> Setter:
         if type(raw) is str:
             v.json_value = raw
             return
-        if type(raw) is tuple and all(type(d) is JsonDiff for d in raw):
+        if type(raw) is JsonDiffs:
             # A partial JSON update whose before image lacks the column (MINIMAL): the diff itself.
             _json_diff(v.json_diff, raw)
             return

@@ -24,7 +24,7 @@ from decimal import Decimal
 from typing import Any
 
 from binlog_model.errors import JsonDiffError
-from binlog_model.wire.values import NOT_PRESENT, JsonDiff, JsonDocument
+from binlog_model.wire.values import NOT_PRESENT, JsonDiff, JsonDiffs, JsonDocument
 
 __all__ = ["apply_json_diff_text", "apply_json_diffs", "parse_diff_path", "parse_json_text",
            "resolve_partial_row"]
@@ -168,14 +168,14 @@ def apply_json_diffs(document: Any, diffs: Sequence[JsonDiff]) -> Any:
 def resolve_partial_row(before: Sequence[Any], after: Sequence[Any]) -> tuple[Any, ...]:
     """The after image of one PARTIAL_UPDATE_ROWS row with every diff column resolved where it can be.
 
-    A diff column (a tuple of ``JsonDiff``) whose before image holds the document becomes the new
+    A diff column (``JsonDiffs``) whose before image holds the document becomes the new
     ``JsonDocument``; where the before image does not hold the column (MINIMAL image) the diffs stay as
     they are, for the model's ``json_diff`` value. A diff against SQL NULL is a ``JsonDiffError`` (MySQL
     never logs one: a NULL column is updated with a full value).
     """
     out = list(after)
     for i, value in enumerate(after):
-        if type(value) is not tuple:
+        if type(value) is not JsonDiffs:
             continue
         old = before[i]
         if type(old) is JsonDocument:

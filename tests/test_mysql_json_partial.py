@@ -24,7 +24,7 @@ from binlog_model.json_diff import apply_json_diff_text, apply_json_diffs, resol
 from binlog_model.model import python_value
 from binlog_model.testing.mysql import MySQLServer
 from binlog_model.wire.rows import RowsEvent
-from binlog_model.wire.values import JsonDiff
+from binlog_model.wire.values import JsonDiff, JsonDiffs
 from schema_tracker.history import SchemaHistory
 from schema_tracker.snapshot import catalog_from_server
 
@@ -69,7 +69,7 @@ def _decode(server: MySQLServer, assembler: StatementAssembler) -> tuple[list[pb
     for event in iter_events(server.flush_and_collect()):
         if isinstance(event, RowsEvent) and event.kind == "partial_update":
             for _, after in event.rows:
-                for diffs in (v for v in after if type(v) is tuple):
+                for diffs in (v for v in after if type(v) is JsonDiffs):
                     seen["diff columns"] += 1
                     seen.update(f"{d.operation} {'cell' if d.path.endswith(']') else 'member'}"
                                 for d in diffs)
@@ -227,7 +227,7 @@ def test_a_diff_mysql_would_reject_is_a_typed_error(document: Any, diff: JsonDif
 
 def test_diff_against_a_null_before_value_is_a_typed_error() -> None:
     with pytest.raises(JsonDiffError, match="NULL before value"):
-        resolve_partial_row((1, None), (1, (JsonDiff("REPLACE", "$.a", 1),)))
+        resolve_partial_row((1, None), (1, JsonDiffs([JsonDiff("REPLACE", "$.a", 1)])))
 
 
 def test_last_and_clamped_positions_follow_mysql() -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from binlog_model.errors import DecodeError, TruncatedEventError
 from binlog_model.wire.codecs.numeric import newdecimal_size, parse_packed_decimal
 from binlog_model.wire.codecs.temporal import datetime_from_packed, time_from_packed
-from binlog_model.wire.values import InvalidDate, InvalidDateTime, JsonDiff, JsonOpaque
+from binlog_model.wire.values import InvalidDate, InvalidDateTime, JsonDiff, JsonDiffs, JsonOpaque
 
 __all__ = ["parse_json_binary", "parse_json_diffs"]
 
@@ -232,11 +232,12 @@ def _opaque(mysql_type: int, raw: bytes) -> Any:
     return JsonOpaque(mysql_type, raw)
 
 
-def parse_json_diffs(data: bytes | memoryview) -> tuple[JsonDiff, ...]:
+def parse_json_diffs(data: bytes | memoryview) -> JsonDiffs:
     """The partial JSON update of one column (PARTIAL_UPDATE_ROWS_EVENT after-image).
 
     Each diff: operation (u8: 0 REPLACE, 1 INSERT, 2 REMOVE), path (length-encoded), and for REPLACE and
-    INSERT a length-encoded binary JSON value. Raises ``TruncatedEventError``/``DecodeError``.
+    INSERT a length-encoded binary JSON value. Returns them as ``JsonDiffs``. Raises
+    ``TruncatedEventError``/``DecodeError``.
     """
     buf = data if isinstance(data, memoryview) else memoryview(data)
     pos = 0
@@ -257,7 +258,7 @@ def parse_json_diffs(data: bytes | memoryview) -> tuple[JsonDiff, ...]:
             value = parse_json_binary(buf[pos:pos + n])
             pos += n
         diffs.append(JsonDiff(_DIFF_OPERATIONS[op], path, value))
-    return tuple(diffs)
+    return JsonDiffs(diffs)
 
 
 def _lenenc(buf: memoryview, pos: int) -> tuple[int, int]:
