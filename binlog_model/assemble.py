@@ -56,6 +56,7 @@ from binlog_model.wire import events as ev
 from binlog_model.wire.rows import RowsEvent
 from binlog_model.wire.table_map import TableMapEvent
 from binlog_model.wire.values import NOT_PRESENT
+from schema_tracker.changes import SkippedStatement
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import TableSchema
 
@@ -310,6 +311,9 @@ class StatementAssembler:
         self._covered_until = max(p.sort_key() for p in positioned) if positioned else None
         self._views: dict[tuple[int, int], tuple[TableMapEvent, Any, _TableView]] = {}
         self._layouts: dict[tuple[Any, ...], tuple[Any, _TableView]] = {}
+        # Tables named by a DDL statement skipped in lenient mode that the tracker did not know: uncertain
+        # too, so their rows fail loudly instead of resolving from TABLE_MAP metadata.
+        self._skipped_tables: set[tuple[str, str]] = set()
         self._buffer = _TransactionBuffer(self.options.spill_bytes)
         self._prepared: dict[tuple[bytes, bytes, int], _TransactionBuffer] = {}   # XA xid → held events
         self._savepoints: dict[str, tuple[int, int]] = {}   # name → (events held, query_index) at it
@@ -466,6 +470,9 @@ class StatementAssembler:
             if self._in_transaction:
                 self.stats.statement_format_queries += 1
             return iter(())
+        for change in changes:
+            if isinstance(change, SkippedStatement) and change.table:
+                self._skipped_tables.add((change.db.lower(), change.table.lower()))
         self._views.clear()
         if self._tx_first is None:
             self._tx_first = position
@@ -705,6 +712,11 @@ class StatementAssembler:
 
     def _build_view(self, table_map: TableMapEvent, catalog: Any, position: BinlogPosition) -> _TableView:
         schema = catalog.table(table_map.schema, table_map.table)
+        if schema is None and (table_map.schema.lower(), table_map.table.lower()) in self._skipped_tables:
+            raise UncertainSchemaError(
+                "the table was named by a DDL statement skipped in lenient mode; its rows do not fall back "
+                "to the TABLE_MAP's metadata", table=f"{table_map.schema}.{table_map.table}",
+                position=position)
         if schema is None:
             schema = table_from_table_map(table_map)
             if schema is None:

@@ -300,3 +300,40 @@ def test_table_map_charset_blocks_and_vector_dimensions_on_every_type(mysql: MyS
         assert dims == ({"vec": 3, "v2": 2048} if table == "same" else {"vec": 3})
         assert tm.enum_set_charsets is not None
         assert tm.enum_set_charsets[tm.column_names.index("en")] is not None
+
+
+# --- --lenient-ddl does what its help says ------------------------------------------------------------------
+
+def test_lenient_ddl_rows_of_a_skipped_table_fail_loudly_as_the_help_says(
+        mysql: MySQLServer, workload_db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``CREATE TABLE t_like LIKE pre`` names a table the tracker cannot know (``pre`` predates the binlog
+    and no snapshot is given): strict mode stops at the DDL; lenient mode skips it, and the rows of
+    ``t_like`` then fail loudly with UncertainSchemaError (as ``--help`` says), although FULL metadata
+    could describe them. A table that was simply never seen (``pre``) still resolves from that metadata."""
+    db = workload_db
+    conn = mysql.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"CREATE DATABASE `{db}`")
+            cur.execute(f"CREATE TABLE `{db}`.pre (id INT PRIMARY KEY, a INT)")
+            mysql.flush_and_collect()
+            cur.execute(f"INSERT INTO `{db}`.pre VALUES (1, 1)")
+            cur.execute(f"CREATE TABLE `{db}`.t_like LIKE `{db}`.pre")
+            cur.execute(f"INSERT INTO `{db}`.t_like VALUES (1, 2)")
+        files = [str(f) for f in mysql.flush_and_collect(tmp_path)]
+    finally:
+        conn.close()
+    assert cli_main(["events", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "rows then fail loudly (UncertainSchemaError), never resolved from TABLE_MAP metadata" in help_text
+
+    assert cli_main(["events", *files]) == 2
+    assert "SchemaError: table is not known" in capsys.readouterr().err
+    out = tmp_path / "lenient.jsonl"
+    assert cli_main(["events", "--lenient-ddl", "--out", str(out), *files]) == 2
+    err = capsys.readouterr().err
+    assert "UncertainSchemaError" in err and f"table {db}.t_like" in err
+    emitted = [line for line in out.read_text().splitlines() if f'"db":"{db}"' in line]
+    assert any('"table":"pre","operation":"INSERT"' in line for line in emitted)   # from FULL metadata
+    assert any('"skippedStatement"' in line for line in emitted)
+    assert not any('"table":"t_like","operation":"INSERT"' in line for line in emitted)
