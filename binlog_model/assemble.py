@@ -162,6 +162,10 @@ class _TableView:
 _USER, _INVISIBLE, _HIDDEN = 0, 1, 2
 
 
+def _never_set(value: pb.Value, raw: Any) -> None:   # pragma: no cover - hidden columns are never emitted
+    raise AssertionError("a hidden column's value is never emitted")
+
+
 def _logged_columns(table_map: TableMapEvent, schema: TableSchema) -> Sequence[Any]:
     """The tracked columns the TABLE_MAP logs. MySQL 8.0.17 logged the hidden generated columns of
     functional indexes; later servers leave them out, so when the counts say so they are dropped here."""
@@ -191,6 +195,8 @@ def _check_table_map(table_map: TableMapEvent, schema: TableSchema, position: Bi
                                       table=schema.qualified_name, position=position, tracked=tracked,
                                       binlog=list(table_map.column_names))
     for i, column in enumerate(columns):
+        if getattr(column, "hidden", False):
+            continue   # a functional index's expression column: its type is the server's, never emitted
         problem = binlog_type_mismatch(table_map.column_types[i], table_map.column_metas[i], column)
         if problem:
             raise SchemaMismatchError(f"column {i + 1} ({column.name}): {problem}",
@@ -741,8 +747,9 @@ class StatementAssembler:
         if not pk:
             # Without a primary key the before image is the row's only identity: keep all of it.
             always = tuple(i for i, m in enumerate(marks) if m != _HIDDEN)
-        return _TableView(schema.db, schema.name, names, tuple(make_setter(c) for c in columns), pk,
-                          always, marks if any(marks) else None)
+        setters = tuple(_never_set if m == _HIDDEN else make_setter(c)
+                        for c, m in zip(columns, marks, strict=True))
+        return _TableView(schema.db, schema.name, names, setters, pk, always, marks if any(marks) else None)
 
     def _row_builder(self, kind: str) -> Callable[[Any, _TableView, Any, int], None]:
         if kind == "insert":
