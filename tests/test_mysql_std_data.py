@@ -12,6 +12,7 @@ than its fields): no server writes them.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import struct
@@ -180,6 +181,10 @@ def test_dump_shows_undecodable_events_raw_and_goes_on(relpath: str, notes: int,
     # Every event to the end of the file is listed: the framing holds, so the dump walks all of it.
     last_end = int(re.findall(r"end_log_pos (\d+)", text)[-1])
     assert offsets == sorted(offsets) and last_end == path.stat().st_size
+    assert cli_main(["dump", "--json", str(path)]) == 0
+    objects = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    raw = [o for o in objects if o["event"] == "UndecodableEvent"]
+    assert len(raw) == notes and all(o["raw"]["hex"] and o["error"] for o in raw)
     # Typed errors stay for the paths that need values.
     with pytest.raises(BinlogError):
         list(iter_events(path))
