@@ -41,12 +41,13 @@ from binlog_model.convert import Setter, make_setter
 from binlog_model.errors import (
     ConfigError,
     IncompleteTransactionError,
+    JsonDiffError,
     SchemaMismatchError,
     UncertainSchemaError,
     UnknownTableError,
     UnsupportedDDLError,
-    UnsupportedEventError,
 )
+from binlog_model.json_diff import resolve_partial_row
 from binlog_model.model import iter_delimited, write_delimited
 from binlog_model.position import BinlogPosition, file_sequence
 from binlog_model.schema_changes import schema_change_to_proto
@@ -56,6 +57,7 @@ from binlog_model.wire import events as ev
 from binlog_model.wire.rows import RowsEvent
 from binlog_model.wire.table_map import TableMapEvent
 from binlog_model.wire.values import NOT_PRESENT
+from schema_tracker.changes import SkippedStatement
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import TableSchema
 
@@ -154,25 +156,48 @@ class _TableView:
     setters: tuple[Setter, ...]      # fill a row's Value in place from a decoded value, per column
     primary_key: tuple[int, ...]
     always: tuple[int, ...]
+    # Per column: _USER, _INVISIBLE (emitted, marked) or _HIDDEN (never emitted); None when all are _USER.
+    marks: tuple[int, ...] | None = None
 
 
-def _check_table_map(table_map: TableMapEvent, schema: TableSchema, position: BinlogPosition) -> None:
-    tracked = [f"{c.name} {c.column_type}" for c in schema.columns]
+_USER, _INVISIBLE, _HIDDEN = 0, 1, 2
+
+
+def _never_set(value: pb.Value, raw: Any) -> None:   # pragma: no cover - hidden columns are never emitted
+    raise AssertionError("a hidden column's value is never emitted")
+
+
+def _logged_columns(table_map: TableMapEvent, schema: TableSchema) -> Sequence[Any]:
+    """The tracked columns the TABLE_MAP logs. MySQL 8.0.17 logged the hidden generated columns of
+    functional indexes; later servers leave them out, so when the counts say so they are dropped here."""
+    columns = schema.columns
+    if len(columns) != table_map.column_count and any(getattr(c, "hidden", False) for c in columns):
+        visible = [c for c in columns if not getattr(c, "hidden", False)]
+        if len(visible) == table_map.column_count:
+            return visible
+    return columns
+
+
+def _check_table_map(table_map: TableMapEvent, schema: TableSchema, position: BinlogPosition,
+                     columns: Sequence[Any]) -> None:
+    tracked = [f"{c.name} {c.column_type}" for c in columns]
     logged = [f"@{i + 1} type={t} meta={m}"
               for i, (t, m) in enumerate(zip(table_map.column_types, table_map.column_metas, strict=True))]
-    if len(schema.columns) != len(table_map.column_types):
+    if len(columns) != len(table_map.column_types):
         raise SchemaMismatchError(
-            f"TABLE_MAP has {len(table_map.column_types)} columns, the tracked schema {len(schema.columns)}",
+            f"TABLE_MAP has {len(table_map.column_types)} columns, the tracked schema {len(columns)}",
             table=schema.qualified_name, position=position, tracked=tracked, binlog=logged)
     if table_map.column_names is not None:
         # FULL row metadata names the columns: a tracked schema with other names at this position is wrong
         # even when the types agree (e.g. two same-typed columns swapped).
         logged_names = [n.lower() for n in table_map.column_names]
-        if logged_names != [c.name.lower() for c in schema.columns]:
+        if logged_names != [c.name.lower() for c in columns]:
             raise SchemaMismatchError("TABLE_MAP column names differ from the tracked schema",
                                       table=schema.qualified_name, position=position, tracked=tracked,
                                       binlog=list(table_map.column_names))
-    for i, column in enumerate(schema.columns):
+    for i, column in enumerate(columns):
+        if getattr(column, "hidden", False):
+            continue   # a functional index's expression column: its type is the server's, never emitted
         problem = binlog_type_mismatch(table_map.column_types[i], table_map.column_metas[i], column)
         if problem:
             raise SchemaMismatchError(f"column {i + 1} ({column.name}): {problem}",
@@ -293,6 +318,9 @@ class StatementAssembler:
         self._covered_until = max(p.sort_key() for p in positioned) if positioned else None
         self._views: dict[tuple[int, int], tuple[TableMapEvent, Any, _TableView]] = {}
         self._layouts: dict[tuple[Any, ...], tuple[Any, _TableView]] = {}
+        # Tables named by a DDL statement skipped in lenient mode that the tracker did not know: uncertain
+        # too, so their rows fail loudly instead of resolving from TABLE_MAP metadata.
+        self._skipped_tables: set[tuple[str, str]] = set()
         self._buffer = _TransactionBuffer(self.options.spill_bytes)
         self._prepared: dict[tuple[bytes, bytes, int], _TransactionBuffer] = {}   # XA xid → held events
         self._savepoints: dict[str, tuple[int, int]] = {}   # name → (events held, query_index) at it
@@ -450,6 +478,9 @@ class StatementAssembler:
             if self._in_transaction:
                 self.stats.statement_format_queries += 1
             return iter(())
+        for change in changes:
+            if isinstance(change, SkippedStatement) and change.table:
+                self._skipped_tables.add((change.db.lower(), change.table.lower()))
         self._views.clear()
         if self._tx_first is None:
             self._tx_first = position
@@ -595,17 +626,13 @@ class StatementAssembler:
             piece.operation = operation
             piece.timestamp = event.header.timestamp
             piece.position = _pb_position(event)
-        if event.kind == "partial_update" and any(type(v) is tuple for _, after in event.rows for v in after):
-            # binlog_row_value_options=PARTIAL_JSON logs JSON changes as diffs, not values: say so, rather
-            # than let the JSON converter call it a schema mismatch.
-            raise UnsupportedEventError(
-                "JSON partial updates (binlog_row_value_options=PARTIAL_JSON) carry diffs, not values; "
-                "they are not resolved into BinlogEvents yet: log full JSON values instead",
-                file=position.file, offset=position.offset, event_type="PARTIAL_UPDATE_ROWS_EVENT")
+        images: Sequence[Any] = event.rows
+        if event.kind == "partial_update":
+            images = self._resolve_partial_json(event, view, position)
         per_row = max(1, event.header.event_size // max(1, len(event.rows)))
         max_rows, max_bytes = self.options.max_rows, self.options.max_bytes
         build = self._row_builder(event.kind)
-        for image in event.rows:
+        for image in images:
             rows = piece.event.rows
             if rows and (len(rows) >= max_rows or piece.bytes + per_row > max_bytes):
                 self._emit(piece, last=False)
@@ -623,6 +650,22 @@ class StatementAssembler:
         if event.is_statement_end:
             self._close_statement()
         return iter(())
+
+    @staticmethod
+    def _resolve_partial_json(event: RowsEvent, view: _TableView,
+                              position: BinlogPosition) -> list[tuple[Any, Any]]:
+        """binlog_row_value_options=PARTIAL_JSON logs JSON changes as diffs: apply them to the before image's
+        document where it holds one (the update then carries the new document like any other), else keep
+        them for the ``json_diff`` value (see json_diff.py)."""
+        out = []
+        for before, after in event.rows:
+            try:
+                out.append((before, resolve_partial_row(before, after)))
+            except JsonDiffError as err:
+                err.reason += f" (row {len(out)} of `{view.db}`.`{view.table}`)"
+                raise err.located(file=position.file, offset=position.offset,
+                                  event_type="PARTIAL_UPDATE_ROWS_EVENT") from None
+        return out
 
     def _emit(self, piece: _Piece, *, last: bool) -> None:
         out = piece.event
@@ -678,6 +721,11 @@ class StatementAssembler:
 
     def _build_view(self, table_map: TableMapEvent, catalog: Any, position: BinlogPosition) -> _TableView:
         schema = catalog.table(table_map.schema, table_map.table)
+        if schema is None and (table_map.schema.lower(), table_map.table.lower()) in self._skipped_tables:
+            raise UncertainSchemaError(
+                "the table was named by a DDL statement skipped in lenient mode; its rows do not fall back "
+                "to the TABLE_MAP's metadata", table=f"{table_map.schema}.{table_map.table}",
+                position=position)
         if schema is None:
             schema = table_from_table_map(table_map)
             if schema is None:
@@ -690,17 +738,21 @@ class StatementAssembler:
             raise UncertainSchemaError(
                 "the table's schema is uncertain after a DDL statement skipped in lenient mode",
                 table=schema.qualified_name, position=position)
-        _check_table_map(table_map, schema, position)
-        names = schema.column_names
+        columns = _logged_columns(table_map, schema)
+        _check_table_map(table_map, schema, position, columns)
+        names = tuple(c.name for c in columns)
         lowered = [n.lower() for n in names]
         pk = _resolve(schema.primary_key, lowered, "primary key", schema.qualified_name, position)
         wanted = self._always.get((schema.db.lower(), schema.name.lower()), ())
         always = tuple(sorted(_resolve(wanted, lowered, "always-include", schema.qualified_name, position)))
+        marks = tuple(_HIDDEN if getattr(c, "hidden", False) else _INVISIBLE if c.invisible else _USER
+                      for c in columns)
         if not pk:
             # Without a primary key the before image is the row's only identity: keep all of it.
-            always = tuple(range(len(names)))
-        return _TableView(schema.db, schema.name, names, tuple(make_setter(c) for c in schema.columns), pk,
-                          always)
+            always = tuple(i for i, m in enumerate(marks) if m != _HIDDEN)
+        setters = tuple(_never_set if m == _HIDDEN else make_setter(c)
+                        for c, m in zip(columns, marks, strict=True))
+        return _TableView(schema.db, schema.name, names, setters, pk, always, marks if any(marks) else None)
 
     def _row_builder(self, kind: str) -> Callable[[Any, _TableView, Any, int], None]:
         if kind == "insert":
@@ -724,6 +776,9 @@ def _columns(target: Any, view: _TableView, image: Sequence[Any], indexes: Itera
     names = view.names
     setters = view.setters
     add = target.add
+    if view.marks is not None:
+        _marked_columns(target, view, image, indexes)
+        return
     for i in indexes:
         value = image[i]
         if value is NOT_PRESENT:
@@ -733,8 +788,26 @@ def _columns(target: Any, view: _TableView, image: Sequence[Any], indexes: Itera
         setters[i](column.value, value)
 
 
+def _marked_columns(target: Any, view: _TableView, image: Sequence[Any], indexes: Iterable[int]) -> None:
+    # A table with invisible or hidden columns: mark the invisible ones, leave the hidden ones out.
+    assert view.marks is not None
+    for i in indexes:
+        value = image[i]
+        mark = view.marks[i]
+        if value is NOT_PRESENT or mark == _HIDDEN:
+            continue
+        column = target.add()
+        column.name = view.names[i]
+        view.setters[i](column.value, value)
+        if mark == _INVISIBLE:
+            column.invisible = True
+
+
 def _all_columns(target: Any, view: _TableView, image: Sequence[Any]) -> None:
     # _columns over every column, walking names, setters and values together (no index lookups).
+    if view.marks is not None:
+        _marked_columns(target, view, image, range(len(image)))
+        return
     add = target.add
     for name, set_value, value in zip(view.names, view.setters, image, strict=True):
         if value is NOT_PRESENT:

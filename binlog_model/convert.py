@@ -36,7 +36,15 @@ from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.charsets import is_binary_charset, make_text_decoder, normalize_charset
 from binlog_model.errors import ConfigError, SchemaMismatchError
 from binlog_model.types import ColumnLike, ValueKind, canonical_data_type, integer_bits, map_column
-from binlog_model.wire.values import NOT_PRESENT, Geometry, InvalidDate, InvalidDateTime, JsonDocument
+from binlog_model.wire.values import (
+    NOT_PRESENT,
+    Geometry,
+    InvalidDate,
+    InvalidDateTime,
+    JsonDiff,
+    JsonDiffs,
+    JsonDocument,
+)
 
 __all__ = ["Converter", "Setter", "make_converter", "make_setter", "to_value"]
 
@@ -334,8 +342,26 @@ def _json(column: ColumnLike, data_type: str) -> Setter:
         if type(raw) is str:
             v.json_value = raw
             return
+        if type(raw) is JsonDiffs:
+            # A partial JSON update whose before image lacks the column (MINIMAL): the diff itself.
+            _json_diff(v.json_diff, raw)
+            return
         _fail(column, raw)
     return set_value
+
+
+_DIFF_OPS = {"REPLACE": pb.JsonDiffOperation.REPLACE, "INSERT": pb.JsonDiffOperation.INSERT,
+             "REMOVE": pb.JsonDiffOperation.REMOVE}
+
+
+def _json_diff(target: pb.JsonDiff, diffs: tuple[JsonDiff, ...]) -> None:
+    target.SetInParent()  # an empty diff list is still a json_diff value
+    for diff in diffs:
+        op = target.operations.add()
+        op.op = _DIFF_OPS[diff.operation]
+        op.path = diff.path
+        if diff.operation != "REMOVE":
+            op.value = JsonDocument(diff.value).to_json()
 
 
 # -- dates and times -----------------------------------------------------------------------------------

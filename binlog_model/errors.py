@@ -20,6 +20,7 @@ __all__ = [
     "DecoderStateError",
     "EncryptedBinlogError",
     "IncompleteTransactionError",
+    "JsonDiffError",
     "ReplicationError",
     "SchemaError",
     "SchemaMismatchError",
@@ -120,6 +121,11 @@ class UnsupportedEventError(DecodeError):
 
 class EncryptedBinlogError(UnsupportedEventError):
     """The binlog is encrypted (START_ENCRYPTION_EVENT); decrypt it before decoding."""
+
+
+class JsonDiffError(DecodeError):
+    """A partial JSON update does not apply to the column's before value (MySQL would reject it): the path
+    does not resolve there, or it is not a path a diff can hold."""
 
 
 class DecoderStateError(BinlogError):

@@ -48,6 +48,8 @@ from binlog_model._pb.binlog_event_pb2 import (
     DropDatabase,
     DropTable,
     Geometry,
+    JsonDiff,
+    JsonDiffOperation,
     PrimaryKeyChanged,
     RawText,
     RenameColumn,
@@ -81,6 +83,8 @@ __all__ = [
     "DropDatabase",
     "DropTable",
     "Geometry",
+    "JsonDiff",
+    "JsonDiffOperation",
     "PrimaryKeyChanged",
     "RawText",
     "RenameColumn",
@@ -111,6 +115,8 @@ MAX_RECORD_SIZE = (1 << 31) - 1
 _CHUNK = 1 << 20
 _UTC = datetime.UTC
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
+_DIFF_OP_NAMES = {JsonDiffOperation.REPLACE: "REPLACE", JsonDiffOperation.INSERT: "INSERT",
+                  JsonDiffOperation.REMOVE: "REMOVE"}
 
 
 # -- JSON and dicts --------------------------------------------------------------------------------------
@@ -261,7 +267,8 @@ def python_value(value: Value) -> Any:
     → str; bytes → bytes; raw_text → its bytes; date/datetime → ``datetime.date``/``datetime.datetime``
     or the wire's ``InvalidDate``/``InvalidDateTime`` for zero and invalid ones; timestamp → aware UTC
     ``datetime`` (0 → ``InvalidDateTime`` of zeros); time → ``timedelta``; set → tuple of labels;
-    geometry → the wire's ``Geometry``; vector → tuple of floats.
+    geometry → the wire's ``Geometry``; vector → tuple of floats; json_diff → tuple of the wire's
+    ``JsonDiff`` (value as JSON text, None for REMOVE).
     """
     kind = value.WhichOneof("kind")
     if kind is None or kind == "null_value":
@@ -297,6 +304,11 @@ def python_value(value: Value) -> Any:
         return tuple(value.vector_value.values)
     if kind == "raw_text_value":
         return value.raw_text_value.data
+    if kind == "json_diff":
+        # The operations with each value as JSON text (as json_value is text), None for REMOVE.
+        return tuple(_wire_values.JsonDiff(_DIFF_OP_NAMES[op.op], op.path,
+                                           op.value if op.HasField("value") else None)
+                     for op in value.json_diff.operations)
     raise DecodeError(f"unknown Value kind {kind!r}")  # a newer proto than this code
 
 
@@ -340,6 +352,10 @@ def _display(value: Value) -> Any:
         return {"srid": g.srid, "wkb": base64.b64encode(g.wkb).decode("ascii")}
     if kind == "vector_value":
         return list(value.vector_value.values)
+    if kind == "json_diff":
+        return {"json_diff": [{"op": _DIFF_OP_NAMES[op.op], "path": op.path,
+                               **({"value": op.value} if op.HasField("value") else {})}
+                              for op in value.json_diff.operations]}
     return to_dict(value)
 
 

@@ -82,6 +82,7 @@ class ValueKind(StrEnum):
     GEOMETRY = "geometry_value"
     VECTOR = "vector_value"
     RAW_TEXT = "raw_text_value"
+    JSON_DIFF = "json_diff"
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +156,8 @@ _RULES: dict[str, _Rule] = {
                  note="`set_value.labels`, in definition order"),
     # MariaDB has no JSON type: JSON is LONGTEXT with a CHECK, logged as BLOB (text in json_value).
     "json": _Rule(_m(pb.JSON, ValueKind.JSON), None, frozenset({T.JSON, T.BLOB}),
-                  note="the document as JSON text (MySQL's rendering)"),
+                  note="the document as JSON text (MySQL's rendering); a partial update whose old document "
+                       "is not in the log: `json_diff` (see Row semantics)"),
     "geometry": _Rule(_GEOMETRY, None, frozenset({T.GEOMETRY}), note=_GEOMETRY_NOTE),
     "point": _Rule(_GEOMETRY, None, frozenset({T.GEOMETRY}), note=_GEOMETRY_NOTE),
     "linestring": _Rule(_GEOMETRY, None, frozenset({T.GEOMETRY}), note=_GEOMETRY_NOTE),

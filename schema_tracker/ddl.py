@@ -150,7 +150,7 @@ _SIMPLE_TYPES = {
     "YEAR": "year", "ENUM": "enum", "SET": "set", "POINT": "point", "LINESTRING": "linestring",
     "POLYGON": "polygon", "MULTILINESTRING": "multilinestring", "MULTIPOLYGON": "multipolygon",
     "IPADDRESS": "inet6", "INET": "inet4", "INT4MULTIRANGE": "multipoint",
-    "INT8MULTIRANGE": "geometrycollection",
+    "INT8MULTIRANGE": "geometrycollection", "VECTOR": "vector",
 }
 # ALTER TABLE actions that manage partitions (never columns).
 # Also DISABLE/ENABLE KEYS and ORDER BY (row order), which touch no column either.
@@ -966,6 +966,8 @@ def _data_type(name: str, kind: exp.DataType) -> ColumnSchema:
             return ColumnSchema(name, data_type, length=ints[0] if ints else 1)
         if data_type == "year":
             return ColumnSchema(name, data_type, length=4)
+        if data_type == "vector":  # MySQL 9: VECTOR without a dimension holds 2048 floats
+            return ColumnSchema(name, data_type, length=ints[0] if ints else 2048)
         if data_type in ("varchar", "varbinary", "text", "blob"):
             return ColumnSchema(name, data_type, length=ints[0] if ints else None)
         return ColumnSchema(name, data_type)

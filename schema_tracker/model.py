@@ -105,7 +105,13 @@ class ColumnSchema:
     display width of integer types, the length of string/BIT types; ``precision``/``scale`` belong to
     DECIMAL/FLOAT/DOUBLE; ``fsp`` to TIME/DATETIME/TIMESTAMP. ``enum_values`` holds ENUM and SET members.
     ``charset``/``collation`` are None for non-textual types. ``default`` is the default's SQL text
-    (``has_default`` tells an explicit ``DEFAULT NULL`` from no default).
+    (``has_default`` tells an explicit ``DEFAULT NULL`` from no default). VECTOR(n) keeps its dimension
+    count ``n`` in ``length``.
+
+    Columns that are in the row image but not in ``SELECT *``, kept at their binlog position:
+    ``invisible`` marks user INVISIBLE columns (MySQL 8.0.23+, MariaDB 10.3+) and the generated invisible
+    primary key ``my_row_id`` (GIPK); ``hidden`` marks the hidden generated columns MySQL adds for
+    functional index parts (``INDEX ((a+b))``), which no statement can ever select.
     """
 
     name: str
@@ -126,6 +132,7 @@ class ColumnSchema:
     generated: str | None = None
     generated_stored: bool = False
     invisible: bool = False
+    hidden: bool = False
 
     @property
     def column_type(self) -> str:
@@ -144,7 +151,8 @@ class ColumnSchema:
             text = t + "(" + ",".join(quoted) + ")"
         elif t in ("time", "datetime", "timestamp"):
             text = f"{t}({self.fsp})" if self.fsp else t
-        elif t in ("char", "varchar", "binary", "varbinary", "bit", "year") and self.length is not None:
+        elif (t in ("char", "varchar", "binary", "varbinary", "bit", "year", "vector")
+              and self.length is not None):
             text = f"{t}({self.length})"
         else:
             text = t

@@ -23,6 +23,8 @@ from binlog_model.model import (
     Date,
     DateTime,
     Geometry,
+    JsonDiff,
+    JsonDiffOperation,
     RawText,
     Row,
     SchemaChange,
@@ -82,11 +84,15 @@ def every_kind_event() -> BinlogEvent:
         Value(geometry_value=Geometry(srid=4326, wkb=b"\x01\x01")),
         Value(vector_value=Vector(values=[1.0, -2.5])),
         Value(raw_text_value=RawText(data=b"\xff", charset="utf8mb4")),
+        Value(json_diff=JsonDiff(operations=[
+            JsonDiffOperation(op=JsonDiffOperation.REPLACE, path='$."ü"[last]', value='{"a": 1.50}'),
+            JsonDiffOperation(op=JsonDiffOperation.REMOVE, path="$.b")])),
     ]
     event = BinlogEvent(operation=BinlogEvent.UPDATE, trace_info="reqid:1:web:save", gtid="0-1-5",
                         gtid_domain_id=0, transaction_id=5, event_index=3, row_index=3000)
     row = Row(row_index=3000, before=[Column(name=f"c{i}", value=v) for i, v in enumerate(values)])
     row.after.extend(Column(name=f"c{i}", value=v) for i, v in enumerate(values))
+    row.after[1].invisible = True
     event.rows.append(row)
     event.position.inner_index = 0
     changes = {

@@ -33,6 +33,7 @@ from binlog_model.io.files import iter_events
 from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.replica import Replica, ReplicaError
 from binlog_model.testing.workload import Step, Workload
+from binlog_model.wire.rows import RowsEvent
 from schema_tracker.history import SchemaHistory
 from schema_tracker.snapshot import catalog_from_server
 
@@ -103,11 +104,14 @@ def _run_unit(cur: Any, unit: list[Step], log: list[str], where: str) -> int:
     return done
 
 
-def _decode(server: LocalServer, assembler: StatementAssembler, replica: Replica, where: str) -> int:
+def _decode(server: LocalServer, assembler: StatementAssembler, replica: Replica, where: str,
+            seen: Counter[str] | None = None) -> int:
     files = server.flush_and_collect()
     before = replica.applied
     try:
         for event in iter_events(files):
+            if seen is not None and isinstance(event, RowsEvent) and event.kind == "partial_update":
+                seen["partial JSON rows events"] += 1
             replica.apply_all(assembler.feed(event))
     except ReplicaError as err:
         pytest.fail(f"{where}: {err}")
@@ -133,9 +137,14 @@ def test_replica_equals_server_with_minimal_row_metadata(server: LocalServer, fr
 
 
 def _round_trip(server: LocalServer, db: str, seed: int) -> None:
-    workload = Workload(seed)
+    workload = Workload(seed, json_partial=True)
     conn = server.connect(database=db)
+    seen: Counter[str] = Counter()
     try:
+        if server.label == "MySQL":
+            # JSON_SET/JSON_REPLACE/JSON_REMOVE are then logged as diffs (under FULL and MINIMAL images alike)
+            with conn.cursor() as cur:
+                cur.execute("SET SESSION binlog_row_value_options = 'PARTIAL_JSON'")
         server.flush_and_collect()   # older files belong to earlier tests
         history = SchemaHistory(catalog_from_server(conn, databases=[db]))
         replica = Replica.from_catalog(history.catalog, databases=[db])
@@ -156,13 +165,15 @@ def _round_trip(server: LocalServer, db: str, seed: int) -> None:
                 if reached:
                     checkpoints -= set(reached)
                     where = f"seed {seed} after {executed} statements (BINLOG_MODEL_SEED={seed} to rerun)"
-                    applied = _decode(server, assembler, replica, where)
+                    applied = _decode(server, assembler, replica, where, seen)
                     assert applied > 0, where
                     rows = _compare(conn, replica, db, where, log)
                     assert rows > 0, f"{where}: the workload left every table empty"
         replica.apply_all(assembler.close())
         assert assembler.stats.incomplete_transactions == 0
         assert ddl >= 5 and transactions >= 50, (ddl, transactions)   # the mix really was exercised
+        if server.label == "MySQL":
+            assert seen["partial JSON rows events"] >= 5, seen
     finally:
         conn.close()
 

@@ -59,11 +59,12 @@ def test_truncated_partial_bits() -> None:
         parse_rows_event(_header(39), memoryview(body), 10, _maps())
 
 
-def test_assembler_names_partial_json_diffs_as_unsupported() -> None:
-    """The same HAND-BUILT event through the assembler: a typed UnsupportedEventError that says what to do,
-    not a schema mismatch from the JSON converter."""
+def test_assembler_refuses_a_diff_that_does_not_apply_to_its_before_value() -> None:
+    """The same HAND-BUILT event through the assembler: the diff (REPLACE $.a) targets a before value that is
+    the scalar ``false``, which MySQL rejects; a typed JsonDiffError at the event's offset, never a guess.
+    (Diffs that apply are resolved: tests/test_mysql_json_partial.py proves that on MySQL 9.7's bytes.)"""
     from binlog_model.assemble import StatementAssembler
-    from binlog_model.errors import UnsupportedEventError
+    from binlog_model.errors import JsonDiffError
     from schema_tracker.history import SchemaHistory
     from schema_tracker.model import Catalog
     from schema_tracker.snapshot import catalog_from_dump
@@ -74,6 +75,6 @@ def test_assembler_names_partial_json_diffs_as_unsupported() -> None:
     catalog = catalog_from_dump("CREATE DATABASE d; USE d; CREATE TABLE t (id INT, a JSON, b JSON);",
                                 Catalog(server_charset="utf8mb4"))
     assembler = StatementAssembler(SchemaHistory(catalog))
-    with pytest.raises(UnsupportedEventError, match="PARTIAL_JSON") as info:
+    with pytest.raises(JsonDiffError, match=r"REPLACE \$\.a.*no value at the path") as info:
         list(assembler.feed(ev))
     assert info.value.offset == 777

@@ -26,7 +26,7 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"binlog_model/v1/binlog_event.proto\x12\x0f\x62inlog_model.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc9\x05\n\x0b\x42inlogEvent\x12\x31\n\rutc_timestamp\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06source\x18\x02 \x01(\t\x12\x13\n\x0bserver_uuid\x18\x03 \x01(\t\x12\x16\n\x0etransaction_id\x18\x04 \x01(\x04\x12\x13\n\x0bquery_index\x18\x05 \x01(\r\x12\x11\n\trow_index\x18\x06 \x01(\x04\x12\x17\n\ntrace_info\x18\x07 \x01(\tH\x00\x88\x01\x01\x12\n\n\x02\x64\x62\x18\x08 \x01(\t\x12\r\n\x05table\x18\t \x01(\t\x12\x39\n\toperation\x18\n \x01(\x0e\x32&.binlog_model.v1.BinlogEvent.Operation\x12\"\n\x04rows\x18\x0b \x03(\x0b\x32\x14.binlog_model.v1.Row\x12\x35\n\x0eschema_changes\x18\x0c \x03(\x0b\x32\x1d.binlog_model.v1.SchemaChange\x12\x31\n\x08position\x18\r \x01(\x0b\x32\x1f.binlog_model.v1.BinlogPosition\x12\x0c\n\x04gtid\x18\x0e \x01(\t\x12\x16\n\tstatement\x18\x0f \x01(\tH\x01\x88\x01\x01\x12\x13\n\x0b\x65vent_index\x18\x10 \x01(\r\x12\x19\n\x11last_in_statement\x18\x11 \x01(\x08\x12\x11\n\tserver_id\x18\x12 \x01(\r\x12\x16\n\x0egtid_domain_id\x18\x13 \x01(\r\x12/\n\rstatement_raw\x18\x14 \x01(\x0b\x32\x18.binlog_model.v1.RawText\"V\n\tOperation\x12\x19\n\x15OPERATION_UNSPECIFIED\x10\x00\x12\n\n\x06INSERT\x10\x01\x12\n\n\x06UPDATE\x10\x02\x12\n\n\x06\x44\x45LETE\x10\x03\x12\n\n\x06SCHEMA\x10\x04\x42\r\n\x0b_trace_infoB\x0c\n\n_statement\"m\n\x0e\x42inlogPosition\x12\x0c\n\x04\x66ile\x18\x01 \x01(\t\x12\x0e\n\x06offset\x18\x02 \x01(\x04\x12\x13\n\x0bnext_offset\x18\x03 \x01(\x04\x12\x18\n\x0binner_index\x18\x04 \x01(\rH\x00\x88\x01\x01\x42\x0e\n\x0c_inner_index\"\x97\x01\n\x03Row\x12\x11\n\trow_index\x18\x01 \x01(\x04\x12,\n\x0bprimary_key\x18\x02 \x03(\x0b\x32\x17.binlog_model.v1.Column\x12\'\n\x06\x62\x65\x66ore\x18\x03 \x03(\x0b\x32\x17.binlog_model.v1.Column\x12&\n\x05\x61\x66ter\x18\x04 \x03(\x0b\x32\x17.binlog_model.v1.Column\"=\n\x06\x43olumn\x12\x0c\n\x04name\x18\x01 \x01(\t\x12%\n\x05value\x18\x02 \x01(\x0b\x32\x16.binlog_model.v1.Value\"\x85\x05\n\x05Value\x12\x30\n\nnull_value\x18\x01 \x01(\x0e\x32\x1a.google.protobuf.NullValueH\x00\x12\x13\n\tint_value\x18\x02 \x01(\x05H\x00\x12\x14\n\nlong_value\x18\x03 \x01(\x03H\x00\x12\x16\n\x0cstring_value\x18\x04 \x01(\tH\x00\x12\x15\n\x0b\x62ytes_value\x18\x05 \x01(\x0cH\x00\x12\x17\n\rdecimal_value\x18\x06 \x01(\tH\x00\x12\x16\n\x0c\x64ouble_value\x18\x07 \x01(\x01H\x00\x12\x15\n\x0b\x66loat_value\x18\x08 \x01(\x02H\x00\x12\x33\n\x0e\x64\x61tetime_value\x18\t \x01(\x0b\x32\x19.binlog_model.v1.DateTimeH\x00\x12+\n\ndate_value\x18\n \x01(\x0b\x32\x15.binlog_model.v1.DateH\x00\x12\x1a\n\x10timestamp_micros\x18\x0b \x01(\x03H\x00\x12\x15\n\x0btime_micros\x18\x0c \x01(\x03H\x00\x12\x16\n\x0cuint64_value\x18\r \x01(\x04H\x00\x12\x14\n\njson_value\x18\x0e \x01(\tH\x00\x12.\n\tset_value\x18\x0f \x01(\x0b\x32\x19.binlog_model.v1.SetValueH\x00\x12\x13\n\tbit_value\x18\x10 \x01(\x04H\x00\x12\x33\n\x0egeometry_value\x18\x11 \x01(\x0b\x32\x19.binlog_model.v1.GeometryH\x00\x12/\n\x0cvector_value\x18\x12 \x01(\x0b\x32\x17.binlog_model.v1.VectorH\x00\x12\x32\n\x0eraw_text_value\x18\x13 \x01(\x0b\x32\x18.binlog_model.v1.RawTextH\x00\x42\x06\n\x04kind\"0\n\x04\x44\x61te\x12\x0c\n\x04year\x18\x01 \x01(\r\x12\r\n\x05month\x18\x02 \x01(\r\x12\x0b\n\x03\x64\x61y\x18\x03 \x01(\r\"r\n\x08\x44\x61teTime\x12\x0c\n\x04year\x18\x01 \x01(\r\x12\r\n\x05month\x18\x02 \x01(\r\x12\x0b\n\x03\x64\x61y\x18\x03 \x01(\r\x12\x0c\n\x04hour\x18\x04 \x01(\r\x12\x0e\n\x06minute\x18\x05 \x01(\r\x12\x0e\n\x06second\x18\x06 \x01(\r\x12\x0e\n\x06micros\x18\x07 \x01(\r\"\x1a\n\x08SetValue\x12\x0e\n\x06labels\x18\x01 \x03(\t\"%\n\x08Geometry\x12\x0c\n\x04srid\x18\x01 \x01(\r\x12\x0b\n\x03wkb\x18\x02 \x01(\x0c\"\x18\n\x06Vector\x12\x0e\n\x06values\x18\x01 \x03(\x02\"(\n\x07RawText\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\x0f\n\x07\x63harset\x18\x02 \x01(\t\"\x8f\x02\n\x10\x43olumnDefinition\x12\x13\n\x0b\x63olumn_name\x18\x01 \x01(\t\x12\x30\n\x0b\x63olumn_type\x18\x02 \x01(\x0e\x32\x1b.binlog_model.v1.ColumnType\x12\x10\n\x08nullable\x18\x03 \x01(\x08\x12\x12\n\nmysql_type\x18\x04 \x01(\t\x12\x1a\n\rdefault_value\x18\x05 \x01(\tH\x00\x88\x01\x01\x12\x16\n\x0e\x61uto_increment\x18\x06 \x01(\x08\x12\x0f\n\x07\x63harset\x18\x07 \x01(\t\x12\x11\n\tcollation\x18\x08 \x01(\t\x12\x11\n\tgenerated\x18\t \x01(\x08\x12\x11\n\tinvisible\x18\n \x01(\x08\x42\x10\n\x0e_default_value\"\x9e\x06\n\x0cSchemaChange\x12\x34\n\x0c\x63reate_table\x18\x01 \x01(\x0b\x32\x1c.binlog_model.v1.CreateTableH\x00\x12H\n\x17\x63reate_or_modify_column\x18\x02 \x01(\x0b\x32%.binlog_model.v1.CreateOrModifyColumnH\x00\x12\x36\n\rrename_column\x18\x03 \x01(\x0b\x32\x1d.binlog_model.v1.RenameColumnH\x00\x12\x32\n\x0b\x64rop_column\x18\x04 \x01(\x0b\x32\x1b.binlog_model.v1.DropColumnH\x00\x12\x30\n\ndrop_table\x18\x05 \x01(\x0b\x32\x1a.binlog_model.v1.DropTableH\x00\x12\x34\n\x0crename_table\x18\x06 \x01(\x0b\x32\x1c.binlog_model.v1.RenameTableH\x00\x12\x38\n\x0etruncate_table\x18\x07 \x01(\x0b\x32\x1e.binlog_model.v1.TruncateTableH\x00\x12\x41\n\x13primary_key_changed\x18\x08 \x01(\x0b\x32\".binlog_model.v1.PrimaryKeyChangedH\x00\x12\x45\n\x15table_charset_changed\x18\t \x01(\x0b\x32$.binlog_model.v1.TableCharsetChangedH\x00\x12:\n\x0f\x63reate_database\x18\n \x01(\x0b\x32\x1f.binlog_model.v1.CreateDatabaseH\x00\x12\x38\n\x0e\x61lter_database\x18\x0b \x01(\x0b\x32\x1e.binlog_model.v1.AlterDatabaseH\x00\x12\x36\n\rdrop_database\x18\x0c \x01(\x0b\x32\x1d.binlog_model.v1.DropDatabaseH\x00\x12>\n\x11skipped_statement\x18\r \x01(\x0b\x32!.binlog_model.v1.SkippedStatementH\x00\x42\x08\n\x06\x63hange\"z\n\x0b\x43reateTable\x12\x32\n\x07\x63olumns\x18\x01 \x03(\x0b\x32!.binlog_model.v1.ColumnDefinition\x12\x13\n\x0bprimary_key\x18\x02 \x03(\t\x12\x0f\n\x07\x63harset\x18\x03 \x01(\t\x12\x11\n\tcollation\x18\x04 \x01(\t\"\xb8\x02\n\x14\x43reateOrModifyColumn\x12\x13\n\x0b\x63olumn_name\x18\x01 \x01(\t\x12\x30\n\x0b\x63olumn_type\x18\x02 \x01(\x0e\x32\x1b.binlog_model.v1.ColumnType\x12\x10\n\x08nullable\x18\x03 \x01(\x08\x12\x12\n\nmysql_type\x18\x04 \x01(\t\x12\x1a\n\rdefault_value\x18\x05 \x01(\tH\x00\x88\x01\x01\x12\x16\n\x0e\x61uto_increment\x18\x06 \x01(\x08\x12\x0f\n\x07\x63harset\x18\x07 \x01(\t\x12\x11\n\tcollation\x18\x08 \x01(\t\x12\x11\n\tgenerated\x18\t \x01(\x08\x12\x11\n\tinvisible\x18\n \x01(\x08\x12\r\n\x05\x66irst\x18\x0b \x01(\x08\x12\x14\n\x0c\x61\x66ter_column\x18\x0c \x01(\tB\x10\n\x0e_default_value\"@\n\x0cRenameColumn\x12\x17\n\x0fold_column_name\x18\x01 \x01(\t\x12\x17\n\x0fnew_column_name\x18\x02 \x01(\t\"!\n\nDropColumn\x12\x13\n\x0b\x63olumn_name\x18\x01 \x01(\t\"\x0b\n\tDropTable\"S\n\x0bRenameTable\x12\x0e\n\x06old_db\x18\x01 \x01(\t\x12\x11\n\told_table\x18\x02 \x01(\t\x12\x0e\n\x06new_db\x18\x03 \x01(\t\x12\x11\n\tnew_table\x18\x04 \x01(\t\"\x0f\n\rTruncateTable\"(\n\x11PrimaryKeyChanged\x12\x13\n\x0bprimary_key\x18\x01 \x03(\t\"9\n\x13TableCharsetChanged\x12\x0f\n\x07\x63harset\x18\x01 \x01(\t\x12\x11\n\tcollation\x18\x02 \x01(\t\"4\n\x0e\x43reateDatabase\x12\x0f\n\x07\x63harset\x18\x01 \x01(\t\x12\x11\n\tcollation\x18\x02 \x01(\t\"3\n\rAlterDatabase\x12\x0f\n\x07\x63harset\x18\x01 \x01(\t\x12\x11\n\tcollation\x18\x02 \x01(\t\"\x0e\n\x0c\x44ropDatabase\"5\n\x10SkippedStatement\x12\x11\n\tstatement\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t*\xee\x01\n\nColumnType\x12\x1b\n\x17\x43OLUMN_TYPE_UNSPECIFIED\x10\x00\x12\x0b\n\x07INTEGER\x10\x01\x12\x08\n\x04LONG\x10\x02\x12\n\n\x06UINT64\x10\x03\x12\x0b\n\x07\x44\x45\x43IMAL\x10\x04\x12\t\n\x05\x46LOAT\x10\x05\x12\n\n\x06\x44OUBLE\x10\x06\x12\n\n\x06STRING\x10\x07\x12\t\n\x05\x42YTES\x10\x08\x12\x08\n\x04\x44\x41TE\x10\t\x12\x0c\n\x08\x44\x41TETIME\x10\n\x12\r\n\tTIMESTAMP\x10\x0b\x12\x08\n\x04TIME\x10\x0c\x12\x07\n\x03\x42IT\x10\r\x12\x08\n\x04JSON\x10\x0e\x12\x0c\n\x08GEOMETRY\x10\x0f\x12\n\n\x06VECTOR\x10\x10\x12\x07\n\x03SET\x10\x11\x42\x1c\n\x18io.github.binlogmodel.v1P\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"binlog_model/v1/binlog_event.proto\x12\x0f\x62inlog_model.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc9\x05\n\x0b\x42inlogEvent\x12\x31\n\rutc_timestamp\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06source\x18\x02 \x01(\t\x12\x13\n\x0bserver_uuid\x18\x03 \x01(\t\x12\x16\n\x0etransaction_id\x18\x04 \x01(\x04\x12\x13\n\x0bquery_index\x18\x05 \x01(\r\x12\x11\n\trow_index\x18\x06 \x01(\x04\x12\x17\n\ntrace_info\x18\x07 \x01(\tH\x00\x88\x01\x01\x12\n\n\x02\x64\x62\x18\x08 \x01(\t\x12\r\n\x05table\x18\t \x01(\t\x12\x39\n\toperation\x18\n \x01(\x0e\x32&.binlog_model.v1.BinlogEvent.Operation\x12\"\n\x04rows\x18\x0b \x03(\x0b\x32\x14.binlog_model.v1.Row\x12\x35\n\x0eschema_changes\x18\x0c \x03(\x0b\x32\x1d.binlog_model.v1.SchemaChange\x12\x31\n\x08position\x18\r \x01(\x0b\x32\x1f.binlog_model.v1.BinlogPosition\x12\x0c\n\x04gtid\x18\x0e \x01(\t\x12\x16\n\tstatement\x18\x0f \x01(\tH\x01\x88\x01\x01\x12\x13\n\x0b\x65vent_index\x18\x10 \x01(\r\x12\x19\n\x11last_in_statement\x18\x11 \x01(\x08\x12\x11\n\tserver_id\x18\x12 \x01(\r\x12\x16\n\x0egtid_domain_id\x18\x13 \x01(\r\x12/\n\rstatement_raw\x18\x14 \x01(\x0b\x32\x18.binlog_model.v1.RawText\"V\n\tOperation\x12\x19\n\x15OPERATION_UNSPECIFIED\x10\x00\x12\n\n\x06INSERT\x10\x01\x12\n\n\x06UPDATE\x10\x02\x12\n\n\x06\x44\x45LETE\x10\x03\x12\n\n\x06SCHEMA\x10\x04\x42\r\n\x0b_trace_infoB\x0c\n\n_statement\"m\n\x0e\x42inlogPosition\x12\x0c\n\x04\x66ile\x18\x01 \x01(\t\x12\x0e\n\x06offset\x18\x02 \x01(\x04\x12\x13\n\x0bnext_offset\x18\x03 \x01(\x04\x12\x18\n\x0binner_index\x18\x04 \x01(\rH\x00\x88\x01\x01\x42\x0e\n\x0c_inner_index\"\x97\x01\n\x03Row\x12\x11\n\trow_index\x18\x01 \x01(\x04\x12,\n\x0bprimary_key\x18\x02 \x03(\x0b\x32\x17.binlog_model.v1.Column\x12\'\n\x06\x62\x65\x66ore\x18\x03 \x03(\x0b\x32\x17.binlog_model.v1.Column\x12&\n\x05\x61\x66ter\x18\x04 \x03(\x0b\x32\x17.binlog_model.v1.Column\"P\n\x06\x43olumn\x12\x0c\n\x04name\x18\x01 \x01(\t\x12%\n\x05value\x18\x02 \x01(\x0b\x32\x16.binlog_model.v1.Value\x12\x11\n\tinvisible\x18\x03 \x01(\x08\"\xb5\x05\n\x05Value\x12\x30\n\nnull_value\x18\x01 \x01(\x0e\x32\x1a.google.protobuf.NullValueH\x00\x12\x13\n\tint_value\x18\x02 \x01(\x05H\x00\x12\x14\n\nlong_value\x18\x03 \x01(\x03H\x00\x12\x16\n\x0cstring_value\x18\x04 \x01(\tH\x00\x12\x15\n\x0b\x62ytes_value\x18\x05 \x01(\x0cH\x00\x12\x17\n\rdecimal_value\x18\x06 \x01(\tH\x00\x12\x16\n\x0c\x64ouble_value\x18\x07 \x01(\x01H\x00\x12\x15\n\x0b\x66loat_value\x18\x08 \x01(\x02H\x00\x12\x33\n\x0e\x64\x61tetime_value\x18\t \x01(\x0b\x32\x19.binlog_model.v1.DateTimeH\x00\x12+\n\ndate_value\x18\n \x01(\x0b\x32\x15.binlog_model.v1.DateH\x00\x12\x1a\n\x10timestamp_micros\x18\x0b \x01(\x03H\x00\x12\x15\n\x0btime_micros\x18\x0c \x01(\x03H\x00\x12\x16\n\x0cuint64_value\x18\r \x01(\x04H\x00\x12\x14\n\njson_value\x18\x0e \x01(\tH\x00\x12.\n\tset_value\x18\x0f \x01(\x0b\x32\x19.binlog_model.v1.SetValueH\x00\x12\x13\n\tbit_value\x18\x10 \x01(\x04H\x00\x12\x33\n\x0egeometry_value\x18\x11 \x01(\x0b\x32\x19.binlog_model.v1.GeometryH\x00\x12/\n\x0cvector_value\x18\x12 \x01(\x0b\x32\x17.binlog_model.v1.VectorH\x00\x12\x32\n\x0eraw_text_value\x18\x13 \x01(\x0b\x32\x18.binlog_model.v1.RawTextH\x00\x12.\n\tjson_diff\x18\x14 \x01(\x0b\x32\x19.binlog_model.v1.JsonDiffH\x00\x42\x06\n\x04kind\"B\n\x08JsonDiff\x12\x36\n\noperations\x18\x01 \x03(\x0b\x32\".binlog_model.v1.JsonDiffOperation\"\xb1\x01\n\x11JsonDiffOperation\x12\x31\n\x02op\x18\x01 \x01(\x0e\x32%.binlog_model.v1.JsonDiffOperation.Op\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x12\n\x05value\x18\x03 \x01(\tH\x00\x88\x01\x01\"=\n\x02Op\x12\x12\n\x0eOP_UNSPECIFIED\x10\x00\x12\x0b\n\x07REPLACE\x10\x01\x12\n\n\x06INSERT\x10\x02\x12\n\n\x06REMOVE\x10\x03\x42\x08\n\x06_value\"0\n\x04\x44\x61te\x12\x0c\n\x04year\x18\x01 \x01(\r\x12\r\n\x05month\x18\x02 \x01(\r\x12\x0b\n\x03\x64\x61y\x18\x03 \x01(\r\"r\n\x08\x44\x61teTime\x12\x0c\n\x04year\x18\x01 \x01(\r\x12\r\n\x05month\x18\x02 \x01(\r\x12\x0b\n\x03\x64\x61y\x18\x03 \x01(\r\x12\x0c\n\x04hour\x18\x04 \x01(\r\x12\x0e\n\x06minute\x18\x05 \x01(\r\x12\x0e\n\x06second\x18\x06 \x01(\r\x12\x0e\n\x06micros\x18\x07 \x01(\r\"\x1a\n\x08SetValue\x12\x0e\n\x06labels\x18\x01 \x03(\t\"%\n\x08Geometry\x12\x0c\n\x04srid\x18\x01 \x01(\r\x12\x0b\n\x03wkb\x18\x02 \x01(\x0c\"\x18\n\x06Vector\x12\x0e\n\x06values\x18\x01 \x03(\x02\"(\n\x07RawText\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\x0f\n\x07\x63harset\x18\x02 \x01(\t\"\x8f\x02\n\x10\x43olumnDefinition\x12\x13\n\x0b\x63olumn_name\x18\x01 \x01(\t\x12\x30\n\x0b\x63olumn_type\x18\x02 \x01(\x0e\x32\x1b.binlog_model.v1.ColumnType\x12\x10\n\x08nullable\x18\x03 \x01(\x08\x12\x12\n\nmysql_type\x18\x04 \x01(\t\x12\x1a\n\rdefault_value\x18\x05 \x01(\tH\x00\x88\x01\x01\x12\x16\n\x0e\x61uto_increment\x18\x06 \x01(\x08\x12\x0f\n\x07\x63harset\x18\x07 \x01(\t\x12\x11\n\tcollation\x18\x08 \x01(\t\x12\x11\n\tgenerated\x18\t \x01(\x08\x12\x11\n\tinvisible\x18\n \x01(\x08\x42\x10\n\x0e_default_value\"\x9e\x06\n\x0cSchemaChange\x12\x34\n\x0c\x63reate_table\x18\x01 \x01(\x0b\x32\x1c.binlog_model.v1.CreateTableH\x00\x12H\n\x17\x63reate_or_modify_column\x18\x02 \x01(\x0b\x32%.binlog_model.v1.CreateOrModifyColumnH\x00\x12\x36\n\rrename_column\x18\x03 \x01(\x0b\x32\x1d.binlog_model.v1.RenameColumnH\x00\x12\x32\n\x0b\x64rop_column\x18\x04 \x01(\x0b\x32\x1b.binlog_model.v1.DropColumnH\x00\x12\x30\n\ndrop_table\x18\x05 \x01(\x0b\x32\x1a.binlog_model.v1.DropTableH\x00\x12\x34\n\x0crename_table\x18\x06 \x01(\x0b\x32\x1c.binlog_model.v1.RenameTableH\x00\x12\x38\n\x0etruncate_table\x18\x07 \x01(\x0b\x32\x1e.binlog_model.v1.TruncateTableH\x00\x12\x41\n\x13primary_key_changed\x18\x08 \x01(\x0b\x32\".binlog_model.v1.PrimaryKeyChangedH\x00\x12\x45\n\x15table_charset_changed\x18\t \x01(\x0b\x32$.binlog_model.v1.TableCharsetChangedH\x00\x12:\n\x0f\x63reate_database\x18\n \x01(\x0b\x32\x1f.binlog_model.v1.CreateDatabaseH\x00\x12\x38\n\x0e\x61lter_database\x18\x0b \x01(\x0b\x32\x1e.binlog_model.v1.AlterDatabaseH\x00\x12\x36\n\rdrop_database\x18\x0c \x01(\x0b\x32\x1d.binlog_model.v1.DropDatabaseH\x00\x12>\n\x11skipped_statement\x18\r \x01(\x0b\x32!.binlog_model.v1.SkippedStatementH\x00\x42\x08\n\x06\x63hange\"z\n\x0b\x43reateTable\x12\x32\n\x07\x63olumns\x18\x01 \x03(\x0b\x32!.binlog_model.v1.ColumnDefinition\x12\x13\n\x0bprimary_key\x18\x02 \x03(\t\x12\x0f\n\x07\x63harset\x18\x03 \x01(\t\x12\x11\n\tcollation\x18\x04 \x01(\t\"\xb8\x02\n\x14\x43reateOrModifyColumn\x12\x13\n\x0b\x63olumn_name\x18\x01 \x01(\t\x12\x30\n\x0b\x63olumn_type\x18\x02 \x01(\x0e\x32\x1b.binlog_model.v1.ColumnType\x12\x10\n\x08nullable\x18\x03 \x01(\x08\x12\x12\n\nmysql_type\x18\x04 \x01(\t\x12\x1a\n\rdefault_value\x18\x05 \x01(\tH\x00\x88\x01\x01\x12\x16\n\x0e\x61uto_increment\x18\x06 \x01(\x08\x12\x0f\n\x07\x63harset\x18\x07 \x01(\t\x12\x11\n\tcollation\x18\x08 \x01(\t\x12\x11\n\tgenerated\x18\t \x01(\x08\x12\x11\n\tinvisible\x18\n \x01(\x08\x12\r\n\x05\x66irst\x18\x0b \x01(\x08\x12\x14\n\x0c\x61\x66ter_column\x18\x0c \x01(\tB\x10\n\x0e_default_value\"@\n\x0cRenameColumn\x12\x17\n\x0fold_column_name\x18\x01 \x01(\t\x12\x17\n\x0fnew_column_name\x18\x02 \x01(\t\"!\n\nDropColumn\x12\x13\n\x0b\x63olumn_name\x18\x01 \x01(\t\"\x0b\n\tDropTable\"S\n\x0bRenameTable\x12\x0e\n\x06old_db\x18\x01 \x01(\t\x12\x11\n\told_table\x18\x02 \x01(\t\x12\x0e\n\x06new_db\x18\x03 \x01(\t\x12\x11\n\tnew_table\x18\x04 \x01(\t\"\x0f\n\rTruncateTable\"(\n\x11PrimaryKeyChanged\x12\x13\n\x0bprimary_key\x18\x01 \x03(\t\"9\n\x13TableCharsetChanged\x12\x0f\n\x07\x63harset\x18\x01 \x01(\t\x12\x11\n\tcollation\x18\x02 \x01(\t\"4\n\x0e\x43reateDatabase\x12\x0f\n\x07\x63harset\x18\x01 \x01(\t\x12\x11\n\tcollation\x18\x02 \x01(\t\"3\n\rAlterDatabase\x12\x0f\n\x07\x63harset\x18\x01 \x01(\t\x12\x11\n\tcollation\x18\x02 \x01(\t\"\x0e\n\x0c\x44ropDatabase\"5\n\x10SkippedStatement\x12\x11\n\tstatement\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t*\xee\x01\n\nColumnType\x12\x1b\n\x17\x43OLUMN_TYPE_UNSPECIFIED\x10\x00\x12\x0b\n\x07INTEGER\x10\x01\x12\x08\n\x04LONG\x10\x02\x12\n\n\x06UINT64\x10\x03\x12\x0b\n\x07\x44\x45\x43IMAL\x10\x04\x12\t\n\x05\x46LOAT\x10\x05\x12\n\n\x06\x44OUBLE\x10\x06\x12\n\n\x06STRING\x10\x07\x12\t\n\x05\x42YTES\x10\x08\x12\x08\n\x04\x44\x41TE\x10\t\x12\x0c\n\x08\x44\x41TETIME\x10\n\x12\r\n\tTIMESTAMP\x10\x0b\x12\x08\n\x04TIME\x10\x0c\x12\x07\n\x03\x42IT\x10\r\x12\x08\n\x04JSON\x10\x0e\x12\x0c\n\x08GEOMETRY\x10\x0f\x12\n\n\x06VECTOR\x10\x10\x12\x07\n\x03SET\x10\x11\x42\x1c\n\x18io.github.binlogmodel.v1P\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,8 +34,8 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'binlog_model.v1.binlog_even
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\030io.github.binlogmodel.v1P\001'
-  _globals['_COLUMNTYPE']._serialized_start=4121
-  _globals['_COLUMNTYPE']._serialized_end=4359
+  _globals['_COLUMNTYPE']._serialized_start=4436
+  _globals['_COLUMNTYPE']._serialized_end=4674
   _globals['_BINLOGEVENT']._serialized_start=119
   _globals['_BINLOGEVENT']._serialized_end=832
   _globals['_BINLOGEVENT_OPERATION']._serialized_start=717
@@ -45,49 +45,55 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ROW']._serialized_start=946
   _globals['_ROW']._serialized_end=1097
   _globals['_COLUMN']._serialized_start=1099
-  _globals['_COLUMN']._serialized_end=1160
-  _globals['_VALUE']._serialized_start=1163
-  _globals['_VALUE']._serialized_end=1808
-  _globals['_DATE']._serialized_start=1810
-  _globals['_DATE']._serialized_end=1858
-  _globals['_DATETIME']._serialized_start=1860
-  _globals['_DATETIME']._serialized_end=1974
-  _globals['_SETVALUE']._serialized_start=1976
-  _globals['_SETVALUE']._serialized_end=2002
-  _globals['_GEOMETRY']._serialized_start=2004
-  _globals['_GEOMETRY']._serialized_end=2041
-  _globals['_VECTOR']._serialized_start=2043
-  _globals['_VECTOR']._serialized_end=2067
-  _globals['_RAWTEXT']._serialized_start=2069
-  _globals['_RAWTEXT']._serialized_end=2109
-  _globals['_COLUMNDEFINITION']._serialized_start=2112
-  _globals['_COLUMNDEFINITION']._serialized_end=2383
-  _globals['_SCHEMACHANGE']._serialized_start=2386
-  _globals['_SCHEMACHANGE']._serialized_end=3184
-  _globals['_CREATETABLE']._serialized_start=3186
-  _globals['_CREATETABLE']._serialized_end=3308
-  _globals['_CREATEORMODIFYCOLUMN']._serialized_start=3311
-  _globals['_CREATEORMODIFYCOLUMN']._serialized_end=3623
-  _globals['_RENAMECOLUMN']._serialized_start=3625
-  _globals['_RENAMECOLUMN']._serialized_end=3689
-  _globals['_DROPCOLUMN']._serialized_start=3691
-  _globals['_DROPCOLUMN']._serialized_end=3724
-  _globals['_DROPTABLE']._serialized_start=3726
-  _globals['_DROPTABLE']._serialized_end=3737
-  _globals['_RENAMETABLE']._serialized_start=3739
-  _globals['_RENAMETABLE']._serialized_end=3822
-  _globals['_TRUNCATETABLE']._serialized_start=3824
-  _globals['_TRUNCATETABLE']._serialized_end=3839
-  _globals['_PRIMARYKEYCHANGED']._serialized_start=3841
-  _globals['_PRIMARYKEYCHANGED']._serialized_end=3881
-  _globals['_TABLECHARSETCHANGED']._serialized_start=3883
-  _globals['_TABLECHARSETCHANGED']._serialized_end=3940
-  _globals['_CREATEDATABASE']._serialized_start=3942
-  _globals['_CREATEDATABASE']._serialized_end=3994
-  _globals['_ALTERDATABASE']._serialized_start=3996
-  _globals['_ALTERDATABASE']._serialized_end=4047
-  _globals['_DROPDATABASE']._serialized_start=4049
-  _globals['_DROPDATABASE']._serialized_end=4063
-  _globals['_SKIPPEDSTATEMENT']._serialized_start=4065
-  _globals['_SKIPPEDSTATEMENT']._serialized_end=4118
+  _globals['_COLUMN']._serialized_end=1179
+  _globals['_VALUE']._serialized_start=1182
+  _globals['_VALUE']._serialized_end=1875
+  _globals['_JSONDIFF']._serialized_start=1877
+  _globals['_JSONDIFF']._serialized_end=1943
+  _globals['_JSONDIFFOPERATION']._serialized_start=1946
+  _globals['_JSONDIFFOPERATION']._serialized_end=2123
+  _globals['_JSONDIFFOPERATION_OP']._serialized_start=2052
+  _globals['_JSONDIFFOPERATION_OP']._serialized_end=2113
+  _globals['_DATE']._serialized_start=2125
+  _globals['_DATE']._serialized_end=2173
+  _globals['_DATETIME']._serialized_start=2175
+  _globals['_DATETIME']._serialized_end=2289
+  _globals['_SETVALUE']._serialized_start=2291
+  _globals['_SETVALUE']._serialized_end=2317
+  _globals['_GEOMETRY']._serialized_start=2319
+  _globals['_GEOMETRY']._serialized_end=2356
+  _globals['_VECTOR']._serialized_start=2358
+  _globals['_VECTOR']._serialized_end=2382
+  _globals['_RAWTEXT']._serialized_start=2384
+  _globals['_RAWTEXT']._serialized_end=2424
+  _globals['_COLUMNDEFINITION']._serialized_start=2427
+  _globals['_COLUMNDEFINITION']._serialized_end=2698
+  _globals['_SCHEMACHANGE']._serialized_start=2701
+  _globals['_SCHEMACHANGE']._serialized_end=3499
+  _globals['_CREATETABLE']._serialized_start=3501
+  _globals['_CREATETABLE']._serialized_end=3623
+  _globals['_CREATEORMODIFYCOLUMN']._serialized_start=3626
+  _globals['_CREATEORMODIFYCOLUMN']._serialized_end=3938
+  _globals['_RENAMECOLUMN']._serialized_start=3940
+  _globals['_RENAMECOLUMN']._serialized_end=4004
+  _globals['_DROPCOLUMN']._serialized_start=4006
+  _globals['_DROPCOLUMN']._serialized_end=4039
+  _globals['_DROPTABLE']._serialized_start=4041
+  _globals['_DROPTABLE']._serialized_end=4052
+  _globals['_RENAMETABLE']._serialized_start=4054
+  _globals['_RENAMETABLE']._serialized_end=4137
+  _globals['_TRUNCATETABLE']._serialized_start=4139
+  _globals['_TRUNCATETABLE']._serialized_end=4154
+  _globals['_PRIMARYKEYCHANGED']._serialized_start=4156
+  _globals['_PRIMARYKEYCHANGED']._serialized_end=4196
+  _globals['_TABLECHARSETCHANGED']._serialized_start=4198
+  _globals['_TABLECHARSETCHANGED']._serialized_end=4255
+  _globals['_CREATEDATABASE']._serialized_start=4257
+  _globals['_CREATEDATABASE']._serialized_end=4309
+  _globals['_ALTERDATABASE']._serialized_start=4311
+  _globals['_ALTERDATABASE']._serialized_end=4362
+  _globals['_DROPDATABASE']._serialized_start=4364
+  _globals['_DROPDATABASE']._serialized_end=4378
+  _globals['_SKIPPEDSTATEMENT']._serialized_start=4380
+  _globals['_SKIPPEDSTATEMENT']._serialized_end=4433
 # @@protoc_insertion_point(module_scope)

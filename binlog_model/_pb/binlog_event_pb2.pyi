@@ -131,15 +131,17 @@ class Row(_message.Message):
     def __init__(self, row_index: _Optional[int] = ..., primary_key: _Optional[_Iterable[_Union[Column, _Mapping]]] = ..., before: _Optional[_Iterable[_Union[Column, _Mapping]]] = ..., after: _Optional[_Iterable[_Union[Column, _Mapping]]] = ...) -> None: ...
 
 class Column(_message.Message):
-    __slots__ = ("name", "value")
+    __slots__ = ("name", "value", "invisible")
     NAME_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
+    INVISIBLE_FIELD_NUMBER: _ClassVar[int]
     name: str
     value: Value
-    def __init__(self, name: _Optional[str] = ..., value: _Optional[_Union[Value, _Mapping]] = ...) -> None: ...
+    invisible: bool
+    def __init__(self, name: _Optional[str] = ..., value: _Optional[_Union[Value, _Mapping]] = ..., invisible: _Optional[bool] = ...) -> None: ...
 
 class Value(_message.Message):
-    __slots__ = ("null_value", "int_value", "long_value", "string_value", "bytes_value", "decimal_value", "double_value", "float_value", "datetime_value", "date_value", "timestamp_micros", "time_micros", "uint64_value", "json_value", "set_value", "bit_value", "geometry_value", "vector_value", "raw_text_value")
+    __slots__ = ("null_value", "int_value", "long_value", "string_value", "bytes_value", "decimal_value", "double_value", "float_value", "datetime_value", "date_value", "timestamp_micros", "time_micros", "uint64_value", "json_value", "set_value", "bit_value", "geometry_value", "vector_value", "raw_text_value", "json_diff")
     NULL_VALUE_FIELD_NUMBER: _ClassVar[int]
     INT_VALUE_FIELD_NUMBER: _ClassVar[int]
     LONG_VALUE_FIELD_NUMBER: _ClassVar[int]
@@ -159,6 +161,7 @@ class Value(_message.Message):
     GEOMETRY_VALUE_FIELD_NUMBER: _ClassVar[int]
     VECTOR_VALUE_FIELD_NUMBER: _ClassVar[int]
     RAW_TEXT_VALUE_FIELD_NUMBER: _ClassVar[int]
+    JSON_DIFF_FIELD_NUMBER: _ClassVar[int]
     null_value: _struct_pb2.NullValue
     int_value: int
     long_value: int
@@ -178,7 +181,34 @@ class Value(_message.Message):
     geometry_value: Geometry
     vector_value: Vector
     raw_text_value: RawText
-    def __init__(self, null_value: _Optional[_Union[_struct_pb2.NullValue, str]] = ..., int_value: _Optional[int] = ..., long_value: _Optional[int] = ..., string_value: _Optional[str] = ..., bytes_value: _Optional[bytes] = ..., decimal_value: _Optional[str] = ..., double_value: _Optional[float] = ..., float_value: _Optional[float] = ..., datetime_value: _Optional[_Union[DateTime, _Mapping]] = ..., date_value: _Optional[_Union[Date, _Mapping]] = ..., timestamp_micros: _Optional[int] = ..., time_micros: _Optional[int] = ..., uint64_value: _Optional[int] = ..., json_value: _Optional[str] = ..., set_value: _Optional[_Union[SetValue, _Mapping]] = ..., bit_value: _Optional[int] = ..., geometry_value: _Optional[_Union[Geometry, _Mapping]] = ..., vector_value: _Optional[_Union[Vector, _Mapping]] = ..., raw_text_value: _Optional[_Union[RawText, _Mapping]] = ...) -> None: ...
+    json_diff: JsonDiff
+    def __init__(self, null_value: _Optional[_Union[_struct_pb2.NullValue, str]] = ..., int_value: _Optional[int] = ..., long_value: _Optional[int] = ..., string_value: _Optional[str] = ..., bytes_value: _Optional[bytes] = ..., decimal_value: _Optional[str] = ..., double_value: _Optional[float] = ..., float_value: _Optional[float] = ..., datetime_value: _Optional[_Union[DateTime, _Mapping]] = ..., date_value: _Optional[_Union[Date, _Mapping]] = ..., timestamp_micros: _Optional[int] = ..., time_micros: _Optional[int] = ..., uint64_value: _Optional[int] = ..., json_value: _Optional[str] = ..., set_value: _Optional[_Union[SetValue, _Mapping]] = ..., bit_value: _Optional[int] = ..., geometry_value: _Optional[_Union[Geometry, _Mapping]] = ..., vector_value: _Optional[_Union[Vector, _Mapping]] = ..., raw_text_value: _Optional[_Union[RawText, _Mapping]] = ..., json_diff: _Optional[_Union[JsonDiff, _Mapping]] = ...) -> None: ...
+
+class JsonDiff(_message.Message):
+    __slots__ = ("operations",)
+    OPERATIONS_FIELD_NUMBER: _ClassVar[int]
+    operations: _containers.RepeatedCompositeFieldContainer[JsonDiffOperation]
+    def __init__(self, operations: _Optional[_Iterable[_Union[JsonDiffOperation, _Mapping]]] = ...) -> None: ...
+
+class JsonDiffOperation(_message.Message):
+    __slots__ = ("op", "path", "value")
+    class Op(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        OP_UNSPECIFIED: _ClassVar[JsonDiffOperation.Op]
+        REPLACE: _ClassVar[JsonDiffOperation.Op]
+        INSERT: _ClassVar[JsonDiffOperation.Op]
+        REMOVE: _ClassVar[JsonDiffOperation.Op]
+    OP_UNSPECIFIED: JsonDiffOperation.Op
+    REPLACE: JsonDiffOperation.Op
+    INSERT: JsonDiffOperation.Op
+    REMOVE: JsonDiffOperation.Op
+    OP_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    op: JsonDiffOperation.Op
+    path: str
+    value: str
+    def __init__(self, op: _Optional[_Union[JsonDiffOperation.Op, str]] = ..., path: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
 
 class Date(_message.Message):
     __slots__ = ("year", "month", "day")

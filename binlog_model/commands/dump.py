@@ -6,8 +6,10 @@ lines), and rows events render their images as ``### INSERT INTO ...`` pseudo-SQ
 comment mysqlbinlog prints. ``--json`` writes one JSON object per event with every dataclass field;
 ``bytes`` become ``{"hex": "..."}``, Decimal/UUID/dates become strings, ``NOT_PRESENT`` becomes
 ``{"$": "NOT_PRESENT"}``; a rows event names its TABLE_MAP as ``{"table_id", "schema", "table"}``
-instead of repeating it (the TABLE_MAP event itself is printed in full just before). Errors are
-``BinlogError``s, turned by ``binlog_model.cli`` into one line and exit status 2.
+instead of repeating it (the TABLE_MAP event itself is printed in full just before). An event whose body
+does not decode (an UndecodableEvent) is printed raw with a note saying why, and the dump goes on; framing
+and checksum errors still stop it: they are ``BinlogError``s, turned by ``binlog_model.cli`` into one line
+and exit status 2.
 """
 
 from __future__ import annotations
@@ -330,8 +332,26 @@ _RENDERERS: list[tuple[type, Callable[[Any], tuple[str, list[str]]]]] = [
                                             f"\tpayload_size={e.payload_size}"
                                             f"\tuncompressed_size={e.uncompressed_size}", [])),
     (ev.UnknownEvent, lambda e: (f": {len(e.raw)} bytes", [])),
+    (ev.UndecodableEvent, lambda e: (f": {len(e.raw)} bytes, not decoded", _undecodable_lines(e))),
     (ev.SkippedEvent, lambda e: (": skipped", [])),
 ]
+
+
+_RAW_SHOWN = 4096
+
+
+def _undecodable_lines(event: Any) -> list[str]:
+    """A note saying why, then the body as hex (16 bytes a line, the first 4 KiB)."""
+    err = event.error
+    reason = getattr(err, "reason", None) or str(err)
+    lines = [f"# NOTE: this event cannot be decoded ({type(err).__name__}: {reason}); shown raw"]
+    raw = event.raw[:_RAW_SHOWN]
+    for i in range(0, len(raw), 16):
+        chunk = raw[i:i + 16]
+        lines.append(f"# {i:08x}  {chunk.hex(' ')}")
+    if len(event.raw) > _RAW_SHOWN:
+        lines.append(f"# ... {len(event.raw) - _RAW_SHOWN} more bytes")
+    return lines
 
 
 def _when(ts: int) -> str:
@@ -404,7 +424,9 @@ def event_to_json(event: Any) -> dict[str, Any]:
 def command(files: tuple[str, ...], as_json: bool, no_verify_checksum: bool) -> None:
     """Print the events of binlog FILES (in rotation order), like mysqlbinlog -vv, or as JSON lines."""
     out = sys.stdout
-    for event in iter_events(files, verify_checksum=not no_verify_checksum):
+    # A diagnostic tool: an event that does not decode is shown raw with a note, and the dump goes on as
+    # far as the framing allows (the typed error stays for every path that needs values).
+    for event in iter_events(files, verify_checksum=not no_verify_checksum, raw_undecodable=True):
         if as_json:
             out.write(json.dumps(event_to_json(event), ensure_ascii=False) + "\n")
         else:

@@ -30,8 +30,9 @@ from binlog_model.pipeline import iter_binlog_events, load_snapshot
               help="... and of at most about this many bytes of row data.")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "proto"]), default="jsonl", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write here instead of stdout.")
-@click.option("--lenient-ddl", is_flag=True, help="Skip DDL the tracker cannot follow (its table becomes "
-              "uncertain, and its rows then fail loudly).")
+@click.option("--lenient-ddl", is_flag=True, help="Skip DDL the tracker cannot follow: the table it names "
+              "becomes uncertain, and its rows then fail loudly (UncertainSchemaError), never resolved from "
+              "TABLE_MAP metadata.")
 @click.option("--allow-incomplete-tail", is_flag=True,
               help="Drop a transaction still open at the end of the input instead of failing.")
 @click.option("--no-verify-checksum", is_flag=True, help="Do not verify CRC32 event checksums.")

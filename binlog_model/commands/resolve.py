@@ -28,7 +28,9 @@ def _say(text: str) -> None:
 @click.option("--snapshot", type=click.Path(exists=True, dir_okay=False),
               help="Starting schema: a mysqldump --no-data .sql file or a schema history .json.")
 @click.option("--always-include", "always_include", multiple=True, metavar="DB.TABLE.COLUMN")
-@click.option("--lenient-ddl", is_flag=True, help="Skip DDL the tracker cannot follow.")
+@click.option("--lenient-ddl", is_flag=True, help="Skip DDL the tracker cannot follow: the table it names "
+              "becomes uncertain, and its rows then fail loudly (UncertainSchemaError), never resolved from "
+              "TABLE_MAP metadata.")
 @click.option("--master", default="local[2]", show_default=True, help="Spark master for the local session.")
 @click.option("--slice-mb", type=click.IntRange(min=1), default=64, show_default=True,
               help="Split files into slices of about this many MB at transaction starts.")

@@ -49,13 +49,15 @@ def open_binlog(path: PathLike) -> IO[bytes] | gzip.GzipFile:
 
 def iter_events(paths: PathLike | Iterable[PathLike], *, verify_checksum: bool = True,
                 chunk_size: int = 1 << 20, skip_types: frozenset[int] = frozenset(),
-                sort: bool = True, strict_rotation: bool = False) -> Iterator[Any]:
+                sort: bool = True, strict_rotation: bool = False,
+                raw_undecodable: bool = False) -> Iterator[Any]:
     """Yield the events of one binlog file, or of several in rotation order.
 
     Each event's ``header.file`` is the file's path as given and ``header.offset`` its position there.
     With ``sort`` (default) several files are ordered by numeric suffix; pass ``sort=False`` to keep the
     given order. With ``strict_rotation`` a ROTATE_EVENT at the end of a file must name the next file
-    given, else ``DecoderStateError`` (a gap in the sequence).
+    given, else ``DecoderStateError`` (a gap in the sequence). ``raw_undecodable`` (diagnostics only) yields
+    an event whose body does not decode as ``UndecodableEvent`` and goes on (see ``BinlogDecoder``).
 
     Raises ``ConfigError`` (unreadable file, bad chunk size) and the decoder's ``DecodeError`` subclasses
     (``BadMagicError``, ``TruncatedEventError``, ``ChecksumMismatchError`` ...) naming the file. gzip
@@ -74,15 +76,16 @@ def iter_events(paths: PathLike | Iterable[PathLike], *, verify_checksum: bool =
             raise DecoderStateError(f"the previous file rotates to {expected_next!r} but the next file "
                                     f"given is {path.name!r}: files are missing from the sequence")
         expected_next = None
-        for event in _iter_file(path, name, verify_checksum, chunk_size, skip_types):
+        for event in _iter_file(path, name, verify_checksum, chunk_size, skip_types, raw_undecodable):
             if isinstance(event, RotateEvent) and event.header.inner_index is None:
                 expected_next = event.next_file
             yield event
 
 
 def _iter_file(path: Path, name: str, verify_checksum: bool, chunk_size: int,
-               skip_types: frozenset[int]) -> Iterator[Any]:
-    decoder = BinlogDecoder(file=name, verify_checksum=verify_checksum, skip_types=skip_types)
+               skip_types: frozenset[int], raw_undecodable: bool = False) -> Iterator[Any]:
+    decoder = BinlogDecoder(file=name, verify_checksum=verify_checksum, skip_types=skip_types,
+                            raw_undecodable=raw_undecodable)
     with open_binlog(path) as fh:
         while True:
             try:

@@ -74,7 +74,8 @@ MAPPING_ROWS: list[tuple[str, str, str]] = [
     ("CHAR, VARCHAR, *TEXT (real charset)", "StringType", "invalid bytes → null + binlog_invalid"),
     ("ENUM", "StringType", "the label"),
     ("SET", "StringType", "labels joined with ',' in definition order"),
-    ("JSON", "StringType", "the document as JSON text"),
+    ("JSON", "StringType", "the document as JSON text; a partial update logged without the old document "
+     "(MINIMAL image, `json_diff`) → null + binlog_invalid (the raw rows keep the diff)"),
     ("BINARY, VARBINARY, *BLOB, charset binary", "BinaryType", ""),
     ("GEOMETRY family", "BinaryType", "OGC WKB without the SRID"),
     ("VECTOR", "ArrayType(FloatType)", ""),
@@ -309,6 +310,8 @@ def _plain(kind: str, raw: Any) -> Any:
         return base64.b64decode(raw.get("wkb", ""))
     if kind == "vectorValue":
         return [float(v) for v in raw.get("values", [])]
+    if kind == "jsonDiff":
+        raise _Invalid   # operations, not a document: a typed JSON column cannot hold them
     raise _Invalid      # rawTextValue: bytes not valid in the column charset
 
 

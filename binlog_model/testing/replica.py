@@ -4,7 +4,9 @@ Strategy: tables are ``(db, table)`` → column names in order, primary key, and
 dicts of ``binlog_model.model.python_value`` values. Tables with a primary key index rows by the key tuple;
 tables without one keep a list and find a row by a full before-image match (the multiset semantics of a
 server applying row events to a key-less table). The replica needs complete images: decode with
-``image="full"`` from a server running ``binlog_row_image=FULL``.
+``image="full"`` from a server running ``binlog_row_image=FULL``; the one exception is an UPDATE of a keyed
+table logged with a MINIMAL image (before image = the primary key), which is merged onto the row it names,
+``json_diff`` values applied to the document held.
 
 Every check that can fail does so loudly with ``ReplicaError`` naming the table, the statement, its binlog
 position and the row: an UPDATE/DELETE whose before image is not in the replica (or differs from it), an
@@ -21,6 +23,7 @@ from typing import Any
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import BinlogError
+from binlog_model.json_diff import apply_json_diff_text
 from binlog_model.model import python_value
 
 __all__ = ["Replica", "ReplicaError", "ReplicaTable"]
@@ -135,6 +138,9 @@ class Replica:
             table = self.table(event.db, event.table)
             for row in event.rows:
                 here = f"{where} row {row.row_index}"
+                if table.primary_key and [c.name for c in row.before] == list(table.primary_key):
+                    self._update_minimal(table, row, here)
+                    continue
                 before = self._image(table, row.before, f"{here} before")
                 after = self._image(table, row.after, f"{here} after")
                 table.take(before, self._key(table, row, here), here)
@@ -148,6 +154,34 @@ class Replica:
         else:
             raise ReplicaError(f"{where}: unknown operation {event.operation}")
         self.applied += 1
+
+    def _update_minimal(self, table: ReplicaTable, row: pb.Row, where: str) -> None:
+        """A MINIMAL-image update (``binlog_row_image=MINIMAL``): the before image is the primary key, the
+        after image the changed columns; a ``json_diff`` is applied to the document the replica holds, as a
+        consumer does (``apply_json_diff_text``)."""
+        key = self._key(table, row, where)
+        assert key is not None
+        current = table.keyed.get(key)
+        if current is None:
+            raise ReplicaError(f"{where}: no row with primary key {table.named(key)}")
+        new = dict(current)
+        for column in row.after:
+            if column.name not in new:
+                raise ReplicaError(f"{where}: after image names unknown column {column.name!r}")
+            if column.value.WhichOneof("kind") == "json_diff":
+                if not isinstance(current[column.name], str):
+                    raise ReplicaError(f"{where}: a json_diff for {column.name!r}, which holds "
+                                       f"{current[column.name]!r}")
+                try:
+                    new[column.name] = apply_json_diff_text(current[column.name],
+                                                            column.value.json_diff.operations)
+                except BinlogError as err:
+                    raise ReplicaError(f"{where}: json_diff of {column.name!r} does not apply: "
+                                       f"{err}") from err
+            else:
+                new[column.name] = python_value(column.value)
+        table.take(current, key, where)
+        table.put(new, where)
 
     @staticmethod
     def _image(table: ReplicaTable, columns: Iterable[pb.Column], where: str) -> Row:

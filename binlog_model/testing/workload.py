@@ -187,15 +187,20 @@ class _Table:
 class Workload:
     """Deterministic random statements for one seed; ``setup()`` first, then ``units()``."""
 
-    def __init__(self, seed: int, *, replace: bool = True) -> None:
+    def __init__(self, seed: int, *, replace: bool = True, json_partial: bool = False) -> None:
         self.seed = seed
         self.replace = replace   # REPLACE mixes WRITE and UPDATE rows of one table in one statement
+        # JSON_SET/JSON_REPLACE/JSON_REMOVE updates of the keyed tables' JSON columns, each under a FULL or
+        # a MINIMAL row image (MySQL logs them as diffs with binlog_row_value_options=PARTIAL_JSON).
+        self.json_partial = json_partial
         self.rng = random.Random(seed)
         self._serial = 0
         self.tables = [_Table("t_pk", ("id",)), _Table("t_ck", ("id", "k")), _Table("t_heap", ())]
         for table in self.tables:
             for _ in range(self.rng.randint(3, 6)):
                 table.columns.append((self._new_name(), self.rng.choice(list(COLUMN_TYPES))))
+            if json_partial and table.key:
+                table.columns.append((self._new_name(), "json"))
 
     def _new_name(self) -> str:
         self._serial += 1
@@ -328,11 +333,39 @@ class Workload:
                         ddl=True)
         return Step(f"ALTER TABLE {t.name} MODIFY COLUMN {name} {COLUMN_TYPES[new_ty].sql}{place}", ddl=True)
 
+    # -- partial JSON updates -----------------------------------------------------------------------------
+
+    _JSON_PATHS = ("$.a", "$.b[1]", "$.b[last]", "$.b[7]", "$.nested.x[2].y", "$.nested.x[0]", "$.k", "$.new",
+                   "$[0]", "$[3]", '$."ü"')
+    _JSON_VALUES = ("1", "'ü'", "NULL", "JSON_ARRAY(1, 'x')", "JSON_OBJECT('z', 'w')", "2.5", "TRUE", "-7")
+
+    def _json_partial_unit(self) -> list[Step]:
+        keyed = [(t, n) for t in self.tables if t.key for n, ty in t.columns if ty == "json"]
+        if not keyed:
+            return []
+        t, col = self.rng.choice(keyed)
+        func = self.rng.choice(("JSON_SET", "JSON_REPLACE", "JSON_REMOVE"))
+        if func == "JSON_REMOVE":
+            args = f"'{self.rng.choice(self._JSON_PATHS)}'"
+        else:
+            args = ", ".join(f"'{self.rng.choice(self._JSON_PATHS)}', {self.rng.choice(self._JSON_VALUES)}"
+                             for _ in range(self.rng.randint(1, 3)))
+        update = Step(f"UPDATE {t.name} SET {col} = {func}({col}, {args}) WHERE {self._where()}")
+        if self.rng.random() < 0.5:
+            return [update]
+        return [Step("SET SESSION binlog_row_image = 'MINIMAL'"), update,
+                Step("SET SESSION binlog_row_image = 'FULL'")]
+
     # -- units ------------------------------------------------------------------------------------------
 
     def units(self) -> Iterator[list[Step]]:
         """Endless units: one DDL, one autocommit DML, or a BEGIN…COMMIT/ROLLBACK transaction of DML."""
         while True:
+            if self.json_partial and self.rng.random() < 0.1:
+                unit = self._json_partial_unit()
+                if unit:
+                    yield unit
+                    continue
             r = self.rng.random()
             if r < 0.02:
                 yield [self._ddl()]

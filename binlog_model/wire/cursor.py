@@ -46,9 +46,11 @@ class Cursor:
 
     def need(self, n: int, what: str) -> None:
         if n < 0 or self.pos + n > self.end:
-            raise TruncatedEventError(
-                f"{what} needs {n} bytes but only {self.end - self.pos} remain", expected=what
-            )
+            left = self.end - self.pos
+            if left < 0:   # a length field placed the read past its region (say, a too-short post-header)
+                raise TruncatedEventError(f"{what} would start {-left} bytes past the end of its region",
+                                          expected=what)
+            raise TruncatedEventError(f"{what} needs {n} bytes but only {left} remain", expected=what)
 
     def skip(self, n: int, what: str = "padding") -> None:
         self.need(n, what)

@@ -45,6 +45,7 @@ from binlog_model.wire.events import (
     SkippedEvent,
     StartEventV3,
     TransactionPayloadEvent,
+    UndecodableEvent,
     UnknownEvent,
     event_type_name,
     legacy_context,
@@ -103,6 +104,9 @@ class BinlogDecoder:
         skip_types: type codes returned as ``SkippedEvent`` without parsing the body (the checksum is still
             verified; FORMAT_DESCRIPTION and START_EVENT_V3 still update the decoder's state).
         max_event_size: refuse larger ``event_size`` fields (default ``MAX_EVENT_SIZE``).
+        raw_undecodable: a diagnostic mode (``dump``): an event whose framing and checksum are sound but
+            whose body does not decode comes out as ``UndecodableEvent`` (raw body and the error), and
+            decoding goes on. Off by default: every path that needs values must get the typed error.
 
     Raises (from ``next_event``): ``BadMagicError``, ``TruncatedEventError``, ``ChecksumMismatchError``,
     ``UnsupportedEventError`` / ``EncryptedBinlogError``, other ``DecodeError``s from event bodies, and
@@ -111,7 +115,7 @@ class BinlogDecoder:
 
     def __init__(self, file: str | None = None, verify_checksum: bool = True, expect_magic: bool = True,
                  start_offset: int = 0, skip_types: frozenset[int] | set[int] = frozenset(), *,
-                 max_event_size: int = MAX_EVENT_SIZE) -> None:
+                 max_event_size: int = MAX_EVENT_SIZE, raw_undecodable: bool = False) -> None:
         if start_offset < 0:
             raise ConfigError(f"start_offset must be >= 0, got {start_offset}")
         if expect_magic and start_offset not in (0,):
@@ -120,6 +124,7 @@ class BinlogDecoder:
         self.verify_checksum = verify_checksum
         self.skip_types = frozenset(int(t) for t in skip_types)
         self.max_event_size = max_event_size
+        self.raw_undecodable = raw_undecodable
         self._buf = bytearray()
         self._pos = 0
         self._base = start_offset  # stream offset of self._buf[0]
@@ -322,7 +327,17 @@ class BinlogDecoder:
             except ValueError:
                 code = etype
             header = EventHeader(ts, code, server_id, size, log_pos, flags, offset, self.file, inner_index)
-            return self._decode_body(header, raw, ctx, inner_index)
+            if not self.raw_undecodable or etype == EventType.FORMAT_DESCRIPTION_EVENT:
+                return self._decode_body(header, raw, ctx, inner_index)
+            try:
+                return self._decode_body(header, raw, ctx, inner_index)
+            except ChecksumMismatchError:
+                raise   # the bytes themselves are damaged: not a body to show
+            except (DecodeError, DecoderStateError) as err:
+                if isinstance(err, DecodeError):
+                    err.located(offset=offset, event_type=name, file=self.file)
+                crc = 4 if self._checksum and inner_index is None else 0
+                return UndecodableEvent(header, raw[header_len:len(raw) - crc], err)
         except DecodeError as err:
             raise err.located(offset=offset, event_type=name, file=self.file) from err.__cause__
         except struct.error as err:
@@ -396,7 +411,8 @@ class BinlogDecoder:
             if err.name != "binlog_model.wire.table_map":
                 raise
             return UnknownEvent(header, bytes(body))
-        tm = parse_table_map_event(header, body, ctx.post_header_len(header.event_type))
+        tm = parse_table_map_event(header, body, ctx.post_header_len(header.event_type),
+                                   mariadb="mariadb" in ctx.server_version.lower())
         self._table_maps[tm.table_id] = tm
         return tm
 

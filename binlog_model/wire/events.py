@@ -20,7 +20,7 @@ from decimal import Decimal
 from enum import IntEnum
 from typing import Any
 
-from binlog_model.errors import DecodeError, EncryptedBinlogError, TruncatedEventError
+from binlog_model.errors import BinlogError, DecodeError, EncryptedBinlogError, TruncatedEventError
 from binlog_model.wire.cursor import Cursor
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "StopEvent",
     "TransactionContextEvent",
     "TransactionPayloadEvent",
+    "UndecodableEvent",
     "UnknownEvent",
     "UserVarEvent",
     "ViewChangeEvent",
@@ -551,6 +552,19 @@ class UnknownEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class UndecodableEvent:
+    """An event whose framing is sound but whose body could not be decoded, kept raw for diagnostics.
+
+    Only a decoder built with ``raw_undecodable=True`` (the ``dump`` tool) yields these; everything that
+    needs values raises the typed error instead. ``raw`` is the body; ``error`` the error that stopped it.
+    """
+
+    header: EventHeader
+    raw: bytes
+    error: BinlogError
+
+
+@dataclass(frozen=True, slots=True)
 class SkippedEvent:
     """An event whose type was in ``skip_types``: header checked (and its checksum), body not parsed."""
 
@@ -788,8 +802,19 @@ def parse_stop_event(header: EventHeader, body: memoryview, ctx: FormatContext) 
     return StopEvent(header)
 
 
+def _fixed_size(header: EventHeader, body: memoryview, size: int, layout: str) -> Cursor:
+    """A cursor over a body that has exactly ``size`` bytes; any other size is the wrong event (an old
+    server that numbered its events differently, or corruption), so stop here rather than read on."""
+    if len(body) != size:
+        error = TruncatedEventError if len(body) < size else DecodeError
+        raise error(f"{header.type_name} body is {len(body)} bytes (event of {header.event_size}); it holds "
+                    f"exactly {size} ({layout})",
+                    expected=f"a {size}-byte body")
+    return Cursor(body)
+
+
 def parse_xid_event(header: EventHeader, body: memoryview, ctx: FormatContext) -> XidEvent:
-    return XidEvent(header, Cursor(body).u64("xid"))
+    return XidEvent(header, _fixed_size(header, body, 8, "the 8-byte xid").u64("xid"))
 
 
 def parse_xa_prepare_event(header: EventHeader, body: memoryview, ctx: FormatContext) -> XaPrepareEvent:
@@ -805,12 +830,12 @@ def parse_xa_prepare_event(header: EventHeader, body: memoryview, ctx: FormatCon
 
 
 def parse_intvar_event(header: EventHeader, body: memoryview, ctx: FormatContext) -> IntvarEvent:
-    c = Cursor(body)
+    c = _fixed_size(header, body, 9, "type and 8-byte value")
     return IntvarEvent(header, c.u8("intvar type"), c.u64("intvar value"))
 
 
 def parse_rand_event(header: EventHeader, body: memoryview, ctx: FormatContext) -> RandEvent:
-    c = Cursor(body)
+    c = _fixed_size(header, body, 16, "two 8-byte seeds")
     return RandEvent(header, c.u64("seed1"), c.u64("seed2"))
 
 
@@ -1085,7 +1110,7 @@ def parse_append_block_event(header: EventHeader, body: memoryview, ctx: FormatC
 
 
 def parse_delete_file_event(header: EventHeader, body: memoryview, ctx: FormatContext) -> DeleteFileEvent:
-    return DeleteFileEvent(header, Cursor(body).u32("file_id"))
+    return DeleteFileEvent(header, _fixed_size(header, body, 4, "the 4-byte file_id").u32("file_id"))
 
 
 def parse_execute_load_query_event(header: EventHeader, body: memoryview,

@@ -16,7 +16,7 @@ from typing import Any
 from binlog_model.errors import DecodeError, TruncatedEventError
 from binlog_model.wire.codecs.numeric import newdecimal_size, parse_packed_decimal
 from binlog_model.wire.codecs.temporal import datetime_from_packed, time_from_packed
-from binlog_model.wire.values import InvalidDate, InvalidDateTime, JsonDiff, JsonOpaque
+from binlog_model.wire.values import InvalidDate, InvalidDateTime, JsonDiff, JsonDiffs, JsonOpaque
 
 __all__ = ["parse_json_binary", "parse_json_diffs"]
 
@@ -205,12 +205,27 @@ def _container(buf: memoryview, t: int, start: int, depth: int, budget: list[int
     return items
 
 
+_TEMPORAL_NAMES = {_MYSQL_DATE: "DATE", _MYSQL_DATETIME: "DATETIME", _MYSQL_TIMESTAMP: "TIMESTAMP",
+                   _MYSQL_TIME: "TIME"}
+
+
 def _opaque(mysql_type: int, raw: bytes) -> Any:
-    if mysql_type == _MYSQL_NEWDECIMAL and len(raw) >= 2:
+    # DECIMAL and temporal opaques have a fixed layout: a payload too short for it is corrupt, never a
+    # value to pass on as base64 text.
+    if mysql_type == _MYSQL_NEWDECIMAL:
+        if len(raw) < 2:
+            raise DecodeError(f"JSON opaque DECIMAL of {len(raw)} bytes lacks its precision and scale",
+                              expected="precision, scale and packed digits")
         precision, scale = raw[0], raw[1]
-        if precision >= scale and len(raw) - 2 >= newdecimal_size(precision, scale) > 0:
-            return parse_packed_decimal(raw[2:2 + newdecimal_size(precision, scale)], precision, scale)
-    elif mysql_type in (_MYSQL_DATE, _MYSQL_DATETIME, _MYSQL_TIMESTAMP, _MYSQL_TIME) and len(raw) >= 8:
+        size = newdecimal_size(precision, scale) if precision >= scale else 0
+        if size <= 0 or len(raw) - 2 < size:
+            raise DecodeError(f"JSON opaque DECIMAL({precision},{scale}) has {len(raw) - 2} bytes of digits",
+                              expected=f"{size} bytes of packed digits" if size > 0 else "scale <= precision")
+        return parse_packed_decimal(raw[2:2 + size], precision, scale)
+    if mysql_type in _TEMPORAL_NAMES:
+        if len(raw) < 8:
+            raise DecodeError(f"JSON opaque {_TEMPORAL_NAMES[mysql_type]} of {len(raw)} bytes",
+                              expected="an 8-byte packed temporal value")
         packed = _I64.unpack_from(raw, 0)[0]
         if mysql_type == _MYSQL_TIME:
             return time_from_packed(packed)
@@ -223,11 +238,12 @@ def _opaque(mysql_type: int, raw: bytes) -> Any:
     return JsonOpaque(mysql_type, raw)
 
 
-def parse_json_diffs(data: bytes | memoryview) -> tuple[JsonDiff, ...]:
+def parse_json_diffs(data: bytes | memoryview) -> JsonDiffs:
     """The partial JSON update of one column (PARTIAL_UPDATE_ROWS_EVENT after-image).
 
     Each diff: operation (u8: 0 REPLACE, 1 INSERT, 2 REMOVE), path (length-encoded), and for REPLACE and
-    INSERT a length-encoded binary JSON value. Raises ``TruncatedEventError``/``DecodeError``.
+    INSERT a length-encoded binary JSON value. Returns them as ``JsonDiffs``. Raises
+    ``TruncatedEventError``/``DecodeError``.
     """
     buf = data if isinstance(data, memoryview) else memoryview(data)
     pos = 0
@@ -248,7 +264,7 @@ def parse_json_diffs(data: bytes | memoryview) -> tuple[JsonDiff, ...]:
             value = parse_json_binary(buf[pos:pos + n])
             pos += n
         diffs.append(JsonDiff(_DIFF_OPERATIONS[op], path, value))
-    return tuple(diffs)
+    return JsonDiffs(diffs)
 
 
 def _lenenc(buf: memoryview, pos: int) -> tuple[int, int]:

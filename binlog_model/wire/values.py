@@ -112,6 +112,13 @@ class JsonDiff:
     value: Any = None
 
 
+class JsonDiffs(tuple[JsonDiff, ...]):
+    """The diffs of one partially updated JSON column, in order: a tuple of ``JsonDiff`` with a type of its
+    own, so that no other tuple value (a VECTOR's floats, a SET's labels) is ever taken for one."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class JsonDocument:
     """A binary JSON value decoded into a Python tree (see docs/contracts.md for the leaf types).

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from binlog_model.wire.codecs._bounds import Buffer, need
 from binlog_model.wire.json_binary import parse_json_binary, parse_json_diffs
-from binlog_model.wire.values import JsonDiff, JsonDocument
+from binlog_model.wire.values import JsonDiffs, JsonDocument
 
 __all__ = ["decode_json", "decode_json_diffs"]
 
@@ -24,7 +24,7 @@ def decode_json(buf: Buffer, pos: int, meta: int) -> tuple[JsonDocument, int]:
     return JsonDocument(parse_json_binary(memoryview(buf)[pos:pos + n])), pos + n
 
 
-def decode_json_diffs(buf: Buffer, pos: int, meta: int) -> tuple[tuple[JsonDiff, ...], int]:
+def decode_json_diffs(buf: Buffer, pos: int, meta: int) -> tuple[JsonDiffs, int]:
     """A partially updated JSON column: a length prefix of ``meta`` bytes, then the diff list."""
     if pos + meta > len(buf):
         need(buf, pos, meta, "JSON diff length")
