@@ -151,7 +151,8 @@ class ColumnSchema:
             text = t + "(" + ",".join(quoted) + ")"
         elif t in ("time", "datetime", "timestamp"):
             text = f"{t}({self.fsp})" if self.fsp else t
-        elif t in ("char", "varchar", "binary", "varbinary", "bit", "year", "vector") and self.length is not None:
+        elif t in ("char", "varchar", "binary", "varbinary", "bit", "year", "vector") \
+                and self.length is not None:
             text = f"{t}({self.length})"
         else:
             text = t

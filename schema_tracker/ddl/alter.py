@@ -1,0 +1,234 @@
+"""ALTER TABLE: the action list split at top-level commas, each action applied in order.
+
+Fallbacks, each for a statement sqlglot returns as ``exp.Command`` (tested in tests/test_ddl_forms.py):
+an ALTER TABLE action sqlglot cannot parse (``ADD (a int, b int)``, ``CONVERT TO CHARACTER SET``, some
+index forms) is parsed on its own as ``ALTER TABLE t <action>``. ``ADD (…)`` becomes one ``ADD COLUMN``
+per definition; ``CONVERT TO`` and index/constraint actions that sqlglot still cannot parse are read from
+tokens (the latter change no column, so they only need recognising).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sqlglot import exp
+from sqlglot.tokens import Token, TokenType
+
+from binlog_model.errors import SchemaError
+from schema_tracker.changes import (
+    CreateOrModifyColumn,
+    DropColumn,
+    PrimaryKeyChanged,
+    RenameColumn,
+    RenameTable,
+    TableCharsetChanged,
+    converted_column,
+)
+from schema_tracker.ddl.context import Ctx, ident, need_table, qualified, table_name
+from schema_tracker.ddl.create import charset_options, primary_key_of
+from schema_tracker.ddl.dialect import parse, tokenize, unsupported
+from schema_tracker.ddl.script import split_commas
+from schema_tracker.ddl.types import column_def
+from schema_tracker.model import (
+    TableSchema,
+    default_collation,
+    normalize_charset,
+    normalize_collation,
+)
+
+PARTITION_ACTIONS = frozenset({"PARTITION", "REMOVE", "COALESCE", "REORGANIZE", "EXCHANGE", "REBUILD",
+                                "ANALYZE", "CHECK", "OPTIMIZE", "REPAIR", "DISCARD", "IMPORT", "DISABLE",
+                                "ENABLE", "ORDER"})
+
+
+def alter_table(ctx: Ctx, text: str, tokens: list[Token]) -> None:
+    i = 1
+    while tokens[i].text.upper() in ("ONLINE", "OFFLINE", "IGNORE"):
+        i += 1
+    i += 1  # TABLE
+    if i + 1 < len(tokens) and tokens[i].text.upper() == "IF" and tokens[i + 1].text.upper() == "EXISTS":
+        i += 2
+    if i + 2 < len(tokens) and tokens[i + 1].token_type == TokenType.DOT:
+        name_tokens, i = tokens[i:i + 3], i + 3
+    else:
+        name_tokens, i = tokens[i:i + 1], i + 1
+    db, name = qualified(ctx, name_tokens)
+    ctx.target = (db, name)
+    need_table(ctx, db, name)
+    actions = split_commas(tokens[i:])
+    # The server renames the table after every other action, wherever RENAME TO appears in the list.
+    renames = [a for a in actions if a[0].text.upper() == "RENAME"
+               and (len(a) < 2 or a[1].text.upper() not in ("COLUMN", "INDEX", "KEY"))]
+    for action in [a for a in actions if not any(a is r for r in renames)] + renames:
+        _alter_action(ctx, db, name, text[action[0].start:action[-1].end + 1], action)
+
+
+def _alter_action(ctx: Ctx, db: str, name: str, sql: str, toks: list[Token]) -> None:
+    words = [t.text.upper() for t in toks]
+    if words[0] == "ADD":
+        j = 2 if len(words) > 1 and words[1] == "COLUMN" else 1
+        if j < len(words) and words[j] == "IF":
+            j += 3
+        if j < len(toks) and toks[j].token_type == TokenType.L_PAREN:
+            inner = toks[j + 1:-1]
+            for part in split_commas(inner):
+                piece = sql[part[0].start - toks[0].start:part[-1].end - toks[0].start + 1]
+                if part[0].text.upper() in ("PRIMARY KEY", "CONSTRAINT", "INDEX", "KEY", "UNIQUE"):
+                    _alter_action(ctx, db, name, "ADD " + piece, tokenize("ADD " + piece, sql))
+                else:
+                    _alter_action(ctx, db, name, "ADD COLUMN " + piece, tokenize("ADD COLUMN " + piece, sql))
+            return
+    # The tokenizer may merge "PARTITION BY" into one token; its first word decides.
+    if words[0].split()[0] in PARTITION_ACTIONS or (len(words) > 1 and words[1] == "PARTITION"):
+        return  # partition maintenance: rows move, columns do not
+    if words[:2] == ["RENAME", "AS"]:  # sqlglot knows RENAME [TO] only; AS is a MySQL synonym
+        sql = "RENAME TO " + sql[toks[2].start - toks[0].start:]
+    if words[0] == "CONVERT":
+        _convert_charset(ctx, db, name, toks)
+        return
+    tree = parse(f"ALTER TABLE `_` {sql}")
+    if not isinstance(tree, exp.Alter):
+        if _is_index_action(words):
+            return  # index, foreign key or check: no column changes
+        raise unsupported(f"ALTER TABLE action not understood: {sql}")
+    for action in tree.args.get("actions") or []:
+        _apply_action(ctx, db, name, action)
+    options = list(tree.args.get("options") or [])
+    if options:
+        t = need_table(ctx, db, name)
+        cs = charset_options(options, (t.charset or "", t.collation or ""))
+        if cs is not None:
+            ctx.emit(TableCharsetChanged(db, name, cs[0], cs[1]))
+        for opt in options:
+            if isinstance(opt, exp.EngineProperty):
+                t = need_table(ctx, db, name)
+                ctx.catalog = ctx.catalog.with_table(replace(t, engine=opt.this.name))
+
+
+def _is_index_action(words: list[str]) -> bool:
+    if words[0] not in ("ADD", "DROP") or len(words) < 2:
+        return False
+    return words[1] in ("INDEX", "KEY", "UNIQUE", "FULLTEXT", "SPATIAL", "FOREIGN", "CONSTRAINT", "CHECK")
+
+
+def _convert_charset(ctx: Ctx, db: str, name: str, toks: list[Token]) -> None:
+    words = [t.text for t in toks]
+    upper = [w.upper() for w in words]
+    charset = collation = None
+    for i, w in enumerate(upper[:-1]):
+        if w in ("SET", "CHARSET", "CHARACTER SET"):
+            charset = words[i + 1]
+        elif w == "COLLATE":
+            collation = words[i + 1]
+    if charset is None:
+        raise unsupported("CONVERT TO without CHARACTER SET")
+    t = need_table(ctx, db, name)
+    if charset.upper() == "DEFAULT":
+        charset = ctx.catalog.database_defaults(db)[0]
+    charset = normalize_charset(charset)
+    collation = normalize_collation(collation) if collation else default_collation(charset)
+    for col in t.columns:
+        new = converted_column(col, charset, collation)
+        if new != col:
+            ctx.emit(CreateOrModifyColumn(db, name, new))
+    ctx.emit(TableCharsetChanged(db, name, charset, collation))
+
+
+def _position(node: exp.Expression) -> tuple[bool, str | None]:
+    pos = node.args.get("position")
+    if not isinstance(pos, exp.ColumnPosition):
+        return False, None
+    where = (pos.args.get("position") or "").upper()
+    if where == "FIRST":
+        return True, None
+    return False, ident(pos.this)
+
+
+def _apply_action(ctx: Ctx, db: str, name: str, action: exp.Expression) -> None:
+    t = need_table(ctx, db, name)
+    if isinstance(action, exp.ColumnDef):  # ADD [COLUMN]
+        col, inline_pk = column_def(action, t)
+        if t.column(col.name) is not None:
+            if action.args.get("exists"):
+                return  # ADD COLUMN IF NOT EXISTS on an existing column
+            raise SchemaError(f"ADD COLUMN {col.name!r}: the column already exists", table=t.qualified_name)
+        first, after = _position(action)
+        ctx.emit(CreateOrModifyColumn(db, name, col, first, after))
+        if inline_pk:
+            ctx.emit(PrimaryKeyChanged(db, name, (col.name,)))
+    elif isinstance(action, exp.ModifyColumn):
+        _modify(ctx, t, action)
+    elif isinstance(action, exp.RenameColumn):
+        old, new = ident(action.this), ident(action.args["to"])
+        if t.column(old) is None:
+            raise SchemaError(f"RENAME COLUMN: unknown column {old!r}", table=t.qualified_name)
+        ctx.emit(RenameColumn(db, name, t.column(old).name, new))  # type: ignore[union-attr]
+    elif isinstance(action, exp.Drop):
+        kind = (action.args.get("kind") or "").upper()
+        if kind == "COLUMN" or not kind:
+            for target in action.args.get("tables") or [action.this]:
+                col_name = ident(target)
+                if t.column(col_name) is None:
+                    if action.args.get("exists"):
+                        continue
+                    raise SchemaError(f"DROP COLUMN: unknown column {col_name!r}", table=t.qualified_name)
+                ctx.emit(DropColumn(db, name, t.column(col_name).name))  # type: ignore[union-attr]
+                t = need_table(ctx, db, name)
+        elif kind not in ("INDEX", "KEY", "FOREIGN KEY", "CONSTRAINT", "CHECK"):
+            raise unsupported(f"ALTER TABLE DROP {kind} not understood")
+    elif isinstance(action, exp.DropPrimaryKey):
+        ctx.emit(PrimaryKeyChanged(db, name, ()))
+    elif isinstance(action, exp.AddConstraint):
+        for item in action.expressions:
+            pk = primary_key_of(item)
+            if pk is not None:
+                cols = tuple(t.column(k).name if t.column(k) else k for k in pk)  # type: ignore[union-attr]
+                ctx.emit(PrimaryKeyChanged(db, name, cols))
+    elif isinstance(action, exp.AlterColumn):
+        _alter_column(ctx, t, action)
+    elif isinstance(action, exp.AlterRename):
+        new_db, new_name = table_name(ctx, action.this)
+        ctx.emit(RenameTable(db, name, new_db, new_name))
+        ctx.target = (new_db, new_name)
+    elif isinstance(action, exp.ForceProperty | exp.RenameIndex | exp.AlterIndex):
+        return  # rebuilds and index renames/visibility: no column changes
+    else:
+        raise unsupported(f"ALTER TABLE action {type(action).__name__} not understood")
+
+
+def _modify(ctx: Ctx, t: TableSchema, action: exp.ModifyColumn) -> None:
+    definition = action.this
+    rename_from = action.args.get("rename_from")
+    old_name = rename_from.name if rename_from is not None else definition.name
+    old = t.column(old_name)
+    if old is None:
+        raise SchemaError(f"MODIFY/CHANGE: unknown column {old_name!r}", table=t.qualified_name)
+    col, inline_pk = column_def(definition, t)
+    if old.name.lower() in {k.lower() for k in t.primary_key}:
+        col = replace(col, nullable=False)  # PK columns stay NOT NULL, so this is no redefinition
+    first, after = _position(definition)
+    if rename_from is None:  # MODIFY
+        ctx.emit(CreateOrModifyColumn(t.db, t.name, col, first, after))
+    else:  # CHANGE: rename when the name differs, redefine when anything else does
+        if old.name.lower() != col.name.lower() or old.name != col.name:
+            ctx.emit(RenameColumn(t.db, t.name, old.name, col.name))
+        if replace(old, name=col.name) != col or first or after is not None:
+            ctx.emit(CreateOrModifyColumn(t.db, t.name, col, first, after))
+    if inline_pk:
+        ctx.emit(PrimaryKeyChanged(t.db, t.name, (col.name,)))
+
+
+def _alter_column(ctx: Ctx, t: TableSchema, action: exp.AlterColumn) -> None:
+    col = t.column(action.name)
+    if col is None:
+        raise SchemaError(f"ALTER COLUMN: unknown column {action.name!r}", table=t.qualified_name)
+    if action.args.get("drop"):
+        new = replace(col, default=None, has_default=False)
+    elif action.args.get("default") is not None:
+        new = replace(col, default=action.args["default"].sql("mysql"), has_default=True)
+    elif action.args.get("visible") is not None:
+        new = replace(col, invisible=str(action.args["visible"]).upper() == "INVISIBLE")
+    else:
+        raise unsupported("ALTER COLUMN form not understood")
+    ctx.emit(CreateOrModifyColumn(t.db, t.name, new))
+

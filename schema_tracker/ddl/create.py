@@ -1,0 +1,195 @@
+"""CREATE/DROP/TRUNCATE/RENAME of tables and databases, and ALTER DATABASE."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.tokens import Token, TokenType
+
+from binlog_model.errors import SchemaError
+from schema_tracker.changes import (
+    AlterDatabase,
+    CreateDatabase,
+    CreateTable,
+    DropDatabase,
+    DropTable,
+    RenameTable,
+    TruncateTable,
+)
+from schema_tracker.ddl.context import Ctx, ident, need_table, qualified, table_name
+from schema_tracker.ddl.dialect import tokenize, unsupported
+from schema_tracker.ddl.script import split_commas
+from schema_tracker.ddl.types import column_def
+from schema_tracker.model import (
+    ColumnSchema,
+    TableSchema,
+    charset_of_collation,
+    default_collation,
+    normalize_charset,
+    normalize_collation,
+)
+
+
+def properties_of(tree: exp.Expression) -> list[exp.Expression]:
+    props = tree.args.get("properties")
+    return list(props.expressions) if isinstance(props, exp.Properties) else []
+
+
+def charset_options(options: list[exp.Expression], fallback: tuple[str, str]) -> tuple[str, str] | None:
+    """(charset, collation) set by CHARACTER SET / COLLATE options, or None when neither is present."""
+    charset = collation = None
+    for opt in options:
+        if isinstance(opt, exp.CharacterSetProperty):
+            charset = normalize_charset(opt.this.name)
+        elif isinstance(opt, exp.CollateProperty):
+            collation = normalize_collation(opt.this.name)
+    if charset is None and collation is None:
+        return None
+    if charset is not None and charset.upper() == "DEFAULT":
+        charset = fallback[0]
+    if collation is None:
+        collation = default_collation(charset or fallback[0])
+    return charset or charset_of_collation(collation), collation
+
+
+def create(ctx: Ctx, tree: exp.Create) -> None:
+    kind = (tree.args.get("kind") or "").upper()
+    props = properties_of(tree)
+    if any(isinstance(p, exp.TemporaryProperty) for p in props):
+        return
+    if kind in ("DATABASE", "SCHEMA"):
+        name = tree.this.name
+        if tree.args.get("exists") and ctx.catalog.database(name) is not None:
+            return
+        server = (ctx.catalog.server_charset, ctx.catalog.server_collation or "")
+        charset, collation = charset_options(props, server) or server
+        ctx.emit(CreateDatabase(name, charset, collation))
+        return
+    schema = tree.this
+    table = schema.this if isinstance(schema, exp.Schema) else schema
+    if not isinstance(table, exp.Table):
+        raise unsupported("CREATE TABLE without a table name")
+    db, name = table_name(ctx, table)
+    ctx.target = (db, name)
+    if tree.args.get("exists") and ctx.catalog.table(db, name) is not None:
+        return
+    like = next((p for p in props if isinstance(p, exp.LikeProperty)), None)
+    if like is not None:
+        src = need_table(ctx, *table_name(ctx, like.this))
+        ctx.emit(CreateTable(db, name, src.columns, src.primary_key, src.charset, src.collation, src.engine))
+        return
+    if tree.args.get("expression") is not None or not isinstance(schema, exp.Schema):
+        raise unsupported("CREATE TABLE … SELECT: the columns come from a query (row-based logging writes "
+                           "a plain CREATE TABLE instead)")
+    charset, collation = charset_options(props, ctx.catalog.database_defaults(db)) or \
+        ctx.catalog.database_defaults(db)
+    engine = next((p.this.name for p in props if isinstance(p, exp.EngineProperty)), None)
+    shell = TableSchema(db, name, (), (), charset, collation, engine)
+    columns: list[ColumnSchema] = []
+    pk: tuple[str, ...] = ()
+    for item in schema.expressions:
+        if isinstance(item, exp.ColumnDef):
+            col, inline_pk = column_def(item, shell)
+            columns.append(col)
+            if inline_pk:
+                pk = (col.name,)
+        elif (found := primary_key_of(item)) is not None:
+            pk = found
+    ctx.emit(CreateTable(db, name, tuple(columns), pk, charset, collation, engine))
+
+
+def primary_key_of(item: exp.Expression) -> tuple[str, ...] | None:
+    """The key columns when ``item`` is a table-level PRIMARY KEY (possibly named by CONSTRAINT)."""
+    if isinstance(item, exp.Constraint):
+        for inner in item.expressions:
+            if (found := primary_key_of(inner)) is not None:
+                return found
+        return None
+    if isinstance(item, exp.PrimaryKey):
+        return tuple(ident(e) for e in item.expressions)
+    return None
+
+
+def drop(ctx: Ctx, tree: exp.Drop) -> None:
+    kind = (tree.args.get("kind") or "").upper()
+    if tree.args.get("temporary"):
+        return
+    targets = tree.args.get("tables") or [tree.this]
+    if kind in ("DATABASE", "SCHEMA"):
+        for t in targets:
+            ctx.emit(DropDatabase(t.db or t.name))
+        return
+    for t in targets:
+        db, name = table_name(ctx, t)
+        # Unknown tables are left alone: the result (no such table) is what the catalog already says.
+        if ctx.catalog.table(db, name) is not None:
+            ctx.emit(DropTable(db, name))
+
+
+def truncate(ctx: Ctx, tree: exp.Expression) -> None:
+    if not isinstance(tree, exp.TruncateTable):
+        raise unsupported("TRUNCATE statement not understood")
+    for t in tree.expressions:
+        db, name = table_name(ctx, t)
+        if ctx.catalog.table(db, name) is not None:
+            ctx.emit(TruncateTable(db, name))
+
+
+def rename_tables(ctx: Ctx, text: str, tokens: list[Token]) -> None:
+    # sqlglot returns RENAME as a Command whose argument is the raw rest of the statement.
+    rest = text[tokens[0].end + 1:]
+    toks = tokenize(rest, text)
+    if not toks or toks[0].text.upper() not in ("TABLE", "TABLES"):
+        raise unsupported("only RENAME TABLE is understood")
+    i = 1
+    if_exists = i + 1 < len(toks) and toks[i].text.upper() == "IF" and toks[i + 1].text.upper() == "EXISTS"
+    if if_exists:
+        i += 2
+    pairs = []
+    for part in split_commas(toks[i:]):
+        words = [t.text.upper() if t.token_type == TokenType.VAR else "" for t in part]
+        if "TO" not in words:
+            raise unsupported("RENAME TABLE pair without TO")
+        k = words.index("TO")
+        pairs.append((qualified(ctx, part[:k]), qualified(ctx, part[k + 1:])))
+    for (db, name), (new_db, new_name) in pairs:
+        ctx.target = (db, name)
+        if if_exists and ctx.catalog.table(db, name) is None:
+            continue  # MariaDB's RENAME TABLE IF EXISTS passes over a missing table
+        need_table(ctx, db, name)
+        ctx.emit(RenameTable(db, name, new_db, new_name))
+
+
+
+def alter_database(ctx: Ctx, tokens: list[Token]) -> None:
+    words = [t.text for t in tokens[2:]]
+    upper = [w.upper() for w in words]
+    name = ctx.default_db
+    if upper and upper[0] not in ("DEFAULT", "CHARACTER", "CHARSET", "COLLATE", "READ", "COMMENT", "UPGRADE"):
+        name = words[0]
+        words, upper = words[1:], upper[1:]
+    if not name:
+        raise SchemaError("ALTER DATABASE without a database name or default database")
+    charset = collation = None
+    i = 0
+    while i < len(upper):
+        w = upper[i]
+        if w in ("CHARACTER", "CHARSET", "CHARACTER SET", "COLLATE"):
+            j = i + 1
+            if w == "CHARACTER" and j < len(upper) and upper[j] == "SET":
+                j += 1
+            if j < len(upper) and upper[j] == "=":
+                j += 1
+            if j >= len(words):
+                raise unsupported("ALTER DATABASE option without a value")
+            if w == "COLLATE":
+                collation = normalize_collation(words[j])
+            else:
+                charset = normalize_charset(words[j])
+            i = j
+        i += 1
+    if charset is None and collation is None:
+        return  # COMMENT, READ ONLY, UPGRADE DATA DIRECTORY NAME: nothing a table inherits
+    if collation is None:
+        collation = default_collation(charset or "")
+    ctx.emit(AlterDatabase(name, charset or charset_of_collation(collation), collation))
+

@@ -1,0 +1,78 @@
+"""sqlglot's MySQL dialect as the tracker reads DDL, and the two entry points into sqlglot (tokens, trees).
+
+sqlglot's MySQL dialect reads some type names differently from MySQL (REAL as FLOAT, INT8 as TINYINT, LONG
+as BIGINT) and does not tokenize others (POINT, NATIONAL CHAR...): ``_BinlogMySQL`` extends its keyword
+table with MySQL's meaning.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import sqlglot
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.dialects.mysql import MySQL
+from sqlglot.errors import SqlglotError
+from sqlglot.tokens import Token, TokenType
+
+from binlog_model.errors import UnsupportedDDLError
+
+
+class _BinlogMySQL(MySQL):
+    """sqlglot's MySQL dialect with MySQL's own meaning for type names it reads differently (REAL is
+    DOUBLE, INT8 is BIGINT, LONG [VARCHAR] is MEDIUMTEXT...) and the spatial types it does not tokenize."""
+
+    class Tokenizer(MySQL.Tokenizer):
+        KEYWORDS = {  # noqa: RUF012 - sqlglot's own convention for tokenizer tables
+            **MySQL.Tokenizer.KEYWORDS,
+            "REAL": TokenType.DOUBLE, "INT8": TokenType.BIGINT, "INT3": TokenType.MEDIUMINT,
+            "MIDDLEINT": TokenType.MEDIUMINT, "LONG": TokenType.MEDIUMTEXT,
+            "LONG VARCHAR": TokenType.MEDIUMTEXT,
+            "LONG VARBINARY": TokenType.MEDIUMBLOB, "NATIONAL CHAR": TokenType.NCHAR,
+            "NATIONAL CHARACTER": TokenType.NCHAR, "NATIONAL VARCHAR": TokenType.NVARCHAR,
+            "POINT": TokenType.POINT, "LINESTRING": TokenType.LINESTRING, "POLYGON": TokenType.POLYGON,
+            "MULTILINESTRING": TokenType.MULTILINESTRING, "MULTIPOLYGON": TokenType.MULTIPOLYGON,
+            # Types sqlglot has no MySQL token for ride on unused type tokens, translated back by name in
+            # _SIMPLE_TYPES: MariaDB's INET6/INET4, and the last two spatial collection types.
+            "INET6": TokenType.IPADDRESS, "INET4": TokenType.INET,
+            "MULTIPOINT": TokenType.INT4MULTIRANGE, "GEOMETRYCOLLECTION": TokenType.INT8MULTIRANGE,
+            "GEOMCOLLECTION": TokenType.INT8MULTIRANGE,  # MySQL 8's synonym (MariaDB rejects it)
+        }
+
+
+MYSQL: Dialect = _BinlogMySQL()
+
+
+class _CommandFallbackFilter(logging.Filter):
+    """Drop sqlglot's "Falling back to parsing as a 'Command'" warning: every such case is handled here on
+    purpose (fallback or typed error), so the warning would only be noise in a long replay."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Falling back to parsing as a 'Command'" not in record.getMessage()
+
+
+if not any(isinstance(f, _CommandFallbackFilter) for f in logging.getLogger("sqlglot").filters):
+    logging.getLogger("sqlglot").addFilter(_CommandFallbackFilter())
+
+
+
+def unsupported(message: str) -> UnsupportedDDLError:
+    return UnsupportedDDLError(message)
+
+
+def tokenize(text: str, statement: str | None) -> list[Token]:
+    try:
+        return list(MYSQL.tokenize(text))
+    except SqlglotError as err:
+        raise UnsupportedDDLError(f"cannot tokenize SQL: {err}", statement=statement or text) from err
+
+
+def parse(sql: str) -> Any:
+    try:
+        tree = sqlglot.parse_one(sql, read=MYSQL)
+    except SqlglotError as err:
+        first = str(err).splitlines()[0]
+        raise unsupported(f"sqlglot cannot parse the statement: {first}") from err
+    return tree
+

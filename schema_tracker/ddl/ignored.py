@@ -1,0 +1,45 @@
+"""Statements and object kinds that never change a table's columns, recognised by their leading keywords."""
+
+from __future__ import annotations
+
+from sqlglot.tokens import Token
+
+# Leading keywords of statements that never change a table's columns.
+IGNORED_FIRST = frozenset({
+    "BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "XA", "START", "GRANT", "REVOKE", "FLUSH",
+    "ANALYZE", "OPTIMIZE", "REPAIR", "CHECK", "CHECKSUM", "INSERT", "UPDATE", "DELETE", "REPLACE",
+    "SELECT", "SET", "USE", "LOAD", "CALL", "DO", "SHOW", "LOCK", "UNLOCK", "RESET", "PURGE", "KILL",
+    "HANDLER", "INSTALL", "UNINSTALL", "EXPLAIN", "DESCRIBE", "DESC", "WITH", "VALUES", "TABLE",
+    "STOP", "CHANGE", "BINLOG", "PREPARE", "EXECUTE", "DEALLOCATE", "CACHE", "SHUTDOWN", "HELP", "BACKUP",
+})
+# Object kinds after CREATE/DROP/ALTER that never change a table's columns.
+IGNORED_KINDS = frozenset({
+    "VIEW", "TRIGGER", "PROCEDURE", "FUNCTION", "EVENT", "USER", "ROLE", "INDEX", "SERVER", "SEQUENCE",
+    "PACKAGE", "TABLESPACE", "LOGFILE", "SPATIAL", "RESOURCE", "SYNONYM", "UNDO",
+})
+_AFTER_DEFINER = IGNORED_KINDS | {"SQL", "ALGORITHM", "TABLE", "DATABASE", "SCHEMA", "AGGREGATE"}
+# Modifiers that may sit between CREATE/DROP and the object kind.
+_MODIFIERS = frozenset({"OR", "REPLACE", "ONLINE", "OFFLINE", "IGNORE", "UNIQUE", "FULLTEXT", "AGGREGATE",
+                        "NONATOMIC", "DEFINITION"})
+
+
+
+def object_kind(tokens: list[Token]) -> tuple[str, bool]:
+    """The object keyword after CREATE/DROP/ALTER, skipping modifiers; and whether TEMPORARY was seen."""
+    temporary = False
+    i = 0
+    while i < len(tokens):
+        word = tokens[i].text.upper()
+        if word == "TEMPORARY":
+            temporary = True
+        elif word == "DEFINER":  # DEFINER = user@host: skip to the next keyword we know
+            while i + 1 < len(tokens) and tokens[i + 1].text.upper() not in _AFTER_DEFINER:
+                i += 1
+        elif word == "ALGORITHM" or (word == "SQL" and i + 1 < len(tokens)
+                                     and tokens[i + 1].text.upper() == "SECURITY"):
+            i += 2
+        elif word not in _MODIFIERS:
+            return word, temporary
+        i += 1
+    return "", temporary
+

@@ -1,0 +1,93 @@
+"""Scripts: version comments, statement splitting and ``USE``, all on sqlglot's tokens (never regexes)."""
+
+from __future__ import annotations
+
+from sqlglot.tokens import Token, TokenType
+
+from schema_tracker.ddl.dialect import tokenize
+
+
+def unwrap_version_comments(sql: str) -> str:
+    """Replace ``/*!NNNNN text */`` and ``/*M!NNNNNN text */`` by ``text`` (dropped for version 999999, which
+    no server runs); quotes and other comments are kept."""
+    out: list[str] = []
+    i, n = 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch in "'\"`":
+            j = i + 1
+            while j < n:
+                if sql[j] == "\\" and ch != "`":
+                    j += 2
+                    continue
+                if sql[j] == ch:
+                    if j + 1 < n and sql[j + 1] == ch:  # doubled quote
+                        j += 2
+                        continue
+                    break
+                j += 1
+            out.append(sql[i:j + 1])
+            i = j + 1
+        elif sql.startswith("/*!", i) or sql.startswith("/*M!", i):
+            k = j = i + (3 if sql[i + 2] == "!" else 4)
+            while j < n and sql[j].isdigit():
+                j += 1
+            end = sql.find("*/", j)
+            end = n if end < 0 else end
+            # version 999999 marks client-only text (mariadb-dump's "\\- enable the sandbox mode")
+            if sql[k:j] != "999999":
+                out.append(" " + sql[j:end] + " ")
+            i = end + 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def split_statements(text: str) -> list[str]:
+    """Split a script into statements at top-level semicolons (tokens, so quoted ``;`` are safe).
+
+    Version comments are unwrapped first; comment-only pieces are dropped. ``DELIMITER`` scripts (stored
+    routines) are not supported. Raises ``UnsupportedDDLError`` when the text cannot be tokenized.
+    """
+    text = unwrap_version_comments(text)
+    tokens = tokenize(text, None)
+    out: list[str] = []
+    start: Token | None = None
+    last: Token | None = None
+    for tok in tokens:
+        if tok.token_type == TokenType.SEMICOLON:
+            if start is not None and last is not None:
+                out.append(text[start.start:last.end + 1])
+            start = last = None
+            continue
+        if start is None:
+            start = tok
+        last = tok
+    if start is not None and last is not None:
+        out.append(text[start.start:last.end + 1])
+    return out
+
+
+def parse_use(sql: str) -> str | None:
+    """The database a ``USE db`` statement selects, or None for any other statement."""
+    tokens = tokenize(unwrap_version_comments(sql), sql)
+    if len(tokens) >= 2 and tokens[0].text.upper() == "USE":
+        return tokens[1].text
+    return None
+
+
+def split_commas(tokens: list[Token]) -> list[list[Token]]:
+    parts: list[list[Token]] = [[]]
+    depth = 0
+    for tok in tokens:
+        if tok.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tok.token_type == TokenType.R_PAREN:
+            depth -= 1
+        elif tok.token_type == TokenType.COMMA and depth == 0:
+            parts.append([])
+            continue
+        parts[-1].append(tok)
+    return [p for p in parts if p]
+

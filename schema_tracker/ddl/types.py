@@ -1,0 +1,189 @@
+"""Column definitions: data types, attributes, charset resolution and the server's type rewrites."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sqlglot import exp
+
+from schema_tracker.ddl.dialect import unsupported
+from schema_tracker.model import (
+    TEXTUAL_TYPES,
+    ColumnSchema,
+    TableSchema,
+    charset_of_collation,
+    default_collation,
+    mbmaxlen,
+    normalize_charset,
+    normalize_collation,
+)
+
+_INT_TYPES: dict[str, tuple[str, bool]] = {
+    "TINYINT": ("tinyint", False), "UTINYINT": ("tinyint", True),
+    "SMALLINT": ("smallint", False), "USMALLINT": ("smallint", True),
+    "MEDIUMINT": ("mediumint", False), "UMEDIUMINT": ("mediumint", True),
+    "INT": ("int", False), "UINT": ("int", True),
+    "BIGINT": ("bigint", False), "UBIGINT": ("bigint", True),
+}
+INT_WIDTH = {"tinyint": (4, 3), "smallint": (6, 5), "mediumint": (9, 8), "int": (11, 10),
+              "bigint": (20, 20)}
+_SIMPLE_TYPES = {
+    "DATE": "date", "JSON": "json", "GEOMETRY": "geometry", "UUID": "uuid",
+    "TINYTEXT": "tinytext", "TEXT": "text", "MEDIUMTEXT": "mediumtext", "LONGTEXT": "longtext",
+    "TINYBLOB": "tinyblob", "BLOB": "blob", "MEDIUMBLOB": "mediumblob", "LONGBLOB": "longblob",
+    "VARCHAR": "varchar", "NVARCHAR": "varchar", "CHAR": "char", "NCHAR": "char",
+    "BINARY": "binary", "VARBINARY": "varbinary", "BIT": "bit",
+    "TIME": "time", "DATETIME": "datetime", "TIMESTAMP": "timestamp", "TIMESTAMPTZ": "timestamp",
+    "YEAR": "year", "ENUM": "enum", "SET": "set", "POINT": "point", "LINESTRING": "linestring",
+    "POLYGON": "polygon", "MULTILINESTRING": "multilinestring", "MULTIPOLYGON": "multipolygon",
+    "IPADDRESS": "inet6", "INET": "inet4", "INT4MULTIRANGE": "multipoint",
+    "INT8MULTIRANGE": "geometrycollection", "VECTOR": "vector",
+}
+# ALTER TABLE actions that manage partitions (never columns).
+# Also DISABLE/ENABLE KEYS and ORDER BY (row order), which touch no column either.
+# Column constraint kinds that do not change what the tracker records.
+_IGNORED_CONSTRAINTS = (
+    exp.CommentColumnConstraint, exp.UniqueColumnConstraint, exp.OnUpdateColumnConstraint,
+    exp.CheckColumnConstraint, exp.Reference, exp.IndexColumnConstraint,
+)
+_TEXT_SIZES = (("tinytext", "tinyblob", 255), ("text", "blob", 65535),
+               ("mediumtext", "mediumblob", 16777215), ("longtext", "longblob", 4294967295))
+_BINARY_OF = {"char": "binary", "varchar": "varbinary", "tinytext": "tinyblob", "text": "blob",
+              "mediumtext": "mediumblob", "longtext": "longblob"}
+
+
+
+def _int_param(node: exp.Expression) -> int:
+    value = node.this if isinstance(node, exp.DataTypeParam) else node
+    try:
+        return int(value.name)
+    except (ValueError, AttributeError) as err:
+        raise unsupported(f"type parameter is not an integer: {node.sql('mysql')}") from err
+
+
+def column_def(node: exp.ColumnDef, table: TableSchema) -> tuple[ColumnSchema, bool]:
+    """The column a definition describes in ``table`` (for charset inheritance); and whether it carries
+    an inline PRIMARY KEY."""
+    kind = node.args.get("kind")
+    if not isinstance(kind, exp.DataType):
+        raise unsupported(f"column {node.name!r} has no data type")
+    col = _data_type(node.name, kind)
+    charset = collation = None
+    binary_attr = False
+    nullable, pk = True, False
+    for cons in node.args.get("constraints") or []:
+        k = cons.args.get("kind") if isinstance(cons, exp.ColumnConstraint) else cons
+        if isinstance(k, exp.NotNullColumnConstraint):
+            nullable = bool(k.args.get("allow_null"))
+        elif isinstance(k, exp.PrimaryKeyColumnConstraint):
+            pk = True
+        elif isinstance(k, exp.AutoIncrementColumnConstraint):
+            col = replace(col, auto_increment=True)
+        elif isinstance(k, exp.DefaultColumnConstraint):
+            is_null = isinstance(k.this, exp.Null)
+            col = replace(col, default=None if is_null else k.this.sql("mysql"), has_default=True)
+        elif isinstance(k, exp.CharacterSetColumnConstraint):
+            charset = normalize_charset(k.this.name)
+        elif isinstance(k, exp.CollateColumnConstraint):
+            collation = normalize_collation(k.this.name)
+        elif isinstance(k, exp.ComputedColumnConstraint):
+            col = replace(col, generated=k.this.sql("mysql"), generated_stored=bool(k.args.get("persisted")))
+        elif isinstance(k, exp.InvisibleColumnConstraint):
+            col = replace(col, invisible=True)
+        elif isinstance(k, exp.ZeroFillColumnConstraint):
+            col = replace(col, zerofill=True, unsigned=True)
+            if col.data_type in INT_WIDTH and node.args["kind"].expressions == []:
+                col = replace(col, length=INT_WIDTH[col.data_type][1])
+        elif isinstance(k, exp.BinaryColumnConstraint):
+            binary_attr = True
+        elif isinstance(k, _IGNORED_CONSTRAINTS):
+            continue
+        else:
+            raise unsupported(f"column attribute {type(k).__name__} of {node.name!r} not understood")
+    if col.data_type == "serial":
+        col = replace(col, data_type="bigint", length=20, unsigned=True, auto_increment=True)
+        nullable = False
+    col = replace(col, nullable=nullable and not pk)
+    if kind.this in (exp.DataType.Type.NCHAR, exp.DataType.Type.NVARCHAR):
+        charset = charset or "utf8mb3"
+    return _resolve_charset(col, table, charset, collation, binary_attr), pk
+
+
+def _resolve_charset(col: ColumnSchema, table: TableSchema, charset: str | None, collation: str | None,
+                     binary_attr: bool) -> ColumnSchema:
+    if col.data_type not in TEXTUAL_TYPES:
+        return col
+    if charset == "binary" and col.data_type in _BINARY_OF:
+        return _sized(replace(col, data_type=_BINARY_OF[col.data_type]), None)
+    if collation is not None and charset is None:
+        charset = charset_of_collation(collation)
+    if charset is None:
+        charset = table.charset or "latin1"
+        collation = collation or table.collation or default_collation(charset)
+    elif collation is None:
+        collation = default_collation(charset)
+    if binary_attr:
+        collation = f"{charset}_bin"
+    return _sized(replace(col, charset=charset, collation=collation), col.length)
+
+
+def _sized(col: ColumnSchema, length: int | None) -> ColumnSchema:
+    """TEXT(n)/BLOB(n): the smallest TEXT/BLOB type that holds n characters (bytes for BLOB)."""
+    if col.data_type not in ("text", "blob") or length is None:
+        return col
+    need = length * (mbmaxlen(col.charset) if col.data_type == "text" else 1)
+    text_t = col.data_type == "text"
+    for text_name, blob_name, limit in _TEXT_SIZES:
+        if need <= limit:
+            return replace(col, data_type=text_name if text_t else blob_name, length=None)
+    return replace(col, data_type="longtext" if text_t else "longblob", length=None)
+
+
+def _data_type(name: str, kind: exp.DataType) -> ColumnSchema:
+    dtype = kind.this.name
+    params = [p for p in kind.expressions if not isinstance(p, exp.Literal) or not p.is_string] \
+        if dtype not in ("ENUM", "SET") else []
+    ints = [_int_param(p) for p in params]
+    if dtype in _INT_TYPES:
+        data_type, unsigned = _INT_TYPES[dtype]
+        width = ints[0] if ints else INT_WIDTH[data_type][1 if unsigned else 0]
+        return ColumnSchema(name, data_type, length=width, unsigned=unsigned)
+    if dtype == "BOOLEAN":
+        return ColumnSchema(name, "tinyint", length=1)
+    if dtype == "SERIAL":
+        return ColumnSchema(name, "serial")
+    if dtype in ("DECIMAL", "UDECIMAL"):
+        precision = ints[0] if ints else 10
+        scale = ints[1] if len(ints) > 1 else 0
+        return ColumnSchema(name, "decimal", precision=precision, scale=scale, unsigned=dtype == "UDECIMAL")
+    if dtype in ("FLOAT", "DOUBLE", "UDOUBLE", "UFLOAT"):
+        base = "double" if "DOUBLE" in dtype else "float"
+        unsigned = dtype.startswith("U")
+        if len(ints) == 1:  # FLOAT(p): precision in bits picks FLOAT or DOUBLE
+            return ColumnSchema(name, "double" if ints[0] > 24 else "float", unsigned=unsigned)
+        if len(ints) == 2:
+            return ColumnSchema(name, base, precision=ints[0], scale=ints[1], unsigned=unsigned)
+        return ColumnSchema(name, base, unsigned=unsigned)
+    if dtype in ("ENUM", "SET"):
+        values = []
+        for p in kind.expressions:
+            if not (isinstance(p, exp.Literal) and p.is_string):
+                raise unsupported(f"{dtype} member of column {name!r} is not a string literal")
+            values.append(p.this)
+        return ColumnSchema(name, dtype.lower(), enum_values=tuple(values))
+    if dtype in _SIMPLE_TYPES:
+        data_type = _SIMPLE_TYPES[dtype]
+        if data_type in ("time", "datetime", "timestamp"):
+            return ColumnSchema(name, data_type, fsp=ints[0] if ints else 0)
+        if data_type in ("char", "binary", "bit"):
+            return ColumnSchema(name, data_type, length=ints[0] if ints else 1)
+        if data_type == "year":
+            return ColumnSchema(name, data_type, length=4)
+        if data_type == "vector":  # MySQL 9: VECTOR without a dimension holds 2048 floats
+            return ColumnSchema(name, data_type, length=ints[0] if ints else 2048)
+        if data_type in ("varchar", "varbinary", "text", "blob"):
+            return ColumnSchema(name, data_type, length=ints[0] if ints else None)
+        return ColumnSchema(name, data_type)
+    raise unsupported(f"data type {kind.sql('mysql')} of column {name!r} not supported")
+
+
