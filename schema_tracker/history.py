@@ -24,11 +24,24 @@ from typing import Any
 
 from binlog_model.errors import ConfigError, SchemaError
 from binlog_model.position import BinlogPosition
-from binlog_model.wire.events import EventType, GtidEvent, MariadbGtidEvent, QueryEvent
+from binlog_model.wire.events import (
+    EventType,
+    FormatDescriptionEvent,
+    GtidEvent,
+    MariadbGtidEvent,
+    QueryEvent,
+)
 from schema_tracker import changes as _changes
 from schema_tracker.changes import SchemaChange, apply_change
 from schema_tracker.ddl import apply, parse_use, split_statements
-from schema_tracker.model import Catalog, ColumnSchema, DatabaseSchema, TableSchema
+from schema_tracker.model import (
+    Catalog,
+    ColumnSchema,
+    DatabaseSchema,
+    ServerSession,
+    TableSchema,
+    collation_name,
+)
 
 __all__ = ["DDL_PASS_SKIP_TYPES", "FORMAT", "VERSION", "HistoryEntry", "SchemaHistory", "catalog_from_json",
            "catalog_to_json", "change_from_json", "change_to_json"]
@@ -62,11 +75,16 @@ class SchemaHistory:
     ``apply`` records statements in binlog order; a position earlier than the last recorded one raises
     ``ConfigError``. Statements that change nothing (DML, BEGIN, an already-existing table with IF NOT
     EXISTS) are not recorded.
+
+    ``server_version`` names the server whose DDL is replayed (FORMAT_DESCRIPTION's, kept up to date by
+    ``apply_events`` and the assembler): where MySQL and MariaDB disagree, the tracker follows it.
     """
 
-    def __init__(self, initial: Catalog | None = None, *, lenient: bool = False) -> None:
+    def __init__(self, initial: Catalog | None = None, *, lenient: bool = False,
+                 server_version: str = "") -> None:
         self.initial = initial if initial is not None else Catalog()
         self.lenient = lenient
+        self.server_version = server_version
         self._entries: list[HistoryEntry] = []
         self._keys: list[tuple[int, str, int]] = []
 
@@ -86,12 +104,26 @@ class SchemaHistory:
         return iter(self._entries)
 
     def apply(self, sql: str, default_db: str | None, position: BinlogPosition | None = None,
-              gtid: str | None = None) -> tuple[SchemaChange, ...]:
-        """Apply one statement (see ``ddl.apply``) and record it when it changed anything."""
-        catalog, changes = apply(self.catalog, sql, default_db, position, lenient=self.lenient)
+              gtid: str | None = None, *, session: ServerSession | None = None) -> tuple[SchemaChange, ...]:
+        """Apply one statement (see ``ddl.apply``) and record it when it changed anything. Without
+        ``session``, the statement is read as ``server_version`` logged it under the default sql_mode."""
+        session = session or ServerSession(self.server_version)
+        catalog, changes = apply(self.catalog, sql, default_db, position, lenient=self.lenient,
+                                 session=session)
         if changes:
             self._record(HistoryEntry(position, gtid, default_db, sql, changes, catalog))
         return changes
+
+    def session_of(self, event: QueryEvent) -> ServerSession:
+        """How the server read ``event``'s statement: ``server_version``, and the event's sql_mode and
+        MySQL ``default_collation_for_utf8mb4``."""
+        return ServerSession(self.server_version, event.sql_mode or 0,
+                             collation_name(event.default_collation_for_utf8mb4))
+
+    def apply_event(self, event: QueryEvent, position: BinlogPosition,
+                    gtid: str | None = None) -> tuple[SchemaChange, ...]:
+        """Apply a decoded QUERY event with its default database and session (``session_of``)."""
+        return self.apply(event.query, event.schema or None, position, gtid, session=self.session_of(event))
 
     def apply_script(self, text: str, default_db: str | None = None, *, source: str = "<sql>"
                      ) -> list[tuple[str, tuple[SchemaChange, ...]]]:
@@ -115,21 +147,23 @@ class SchemaHistory:
         gtid: str | None = None
         applied = 0
         for event in events:
-            if isinstance(event, GtidEvent):  # ANONYMOUS_GTID (gtid_mode=OFF) has a zero sid: no GTID
+            if isinstance(event, FormatDescriptionEvent):
+                self.server_version = event.server_version
+            elif isinstance(event, GtidEvent):  # ANONYMOUS_GTID (gtid_mode=OFF) has a zero sid: no GTID
                 gtid = f"{event.sid}:{event.gno}" if event.sid.int else None
             elif isinstance(event, MariadbGtidEvent):
                 gtid = f"{event.domain_id}-{event.header.server_id}-{event.seq_no}"
             elif isinstance(event, QueryEvent):
                 head = event.header
                 position = BinlogPosition(str(head.file or "").rsplit("/", 1)[-1], head.offset)
-                self.apply(event.query, event.schema or None, position, gtid)
+                self.apply_event(event, position, gtid)
                 applied += 1
         return applied
 
     def copy(self) -> SchemaHistory:
         """An independent history with the same entries (entries and catalogs are immutable and shared);
         recording into the copy leaves this one unchanged."""
-        other = SchemaHistory(self.initial, lenient=self.lenient)
+        other = SchemaHistory(self.initial, lenient=self.lenient, server_version=self.server_version)
         other._entries = list(self._entries)
         other._keys = list(self._keys)
         return other
@@ -158,6 +192,7 @@ class SchemaHistory:
             "format": FORMAT,
             "version": VERSION,
             "lenient": self.lenient,
+            "server_version": self.server_version,
             "initial": catalog_to_json(self.initial),
             "entries": [
                 {
@@ -182,7 +217,8 @@ class SchemaHistory:
             raise SchemaError(f"unsupported schema history version {doc.get('version')!r} "
                               f"(this library reads version {VERSION})")
         try:
-            history = cls(catalog_from_json(doc["initial"]), lenient=bool(doc.get("lenient", False)))
+            history = cls(catalog_from_json(doc["initial"]), lenient=bool(doc.get("lenient", False)),
+                          server_version=str(doc.get("server_version", "")))
             for item in doc["entries"]:
                 pos = item["position"]
                 position = None if pos is None else BinlogPosition(pos["file"], int(pos["offset"]))

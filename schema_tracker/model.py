@@ -24,6 +24,7 @@ __all__ = [
     "Catalog",
     "ColumnSchema",
     "DatabaseSchema",
+    "ServerSession",
     "TableSchema",
     "charset_of_collation",
     "default_collation",
@@ -64,6 +65,68 @@ _INT_WIDTH: Mapping[str, tuple[int, int]] = MappingProxyType({  # (signed, unsig
 
 # Types whose values carry a charset (information_schema shows CHARACTER_SET_NAME for them).
 TEXTUAL_TYPES = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set"})
+
+
+# sql_mode bits that change how DDL text reads (the same bits on MySQL and MariaDB).
+SQL_MODE_REAL_AS_FLOAT = 1
+SQL_MODE_ANSI_QUOTES = 4
+
+# Collation ids a QUERY event's collation_server / default_collation_for_utf8mb4 commonly carries.
+_COLLATION_NAMES: Mapping[int, str] = MappingProxyType({
+    8: "latin1_swedish_ci", 11: "ascii_general_ci", 33: "utf8mb3_general_ci", 45: "utf8mb4_general_ci",
+    46: "utf8mb4_bin", 47: "latin1_bin", 48: "latin1_general_ci", 63: "binary", 83: "utf8mb3_bin",
+    192: "utf8mb3_unicode_ci", 224: "utf8mb4_unicode_ci", 255: "utf8mb4_0900_ai_ci",
+    305: "utf8mb4_0900_as_ci", 309: "utf8mb4_0900_bin",
+})
+
+
+def collation_name(collation_id: int | None) -> str | None:
+    """The name of a commonly used collation id (``255`` → ``utf8mb4_0900_ai_ci``), else None."""
+    return None if collation_id is None else _COLLATION_NAMES.get(collation_id)
+
+
+def is_mysql8(server_version: str) -> bool:
+    """Whether ``server_version`` (FORMAT_DESCRIPTION's or ``VERSION()``) names MySQL 8.0 or later, whose
+    DDL rules differ from MariaDB's and MySQL 5.7's (no integer display widths, ``utf8mb4_0900_ai_ci``)."""
+    if not server_version or "mariadb" in server_version.lower():
+        return False
+    head = server_version.split(".", 1)[0]
+    return head.isdigit() and int(head) >= 8
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSession:
+    """What the server and the statement's session decide that DDL text leaves open.
+
+    ``server_version`` comes from the binlog's FORMAT_DESCRIPTION event: where MySQL and MariaDB disagree
+    (integer display widths, YEAR(4), the utf8mb4 default collation, GEOMCOLLECTION's name), the tracker
+    follows the server named there. ``sql_mode`` is the QUERY event's (ANSI_QUOTES makes ``"x"`` a name,
+    REAL_AS_FLOAT makes REAL a FLOAT). ``utf8mb4_collation`` is MySQL's ``default_collation_for_utf8mb4``
+    of the session (a 5.7 source replicating to 8.0 logs ``utf8mb4_general_ci`` there).
+    """
+
+    server_version: str = ""
+    sql_mode: int = 0
+    utf8mb4_collation: str | None = None
+
+    @property
+    def mysql8(self) -> bool:
+        return is_mysql8(self.server_version)
+
+    @property
+    def ansi_quotes(self) -> bool:
+        return bool(self.sql_mode & SQL_MODE_ANSI_QUOTES)
+
+    @property
+    def real_as_float(self) -> bool:
+        return bool(self.sql_mode & SQL_MODE_REAL_AS_FLOAT)
+
+    def default_collation(self, charset: str) -> str:
+        """The collation a column or table of ``charset`` gets when none is named."""
+        charset = normalize_charset(charset)
+        if charset == "utf8mb4" and self.mysql8:
+            return self.utf8mb4_collation or "utf8mb4_0900_ai_ci"
+        return default_collation(charset)
 
 
 def normalize_charset(name: str) -> str:

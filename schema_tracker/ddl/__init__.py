@@ -25,11 +25,11 @@ from schema_tracker.changes import SchemaChange, SkippedStatement, apply_change
 from schema_tracker.ddl.alter import alter_table
 from schema_tracker.ddl.context import Ctx
 from schema_tracker.ddl.create import alter_database, create, drop, rename_tables, truncate
-from schema_tracker.ddl.dialect import parse, tokenize, unsupported
+from schema_tracker.ddl.dialect import in_session, parse, tokenize, unsupported
 from schema_tracker.ddl.ignored import IGNORED_FIRST, IGNORED_KINDS, object_kind
 from schema_tracker.ddl.script import parse_use, split_statements, unwrap_version_comments
 from schema_tracker.ddl.shapes import statement_shapes, tree_shape
-from schema_tracker.model import Catalog
+from schema_tracker.model import Catalog, ServerSession
 
 __all__ = [
     "apply", "parse_use", "split_statements", "statement_shapes", "tree_shape", "unwrap_version_comments",
@@ -37,7 +37,8 @@ __all__ = [
 
 
 def apply(catalog: Catalog, sql: str, default_db: str | None, position: BinlogPosition | None = None, *,
-          lenient: bool = False) -> tuple[Catalog, tuple[SchemaChange, ...]]:
+          lenient: bool = False, session: ServerSession | None = None
+          ) -> tuple[Catalog, tuple[SchemaChange, ...]]:
     """Apply one SQL statement to ``catalog``; return the new catalog and the changes it caused.
 
     ``default_db`` is the QUERY event's database (or the script's current ``USE``). Statements that cannot
@@ -45,10 +46,13 @@ def apply(catalog: Catalog, sql: str, default_db: str | None, position: BinlogPo
     not understood raises ``UnsupportedDDLError``; a change naming an unknown table or column raises
     ``SchemaError``; both carry the statement and ``position``. With ``lenient=True`` such a statement is
     returned as one ``SkippedStatement`` instead, and the table it names (when known) is marked uncertain.
+    ``session`` says which server logged the statement and under which sql_mode (``ServerSession``; the
+    default reads it as MariaDB / MySQL 5.7 under the default sql_mode).
     """
     ctx = Ctx(catalog, default_db)
     try:
-        _dispatch(ctx, sql)
+        with in_session(session or ServerSession()):
+            _dispatch(ctx, sql)
     except SchemaError as err:
         if not lenient:
             if err.statement is None or err.position is None:

@@ -26,12 +26,11 @@ from schema_tracker.changes import (
 )
 from schema_tracker.ddl.context import Ctx, ident, need_table, qualified, table_name
 from schema_tracker.ddl.create import charset_options, primary_key_of
-from schema_tracker.ddl.dialect import parse, tokenize, unsupported
+from schema_tracker.ddl.dialect import parse, session, tokenize, unsupported
 from schema_tracker.ddl.script import split_commas
 from schema_tracker.ddl.types import column_def
 from schema_tracker.model import (
     TableSchema,
-    default_collation,
     normalize_charset,
     normalize_collation,
 )
@@ -126,7 +125,7 @@ def _convert_charset(ctx: Ctx, db: str, name: str, toks: list[Token]) -> None:
     if charset.upper() == "DEFAULT":
         charset = ctx.catalog.database_defaults(db)[0]
     charset = normalize_charset(charset)
-    collation = normalize_collation(collation) if collation else default_collation(charset)
+    collation = normalize_collation(collation) if collation else session().default_collation(charset)
     for col in t.columns:
         new = converted_column(col, charset, collation)
         if new != col:

@@ -16,14 +16,13 @@ from schema_tracker.changes import (
     TruncateTable,
 )
 from schema_tracker.ddl.context import Ctx, ident, need_table, qualified, table_name
-from schema_tracker.ddl.dialect import tokenize, unsupported
+from schema_tracker.ddl.dialect import session, tokenize, unsupported
 from schema_tracker.ddl.script import split_commas
 from schema_tracker.ddl.types import column_def
 from schema_tracker.model import (
     ColumnSchema,
     TableSchema,
     charset_of_collation,
-    default_collation,
     normalize_charset,
     normalize_collation,
 )
@@ -47,7 +46,7 @@ def charset_options(options: list[exp.Expression], fallback: tuple[str, str]) ->
     if charset is not None and charset.upper() == "DEFAULT":
         charset = fallback[0]
     if collation is None:
-        collation = default_collation(charset or fallback[0])
+        collation = session().default_collation(charset or fallback[0])
     return charset or charset_of_collation(collation), collation
 
 
@@ -190,6 +189,6 @@ def alter_database(ctx: Ctx, tokens: list[Token]) -> None:
     if charset is None and collation is None:
         return  # COMMENT, READ ONLY, UPGRADE DATA DIRECTORY NAME: nothing a table inherits
     if collation is None:
-        collation = default_collation(charset or "")
+        collation = session().default_collation(charset or "")
     ctx.emit(AlterDatabase(name, charset or charset_of_collation(collation), collation))
 

@@ -8,6 +8,9 @@ table with MySQL's meaning.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import sqlglot
@@ -17,6 +20,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.tokens import Token, TokenType
 
 from binlog_model.errors import UnsupportedDDLError
+from schema_tracker.model import ServerSession
 
 
 class _BinlogMySQL(MySQL):
@@ -41,7 +45,35 @@ class _BinlogMySQL(MySQL):
         }
 
 
+class _BinlogMySQLAnsiQuotes(_BinlogMySQL):
+    """The same under sql_mode ANSI_QUOTES: ``"x"`` quotes a name, only ``'x'`` is a string."""
+
+    class Tokenizer(_BinlogMySQL.Tokenizer):
+        QUOTES = ["'"]  # noqa: RUF012 - sqlglot's own convention for tokenizer tables
+        IDENTIFIERS = ["`", '"']  # noqa: RUF012
+
+
 MYSQL: Dialect = _BinlogMySQL()
+_MYSQL_ANSI_QUOTES: Dialect = _BinlogMySQLAnsiQuotes()
+_SESSION: ContextVar[ServerSession] = ContextVar("ddl_session", default=ServerSession())  # noqa: B039 - frozen
+
+
+def session() -> ServerSession:
+    """The server session of the statement being applied (set by ``apply`` for its duration)."""
+    return _SESSION.get()
+
+
+@contextmanager
+def in_session(value: ServerSession) -> Iterator[None]:
+    token = _SESSION.set(value)
+    try:
+        yield
+    finally:
+        _SESSION.reset(token)
+
+
+def _dialect() -> Dialect:
+    return _MYSQL_ANSI_QUOTES if _SESSION.get().ansi_quotes else MYSQL
 
 
 class _CommandFallbackFilter(logging.Filter):
@@ -63,14 +95,14 @@ def unsupported(message: str) -> UnsupportedDDLError:
 
 def tokenize(text: str, statement: str | None) -> list[Token]:
     try:
-        return list(MYSQL.tokenize(text))
+        return list(_dialect().tokenize(text))
     except SqlglotError as err:
         raise UnsupportedDDLError(f"cannot tokenize SQL: {err}", statement=statement or text) from err
 
 
 def parse(sql: str) -> Any:
     try:
-        tree = sqlglot.parse_one(sql, read=MYSQL)
+        tree = sqlglot.parse_one(sql, read=_dialect())
     except SqlglotError as err:
         first = str(err).splitlines()[0]
         raise unsupported(f"sqlglot cannot parse the statement: {first}") from err

@@ -6,13 +6,12 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from schema_tracker.ddl.dialect import unsupported
+from schema_tracker.ddl.dialect import session, unsupported
 from schema_tracker.model import (
     TEXTUAL_TYPES,
     ColumnSchema,
     TableSchema,
     charset_of_collation,
-    default_collation,
     mbmaxlen,
     normalize_charset,
     normalize_collation,
@@ -106,7 +105,25 @@ def column_def(node: exp.ColumnDef, table: TableSchema) -> tuple[ColumnSchema, b
     col = replace(col, nullable=nullable and not pk)
     if kind.this in (exp.DataType.Type.NCHAR, exp.DataType.Type.NVARCHAR):
         charset = charset or "utf8mb3"
-    return _resolve_charset(col, table, charset, collation, binary_attr), pk
+    if col.data_type == "blob":
+        col = _sized(col, col.length)
+    return _server_rules(_resolve_charset(col, table, charset, collation, binary_attr)), pk
+
+
+def _server_rules(col: ColumnSchema) -> ColumnSchema:
+    """What MySQL 8+ stores differently from MariaDB and MySQL 5.7: integer display widths are dropped
+    (kept for ZEROFILL and for signed TINYINT(1), the boolean idiom), YEAR has no width, and
+    GEOMETRYCOLLECTION is called GEOMCOLLECTION."""
+    if not session().mysql8:
+        return col
+    if col.data_type in INT_WIDTH and not col.zerofill \
+            and not (col.data_type == "tinyint" and col.length == 1 and not col.unsigned):
+        return replace(col, length=None)
+    if col.data_type == "year":
+        return replace(col, length=None)
+    if col.data_type == "geometrycollection":
+        return replace(col, data_type="geomcollection")
+    return col
 
 
 def _resolve_charset(col: ColumnSchema, table: TableSchema, charset: str | None, collation: str | None,
@@ -119,9 +136,9 @@ def _resolve_charset(col: ColumnSchema, table: TableSchema, charset: str | None,
         charset = charset_of_collation(collation)
     if charset is None:
         charset = table.charset or "latin1"
-        collation = collation or table.collation or default_collation(charset)
+        collation = collation or table.collation or session().default_collation(charset)
     elif collation is None:
-        collation = default_collation(charset)
+        collation = session().default_collation(charset)
     if binary_attr:
         collation = f"{charset}_bin"
     return _sized(replace(col, charset=charset, collation=collation), col.length)
@@ -153,7 +170,7 @@ def _data_type(name: str, kind: exp.DataType) -> ColumnSchema:
     if dtype == "SERIAL":
         return ColumnSchema(name, "serial")
     if dtype in ("DECIMAL", "UDECIMAL"):
-        precision = ints[0] if ints else 10
+        precision = ints[0] if ints and ints[0] else 10  # DECIMAL(0) is DECIMAL(10,0), as the server says
         scale = ints[1] if len(ints) > 1 else 0
         return ColumnSchema(name, "decimal", precision=precision, scale=scale, unsigned=dtype == "UDECIMAL")
     if dtype in ("FLOAT", "DOUBLE", "UDOUBLE", "UFLOAT"):
@@ -175,7 +192,9 @@ def _data_type(name: str, kind: exp.DataType) -> ColumnSchema:
         data_type = _SIMPLE_TYPES[dtype]
         if data_type in ("time", "datetime", "timestamp"):
             return ColumnSchema(name, data_type, fsp=ints[0] if ints else 0)
-        if data_type in ("char", "binary", "bit"):
+        if data_type == "bit":  # MariaDB stores BIT(0) as bit(1) (MySQL rejects it)
+            return ColumnSchema(name, data_type, length=ints[0] if ints and ints[0] else 1)
+        if data_type in ("char", "binary"):
             return ColumnSchema(name, data_type, length=ints[0] if ints else 1)
         if data_type == "year":
             return ColumnSchema(name, data_type, length=4)
