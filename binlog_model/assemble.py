@@ -55,6 +55,7 @@ from binlog_model.wire import events as ev
 from binlog_model.wire.rows import RowsEvent
 from binlog_model.wire.table_map import TableMapEvent
 from binlog_model.wire.values import NOT_PRESENT
+from schema_tracker.changes import visible_changes
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import TableSchema, collation_name
 
@@ -450,6 +451,7 @@ class StatementAssembler:
         else:
             self._adopt_server_charset(event)
             changes = self.history.apply_event(event, position, gtid or None)
+        changes = visible_changes(changes)  # no internal bookkeeping, no hidden columns
         if not changes:
             if self._in_transaction:
                 self.stats.statement_format_queries += 1

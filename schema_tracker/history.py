@@ -262,9 +262,14 @@ def column_from_json(doc: dict[str, Any]) -> ColumnSchema:
     return ColumnSchema(**{**doc, "enum_values": tuple(doc.get("enum_values", ()))})
 
 
+def _keys_from_json(doc: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple((str(name), tuple(cols)) for name, cols in doc or ())
+
+
 def _table_from_json(doc: dict[str, Any]) -> TableSchema:
     return TableSchema(**{**doc, "columns": tuple(column_from_json(c) for c in doc["columns"]),
-                          "primary_key": tuple(doc["primary_key"])})
+                          "primary_key": tuple(doc["primary_key"]),
+                          "unique_keys": _keys_from_json(doc.get("unique_keys"))})
 
 
 def catalog_to_json(catalog: Catalog) -> dict[str, Any]:
@@ -303,5 +308,7 @@ def change_from_json(doc: dict[str, Any]) -> SchemaChange:
         fields["column"] = column_from_json(fields["column"])
     if "primary_key" in fields:
         fields["primary_key"] = tuple(fields["primary_key"])
+    if "unique_keys" in fields:
+        fields["unique_keys"] = _keys_from_json(fields["unique_keys"])
     result: SchemaChange = kind(**fields)
     return result

@@ -236,6 +236,11 @@ class TableSchema:
 
     ``uncertain`` is set when a statement touching this table was skipped in lenient mode: its columns
     may be wrong, so the resolver refuses its rows (``UncertainSchemaError``).
+
+    ``unique_keys`` are the table's UNIQUE keys made of whole columns, ``(name, columns)`` in the server's
+    order. Without a PRIMARY KEY, MySQL and MariaDB treat the first of them whose columns are all NOT NULL
+    as the primary key (information_schema says PRI); it is then the row's identity, so ``primary_key``
+    holds it and ``implicit_primary_key`` is set.
     """
 
     db: str
@@ -246,6 +251,17 @@ class TableSchema:
     collation: str | None = None
     engine: str | None = None
     uncertain: bool = False
+    unique_keys: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    implicit_primary_key: bool = False
+
+    def implied_primary_key(self) -> tuple[str, ...]:
+        """The first UNIQUE key whose columns are all NOT NULL (the key the server treats as primary
+        when there is no PRIMARY KEY), or ``()``."""
+        for _name, cols in self.unique_keys:
+            found = [self.column(c) for c in cols]
+            if found and all(c is not None and not c.nullable for c in found):
+                return tuple(c.name for c in found if c is not None)
+        return ()
 
     def index_of(self, name: str) -> int:
         """Position of the column called ``name`` (case-insensitive), or -1."""

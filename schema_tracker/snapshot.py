@@ -14,7 +14,7 @@ from typing import Any
 from binlog_model.errors import SchemaError
 from schema_tracker.changes import CreateTable, apply_change
 from schema_tracker.ddl import apply, parse_use, split_statements
-from schema_tracker.model import Catalog, DatabaseSchema, TableSchema, charset_of_collation
+from schema_tracker.model import Catalog, DatabaseSchema, ServerSession, TableSchema, charset_of_collation
 
 __all__ = ["catalog_from_dump", "catalog_from_server", "read_sql_text"]
 
@@ -33,12 +33,14 @@ def read_sql_text(path: str | Path) -> str:
 
 
 def catalog_from_dump(text: str, catalog: Catalog | None = None, *, default_db: str | None = None,
-                      lenient: bool = False) -> Catalog:
+                      lenient: bool = False, server_version: str = "") -> Catalog:
     """The catalog a ``mysqldump --no-data`` script (or any DDL script) leaves behind.
 
-    Raises ``UnsupportedDDLError``/``SchemaError`` (with the statement) on DDL the tracker cannot follow,
-    unless ``lenient``.
+    ``server_version`` names the server that wrote the dump (its ``-- Server version`` header line is read
+    when not given), so MySQL 8's rules apply to a MySQL 8 dump. Raises ``UnsupportedDDLError``/
+    ``SchemaError`` (with the statement) on DDL the tracker cannot follow, unless ``lenient``.
     """
+    session = ServerSession(server_version or _dump_server_version(text))
     cat = catalog if catalog is not None else Catalog()
     db = default_db
     for sql in split_statements(text):
@@ -46,8 +48,16 @@ def catalog_from_dump(text: str, catalog: Catalog | None = None, *, default_db: 
         if used is not None:
             db = used
             continue
-        cat, _ = apply(cat, sql, db, lenient=lenient)
+        cat, _ = apply(cat, sql, db, lenient=lenient, session=session)
     return cat
+
+
+def _dump_server_version(text: str) -> str:
+    """The version in a dump's ``-- Server version\t9.7.4`` header line ('' when there is none)."""
+    for line in text[:4000].splitlines():
+        if line.startswith("-- Server version"):
+            return line.split(None, 3)[-1].strip() if len(line.split()) > 3 else ""
+    return ""
 
 
 def catalog_from_server(connection: Any, *, databases: list[str] | None = None,
@@ -59,6 +69,8 @@ def catalog_from_server(connection: Any, *, databases: list[str] | None = None,
     """
     cur = connection.cursor()
     try:
+        cur.execute("SELECT VERSION()")
+        session = ServerSession(str(cur.fetchone()[0]))
         if catalog is None:
             cur.execute("SELECT @@character_set_server, @@collation_server, @@lower_case_table_names")
             cs, coll, lctn = cur.fetchone()
@@ -74,14 +86,14 @@ def catalog_from_server(connection: Any, *, databases: list[str] | None = None,
             cur.execute("SELECT TABLE_NAME, ENGINE, TABLE_COLLATION FROM information_schema.TABLES "
                         "WHERE TABLE_SCHEMA=%s AND TABLE_TYPE='BASE TABLE'", (db,))
             for table, engine, coll in cur.fetchall():
-                catalog = _read_table(cur, catalog, db, table, engine, coll)
+                catalog = _read_table(cur, catalog, db, table, engine, coll, session)
     finally:
         cur.close()
     return catalog
 
 
 def _read_table(cur: Any, catalog: Catalog, db: str, table: str, engine: str | None,
-                collation: str | None) -> Catalog:
+                collation: str | None, session: ServerSession) -> Catalog:
     cur.execute("SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, CHARACTER_SET_NAME, COLLATION_NAME, EXTRA, "
                 "COLUMN_DEFAULT, GENERATION_EXPRESSION FROM information_schema.COLUMNS "
                 "WHERE TABLE_SCHEMA=%s AND TABLE_NAME=%s ORDER BY ORDINAL_POSITION", (db, table))
@@ -106,7 +118,7 @@ def _read_table(cur: Any, catalog: Catalog, db: str, table: str, engine: str | N
         parts.append(part)
     shell = Catalog(server_charset=catalog.server_charset, server_collation=catalog.server_collation)
     sql = f"CREATE TABLE `_db`.`_t` ({', '.join(parts)})"
-    _, changes = apply(shell, sql, None)
+    _, changes = apply(shell, sql, None, session=session)
     created = next(c for c in changes if isinstance(c, CreateTable))
     charset = charset_of_collation(collation) if collation else None
     t = TableSchema(db, table, created.columns, pk, charset, collation, engine)

@@ -22,11 +22,12 @@ from sqlglot.tokens import Token, TokenType
 from binlog_model.errors import SchemaError
 from binlog_model.position import BinlogPosition
 from schema_tracker.changes import SchemaChange, SkippedStatement, apply_change
-from schema_tracker.ddl.alter import alter_table
+from schema_tracker.ddl.alter import alter_table, index_statement
 from schema_tracker.ddl.context import Ctx
 from schema_tracker.ddl.create import alter_database, create, drop, rename_tables, truncate
 from schema_tracker.ddl.dialect import in_session, parse, tokenize, unsupported
 from schema_tracker.ddl.ignored import IGNORED_FIRST, IGNORED_KINDS, object_kind
+from schema_tracker.ddl.keys import settle_primary_keys
 from schema_tracker.ddl.script import parse_use, split_statements, unwrap_version_comments
 from schema_tracker.ddl.shapes import statement_shapes, tree_shape
 from schema_tracker.model import Catalog, ServerSession
@@ -53,6 +54,7 @@ def apply(catalog: Catalog, sql: str, default_db: str | None, position: BinlogPo
     try:
         with in_session(session or ServerSession()):
             _dispatch(ctx, sql)
+            settle_primary_keys(ctx)
     except SchemaError as err:
         if not lenient:
             if err.statement is None or err.position is None:
@@ -82,6 +84,9 @@ def _dispatch(ctx: Ctx, sql: str) -> None:
     if first not in ("CREATE", "DROP", "ALTER"):
         raise unsupported(f"unrecognised statement {first}")
     kind, temporary = object_kind(tokens[1:])
+    if kind == "INDEX" and first in ("CREATE", "DROP") and not temporary:
+        index_statement(ctx, text, tokens, first)
+        return
     if kind in IGNORED_KINDS or temporary:
         return
     if kind not in ("TABLE", "TABLES", "DATABASE", "SCHEMA"):

@@ -9,6 +9,7 @@ tokens (the latter change no column, so they only need recognising).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 from sqlglot import exp
@@ -22,10 +23,12 @@ from schema_tracker.changes import (
     RenameColumn,
     RenameTable,
     TableCharsetChanged,
+    UniqueKeysChanged,
     converted_column,
 )
+from schema_tracker.ddl import keys
 from schema_tracker.ddl.context import Ctx, ident, need_table, qualified, table_name
-from schema_tracker.ddl.create import charset_options, primary_key_of
+from schema_tracker.ddl.create import charset_options, has_inline_unique, primary_key_of
 from schema_tracker.ddl.dialect import parse, session, tokenize, unsupported
 from schema_tracker.ddl.script import split_commas
 from schema_tracker.ddl.types import column_def
@@ -155,6 +158,8 @@ def _apply_action(ctx: Ctx, db: str, name: str, action: exp.Expression) -> None:
         ctx.emit(CreateOrModifyColumn(db, name, col, first, after))
         if inline_pk:
             ctx.emit(PrimaryKeyChanged(db, name, (col.name,)))
+        if has_inline_unique(action):
+            _add_unique(ctx, db, name, None, [exp.column(col.name)])
     elif isinstance(action, exp.ModifyColumn):
         _modify(ctx, t, action)
     elif isinstance(action, exp.RenameColumn):
@@ -173,7 +178,11 @@ def _apply_action(ctx: Ctx, db: str, name: str, action: exp.Expression) -> None:
                     raise SchemaError(f"DROP COLUMN: unknown column {col_name!r}", table=t.qualified_name)
                 ctx.emit(DropColumn(db, name, t.column(col_name).name))  # type: ignore[union-attr]
                 t = need_table(ctx, db, name)
-        elif kind not in ("INDEX", "KEY", "FOREIGN KEY", "CONSTRAINT", "CHECK"):
+        elif kind in ("INDEX", "KEY"):
+            for target in action.args.get("tables") or [action.this]:
+                drop_index(ctx, t, ident(target))
+                t = need_table(ctx, db, name)
+        elif kind not in ("FOREIGN KEY", "CONSTRAINT", "CHECK"):
             raise unsupported(f"ALTER TABLE DROP {kind} not understood")
     elif isinstance(action, exp.DropPrimaryKey):
         ctx.emit(PrimaryKeyChanged(db, name, ()))
@@ -183,14 +192,24 @@ def _apply_action(ctx: Ctx, db: str, name: str, action: exp.Expression) -> None:
             if pk is not None:
                 cols = tuple(t.column(k).name if t.column(k) else k for k in pk)  # type: ignore[union-attr]
                 ctx.emit(PrimaryKeyChanged(db, name, cols))
+            elif (uk := keys.unique_key(item)) is not None:
+                _add_unique(ctx, db, name, uk[0], uk[1])
+            elif isinstance(item, exp.IndexColumnConstraint):
+                add_index(ctx, need_table(ctx, db, name), keys.index_name(item), keys.key_parts(item))
+            t = need_table(ctx, db, name)
     elif isinstance(action, exp.AlterColumn):
         _alter_column(ctx, t, action)
     elif isinstance(action, exp.AlterRename):
         new_db, new_name = table_name(ctx, action.this)
         ctx.emit(RenameTable(db, name, new_db, new_name))
         ctx.target = (new_db, new_name)
-    elif isinstance(action, exp.ForceProperty | exp.RenameIndex | exp.AlterIndex):
-        return  # rebuilds and index renames/visibility: no column changes
+    elif isinstance(action, exp.RenameIndex):
+        old_key, new_key = action.this.name, action.args["to"].name
+        renamed = tuple((new_key if n.lower() == old_key.lower() else n, c) for n, c in t.unique_keys)
+        if renamed != t.unique_keys:
+            ctx.emit(UniqueKeysChanged(db, name, renamed))
+    elif isinstance(action, exp.ForceProperty | exp.AlterIndex):
+        return  # rebuilds and index visibility: no column changes
     else:
         raise unsupported(f"ALTER TABLE action {type(action).__name__} not understood")
 
@@ -203,7 +222,7 @@ def _modify(ctx: Ctx, t: TableSchema, action: exp.ModifyColumn) -> None:
     if old is None:
         raise SchemaError(f"MODIFY/CHANGE: unknown column {old_name!r}", table=t.qualified_name)
     col, inline_pk = column_def(definition, t)
-    if old.name.lower() in {k.lower() for k in t.primary_key}:
+    if old.name.lower() in {k.lower() for k in t.primary_key} and not t.implicit_primary_key:
         col = replace(col, nullable=False)  # PK columns stay NOT NULL, so this is no redefinition
     first, after = _position(definition)
     if rename_from is None:  # MODIFY
@@ -215,6 +234,67 @@ def _modify(ctx: Ctx, t: TableSchema, action: exp.ModifyColumn) -> None:
             ctx.emit(CreateOrModifyColumn(t.db, t.name, col, first, after))
     if inline_pk:
         ctx.emit(PrimaryKeyChanged(t.db, t.name, (col.name,)))
+    if has_inline_unique(definition):
+        _add_unique(ctx, t.db, t.name, None, [exp.column(col.name)])
+
+
+def _add_unique(ctx: Ctx, db: str, name: str, key_name: str | None, parts: list[exp.Expression]) -> None:
+    t = need_table(ctx, db, name)
+    unique, key_name = keys.with_key(t.unique_keys, key_name, parts, set())
+    if unique != t.unique_keys:
+        ctx.emit(UniqueKeysChanged(db, name, unique))
+    if keys.functional_parts(parts):
+        keys.add_hidden(ctx, need_table(ctx, db, name), key_name, parts)
+
+
+def add_index(ctx: Ctx, t: TableSchema, key_name: str | None, parts: list[exp.Expression]) -> None:
+    """A non-unique index: only its functional parts change the table (hidden columns)."""
+    if not keys.functional_parts(parts):
+        return
+    if key_name is None:
+        _, key_name = keys.with_key(t.unique_keys, None, parts, set())
+    keys.add_hidden(ctx, t, key_name, parts)
+
+
+def drop_index(ctx: Ctx, t: TableSchema, key_name: str) -> None:
+    """DROP INDEX: the key leaves the unique keys, and its hidden columns go with it."""
+    remaining = keys.without_index(t.unique_keys, key_name)
+    if remaining != t.unique_keys:
+        ctx.emit(UniqueKeysChanged(t.db, t.name, remaining))
+    keys.drop_hidden(ctx, need_table(ctx, t.db, t.name), key_name)
+
+
+def index_statement(ctx: Ctx, text: str, tokens: list[Token], verb: str) -> None:
+    """CREATE [UNIQUE] INDEX … ON t (…) and DROP INDEX … ON t: unique keys and functional parts only."""
+    unique = any(t.text.upper() == "UNIQUE" for t in tokens[1:3])
+    functional = any(a.token_type == TokenType.L_PAREN and b.token_type == TokenType.L_PAREN
+                     for a, b in itertools.pairwise(tokens))
+    if verb == "CREATE" and not unique and not functional:
+        return  # a plain index: no column changes, however sqlglot reads it
+    tree = parse(text)
+    if verb == "DROP" and isinstance(tree, exp.Drop):
+        on = tree.args.get("cluster")
+        if not isinstance(on, exp.OnProperty) or not isinstance(on.this, exp.Table):
+            raise unsupported("DROP INDEX without ON table")
+        db, name = table_name(ctx, on.this)
+        t = ctx.catalog.table(db, name)
+        if t is not None:  # an unknown table: nothing the catalog holds changes
+            ctx.target = (db, name)
+            for target in tree.args.get("tables") or [tree.this]:
+                drop_index(ctx, need_table(ctx, db, name), ident(target))
+        return
+    if verb != "CREATE" or not isinstance(tree, exp.Create) or not isinstance(tree.this, exp.Index):
+        raise unsupported("CREATE INDEX statement not understood")
+    index = tree.this
+    db, name = table_name(ctx, index.args["table"])
+    ctx.target = (db, name)
+    params = index.args.get("params")
+    parts = keys.key_parts(params) if params is not None else []
+    key_name = index.name or None
+    if unique:
+        _add_unique(ctx, db, name, key_name, parts)
+    else:
+        add_index(ctx, need_table(ctx, db, name), key_name, parts)
 
 
 def _alter_column(ctx: Ctx, t: TableSchema, action: exp.AlterColumn) -> None:

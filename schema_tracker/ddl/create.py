@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
@@ -15,6 +17,7 @@ from schema_tracker.changes import (
     RenameTable,
     TruncateTable,
 )
+from schema_tracker.ddl import keys
 from schema_tracker.ddl.context import Ctx, ident, need_table, qualified, table_name
 from schema_tracker.ddl.dialect import session, tokenize, unsupported
 from schema_tracker.ddl.script import split_commas
@@ -72,9 +75,14 @@ def create(ctx: Ctx, tree: exp.Create) -> None:
     if tree.args.get("exists") and ctx.catalog.table(db, name) is not None:
         return
     like = next((p for p in props if isinstance(p, exp.LikeProperty)), None)
+    if like is None and isinstance(schema, exp.Schema) and len(schema.expressions) == 1 \
+            and isinstance(schema.expressions[0], exp.LikeProperty):
+        like = schema.expressions[0]  # CREATE TABLE t3 (LIKE t1): the parenthesised form
     if like is not None:
         src = need_table(ctx, *table_name(ctx, like.this))
-        ctx.emit(CreateTable(db, name, src.columns, src.primary_key, src.charset, src.collation, src.engine))
+        like_pk = () if src.implicit_primary_key else src.primary_key  # re-derived by settle_primary_keys
+        ctx.emit(CreateTable(db, name, src.columns, like_pk, src.charset, src.collation, src.engine,
+                             unique_keys=src.unique_keys))
         return
     if tree.args.get("expression") is not None or not isinstance(schema, exp.Schema):
         raise unsupported("CREATE TABLE … SELECT: the columns come from a query (row-based logging writes "
@@ -85,15 +93,44 @@ def create(ctx: Ctx, tree: exp.Create) -> None:
     shell = TableSchema(db, name, (), (), charset, collation, engine)
     columns: list[ColumnSchema] = []
     pk: tuple[str, ...] = ()
+    unique: keys.Keys = ()
+    names: set[str] = set()
+    functional: list[tuple[str, list[exp.Expression]]] = []
     for item in schema.expressions:
         if isinstance(item, exp.ColumnDef):
             col, inline_pk = column_def(item, shell)
             columns.append(col)
             if inline_pk:
                 pk = (col.name,)
+            if has_inline_unique(item):
+                unique, key_name = keys.with_key(unique, None, [exp.column(col.name)], names)
+                names.add(key_name.lower())
         elif (found := primary_key_of(item)) is not None:
             pk = found
-    ctx.emit(CreateTable(db, name, tuple(columns), pk, charset, collation, engine))
+        elif (uk := keys.unique_key(item)) is not None:
+            unique, key_name = keys.with_key(unique, uk[0], uk[1], names)
+            names.add(key_name.lower())
+            if keys.functional_parts(uk[1]):
+                functional.append((key_name, uk[1]))
+        elif isinstance(item, exp.IndexColumnConstraint):
+            parts = keys.key_parts(item)
+            explicit = keys.index_name(item)
+            key_name = explicit if explicit is not None else keys.with_key((), None, parts, names)[1]
+            names.add(key_name.lower())
+            if keys.functional_parts(parts):
+                functional.append((key_name, parts))
+    for key_name, parts in functional:  # hidden columns come after every declared column
+        columns.extend(keys.hidden_columns(replace(shell, columns=tuple(columns)), key_name, parts))
+    ctx.emit(CreateTable(db, name, tuple(columns), pk, charset, collation, engine, unique_keys=unique))
+
+
+def has_inline_unique(node: exp.ColumnDef) -> bool:
+    """Whether a column definition carries ``UNIQUE [KEY]`` (a key named after the column)."""
+    for cons in node.args.get("constraints") or []:
+        kind = cons.args.get("kind") if isinstance(cons, exp.ColumnConstraint) else cons
+        if isinstance(kind, exp.UniqueColumnConstraint):
+            return True
+    return False
 
 
 def primary_key_of(item: exp.Expression) -> tuple[str, ...] | None:
