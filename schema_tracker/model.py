@@ -51,12 +51,36 @@ _DEFAULT_COLLATION: Mapping[str, str] = MappingProxyType({
     "cp1250": "cp1250_general_ci",
     "cp1251": "cp1251_general_ci",
     "koi8r": "koi8r_general_ci",
+    "gb18030": "gb18030_chinese_ci",
+    "cp932": "cp932_japanese_ci",
+    "eucjpms": "eucjpms_japanese_ci",
+    "tis620": "tis620_thai_ci",
+    "hebrew": "hebrew_general_ci",
+    "greek": "greek_general_ci",
+    "cp1256": "cp1256_general_ci",
+    "cp1257": "cp1257_general_ci",
+    "latin5": "latin5_turkish_ci",
+    "latin7": "latin7_general_ci",
+    "armscii8": "armscii8_general_ci",
+    "geostd8": "geostd8_general_ci",
+    "keybcs2": "keybcs2_general_ci",
+    "macce": "macce_general_ci",
+    "macroman": "macroman_general_ci",
+    "swe7": "swe7_swedish_ci",
+    "utf16le": "utf16le_general_ci",
+    "dec8": "dec8_swedish_ci",
+    "hp8": "hp8_english_ci",
+    "koi8u": "koi8u_general_ci",
+    "cp850": "cp850_general_ci",
+    "cp852": "cp852_general_ci",
+    "cp866": "cp866_general_ci",
 })
 
 # Bytes per character, to pick TEXT/BLOB sizes from a length and for CONVERT TO CHARACTER SET.
 _MBMAXLEN: Mapping[str, int] = MappingProxyType({
     "utf8mb3": 3, "utf8mb4": 4, "ucs2": 2, "utf16": 4, "utf16le": 4, "utf32": 4,
     "big5": 2, "gbk": 2, "gb2312": 2, "sjis": 2, "cp932": 2, "ujis": 3, "eucjpms": 3, "euckr": 2,
+    "gb18030": 4,
 })
 
 _INT_WIDTH: Mapping[str, tuple[int, int]] = MappingProxyType({  # (signed, unsigned) display width
@@ -259,7 +283,9 @@ class TableSchema:
         when there is no PRIMARY KEY), or ``()``."""
         for _name, cols in self.unique_keys:
             found = [self.column(c) for c in cols]
-            if found and all(c is not None and not c.nullable for c in found):
+            # a VIRTUAL generated column cannot be part of the clustered key
+            if found and all(c is not None and not c.nullable
+                             and (c.generated is None or c.generated_stored) for c in found):
                 return tuple(c.name for c in found if c is not None)
         return ()
 

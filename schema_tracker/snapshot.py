@@ -95,18 +95,29 @@ def catalog_from_server(connection: Any, *, databases: list[str] | None = None,
 def _read_table(cur: Any, catalog: Catalog, db: str, table: str, engine: str | None,
                 collation: str | None, session: ServerSession) -> Catalog:
     cur.execute("SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, CHARACTER_SET_NAME, COLLATION_NAME, EXTRA, "
-                "COLUMN_DEFAULT, GENERATION_EXPRESSION FROM information_schema.COLUMNS "
+                "COLUMN_DEFAULT, GENERATION_EXPRESSION, COLUMN_KEY FROM information_schema.COLUMNS "
                 "WHERE TABLE_SCHEMA=%s AND TABLE_NAME=%s ORDER BY ORDINAL_POSITION", (db, table))
     rows = cur.fetchall()
-    cur.execute("SELECT COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA=%s AND "
-                "TABLE_NAME=%s AND INDEX_NAME='PRIMARY' ORDER BY SEQ_IN_INDEX", (db, table))
-    pk = tuple(r[0] for r in cur.fetchall())
+    cur.execute("SELECT INDEX_NAME, COLUMN_NAME, SUB_PART FROM information_schema.STATISTICS "
+                "WHERE TABLE_SCHEMA=%s AND TABLE_NAME=%s AND NON_UNIQUE=0 ORDER BY INDEX_NAME, SEQ_IN_INDEX",
+                (db, table))
+    indexes: dict[str, list[str | None]] = {}
+    for index, column, sub_part in cur.fetchall():
+        indexes.setdefault(index, []).append(column if sub_part is None else None)
+    pk = tuple(c for c in indexes.pop("PRIMARY", []) if c is not None)
+    # Whole-column UNIQUE keys; the one information_schema marks PRI (no PRIMARY KEY) goes first.
+    pri = {r[0].lower() for r in rows if r[8] == "PRI"}
+    unique = sorted(((name, tuple(c for c in cols if c is not None)) for name, cols in indexes.items()
+                     if cols and None not in cols),
+                    key=lambda k: {c.lower() for c in k[1]} != pri)
     # Rebuild each column by parsing its COLUMN_TYPE with the same DDL code the binlog path uses.
     parts = []
-    for name, ctype, nullable, cs, coll, extra, _default, gen in rows:
+    for name, ctype, nullable, cs, coll, extra, _default, gen, _key in rows:
         part = f"`{name.replace('`', '``')}` {ctype}"
         if cs and coll:
             part += f" CHARACTER SET {cs} COLLATE {coll}"
+        if gen and session.mysql8:
+            gen = gen.replace("\\'", "'")  # MySQL 8 escapes the quotes of GENERATION_EXPRESSION
         if gen:
             part += f" AS ({gen})" + (" STORED" if "STORED" in (extra or "").upper() else "")
         elif nullable == "NO":
@@ -121,6 +132,8 @@ def _read_table(cur: Any, catalog: Catalog, db: str, table: str, engine: str | N
     _, changes = apply(shell, sql, None, session=session)
     created = next(c for c in changes if isinstance(c, CreateTable))
     charset = charset_of_collation(collation) if collation else None
-    t = TableSchema(db, table, created.columns, pk, charset, collation, engine)
-    return apply_change(catalog, CreateTable(t.db, t.name, t.columns, t.primary_key, t.charset,
-                                             t.collation, t.engine))
+    t = TableSchema(db, table, created.columns, pk, charset, collation, engine, unique_keys=tuple(unique))
+    implicit = not pk and bool(t.implied_primary_key())
+    return apply_change(catalog, CreateTable(t.db, t.name, t.columns, pk or t.implied_primary_key(),
+                                             t.charset, t.collation, t.engine, unique_keys=t.unique_keys,
+                                             implicit_primary_key=implicit))

@@ -64,6 +64,7 @@ class Report:
     replayed: int = 0
     stopped: list[tuple[str, str, str]] = field(default_factory=list)
     silent: list[tuple[str, str, str]] = field(default_factory=list)
+    aborted: list[tuple[str, str, str]] = field(default_factory=list)  # files cut short (re-read failed)
     server_version: str = ""
     seconds: float = 0.0
 
@@ -83,6 +84,7 @@ class Report:
             "silent_differences": len(self.silent), "seconds": round(self.seconds, 1),
             "stopped_by_reason": dict(self.reasons().most_common()),
             "stopped": [list(x) for x in self.stopped], "silent": [list(x) for x in self.silent],
+            "aborted_files": [list(x) for x in self.aborted],
         }
 
     def summary(self) -> str:
@@ -92,6 +94,7 @@ class Report:
                  f"{len(self.silent)} silent differences, {self.seconds:.0f} s"]
         lines += [f"  {n:5d}  {reason}" for reason, n in self.reasons().most_common()]
         lines += [f"  SILENT {f}: {s[:200]!r}: {r[:400]}" for f, s, r in self.silent]
+        lines += [f"  ABORTED {f} after {s[:200]!r}: {r[:300]}" for f, s, r in self.aborted]
         return "\n".join(lines)
 
 
@@ -266,13 +269,17 @@ def run_file(server: Any, path: Path, statements: list[str], report: Report, lab
                     break
             if stopped is not None:
                 report.stopped.append((label, sql, stopped))
-                catalog = _resync(conn, catalog)
-                continue
-            report.replayed += 1
-            problems = differences(server_snapshot(cur), tracker_snapshot(catalog))
-            if problems:
+            else:
+                report.replayed += 1
+                problems = differences(server_snapshot(cur), tracker_snapshot(catalog))
+                if not problems:
+                    continue
                 report.silent.append((label, sql, "; ".join(problems)))
+            try:
                 catalog = _resync(conn, catalog)
+            except BinlogError as err:  # the server's own catalog cannot be read back: end this file
+                report.aborted.append((label, sql, f"{type(err).__name__}: {err}"))
+                break
     finally:
         tail.close()
         try:

@@ -24,11 +24,23 @@ from binlog_model.position import BinlogPosition
 from schema_tracker.changes import SchemaChange, SkippedStatement, apply_change
 from schema_tracker.ddl.alter import alter_table, index_statement
 from schema_tracker.ddl.context import Ctx
-from schema_tracker.ddl.create import alter_database, create, drop, rename_tables, truncate
+from schema_tracker.ddl.create import (
+    alter_database,
+    create,
+    drop,
+    rename_tables,
+    split_create_table,
+    truncate,
+)
 from schema_tracker.ddl.dialect import in_session, parse, tokenize, unsupported
 from schema_tracker.ddl.ignored import IGNORED_FIRST, IGNORED_KINDS, object_kind
 from schema_tracker.ddl.keys import settle_primary_keys
-from schema_tracker.ddl.script import parse_use, split_statements, unwrap_version_comments
+from schema_tracker.ddl.script import (
+    parse_use,
+    split_statements,
+    unwrap_version_comments,
+    without_index_types,
+)
 from schema_tracker.ddl.shapes import statement_shapes, tree_shape
 from schema_tracker.model import Catalog, ServerSession
 
@@ -96,11 +108,14 @@ def _dispatch(ctx: Ctx, sql: str) -> None:
     elif first == "ALTER":
         alter_database(ctx, tokens)
     else:
-        tree = parse(text)
+        text = without_index_types(text, tokens)
+        tokens = tokenize(text, sql)
+        split = split_create_table(text, tokens) if first == "CREATE" and kind == "TABLE" else None
+        tree = parse(split[0] if split is not None else text)
         if isinstance(tree, exp.Command) and first == "CREATE":
             tree = parse(without_partitioning(text, tokens))
         if isinstance(tree, exp.Create):
-            create(ctx, tree)
+            create(ctx, tree, split[1] if split is not None else None)
         elif isinstance(tree, exp.Drop):
             drop(ctx, tree)
         else:

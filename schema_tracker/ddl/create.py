@@ -19,8 +19,8 @@ from schema_tracker.changes import (
 )
 from schema_tracker.ddl import keys
 from schema_tracker.ddl.context import Ctx, ident, need_table, qualified, table_name
-from schema_tracker.ddl.dialect import session, tokenize, unsupported
-from schema_tracker.ddl.script import split_commas
+from schema_tracker.ddl.dialect import SerialDefaultValueColumnConstraint, session, tokenize, unsupported
+from schema_tracker.ddl.script import matching_paren, split_commas
 from schema_tracker.ddl.types import column_def
 from schema_tracker.model import (
     ColumnSchema,
@@ -53,7 +53,72 @@ def charset_options(options: list[exp.Expression], fallback: tuple[str, str]) ->
     return charset or charset_of_collation(collation), collation
 
 
-def create(ctx: Ctx, tree: exp.Create) -> None:
+TableOptions = tuple[str | None, str | None, str | None]  # charset, collation, engine as written
+
+# Words that end the table options of a CREATE TABLE (what follows is partitioning or a query).
+_OPTIONS_END = frozenset({"PARTITION", "PARTITION BY", "AS", "SELECT", "IGNORE", "REPLACE", "WITH", "TABLE",
+                          "VALUES", "START"})
+
+
+def split_create_table(text: str, tokens: list[Token]) -> tuple[str, TableOptions] | None:
+    """``CREATE TABLE name (definitions)`` and the charset/collation/engine of the table options after it,
+    read from tokens: sqlglot does not parse every table option (CHECKSUM, TABLESPACE, DATA DIRECTORY,
+    UNION=(…), STORAGE…) nor every partitioning clause, and none of them changes a column. None when the
+    statement has no definition list, or when a query follows it (CREATE TABLE … SELECT)."""
+    start = next((i for i, t in enumerate(tokens) if t.token_type == TokenType.L_PAREN), -1)
+    if start < 0:
+        return None
+    end = matching_paren(tokens, start)
+    if end < 0:
+        return None
+    charset = collation = engine = None
+    tail = tokens[end + 1:]
+    i = 0
+    while i < len(tail):
+        word = tail[i].text.upper()
+        if tail[i].token_type == TokenType.L_PAREN and i + 1 < len(tail) \
+                and tail[i + 1].text.upper() == "SELECT":
+            return None
+        if word in _OPTIONS_END:
+            if word not in ("PARTITION", "PARTITION BY"):
+                return None  # a query follows: the columns come from it
+            break
+        value = tail[i + 1:]
+        if value and value[0].token_type == TokenType.EQ:
+            value = value[1:]
+        if word in ("CHARACTER SET", "CHARSET", "CHARACTER") and value:
+            if value[0].text.upper() == "SET":
+                value = value[1:]
+                if value and value[0].token_type == TokenType.EQ:
+                    value = value[1:]
+            charset = value[0].text if value else None
+        elif word == "COLLATE" and value:
+            collation = value[0].text
+        elif word in ("ENGINE", "TYPE") and value:
+            engine = value[0].text
+        elif tail[i].token_type == TokenType.L_PAREN:  # UNION=(t1, t2): skip the list
+            close = matching_paren(tail, i)
+            i = close if close > 0 else len(tail)
+        i += 1
+    return text[:tokens[end].end + 1], (charset, collation, engine)
+
+
+def options_charset(options: TableOptions, fallback: tuple[str, str]) -> tuple[str, str] | None:
+    """(charset, collation) the table options set, or None when they name neither."""
+    charset, collation, _ = options
+    if charset is None and collation is None:
+        return None
+    charset = normalize_charset(charset) if charset is not None else None
+    if charset is not None and charset.upper() == "DEFAULT":
+        charset = fallback[0]
+    if collation is not None and collation.upper() == "DEFAULT":
+        collation = None
+    coll = normalize_collation(collation) if collation \
+        else session().default_collation(charset or fallback[0])
+    return charset or charset_of_collation(coll), coll
+
+
+def create(ctx: Ctx, tree: exp.Create, options: TableOptions | None = None) -> None:
     kind = (tree.args.get("kind") or "").upper()
     props = properties_of(tree)
     if any(isinstance(p, exp.TemporaryProperty) for p in props):
@@ -87,9 +152,14 @@ def create(ctx: Ctx, tree: exp.Create) -> None:
     if tree.args.get("expression") is not None or not isinstance(schema, exp.Schema):
         raise unsupported("CREATE TABLE … SELECT: the columns come from a query (row-based logging writes "
                            "a plain CREATE TABLE instead)")
-    charset, collation = charset_options(props, ctx.catalog.database_defaults(db)) or \
-        ctx.catalog.database_defaults(db)
-    engine = next((p.this.name for p in props if isinstance(p, exp.EngineProperty)), None)
+    if options is not None:
+        charset, collation = options_charset(options, ctx.catalog.database_defaults(db)) or \
+            ctx.catalog.database_defaults(db)
+        engine = options[2]
+    else:
+        charset, collation = charset_options(props, ctx.catalog.database_defaults(db)) or \
+            ctx.catalog.database_defaults(db)
+        engine = next((p.this.name for p in props if isinstance(p, exp.EngineProperty)), None)
     shell = TableSchema(db, name, (), (), charset, collation, engine)
     columns: list[ColumnSchema] = []
     pk: tuple[str, ...] = ()
@@ -126,9 +196,12 @@ def create(ctx: Ctx, tree: exp.Create) -> None:
 
 def has_inline_unique(node: exp.ColumnDef) -> bool:
     """Whether a column definition carries ``UNIQUE [KEY]`` (a key named after the column)."""
+    kind = node.args.get("kind")
+    if isinstance(kind, exp.DataType) and kind.this.name == "SERIAL":
+        return True  # SERIAL is BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE
     for cons in node.args.get("constraints") or []:
-        kind = cons.args.get("kind") if isinstance(cons, exp.ColumnConstraint) else cons
-        if isinstance(kind, exp.UniqueColumnConstraint):
+        found = cons.args.get("kind") if isinstance(cons, exp.ColumnConstraint) else cons
+        if isinstance(found, exp.UniqueColumnConstraint | SerialDefaultValueColumnConstraint):
             return True
     return False
 

@@ -14,6 +14,7 @@ from contextvars import ContextVar
 from typing import Any
 
 import sqlglot
+from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import SqlglotError
@@ -21,6 +22,18 @@ from sqlglot.tokens import Token, TokenType
 
 from binlog_model.errors import UnsupportedDDLError
 from schema_tracker.model import ServerSession
+
+
+class SridColumnConstraint(exp.ColumnConstraintKind):
+    """MySQL 8's ``SRID n`` column attribute of spatial columns (it restricts values, not their type)."""
+
+    arg_types = {"this": True}  # noqa: RUF012 - sqlglot's own convention
+
+
+class SerialDefaultValueColumnConstraint(exp.ColumnConstraintKind):
+    """``SERIAL DEFAULT VALUE`` on an integer column: NOT NULL AUTO_INCREMENT UNIQUE."""
+
+    arg_types = {"this": False}  # noqa: RUF012 - sqlglot's own convention
 
 
 class _BinlogMySQL(MySQL):
@@ -43,6 +56,25 @@ class _BinlogMySQL(MySQL):
             "MULTIPOINT": TokenType.INT4MULTIRANGE, "GEOMETRYCOLLECTION": TokenType.INT8MULTIRANGE,
             "GEOMCOLLECTION": TokenType.INT8MULTIRANGE,  # MySQL 8's synonym (MariaDB rejects it)
         }
+
+    class Parser(MySQL.Parser):  # type: ignore[valid-type,misc]  # sqlglot declares it as a variable
+        # MySQL lets a generated column's ``AS (expr)`` follow the type's CHARACTER SET / COLLATE; sqlglot
+        # reads ``AS`` only right after the type, so it is also a column attribute here.
+        CONSTRAINT_PARSERS = {  # noqa: RUF012 - sqlglot's own convention for parser tables
+            **MySQL.Parser.CONSTRAINT_PARSERS,
+            "AS": lambda self: self._parse_generated_after_attributes(),
+            "SRID": lambda self: self.expression(SridColumnConstraint(this=self._parse_number())),
+            "SERIAL": lambda self: self._match_text_seq("DEFAULT", "VALUE")
+            and self.expression(SerialDefaultValueColumnConstraint()),
+        }
+
+        def _parse_generated_after_attributes(self) -> exp.Expression | None:
+            if not self._match(TokenType.L_PAREN, advance=False):
+                return None
+            expression = self._parse_disjunction()
+            stored = self._match_texts(("STORED", "VIRTUAL", "PERSISTENT")) and \
+                self._prev.text.upper() in ("STORED", "PERSISTENT")
+            return self.expression(exp.ComputedColumnConstraint(this=expression, persisted=stored))
 
 
 class _BinlogMySQLAnsiQuotes(_BinlogMySQL):

@@ -91,3 +91,29 @@ def split_commas(tokens: list[Token]) -> list[list[Token]]:
         parts[-1].append(tok)
     return [p for p in parts if p]
 
+
+
+_INDEX_TYPES = frozenset({"BTREE", "HASH", "RTREE"})
+
+
+def without_index_types(text: str, tokens: list[Token]) -> str:
+    """``text`` without ``USING BTREE|HASH|RTREE`` (index types change no column; sqlglot rejects them
+    before a key's column list, as in ``PRIMARY KEY USING HASH (a)``)."""
+    cuts = [(tokens[i].start, tokens[i + 1].end + 1) for i in range(len(tokens) - 1)
+            if tokens[i].text.upper() == "USING" and tokens[i + 1].text.upper() in _INDEX_TYPES]
+    for start, end in reversed(cuts):
+        text = text[:start] + " " + text[end:]
+    return text
+
+
+def matching_paren(tokens: list[Token], i: int) -> int:
+    """Index of the R_PAREN closing the L_PAREN at ``i`` (-1 when unbalanced)."""
+    depth = 0
+    for j in range(i, len(tokens)):
+        if tokens[j].token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tokens[j].token_type == TokenType.R_PAREN:
+            depth -= 1
+            if depth == 0:
+                return j
+    return -1

@@ -6,7 +6,12 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from schema_tracker.ddl.dialect import session, unsupported
+from schema_tracker.ddl.dialect import (
+    SerialDefaultValueColumnConstraint,
+    SridColumnConstraint,
+    session,
+    unsupported,
+)
 from schema_tracker.model import (
     TEXTUAL_TYPES,
     ColumnSchema,
@@ -43,7 +48,7 @@ _SIMPLE_TYPES = {
 # Column constraint kinds that do not change what the tracker records.
 _IGNORED_CONSTRAINTS = (
     exp.CommentColumnConstraint, exp.UniqueColumnConstraint, exp.OnUpdateColumnConstraint,
-    exp.CheckColumnConstraint, exp.Reference, exp.IndexColumnConstraint,
+    exp.CheckColumnConstraint, exp.Reference, exp.IndexColumnConstraint, SridColumnConstraint,
 )
 _TEXT_SIZES = (("tinytext", "tinyblob", 255), ("text", "blob", 65535),
                ("mediumtext", "mediumblob", 16777215), ("longtext", "longblob", 4294967295))
@@ -79,20 +84,32 @@ def column_def(node: exp.ColumnDef, table: TableSchema) -> tuple[ColumnSchema, b
         elif isinstance(k, exp.AutoIncrementColumnConstraint):
             col = replace(col, auto_increment=True)
         elif isinstance(k, exp.DefaultColumnConstraint):
-            is_null = isinstance(k.this, exp.Null)
-            col = replace(col, default=None if is_null else k.this.sql("mysql"), has_default=True)
+            value = k.this
+            if isinstance(value, exp.Collate):  # DEFAULT '' COLLATE x: the COLLATE is the column's
+                collation = normalize_collation(value.expression.name)
+                value = value.this
+            if isinstance(value, exp.Introducer):  # DEFAULT _utf8'abc': the value is the literal
+                value = value.expression
+            is_null = isinstance(value, exp.Null)
+            col = replace(col, default=None if is_null else value.sql("mysql"), has_default=True)
         elif isinstance(k, exp.CharacterSetColumnConstraint):
             charset = normalize_charset(k.this.name)
         elif isinstance(k, exp.CollateColumnConstraint):
             collation = normalize_collation(k.this.name)
         elif isinstance(k, exp.ComputedColumnConstraint):
             col = replace(col, generated=k.this.sql("mysql"), generated_stored=bool(k.args.get("persisted")))
+        elif isinstance(k, exp.GeneratedAsIdentityColumnConstraint) and k.args.get("expression") is not None:
+            # GENERATED ALWAYS AS (expr) without VIRTUAL/STORED: a VIRTUAL generated column
+            col = replace(col, generated=k.args["expression"].sql("mysql"), generated_stored=False)
         elif isinstance(k, exp.InvisibleColumnConstraint):
             col = replace(col, invisible=True)
         elif isinstance(k, exp.ZeroFillColumnConstraint):
             col = replace(col, zerofill=True, unsigned=True)
             if col.data_type in INT_WIDTH and node.args["kind"].expressions == []:
                 col = replace(col, length=INT_WIDTH[col.data_type][1])
+        elif isinstance(k, SerialDefaultValueColumnConstraint):
+            col = replace(col, auto_increment=True)
+            nullable = False
         elif isinstance(k, exp.BinaryColumnConstraint):
             binary_attr = True
         elif isinstance(k, _IGNORED_CONSTRAINTS):
@@ -102,9 +119,13 @@ def column_def(node: exp.ColumnDef, table: TableSchema) -> tuple[ColumnSchema, b
     if col.data_type == "serial":
         col = replace(col, data_type="bigint", length=20, unsigned=True, auto_increment=True)
         nullable = False
+    if col.auto_increment:
+        nullable = False  # the server makes an AUTO_INCREMENT column NOT NULL
     col = replace(col, nullable=nullable and not pk)
     if kind.this in (exp.DataType.Type.NCHAR, exp.DataType.Type.NVARCHAR):
         charset = charset or "utf8mb3"
+    if col.data_type == "varbinary" and col.length is not None and col.length > 65535:
+        col = replace(col, data_type="blob")  # as VARCHAR above: too long for a row, a BLOB type
     if col.data_type == "blob":
         col = _sized(col, col.length)
     return _server_rules(_resolve_charset(col, table, charset, collation, binary_attr)), pk
@@ -141,7 +162,11 @@ def _resolve_charset(col: ColumnSchema, table: TableSchema, charset: str | None,
         collation = session().default_collation(charset)
     if binary_attr:
         collation = f"{charset}_bin"
-    return _sized(replace(col, charset=charset, collation=collation), col.length)
+    col = replace(col, charset=charset, collation=collation)
+    if col.data_type == "varchar" and col.length is not None and col.length * mbmaxlen(charset) > 65535:
+        # outside strict mode the server turns a VARCHAR too long for a row into the TEXT type that holds it
+        return _sized(replace(col, data_type="text"), col.length)
+    return _sized(col, col.length)
 
 
 def _sized(col: ColumnSchema, length: int | None) -> ColumnSchema:
