@@ -65,6 +65,7 @@ class Report:
     stopped: list[tuple[str, str, str]] = field(default_factory=list)
     silent: list[tuple[str, str, str]] = field(default_factory=list)
     aborted: list[tuple[str, str, str]] = field(default_factory=list)  # files cut short (re-read failed)
+    rejections: list[tuple[str, str, str]] = field(default_factory=list)  # the server's errors
     server_version: str = ""
     seconds: float = 0.0
 
@@ -245,13 +246,12 @@ def run_file(server: Any, path: Path, statements: list[str], report: Report, lab
                 cur.execute(sql)
                 while cur.nextset():
                     pass
-            except pymysql.err.OperationalError as err:
-                if err.args and err.args[0] in (2006, 2013):  # the connection died: start a new one
-                    conn = _connect(server)
+            except pymysql.Error as err:
+                if isinstance(err, pymysql.err.OperationalError) and err.args and err.args[0] in (2006, 2013):
+                    conn = _connect(server)  # the connection died: go on with a new one
                     cur = conn.cursor()
                 report.rejected += 1
-            except pymysql.Error:
-                report.rejected += 1
+                report.rejections.append((label, sql, str(err)))
             events = [e for e in tail.new_events() if isinstance(e, QueryEvent)
                       and not e.query.lstrip().upper().startswith(_TRANSACTION_WORDS)]
             if not events:

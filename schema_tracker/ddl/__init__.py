@@ -19,7 +19,7 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
-from binlog_model.errors import SchemaError
+from binlog_model.errors import SchemaError, UnsupportedDDLError
 from binlog_model.position import BinlogPosition
 from schema_tracker.changes import SchemaChange, SkippedStatement, apply_change
 from schema_tracker.ddl.alter import alter_table, index_statement
@@ -65,7 +65,13 @@ def apply(catalog: Catalog, sql: str, default_db: str | None, position: BinlogPo
     ctx = Ctx(catalog, default_db)
     try:
         with in_session(session or ServerSession()):
-            _dispatch(ctx, sql)
+            try:
+                _dispatch(ctx, sql)
+            except (SchemaError, RecursionError):
+                raise
+            except Exception as err:  # sqlglot's own failures: typed, never a bare crash of the replay
+                raise UnsupportedDDLError(f"the statement could not be read ({type(err).__name__}: {err})"
+                                          ) from err
             settle_primary_keys(ctx)
     except SchemaError as err:
         if not lenient:

@@ -28,7 +28,13 @@ from schema_tracker.changes import (
 )
 from schema_tracker.ddl import keys
 from schema_tracker.ddl.context import Ctx, ident, need_table, qualified, table_name
-from schema_tracker.ddl.create import charset_options, has_inline_unique, primary_key_of
+from schema_tracker.ddl.create import (
+    charset_options,
+    has_inline_unique,
+    options_charset,
+    primary_key_of,
+    read_table_options,
+)
 from schema_tracker.ddl.dialect import parse, session, tokenize, unsupported
 from schema_tracker.ddl.script import split_commas
 from schema_tracker.ddl.types import column_def
@@ -57,12 +63,32 @@ def alter_table(ctx: Ctx, text: str, tokens: list[Token]) -> None:
     db, name = qualified(ctx, name_tokens)
     ctx.target = (db, name)
     need_table(ctx, db, name)
-    actions = split_commas(tokens[i:])
+    actions = _join_name_lists(split_commas(tokens[i:]))
     # The server renames the table after every other action, wherever RENAME TO appears in the list.
     renames = [a for a in actions if a[0].text.upper() == "RENAME"
                and (len(a) < 2 or a[1].text.upper() not in ("COLUMN", "INDEX", "KEY"))]
     for action in [a for a in actions if not any(a is r for r in renames)] + renames:
         _alter_action(ctx, db, name, text[action[0].start:action[-1].end + 1], action)
+
+
+def _is_partition_action(words: list[str]) -> bool:
+    # The tokenizer may merge "PARTITION BY" into one token; its first word decides.
+    return bool(words) and (words[0].split()[0] in PARTITION_ACTIONS
+                            or (len(words) > 1 and words[1] == "PARTITION"))
+
+
+def _join_name_lists(actions: list[list[Token]]) -> list[list[Token]]:
+    """``DROP PARTITION p0, p1`` and ``ORDER BY a, b`` end in a list of names that the comma split cut
+    into separate actions: glue the bare names back onto the action they belong to."""
+    out: list[list[Token]] = []
+    for action in actions:
+        bare = all(t.token_type in (TokenType.VAR, TokenType.IDENTIFIER, TokenType.DOT)
+                   or t.text.upper() in ("ASC", "DESC") for t in action)
+        if bare and out and _is_partition_action([t.text.upper() for t in out[-1]]):
+            out[-1] = out[-1] + action
+        else:
+            out.append(action)
+    return out
 
 
 def _alter_action(ctx: Ctx, db: str, name: str, sql: str, toks: list[Token]) -> None:
@@ -80,13 +106,15 @@ def _alter_action(ctx: Ctx, db: str, name: str, sql: str, toks: list[Token]) -> 
                 else:
                     _alter_action(ctx, db, name, "ADD COLUMN " + piece, tokenize("ADD COLUMN " + piece, sql))
             return
-    # The tokenizer may merge "PARTITION BY" into one token; its first word decides.
-    if words[0].split()[0] in PARTITION_ACTIONS or (len(words) > 1 and words[1] == "PARTITION"):
-        return  # partition maintenance: rows move, columns do not
+    if _is_partition_action(words):
+        return  # partition maintenance and row order: rows move, columns do not
     if words[:2] == ["RENAME", "AS"]:  # sqlglot knows RENAME [TO] only; AS is a MySQL synonym
         sql = "RENAME TO " + sql[toks[2].start - toks[0].start:]
     if words[0] == "CONVERT":
         _convert_charset(ctx, db, name, toks)
+        return
+    if words[0] in TABLE_OPTION_WORDS and not (words[0] == "INDEX" and words[1:2] != ["DIRECTORY"]):
+        _table_options(ctx, db, name, toks)
         return
     tree = parse(f"ALTER TABLE `_` {sql}")
     if not isinstance(tree, exp.Alter):
@@ -101,10 +129,28 @@ def _alter_action(ctx: Ctx, db: str, name: str, sql: str, toks: list[Token]) -> 
         cs = charset_options(options, (t.charset or "", t.collation or ""))
         if cs is not None:
             ctx.emit(TableCharsetChanged(db, name, cs[0], cs[1]))
-        for opt in options:
-            if isinstance(opt, exp.EngineProperty):
-                t = need_table(ctx, db, name)
-                ctx.catalog = ctx.catalog.with_table(replace(t, engine=opt.this.name))
+
+
+# Table options an ALTER TABLE action may start with (several may follow each other without commas).
+TABLE_OPTION_WORDS = frozenset({
+    "ENGINE", "TYPE", "AUTO_INCREMENT", "AVG_ROW_LENGTH", "CHECKSUM", "TABLE_CHECKSUM", "COMMENT",
+    "COMPRESSION", "CONNECTION", "DATA", "INDEX", "DELAY_KEY_WRITE", "ENCRYPTION", "INSERT_METHOD",
+    "KEY_BLOCK_SIZE", "MAX_ROWS", "MIN_ROWS", "PACK_KEYS", "PASSWORD", "ROW_FORMAT", "STATS_AUTO_RECALC",
+    "STATS_PERSISTENT", "STATS_SAMPLE_PAGES", "TABLESPACE", "UNION", "STORAGE", "SECONDARY_ENGINE",
+    "SECONDARY_ENGINE_ATTRIBUTE", "ENGINE_ATTRIBUTE", "AUTOEXTEND_SIZE", "DEFAULT", "CHARACTER SET",
+    "CHARSET", "CHARACTER", "COLLATE", "ALGORITHM", "LOCK", "WITH", "WITHOUT", "SECONDARY_LOAD",
+    "SECONDARY_UNLOAD", "PAGE_CHECKSUM", "TRANSACTIONAL", "SEQUENCE", "IETF_QUOTES", "PAGE_COMPRESSED",
+    "PAGE_COMPRESSION_LEVEL", "ENCRYPTION_KEY_ID", "ENCRYPTED",
+})
+
+
+def _table_options(ctx: Ctx, db: str, name: str, toks: list[Token]) -> None:
+    """Table options: only a new default charset/collation matters (the engine is not followed)."""
+    options, _ = read_table_options(toks)
+    t = need_table(ctx, db, name)
+    cs = options_charset(options, (t.charset or "", t.collation or ""))
+    if cs is not None:
+        ctx.emit(TableCharsetChanged(db, name, cs[0], cs[1]))
 
 
 def _is_index_action(words: list[str]) -> bool:

@@ -71,18 +71,24 @@ def split_create_table(text: str, tokens: list[Token]) -> tuple[str, TableOption
     end = matching_paren(tokens, start)
     if end < 0:
         return None
+    options, query_follows = read_table_options(tokens[end + 1:])
+    if query_follows:
+        return None
+    return text[:tokens[end].end + 1], options
+
+
+def read_table_options(tail: list[Token]) -> tuple[TableOptions, bool]:
+    """The charset, collation and engine that table options name (other options are passed over), and
+    whether a query follows them (CREATE TABLE … SELECT). Reading stops at a partitioning clause."""
     charset = collation = engine = None
-    tail = tokens[end + 1:]
     i = 0
     while i < len(tail):
         word = tail[i].text.upper()
         if tail[i].token_type == TokenType.L_PAREN and i + 1 < len(tail) \
                 and tail[i + 1].text.upper() == "SELECT":
-            return None
+            return (charset, collation, engine), True
         if word in _OPTIONS_END:
-            if word not in ("PARTITION", "PARTITION BY"):
-                return None  # a query follows: the columns come from it
-            break
+            return (charset, collation, engine), word not in ("PARTITION", "PARTITION BY")
         value = tail[i + 1:]
         if value and value[0].token_type == TokenType.EQ:
             value = value[1:]
@@ -100,7 +106,7 @@ def split_create_table(text: str, tokens: list[Token]) -> tuple[str, TableOption
             close = matching_paren(tail, i)
             i = close if close > 0 else len(tail)
         i += 1
-    return text[:tokens[end].end + 1], (charset, collation, engine)
+    return (charset, collation, engine), False
 
 
 def options_charset(options: TableOptions, fallback: tuple[str, str]) -> tuple[str, str] | None:
@@ -124,7 +130,10 @@ def create(ctx: Ctx, tree: exp.Create, options: TableOptions | None = None) -> N
     if any(isinstance(p, exp.TemporaryProperty) for p in props):
         return
     if kind in ("DATABASE", "SCHEMA"):
-        name = tree.this.name
+        # sqlglot puts the name in Table.db when options follow (CREATE SCHEMA s CHARACTER SET x)
+        name = tree.this.name or (tree.this.db if isinstance(tree.this, exp.Table) else "")
+        if not name:
+            raise unsupported("CREATE DATABASE without a name")
         if tree.args.get("exists") and ctx.catalog.database(name) is not None:
             return
         server = (ctx.catalog.server_charset, ctx.catalog.server_collation or "")
@@ -247,6 +256,8 @@ def rename_tables(ctx: Ctx, text: str, tokens: list[Token]) -> None:
     # sqlglot returns RENAME as a Command whose argument is the raw rest of the statement.
     rest = text[tokens[0].end + 1:]
     toks = tokenize(rest, text)
+    if toks and toks[0].text.upper() == "USER":
+        return  # RENAME USER: accounts, no table
     if not toks or toks[0].text.upper() not in ("TABLE", "TABLES"):
         raise unsupported("only RENAME TABLE is understood")
     i = 1

@@ -24,13 +24,13 @@ from binlog_model.errors import UnsupportedDDLError
 from schema_tracker.model import ServerSession
 
 
-class SridColumnConstraint(exp.ColumnConstraintKind):
+class SridColumnConstraint(exp.Expression, exp.ColumnConstraintKind):
     """MySQL 8's ``SRID n`` column attribute of spatial columns (it restricts values, not their type)."""
 
     arg_types = {"this": True}  # noqa: RUF012 - sqlglot's own convention
 
 
-class SerialDefaultValueColumnConstraint(exp.ColumnConstraintKind):
+class SerialDefaultValueColumnConstraint(exp.Expression, exp.ColumnConstraintKind):
     """``SERIAL DEFAULT VALUE`` on an integer column: NOT NULL AUTO_INCREMENT UNIQUE."""
 
     arg_types = {"this": False}  # noqa: RUF012 - sqlglot's own convention
@@ -47,6 +47,9 @@ class _BinlogMySQL(MySQL):
             "MIDDLEINT": TokenType.MEDIUMINT, "LONG": TokenType.MEDIUMTEXT,
             "LONG VARCHAR": TokenType.MEDIUMTEXT,
             "LONG VARBINARY": TokenType.MEDIUMBLOB, "NATIONAL CHAR": TokenType.NCHAR,
+            "NATIONAL CHARACTER VARYING": TokenType.NVARCHAR, "NATIONAL CHAR VARYING": TokenType.NVARCHAR,
+            "NCHAR VARCHAR": TokenType.NVARCHAR, "NCHAR VARYING": TokenType.NVARCHAR,
+            "NATIONAL VARCHARACTER": TokenType.NVARCHAR,
             "NATIONAL CHARACTER": TokenType.NCHAR, "NATIONAL VARCHAR": TokenType.NVARCHAR,
             "POINT": TokenType.POINT, "LINESTRING": TokenType.LINESTRING, "POLYGON": TokenType.POLYGON,
             "MULTILINESTRING": TokenType.MULTILINESTRING, "MULTIPOLYGON": TokenType.MULTIPOLYGON,
@@ -64,9 +67,28 @@ class _BinlogMySQL(MySQL):
             **MySQL.Parser.CONSTRAINT_PARSERS,
             "AS": lambda self: self._parse_generated_after_attributes(),
             "SRID": lambda self: self.expression(SridColumnConstraint(this=self._parse_number())),
+            "CHECK": lambda self: self._parse_check_enforced(),
             "SERIAL": lambda self: self._match_text_seq("DEFAULT", "VALUE")
             and self.expression(SerialDefaultValueColumnConstraint()),
         }
+
+        # FLOAT UNSIGNED: sqlglot has no unsigned FLOAT type; it rides on UINT256, read back in ``types``.
+        SIGNED_TO_UNSIGNED_TYPE_TOKEN = {  # noqa: RUF012
+            **MySQL.Parser.SIGNED_TO_UNSIGNED_TYPE_TOKEN, TokenType.FLOAT: TokenType.UINT256,
+        }
+
+        def _parse_check_enforced(self) -> exp.Expression | None:
+            # MySQL 8.0.16+: CHECK (expr) [NOT] ENFORCED (the server prints it as /*!80016 NOT ENFORCED */)
+            node = MySQL.Parser.CONSTRAINT_PARSERS["CHECK"](self)
+            if not self._match_text_seq("NOT", "ENFORCED"):
+                self._match_text_seq("ENFORCED")
+            return node
+
+        def _parse_unique_key(self) -> exp.Expression | None:
+            # ``ADD COLUMN c int UNIQUE FIRST``: FIRST/AFTER place the column, they do not name the key
+            if self._curr and self._curr.text.upper() in ("FIRST", "AFTER"):
+                return None
+            return super()._parse_unique_key()
 
         def _parse_generated_after_attributes(self) -> exp.Expression | None:
             if not self._match(TokenType.L_PAREN, advance=False):

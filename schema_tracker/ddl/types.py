@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from decimal import ROUND_HALF_UP, Decimal
 
 from sqlglot import exp
 
+from binlog_model.charsets import make_text_decoder
 from schema_tracker.ddl.dialect import (
     SerialDefaultValueColumnConstraint,
     SridColumnConstraint,
@@ -60,6 +62,8 @@ _BINARY_OF = {"char": "binary", "varchar": "varbinary", "tinytext": "tinyblob", 
 def _int_param(node: exp.Expression) -> int:
     value = node.this if isinstance(node, exp.DataTypeParam) else node
     try:
+        if "." in value.name:  # FLOAT(7.4), DECIMAL(8.3): the server rounds a decimal length
+            return int(Decimal(value.name).to_integral_value(ROUND_HALF_UP))
         return int(value.name)
     except (ValueError, AttributeError) as err:
         raise unsupported(f"type parameter is not an integer: {node.sql('mysql')}") from err
@@ -128,7 +132,30 @@ def column_def(node: exp.ColumnDef, table: TableSchema) -> tuple[ColumnSchema, b
         col = replace(col, data_type="blob")  # as VARCHAR above: too long for a row, a BLOB type
     if col.data_type == "blob":
         col = _sized(col, col.length)
-    return _server_rules(_resolve_charset(col, table, charset, collation, binary_attr)), pk
+    return _server_rules(_hex_labels(_resolve_charset(col, table, charset, collation, binary_attr))), pk
+
+
+HEX_LABEL = "\x00hex:"  # marks an ENUM/SET label written as a hex literal until its charset is known
+
+
+def _hex_labels(col: ColumnSchema) -> ColumnSchema:
+    if not any(v.startswith(HEX_LABEL) for v in col.enum_values):
+        return col
+    decode = make_text_decoder(col.charset) if col.charset not in (None, "binary") else None
+    if decode is None and col.charset not in (None, "binary"):
+        raise unsupported(f"hex labels of column {col.name!r}: no codec for charset {col.charset}")
+    labels = []
+    for v in col.enum_values:
+        if not v.startswith(HEX_LABEL):
+            labels.append(v)
+            continue
+        raw = bytes.fromhex(v[len(HEX_LABEL):])
+        try:
+            labels.append(decode(raw) if decode is not None else raw.decode("latin1"))
+        except (UnicodeDecodeError, ValueError) as err:
+            raise unsupported(f"hex label 0x{raw.hex()} of column {col.name!r} is not valid "
+                              f"{col.charset}") from err
+    return replace(col, enum_values=tuple(labels))
 
 
 def _server_rules(col: ColumnSchema) -> ColumnSchema:
@@ -151,8 +178,13 @@ def _resolve_charset(col: ColumnSchema, table: TableSchema, charset: str | None,
                      binary_attr: bool) -> ColumnSchema:
     if col.data_type not in TEXTUAL_TYPES:
         return col
+    if charset is None and collation is None and table.charset == "binary":
+        charset = "binary"  # a CHARSET=binary table: its textual columns are binary ones
     if charset == "binary" and col.data_type in _BINARY_OF:
-        return _sized(replace(col, data_type=_BINARY_OF[col.data_type]), None)
+        return _sized(replace(col, data_type=_BINARY_OF[col.data_type]), col.length if
+                      col.data_type in ("text", "blob") else None)
+    if charset == "binary":  # ENUM/SET of binary strings: information_schema names no charset
+        return replace(col, charset=None, collation=None)
     if collation is not None and charset is None:
         charset = charset_of_collation(collation)
     if charset is None:
@@ -198,7 +230,7 @@ def _data_type(name: str, kind: exp.DataType) -> ColumnSchema:
         precision = ints[0] if ints and ints[0] else 10  # DECIMAL(0) is DECIMAL(10,0), as the server says
         scale = ints[1] if len(ints) > 1 else 0
         return ColumnSchema(name, "decimal", precision=precision, scale=scale, unsigned=dtype == "UDECIMAL")
-    if dtype in ("FLOAT", "DOUBLE", "UDOUBLE", "UFLOAT"):
+    if dtype in ("FLOAT", "DOUBLE", "UDOUBLE", "UINT256"):  # UINT256: FLOAT UNSIGNED (see dialect)
         base = "double" if "DOUBLE" in dtype else "float"
         unsigned = dtype.startswith("U")
         if len(ints) == 1:  # FLOAT(p): precision in bits picks FLOAT or DOUBLE
@@ -209,6 +241,9 @@ def _data_type(name: str, kind: exp.DataType) -> ColumnSchema:
     if dtype in ("ENUM", "SET"):
         values = []
         for p in kind.expressions:
+            if isinstance(p, exp.HexString):  # 0x61 / X'61': bytes in the column's charset, decoded later
+                values.append(HEX_LABEL + p.this)
+                continue
             if not (isinstance(p, exp.Literal) and p.is_string):
                 raise unsupported(f"{dtype} member of column {name!r} is not a string literal")
             values.append(p.this)
