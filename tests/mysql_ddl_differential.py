@@ -247,9 +247,13 @@ def run_file(server: Any, path: Path, statements: list[str], report: Report, lab
                 while cur.nextset():
                     pass
             except pymysql.Error as err:
-                if isinstance(err, pymysql.err.OperationalError) and err.args and err.args[0] in (2006, 2013):
-                    conn = _connect(server)  # the connection died: go on with a new one
+                if isinstance(err, pymysql.err.InternalError | pymysql.err.InterfaceError) or (
+                        isinstance(err, pymysql.err.OperationalError) and err.args
+                        and err.args[0] in (2006, 2013, 2014)):
+                    conn.close()  # the connection is dead or out of step: go on with a new one
+                    conn = _connect(server)
                     cur = conn.cursor()
+                    cur.execute("SELECT DATABASE()")
                 report.rejected += 1
                 report.rejections.append((label, sql, str(err)))
             events = [e for e in tail.new_events() if isinstance(e, QueryEvent)
@@ -282,11 +286,14 @@ def run_file(server: Any, path: Path, statements: list[str], report: Report, lab
                 break
     finally:
         tail.close()
+        conn.close()
+        cleanup = _connect(server)  # a new connection: the file's own may be out of step
         try:
+            cur = cleanup.cursor()
             for db in _user_databases(cur):
                 cur.execute(f"DROP DATABASE IF EXISTS `{db}`")
         finally:
-            conn.close()
+            cleanup.close()
     report.files += 1
 
 

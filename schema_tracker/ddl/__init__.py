@@ -39,6 +39,7 @@ from schema_tracker.ddl.script import (
     parse_use,
     split_statements,
     unwrap_version_comments,
+    without_column_qualifiers,
     without_index_types,
 )
 from schema_tracker.ddl.shapes import statement_shapes, tree_shape
@@ -115,6 +116,8 @@ def _dispatch(ctx: Ctx, sql: str) -> None:
         alter_database(ctx, tokens)
     else:
         text = without_index_types(text, tokens)
+        if first == "CREATE" and kind == "TABLE":
+            text = without_column_qualifiers(text, tokenize(text, sql))
         tokens = tokenize(text, sql)
         split = split_create_table(text, tokens) if first == "CREATE" and kind == "TABLE" else None
         tree = parse(split[0] if split is not None else text)

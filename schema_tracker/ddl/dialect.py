@@ -36,6 +36,18 @@ class SerialDefaultValueColumnConstraint(exp.Expression, exp.ColumnConstraintKin
     arg_types = {"this": False}  # noqa: RUF012 - sqlglot's own convention
 
 
+class IgnoredColumnAttribute(exp.Expression, exp.ColumnConstraintKind):
+    """A column attribute that changes nothing the tracker records (``STORAGE DISK``, ``COLUMN_FORMAT``)."""
+
+    arg_types = {"this": True}  # noqa: RUF012 - sqlglot's own convention
+
+
+class UnsignedColumnAttribute(exp.Expression, exp.ColumnConstraintKind):
+    """``UNSIGNED`` after another attribute (``int signed unsigned``)."""
+
+    arg_types = {"this": False}  # noqa: RUF012 - sqlglot's own convention
+
+
 class _BinlogMySQL(MySQL):
     """sqlglot's MySQL dialect with MySQL's own meaning for type names it reads differently (REAL is
     DOUBLE, INT8 is BIGINT, LONG [VARCHAR] is MEDIUMTEXT...) and the spatial types it does not tokenize."""
@@ -68,6 +80,14 @@ class _BinlogMySQL(MySQL):
             "AS": lambda self: self._parse_generated_after_attributes(),
             "SRID": lambda self: self.expression(SridColumnConstraint(this=self._parse_number())),
             "CHECK": lambda self: self._parse_check_enforced(),
+            # Column attributes that change nothing the tracker records (NDB storage, row format).
+            "STORAGE": lambda self: self._match_texts(("DISK", "MEMORY", "DEFAULT"))
+            and self.expression(IgnoredColumnAttribute(this=exp.var(self._prev.text))),
+            "COLUMN_FORMAT": lambda self: self._match_texts(("FIXED", "DYNAMIC", "DEFAULT", "COMPRESSED"))
+            and self.expression(IgnoredColumnAttribute(this=exp.var(self._prev.text))),
+            # ``int signed unsigned``: SIGNED is a no-op in MySQL's grammar, any UNSIGNED wins
+            "SIGNED": lambda self: self.expression(IgnoredColumnAttribute(this=exp.var("SIGNED"))),
+            "UNSIGNED": lambda self: self.expression(UnsignedColumnAttribute()),
             "SERIAL": lambda self: self._match_text_seq("DEFAULT", "VALUE")
             and self.expression(SerialDefaultValueColumnConstraint()),
         }

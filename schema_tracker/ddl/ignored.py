@@ -1,4 +1,13 @@
-"""Statements and object kinds that never change a table's columns, recognised by their leading keywords."""
+"""Statements and object kinds that never change a table's columns, recognised by their leading keywords.
+
+Audited against what MySQL 9.7 and MariaDB 10.11 write to the binlog as QUERY events: transaction control,
+DML in statement format, accounts and privileges (CREATE/ALTER/DROP/RENAME USER, roles, GRANT/REVOKE, SET
+PASSWORD, SET DEFAULT ROLE), stored programs and views (with DEFINER / ALGORITHM / SQL SECURITY prefixes),
+tablespaces, undo tablespaces, logfile groups, servers, resource groups, spatial reference systems,
+``ALTER INSTANCE`` (key rotation, redo logging), MySQL 9 JavaScript libraries, sequences and packages
+(MariaDB), and table maintenance (ANALYZE, OPTIMIZE, REPAIR, CHECK, FLUSH). ``RENAME USER`` is handled
+where RENAME TABLE is (``create.rename_tables``).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +24,7 @@ IGNORED_FIRST = frozenset({
 # Object kinds after CREATE/DROP/ALTER that never change a table's columns.
 IGNORED_KINDS = frozenset({
     "VIEW", "TRIGGER", "PROCEDURE", "FUNCTION", "EVENT", "USER", "ROLE", "INDEX", "SERVER", "SEQUENCE",
-    "PACKAGE", "TABLESPACE", "LOGFILE", "SPATIAL", "RESOURCE", "SYNONYM", "UNDO",
+    "PACKAGE", "TABLESPACE", "LOGFILE", "SPATIAL", "RESOURCE", "SYNONYM", "UNDO", "INSTANCE", "LIBRARY",
 })
 _AFTER_DEFINER = IGNORED_KINDS | {"SQL", "ALGORITHM", "TABLE", "DATABASE", "SCHEMA", "AGGREGATE"}
 # Modifiers that may sit between CREATE/DROP and the object kind.

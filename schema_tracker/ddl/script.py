@@ -117,3 +117,23 @@ def matching_paren(tokens: list[Token], i: int) -> int:
             if depth == 0:
                 return j
     return -1
+
+
+def without_column_qualifiers(text: str, tokens: list[Token]) -> str:
+    """CREATE TABLE t (t.a int, db.t.b int): the server accepts a column name qualified by its own table
+    (and database); the definition is the same without the qualifier."""
+    start = next((i for i, t in enumerate(tokens) if t.token_type == TokenType.L_PAREN), -1)
+    end = matching_paren(tokens, start) if start >= 0 else -1
+    if end < 0:
+        return text
+    cuts = []
+    for part in split_commas(tokens[start + 1:end]):
+        n = 0
+        while n + 2 < len(part) and part[n + 1].token_type == TokenType.DOT \
+                and part[n].token_type in (TokenType.VAR, TokenType.IDENTIFIER):
+            n += 2
+        if n:
+            cuts.append((part[0].start, part[n].start))
+    for a, b in reversed(cuts):
+        text = text[:a] + text[b:]
+    return text

@@ -9,8 +9,10 @@ from sqlglot import exp
 
 from binlog_model.charsets import make_text_decoder
 from schema_tracker.ddl.dialect import (
+    IgnoredColumnAttribute,
     SerialDefaultValueColumnConstraint,
     SridColumnConstraint,
+    UnsignedColumnAttribute,
     session,
     unsupported,
 )
@@ -51,6 +53,7 @@ _SIMPLE_TYPES = {
 _IGNORED_CONSTRAINTS = (
     exp.CommentColumnConstraint, exp.UniqueColumnConstraint, exp.OnUpdateColumnConstraint,
     exp.CheckColumnConstraint, exp.Reference, exp.IndexColumnConstraint, SridColumnConstraint,
+    IgnoredColumnAttribute,
 )
 _TEXT_SIZES = (("tinytext", "tinyblob", 255), ("text", "blob", 65535),
                ("mediumtext", "mediumblob", 16777215), ("longtext", "longblob", 4294967295))
@@ -111,6 +114,10 @@ def column_def(node: exp.ColumnDef, table: TableSchema) -> tuple[ColumnSchema, b
             col = replace(col, zerofill=True, unsigned=True)
             if col.data_type in INT_WIDTH and node.args["kind"].expressions == []:
                 col = replace(col, length=INT_WIDTH[col.data_type][1])
+        elif isinstance(k, UnsignedColumnAttribute):
+            if col.data_type in INT_WIDTH and not kind.expressions:  # the unsigned default width
+                col = replace(col, length=INT_WIDTH[col.data_type][1])
+            col = replace(col, unsigned=True)
         elif isinstance(k, SerialDefaultValueColumnConstraint):
             col = replace(col, auto_increment=True)
             nullable = False
