@@ -81,8 +81,8 @@ def test_forms_mysql_97_rejects_or_cannot_run_here() -> None:
     signed = table("CREATE TABLE s (a int signed unsigned, b int unsigned signed, c int signed)", MARIADB)
     assert types(signed) == [("a", "int(10) unsigned"), ("b", "int(10) unsigned"), ("c", "int(11)")]
     parts = table("CREATE TABLE p (a int) ENGINE=MyISAM PARTITION BY RANGE (a) (PARTITION p0 VALUES LESS "
-                  "THAN (5) DATA DIRECTORY = '/tmp/x' INDEX DIRECTORY = '/tmp/y' ENGINE = MyISAM, PARTITION p1 "
-                  "VALUES LESS THAN MAXVALUE TABLESPACE = innodb_file_per_table)", MYSQL)
+                  "THAN (5) DATA DIRECTORY = '/tmp/x' INDEX DIRECTORY = '/tmp/y' ENGINE = MyISAM, "
+                  "PARTITION p1 VALUES LESS THAN MAXVALUE TABLESPACE = innodb_file_per_table)", MYSQL)
     assert types(parts) == [("a", "int")]
 
 
