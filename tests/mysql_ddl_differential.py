@@ -233,7 +233,9 @@ def run_file(server: Any, path: Path, statements: list[str], report: Report, lab
     active = server.binlog_dir / cur.fetchone()[0]
     tail = _BinlogTail(active)
     history = SchemaHistory()
-    catalog = catalog_from_server(conn)
+    # information_schema is read on a connection of its own, untouched by the file's SET NAMES / sql_mode
+    observer = _connect(server)
+    catalog = catalog_from_server(observer)
     try:
         # The events of the setup above: the FORMAT_DESCRIPTION (server version) and CREATE DATABASE test.
         for event in tail.new_events():
@@ -275,18 +277,19 @@ def run_file(server: Any, path: Path, statements: list[str], report: Report, lab
                 report.stopped.append((label, sql, stopped))
             else:
                 report.replayed += 1
-                problems = differences(server_snapshot(cur), tracker_snapshot(catalog))
+                problems = differences(server_snapshot(observer.cursor()), tracker_snapshot(catalog))
                 if not problems:
                     continue
                 report.silent.append((label, sql, "; ".join(problems)))
             try:
-                catalog = _resync(conn, catalog)
+                catalog = _resync(observer, catalog)
             except BinlogError as err:  # the server's own catalog cannot be read back: end this file
                 report.aborted.append((label, sql, f"{type(err).__name__}: {err}"))
                 break
     finally:
         tail.close()
         conn.close()
+        observer.close()
         cleanup = _connect(server)  # a new connection: the file's own may be out of step
         try:
             cur = cleanup.cursor()

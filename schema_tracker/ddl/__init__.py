@@ -27,9 +27,9 @@ from schema_tracker.ddl.context import Ctx
 from schema_tracker.ddl.create import (
     alter_database,
     create,
+    create_table_text,
     drop,
     rename_tables,
-    split_create_table,
     truncate,
 )
 from schema_tracker.ddl.dialect import in_session, parse, tokenize, unsupported
@@ -39,8 +39,6 @@ from schema_tracker.ddl.script import (
     parse_use,
     split_statements,
     unwrap_version_comments,
-    without_column_qualifiers,
-    without_index_types,
 )
 from schema_tracker.ddl.shapes import statement_shapes, tree_shape
 from schema_tracker.model import Catalog, ServerSession
@@ -115,16 +113,14 @@ def _dispatch(ctx: Ctx, sql: str) -> None:
     elif first == "ALTER":
         alter_database(ctx, tokens)
     else:
-        text = without_index_types(text, tokens)
+        options = None
         if first == "CREATE" and kind == "TABLE":
-            text = without_column_qualifiers(text, tokenize(text, sql))
-        tokens = tokenize(text, sql)
-        split = split_create_table(text, tokens) if first == "CREATE" and kind == "TABLE" else None
-        tree = parse(split[0] if split is not None else text)
+            text, options = create_table_text(text, sql)
+        tree = parse(text)
         if isinstance(tree, exp.Command) and first == "CREATE":
-            tree = parse(without_partitioning(text, tokens))
+            tree = parse(without_partitioning(text, tokenize(text, sql)))
         if isinstance(tree, exp.Create):
-            create(ctx, tree, split[1] if split is not None else None)
+            create(ctx, tree, options)
         elif isinstance(tree, exp.Drop):
             drop(ctx, tree)
         else:

@@ -20,7 +20,12 @@ from schema_tracker.changes import (
 from schema_tracker.ddl import keys
 from schema_tracker.ddl.context import Ctx, ident, need_table, qualified, table_name
 from schema_tracker.ddl.dialect import SerialDefaultValueColumnConstraint, session, tokenize, unsupported
-from schema_tracker.ddl.script import matching_paren, split_commas
+from schema_tracker.ddl.script import (
+    matching_paren,
+    split_commas,
+    without_column_qualifiers,
+    without_index_types,
+)
 from schema_tracker.ddl.types import column_def
 from schema_tracker.model import (
     ColumnSchema,
@@ -75,6 +80,16 @@ def split_create_table(text: str, tokens: list[Token]) -> tuple[str, TableOption
     if query_follows:
         return None
     return text[:tokens[end].end + 1], options
+
+
+def create_table_text(text: str, statement: str) -> tuple[str, TableOptions | None]:
+    """The CREATE TABLE text ``apply`` gives sqlglot (index types and column qualifiers dropped, table
+    options and partitioning cut off), and the table options read from tokens (None: no definition list
+    or a query follows, the whole text is parsed)."""
+    text = without_index_types(text, tokenize(text, statement))
+    text = without_column_qualifiers(text, tokenize(text, statement))
+    split = split_create_table(text, tokenize(text, statement))
+    return (split[0], split[1]) if split is not None else (text, None)
 
 
 def read_table_options(tail: list[Token]) -> tuple[TableOptions, bool]:

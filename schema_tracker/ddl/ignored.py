@@ -47,6 +47,8 @@ def object_kind(tokens: list[Token]) -> tuple[str, bool]:
         elif word == "ALGORITHM" or (word == "SQL" and i + 1 < len(tokens)
                                      and tokens[i + 1].text.upper() == "SECURITY"):
             i += 2
+        elif word == "SQL SECURITY":  # the tokenizer's single token for both words
+            i += 1
         elif word not in _MODIFIERS:
             return word, temporary
         i += 1

@@ -10,6 +10,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
+from schema_tracker.ddl.create import create_table_text
 from schema_tracker.ddl.dialect import MYSQL, tokenize
 from schema_tracker.ddl.ignored import object_kind
 from schema_tracker.ddl.script import split_commas, unwrap_version_comments
@@ -26,10 +27,15 @@ def tree_shape(sql: str) -> str:
 
 
 def statement_shapes(sql: str) -> list[str]:
-    """``tree_shape`` of a statement and, for ALTER TABLE, of each action as ``apply`` parses it alone."""
+    """``tree_shape`` of a statement and, for ALTER TABLE, of each action as ``apply`` parses it alone; for
+    CREATE TABLE, also of the text ``apply`` parses when it differs (options and partitioning cut off)."""
     text = unwrap_version_comments(sql).strip()
     shapes = [tree_shape(text)]
     tokens = tokenize(text, sql)
+    if len(tokens) > 3 and tokens[0].text.upper() == "CREATE" and object_kind(tokens[1:])[0] == "TABLE":
+        parsed, _ = create_table_text(text, sql)
+        if parsed != text:
+            shapes.append(tree_shape(parsed))
     if len(tokens) > 3 and tokens[0].text.upper() == "ALTER" and object_kind(tokens[1:])[0] == "TABLE":
         i = next(n for n, t in enumerate(tokens) if t.text.upper() == "TABLE") + 1
         i += 3 if i + 1 < len(tokens) and tokens[i + 1].token_type == TokenType.DOT else 1
