@@ -72,7 +72,8 @@ def test_forms_mysql_97_rejects_or_cannot_run_here() -> None:
     assert types(table("CREATE TABLE b (a bit(0), b bit)", MARIADB)) == [("a", "bit(1)"), ("b", "bit(1)")]
     cat = apply(Catalog(), "CREATE DATABASE d", None)[0]
     for sql in ("ALTER INSTANCE ROTATE INNODB MASTER KEY", "ALTER INSTANCE DISABLE INNODB REDO_LOG",
-                "CREATE LIBRARY lib LANGUAGE JAVASCRIPT AS 'export function f() {}'", "DROP LIBRARY lib"):
+                "CREATE LIBRARY lib LANGUAGE JAVASCRIPT AS 'export function f() {}'", "DROP LIBRARY lib",
+                "ALTER SQL SECURITY INVOKER VIEW v AS SELECT 1", "RENAME USER a@b TO c@d"):
         assert apply(cat, sql, "d", session=MYSQL) == (cat, ()), sql
     q = table("CREATE TABLE q (q.a int, d.q.b int, `d`.`q`.`c` int)", MARIADB)
     assert [c.name for c in q.columns] == ["a", "b", "c"]
