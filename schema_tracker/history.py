@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from binlog_model.errors import ConfigError, SchemaError
+from binlog_model.charsets import charset_for_collation_id, make_text_decoder
+from binlog_model.errors import ConfigError, SchemaError, UnsupportedDDLError
 from binlog_model.position import BinlogPosition
 from binlog_model.wire.events import (
     EventType,
@@ -122,8 +123,11 @@ class SchemaHistory:
 
     def apply_event(self, event: QueryEvent, position: BinlogPosition,
                     gtid: str | None = None) -> tuple[SchemaChange, ...]:
-        """Apply a decoded QUERY event with its default database and session (``session_of``)."""
-        return self.apply(event.query, event.schema or None, position, gtid, session=self.session_of(event))
+        """Apply a decoded QUERY event with its default database and session (``session_of``). The
+        statement is read in the charset its client sent it in (``charset_client``: after ``SET NAMES
+        latin1`` an ENUM label 'é' is the byte 0xE9)."""
+        sql = statement_text(event)
+        return self.apply(sql, event.schema or None, position, gtid, session=self.session_of(event))
 
     def apply_script(self, text: str, default_db: str | None = None, *, source: str = "<sql>"
                      ) -> list[tuple[str, tuple[SchemaChange, ...]]]:
@@ -245,6 +249,28 @@ class SchemaHistory:
         except (OSError, ValueError) as err:
             raise SchemaError(f"cannot read schema history {path}: {err}") from err
         return cls.from_json(doc)
+
+
+def statement_text(event: QueryEvent) -> str:
+    """A QUERY event's statement decoded with its ``charset_client`` (UTF-8 when not logged). Bytes that
+    are invalid in that charset raise ``UnsupportedDDLError``: the server read them some way the tracker
+    cannot know."""
+    charset = charset_for_collation_id(event.charset_client) if event.charset_client is not None else None
+    if charset == "utf8mb3" and any(ord(ch) > 0xFFFF for ch in event.query):
+        # the server replaces what utf8mb3 cannot hold (a name becomes '?'): not followed
+        raise UnsupportedDDLError("the statement holds 4-byte characters its client charset utf8mb3 "
+                                  "cannot carry", statement=event.query)
+    if charset is None or charset in ("utf8mb4", "utf8mb3", "binary", "ascii"):
+        return event.query
+    decode = make_text_decoder(charset)
+    if decode is None:
+        raise UnsupportedDDLError(f"the statement's client charset {charset} has no decoder",
+                                  statement=event.query)
+    try:
+        return decode(event.query_bytes)
+    except (UnicodeDecodeError, ValueError) as err:
+        raise UnsupportedDDLError(f"the statement is not valid {charset} (its client charset): {err}",
+                                  statement=event.query) from err
 
 
 # --- (de)serialisation of the model --------------------------------------------------------------------

@@ -39,7 +39,7 @@ from binlog_model.position import BinlogPosition
 from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
 from binlog_model.wire.events import FormatDescriptionEvent, QueryEvent
 from schema_tracker.ddl import apply
-from schema_tracker.history import DDL_PASS_SKIP_TYPES, SchemaHistory
+from schema_tracker.history import DDL_PASS_SKIP_TYPES, SchemaHistory, statement_text
 from schema_tracker.model import Catalog
 from schema_tracker.snapshot import catalog_from_server
 from tests.mysql_testsuite import ddl_heavy_files, extract_statements, testsuite_root
@@ -268,7 +268,7 @@ def run_file(server: Any, path: Path, statements: list[str], report: Report, lab
             for event in events:
                 position = BinlogPosition(active.name, event.header.offset)
                 try:
-                    catalog, _ = apply(catalog, event.query, event.schema or None, position,
+                    catalog, _ = apply(catalog, statement_text(event), event.schema or None, position,
                                        session=history.session_of(event))
                 except BinlogError as err:
                     stopped = f"{type(err).__name__}: {err}"

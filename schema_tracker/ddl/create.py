@@ -23,6 +23,7 @@ from schema_tracker.ddl.dialect import SerialDefaultValueColumnConstraint, sessi
 from schema_tracker.ddl.script import (
     matching_paren,
     split_commas,
+    without_checks,
     without_column_qualifiers,
     without_index_types,
 )
@@ -88,6 +89,7 @@ def create_table_text(text: str, statement: str) -> tuple[str, TableOptions | No
     or a query follows, the whole text is parsed)."""
     text = without_index_types(text, tokenize(text, statement))
     text = without_column_qualifiers(text, tokenize(text, statement))
+    text = without_checks(text, tokenize(text, statement))
     split = split_create_table(text, tokenize(text, statement))
     return (split[0], split[1]) if split is not None else (text, None)
 

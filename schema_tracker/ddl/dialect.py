@@ -61,7 +61,7 @@ class _BinlogMySQL(MySQL):
             "LONG VARBINARY": TokenType.MEDIUMBLOB, "NATIONAL CHAR": TokenType.NCHAR,
             "NATIONAL CHARACTER VARYING": TokenType.NVARCHAR, "NATIONAL CHAR VARYING": TokenType.NVARCHAR,
             "NCHAR VARCHAR": TokenType.NVARCHAR, "NCHAR VARYING": TokenType.NVARCHAR,
-            "NATIONAL VARCHARACTER": TokenType.NVARCHAR,
+            "NATIONAL VARCHARACTER": TokenType.NVARCHAR, "LONG BYTE": TokenType.MEDIUMBLOB,
             "NATIONAL CHARACTER": TokenType.NCHAR, "NATIONAL VARCHAR": TokenType.NVARCHAR,
             "POINT": TokenType.POINT, "LINESTRING": TokenType.LINESTRING, "POLYGON": TokenType.POLYGON,
             "MULTILINESTRING": TokenType.MULTILINESTRING, "MULTIPOLYGON": TokenType.MULTIPOLYGON,
@@ -87,6 +87,10 @@ class _BinlogMySQL(MySQL):
             and self.expression(IgnoredColumnAttribute(this=exp.var(self._prev.text))),
             # ``int signed unsigned``: SIGNED is a no-op in MySQL's grammar, any UNSIGNED wins
             "SIGNED": lambda self: self.expression(IgnoredColumnAttribute(this=exp.var("SIGNED"))),
+            # MySQL's charset shorthands after a string type: BYTE is binary, ASCII latin1, UNICODE ucs2
+            "BYTE": lambda self: self.expression(exp.CharacterSetColumnConstraint(this=exp.var("binary"))),
+            "ASCII": lambda self: self.expression(exp.CharacterSetColumnConstraint(this=exp.var("latin1"))),
+            "UNICODE": lambda self: self.expression(exp.CharacterSetColumnConstraint(this=exp.var("ucs2"))),
             "UNSIGNED": lambda self: self.expression(UnsignedColumnAttribute()),
             "SERIAL": lambda self: self._match_text_seq("DEFAULT", "VALUE")
             and self.expression(SerialDefaultValueColumnConstraint()),

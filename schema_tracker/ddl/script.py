@@ -137,3 +137,35 @@ def without_column_qualifiers(text: str, tokens: list[Token]) -> str:
     for a, b in reversed(cuts):
         text = text[:a] + text[b:]
     return text
+
+
+def without_checks(text: str, tokens: list[Token]) -> str:
+    """``text`` without CHECK constraints (``[CONSTRAINT [c]] CHECK (expr) [[NOT] ENFORCED]``): they never
+    change a column, and their expressions hold forms sqlglot cannot read (``DEFAULT(f1)``)."""
+    cuts = []
+    i = 0
+    while i < len(tokens):
+        if tokens[i].text.upper() == "CHECK" and i + 1 < len(tokens) \
+                and tokens[i + 1].token_type == TokenType.L_PAREN:
+            start = i
+            if i >= 2 and tokens[i - 2].text.upper() == "CONSTRAINT":
+                start = i - 2
+            elif i >= 1 and tokens[i - 1].text.upper() == "CONSTRAINT":
+                start = i - 1
+            end = matching_paren(tokens, i + 1)
+            if end < 0:
+                return text
+            if end + 2 < len(tokens) and tokens[end + 1].text.upper() == "NOT" \
+                    and tokens[end + 2].text.upper() == "ENFORCED":
+                end += 2
+            elif end + 1 < len(tokens) and tokens[end + 1].text.upper() == "ENFORCED":
+                end += 1
+            cuts.append((start, end))
+            i = end + 1
+            continue
+        i += 1
+    for start, end in reversed(cuts):
+        # a table-level CHECK leaves a comma behind: take the one before it
+        a = start - 1 if start > 0 and tokens[start - 1].token_type == TokenType.COMMA else start
+        text = text[:tokens[a].start] + " " + text[tokens[end].end + 1:]
+    return text

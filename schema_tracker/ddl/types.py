@@ -156,7 +156,7 @@ def _hex_labels(col: ColumnSchema) -> ColumnSchema:
         if not v.startswith(HEX_LABEL):
             labels.append(v)
             continue
-        raw = bytes.fromhex(v[len(HEX_LABEL):])
+        raw = bytes.fromhex(v[len(HEX_LABEL):]).rstrip(b" ")
         try:
             labels.append(decode(raw) if decode is not None else raw.decode("latin1"))
         except (UnicodeDecodeError, ValueError) as err:
@@ -187,13 +187,13 @@ def _resolve_charset(col: ColumnSchema, table: TableSchema, charset: str | None,
         return col
     if charset is None and collation is None and table.charset == "binary":
         charset = "binary"  # a CHARSET=binary table: its textual columns are binary ones
+    if collation is not None and charset is None:
+        charset = charset_of_collation(collation)  # COLLATE binary makes a binary string too
     if charset == "binary" and col.data_type in _BINARY_OF:
         return _sized(replace(col, data_type=_BINARY_OF[col.data_type]), col.length if
                       col.data_type in ("text", "blob") else None)
     if charset == "binary":  # ENUM/SET of binary strings: information_schema names no charset
         return replace(col, charset=None, collation=None)
-    if collation is not None and charset is None:
-        charset = charset_of_collation(collation)
     if charset is None:
         charset = table.charset or "latin1"
         collation = collation or table.collation or session().default_collation(charset)
@@ -253,7 +253,7 @@ def _data_type(name: str, kind: exp.DataType) -> ColumnSchema:
                 continue
             if not (isinstance(p, exp.Literal) and p.is_string):
                 raise unsupported(f"{dtype} member of column {name!r} is not a string literal")
-            values.append(p.this)
+            values.append(p.this.rstrip(" "))  # the server drops trailing spaces of labels
         return ColumnSchema(name, dtype.lower(), enum_values=tuple(values))
     if dtype in _SIMPLE_TYPES:
         data_type = _SIMPLE_TYPES[dtype]
