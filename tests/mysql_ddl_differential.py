@@ -321,8 +321,13 @@ def run_files(server: Any, files: list[Path], root: Path, *, max_statements: int
         if max_statements is not None:
             statements = statements[:max_statements]
         label = str(path.relative_to(root))
+        stops, silents = len(report.stopped), len(report.silent)
         run_file(server, path, statements, report, label)
         if progress:
+            for f, stmt, why in report.stopped[stops:]:
+                print(f"  STOP {f}: {' '.join(stmt.split())[:200]!r}: {why[:200]}", file=sys.stderr)
+            for f, stmt, why in report.silent[silents:]:
+                print(f"  SILENT {f}: {' '.join(stmt.split())[:200]!r}: {why[:300]}", file=sys.stderr)
             print(f"[{n}/{len(files)}] {label}: {len(statements)} statements; so far {report.logged} logged, "
                   f"{report.replayed} replayed, {len(report.stopped)} stopped, {len(report.silent)} silent "
                   f"({time.monotonic() - began:.0f} s)", file=sys.stderr, flush=True)
