@@ -57,9 +57,9 @@ from binlog_model.wire import events as ev
 from binlog_model.wire.rows import RowsEvent
 from binlog_model.wire.table_map import TableMapEvent
 from binlog_model.wire.values import NOT_PRESENT
-from schema_tracker.changes import SkippedStatement
+from schema_tracker.changes import SkippedStatement, visible_changes
 from schema_tracker.history import SchemaHistory
-from schema_tracker.model import TableSchema
+from schema_tracker.model import TableSchema, collation_name
 
 __all__ = ["AssemblerOptions", "AssemblerStats", "StatementAssembler", "parse_always_include",
            "parse_trace_info"]
@@ -333,6 +333,7 @@ class StatementAssembler:
         self._pieces: dict[tuple[str, str], _Piece] = {}   # (db, table) → rows not yet emitted
         self._last_position: BinlogPosition | None = None
         self._handlers: dict[type, Callable[[Any], Iterator[pb.BinlogEvent]]] = {
+            ev.FormatDescriptionEvent: self._on_format_description,
             ev.GtidEvent: self._on_gtid,
             ev.MariadbGtidEvent: self._on_mariadb_gtid,
             ev.QueryEvent: self._on_query,
@@ -385,6 +386,11 @@ class StatementAssembler:
         yield from self.close()
 
     # -- identity ------------------------------------------------------------------------------------------
+
+    def _on_format_description(self, event: ev.FormatDescriptionEvent) -> Iterator[pb.BinlogEvent]:
+        # Where MySQL and MariaDB read DDL differently, the tracker follows the server that wrote the binlog.
+        self.history.server_version = event.server_version
+        return iter(())
 
     def _on_gtid(self, event: ev.GtidEvent) -> Iterator[pb.BinlogEvent]:
         if event.anonymous:
@@ -473,7 +479,10 @@ class StatementAssembler:
             changes = ()
         else:
             self._adopt_server_charset(event)
-            changes = self.history.apply(text, event.schema or None, position, gtid or None)
+            # The tracker reads the statement in its client charset, strictly (a typed error when the
+            # bytes are not valid there); ``text`` is what the event shows, raw bytes kept.
+            changes = self.history.apply_event(event, position, gtid or None)
+        changes = visible_changes(changes)  # no internal bookkeeping, no hidden columns
         if not changes:
             if self._in_transaction:
                 self.stats.statement_format_queries += 1
@@ -524,7 +533,8 @@ class StatementAssembler:
             return
         charset = charset_for_collation_id(event.collation_server)
         if charset and charset != initial.server_charset:
-            self.history.initial = replace(initial, server_charset=charset, server_collation=None)
+            self.history.initial = replace(initial, server_charset=charset,
+                                           server_collation=collation_name(event.collation_server))
 
     def _on_xa_prepare(self, event: ev.XaPrepareEvent) -> Iterator[pb.BinlogEvent]:
         """XA PREPARE: a one-phase XA commits now; a prepared one is held, keyed by its xid, until the

@@ -41,7 +41,9 @@ def column_definition(column: ColumnSchema) -> pb.ColumnDefinition:
 
 def _create_table(c: ch.CreateTable) -> pb.SchemaChange:
     return pb.SchemaChange(create_table=pb.CreateTable(
-        columns=[column_definition(col) for col in c.columns], primary_key=list(c.primary_key),
+        # hidden functional-index columns are never part of the visible schema
+        columns=[column_definition(col) for col in c.columns if not col.hidden],
+        primary_key=list(c.primary_key),
         charset=c.charset or "", collation=c.collation or ""))
 
 

@@ -48,7 +48,9 @@ __all__ = [
     "SkippedStatement",
     "TableCharsetChanged",
     "TruncateTable",
+    "UniqueKeysChanged",
     "apply_change",
+    "visible_changes",
 ]
 
 
@@ -61,6 +63,8 @@ class CreateTable:
     charset: str | None = None
     collation: str | None = None
     engine: str | None = None
+    unique_keys: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    implicit_primary_key: bool = False  # primary_key is the first UNIQUE NOT NULL key (no PRIMARY KEY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,9 +121,22 @@ class TruncateTable:
 
 @dataclass(frozen=True, slots=True)
 class PrimaryKeyChanged:
+    """The row identity changed. ``implicit``: no PRIMARY KEY, the key is the first UNIQUE NOT NULL one."""
+
     db: str
     table: str
     primary_key: tuple[str, ...]
+    implicit: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class UniqueKeysChanged:
+    """The table's UNIQUE keys (``TableSchema.unique_keys``) changed. Internal bookkeeping for the implicit
+    primary key: consumers see its effect as ``PrimaryKeyChanged`` (``visible_changes`` leaves it out)."""
+
+    db: str
+    table: str
+    unique_keys: tuple[tuple[str, tuple[str, ...]], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +184,38 @@ class SkippedStatement:
 SchemaChange = (
     CreateTable | CreateOrModifyColumn | RenameColumn | DropColumn | DropTable | RenameTable
     | TruncateTable | PrimaryKeyChanged | TableCharsetChanged | CreateDatabase | AlterDatabase
-    | DropDatabase | SkippedStatement
+    | DropDatabase | SkippedStatement | UniqueKeysChanged
 )
+
+
+HIDDEN_PREFIX = "!hidden!"
+
+
+def visible_changes(changes: tuple[SchemaChange, ...]) -> tuple[SchemaChange, ...]:
+    """The changes a consumer sees (``BinlogEvent.schema_changes``): all but internal bookkeeping (unique
+    keys) and the hidden columns of functional indexes, which are never part of a table's visible schema
+    (``CreateTable`` still lists them, flagged ``hidden``)."""
+    def visible(c: SchemaChange) -> bool:
+        if isinstance(c, UniqueKeysChanged):
+            return False
+        if isinstance(c, CreateOrModifyColumn):
+            return not c.column.hidden
+        if isinstance(c, DropColumn):
+            return not c.column_name.startswith(HIDDEN_PREFIX)
+        return True
+    return tuple(c for c in changes if visible(c))
+
+
+def _rename_in_keys(keys: tuple[tuple[str, tuple[str, ...]], ...], old: str, new: str
+                    ) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple((n, tuple(new if c.lower() == old.lower() else c for c in cols)) for n, cols in keys)
+
+
+def _drop_from_keys(keys: tuple[tuple[str, tuple[str, ...]], ...], gone: str
+                    ) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    # The server removes a dropped column from its keys, and a key left with no column disappears.
+    out = ((n, tuple(c for c in cols if c.lower() != gone.lower())) for n, cols in keys)
+    return tuple((n, cols) for n, cols in out if cols)
 
 
 def _need(catalog: Catalog, db: str, table: str) -> TableSchema:
@@ -180,7 +227,7 @@ def _need(catalog: Catalog, db: str, table: str) -> TableSchema:
 
 def _force_pk_not_null(t: TableSchema) -> TableSchema:
     keys = {k.lower() for k in t.primary_key}
-    if not keys:
+    if not keys or t.implicit_primary_key:  # an implicit key is NOT NULL by choice, never by force
         return t
     cols = tuple(replace(c, nullable=False) if c.key() in keys and c.nullable else c for c in t.columns)
     return replace(t, columns=cols)
@@ -190,7 +237,8 @@ def apply_change(catalog: Catalog, change: SchemaChange) -> Catalog:
     """Return the catalog after ``change``. Raises ``SchemaError`` when it names an unknown table/column."""
     if isinstance(change, CreateTable):
         t = TableSchema(change.db, change.table, change.columns, change.primary_key, change.charset,
-                        change.collation, change.engine)
+                        change.collation, change.engine, unique_keys=change.unique_keys,
+                        implicit_primary_key=change.implicit_primary_key)
         return catalog.with_table(_force_pk_not_null(t))
     if isinstance(change, CreateOrModifyColumn):
         return catalog.with_table(_put_column(_need(catalog, change.db, change.table), change))
@@ -210,7 +258,8 @@ def apply_change(catalog: Catalog, change: SchemaChange) -> Catalog:
         cols[i] = replace(cols[i], name=change.new_name)
         old = change.old_name.lower()
         pk = tuple(change.new_name if k.lower() == old else k for k in t.primary_key)
-        return catalog.with_table(replace(t, columns=tuple(cols), primary_key=pk))
+        keys = _rename_in_keys(t.unique_keys, change.old_name, change.new_name)
+        return catalog.with_table(replace(t, columns=tuple(cols), primary_key=pk, unique_keys=keys))
     if isinstance(change, DropColumn):
         t = _need(catalog, change.db, change.table)
         i = t.index_of(change.column_name)
@@ -218,7 +267,8 @@ def apply_change(catalog: Catalog, change: SchemaChange) -> Catalog:
             raise SchemaError(f"unknown column {change.column_name!r}", table=t.qualified_name)
         gone = change.column_name.lower()
         pk = tuple(k for k in t.primary_key if k.lower() != gone)
-        return catalog.with_table(replace(t, columns=t.columns[:i] + t.columns[i + 1:], primary_key=pk))
+        return catalog.with_table(replace(t, columns=t.columns[:i] + t.columns[i + 1:], primary_key=pk,
+                                          unique_keys=_drop_from_keys(t.unique_keys, gone)))
     if isinstance(change, DropTable):
         return catalog.without_table(change.db, change.table)
     if isinstance(change, RenameTable):
@@ -232,7 +282,11 @@ def apply_change(catalog: Catalog, change: SchemaChange) -> Catalog:
         for k in change.primary_key:
             if t.index_of(k) < 0:
                 raise SchemaError(f"primary key names unknown column {k!r}", table=t.qualified_name)
-        return catalog.with_table(_force_pk_not_null(replace(t, primary_key=change.primary_key)))
+        return catalog.with_table(_force_pk_not_null(replace(t, primary_key=change.primary_key,
+                                                             implicit_primary_key=change.implicit)))
+    if isinstance(change, UniqueKeysChanged):
+        t = _need(catalog, change.db, change.table)
+        return catalog.with_table(replace(t, unique_keys=change.unique_keys))
     if isinstance(change, TableCharsetChanged):
         t = _need(catalog, change.db, change.table)
         return catalog.with_table(replace(t, charset=change.charset, collation=change.collation))
@@ -266,7 +320,8 @@ def _put_column(t: TableSchema, change: CreateOrModifyColumn) -> TableSchema:
     # MODIFY C spelled differently (c → C) renames the column, in the primary key too
     key = change.column.key()
     pk = tuple(change.column.name if k.lower() == key else k for k in t.primary_key)
-    return _force_pk_not_null(replace(t, columns=tuple(cols), primary_key=pk))
+    keys = _rename_in_keys(t.unique_keys, change.column.name, change.column.name)
+    return _force_pk_not_null(replace(t, columns=tuple(cols), primary_key=pk, unique_keys=keys))
 
 
 def converted_column(col: ColumnSchema, charset: str, collation: str) -> ColumnSchema:

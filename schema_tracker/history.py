@@ -22,13 +22,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from binlog_model.errors import ConfigError, SchemaError
+from binlog_model.charsets import charset_for_collation_id, make_text_decoder
+from binlog_model.errors import ConfigError, SchemaError, UnsupportedDDLError
 from binlog_model.position import BinlogPosition
-from binlog_model.wire.events import EventType, GtidEvent, MariadbGtidEvent, QueryEvent
+from binlog_model.wire.events import (
+    EventType,
+    FormatDescriptionEvent,
+    GtidEvent,
+    MariadbGtidEvent,
+    QueryEvent,
+)
 from schema_tracker import changes as _changes
 from schema_tracker.changes import SchemaChange, apply_change
 from schema_tracker.ddl import apply, parse_use, split_statements
-from schema_tracker.model import Catalog, ColumnSchema, DatabaseSchema, TableSchema
+from schema_tracker.model import (
+    Catalog,
+    ColumnSchema,
+    DatabaseSchema,
+    ServerSession,
+    TableSchema,
+    collation_name,
+)
 
 __all__ = ["DDL_PASS_SKIP_TYPES", "FORMAT", "VERSION", "HistoryEntry", "SchemaHistory", "catalog_from_json",
            "catalog_to_json", "change_from_json", "change_to_json"]
@@ -62,11 +76,16 @@ class SchemaHistory:
     ``apply`` records statements in binlog order; a position earlier than the last recorded one raises
     ``ConfigError``. Statements that change nothing (DML, BEGIN, an already-existing table with IF NOT
     EXISTS) are not recorded.
+
+    ``server_version`` names the server whose DDL is replayed (FORMAT_DESCRIPTION's, kept up to date by
+    ``apply_events`` and the assembler): where MySQL and MariaDB disagree, the tracker follows it.
     """
 
-    def __init__(self, initial: Catalog | None = None, *, lenient: bool = False) -> None:
+    def __init__(self, initial: Catalog | None = None, *, lenient: bool = False,
+                 server_version: str = "") -> None:
         self.initial = initial if initial is not None else Catalog()
         self.lenient = lenient
+        self.server_version = server_version
         self._entries: list[HistoryEntry] = []
         self._keys: list[tuple[int, str, int]] = []
 
@@ -86,12 +105,29 @@ class SchemaHistory:
         return iter(self._entries)
 
     def apply(self, sql: str, default_db: str | None, position: BinlogPosition | None = None,
-              gtid: str | None = None) -> tuple[SchemaChange, ...]:
-        """Apply one statement (see ``ddl.apply``) and record it when it changed anything."""
-        catalog, changes = apply(self.catalog, sql, default_db, position, lenient=self.lenient)
+              gtid: str | None = None, *, session: ServerSession | None = None) -> tuple[SchemaChange, ...]:
+        """Apply one statement (see ``ddl.apply``) and record it when it changed anything. Without
+        ``session``, the statement is read as ``server_version`` logged it under the default sql_mode."""
+        session = session or ServerSession(self.server_version)
+        catalog, changes = apply(self.catalog, sql, default_db, position, lenient=self.lenient,
+                                 session=session)
         if changes:
             self._record(HistoryEntry(position, gtid, default_db, sql, changes, catalog))
         return changes
+
+    def session_of(self, event: QueryEvent) -> ServerSession:
+        """How the server read ``event``'s statement: ``server_version``, and the event's sql_mode and
+        MySQL ``default_collation_for_utf8mb4``."""
+        return ServerSession(self.server_version, event.sql_mode or 0,
+                             collation_name(event.default_collation_for_utf8mb4))
+
+    def apply_event(self, event: QueryEvent, position: BinlogPosition,
+                    gtid: str | None = None) -> tuple[SchemaChange, ...]:
+        """Apply a decoded QUERY event with its default database and session (``session_of``). The
+        statement is read in the charset its client sent it in (``charset_client``: after ``SET NAMES
+        latin1`` an ENUM label 'é' is the byte 0xE9)."""
+        sql = statement_text(event)
+        return self.apply(sql, event.schema or None, position, gtid, session=self.session_of(event))
 
     def apply_script(self, text: str, default_db: str | None = None, *, source: str = "<sql>"
                      ) -> list[tuple[str, tuple[SchemaChange, ...]]]:
@@ -115,21 +151,23 @@ class SchemaHistory:
         gtid: str | None = None
         applied = 0
         for event in events:
-            if isinstance(event, GtidEvent):  # ANONYMOUS_GTID (gtid_mode=OFF) has a zero sid: no GTID
+            if isinstance(event, FormatDescriptionEvent):
+                self.server_version = event.server_version
+            elif isinstance(event, GtidEvent):  # ANONYMOUS_GTID (gtid_mode=OFF) has a zero sid: no GTID
                 gtid = f"{event.sid}:{event.gno}" if event.sid.int else None
             elif isinstance(event, MariadbGtidEvent):
                 gtid = f"{event.domain_id}-{event.header.server_id}-{event.seq_no}"
             elif isinstance(event, QueryEvent):
                 head = event.header
                 position = BinlogPosition(str(head.file or "").rsplit("/", 1)[-1], head.offset)
-                self.apply(event.query, event.schema or None, position, gtid)
+                self.apply_event(event, position, gtid)
                 applied += 1
         return applied
 
     def copy(self) -> SchemaHistory:
         """An independent history with the same entries (entries and catalogs are immutable and shared);
         recording into the copy leaves this one unchanged."""
-        other = SchemaHistory(self.initial, lenient=self.lenient)
+        other = SchemaHistory(self.initial, lenient=self.lenient, server_version=self.server_version)
         other._entries = list(self._entries)
         other._keys = list(self._keys)
         return other
@@ -158,6 +196,7 @@ class SchemaHistory:
             "format": FORMAT,
             "version": VERSION,
             "lenient": self.lenient,
+            "server_version": self.server_version,
             "initial": catalog_to_json(self.initial),
             "entries": [
                 {
@@ -182,7 +221,8 @@ class SchemaHistory:
             raise SchemaError(f"unsupported schema history version {doc.get('version')!r} "
                               f"(this library reads version {VERSION})")
         try:
-            history = cls(catalog_from_json(doc["initial"]), lenient=bool(doc.get("lenient", False)))
+            history = cls(catalog_from_json(doc["initial"]), lenient=bool(doc.get("lenient", False)),
+                          server_version=str(doc.get("server_version", "")))
             for item in doc["entries"]:
                 pos = item["position"]
                 position = None if pos is None else BinlogPosition(pos["file"], int(pos["offset"]))
@@ -211,6 +251,28 @@ class SchemaHistory:
         return cls.from_json(doc)
 
 
+def statement_text(event: QueryEvent) -> str:
+    """A QUERY event's statement decoded with its ``charset_client`` (UTF-8 when not logged). Bytes that
+    are invalid in that charset raise ``UnsupportedDDLError``: the server read them some way the tracker
+    cannot know."""
+    charset = charset_for_collation_id(event.charset_client) if event.charset_client is not None else None
+    if charset == "utf8mb3" and any(ord(ch) > 0xFFFF for ch in event.query):
+        # the server replaces what utf8mb3 cannot hold (a name becomes '?'): not followed
+        raise UnsupportedDDLError("the statement holds 4-byte characters its client charset utf8mb3 "
+                                  "cannot carry", statement=event.query)
+    if charset is None or charset in ("utf8mb4", "utf8mb3", "binary", "ascii"):
+        return event.query
+    decode = make_text_decoder(charset)
+    if decode is None:
+        raise UnsupportedDDLError(f"the statement's client charset {charset} has no decoder",
+                                  statement=event.query)
+    try:
+        return decode(event.query_bytes)
+    except (UnicodeDecodeError, ValueError) as err:
+        raise UnsupportedDDLError(f"the statement is not valid {charset} (its client charset): {err}",
+                                  statement=event.query) from err
+
+
 # --- (de)serialisation of the model --------------------------------------------------------------------
 
 
@@ -226,9 +288,14 @@ def column_from_json(doc: dict[str, Any]) -> ColumnSchema:
     return ColumnSchema(**{**doc, "enum_values": tuple(doc.get("enum_values", ()))})
 
 
+def _keys_from_json(doc: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple((str(name), tuple(cols)) for name, cols in doc or ())
+
+
 def _table_from_json(doc: dict[str, Any]) -> TableSchema:
     return TableSchema(**{**doc, "columns": tuple(column_from_json(c) for c in doc["columns"]),
-                          "primary_key": tuple(doc["primary_key"])})
+                          "primary_key": tuple(doc["primary_key"]),
+                          "unique_keys": _keys_from_json(doc.get("unique_keys"))})
 
 
 def catalog_to_json(catalog: Catalog) -> dict[str, Any]:
@@ -267,5 +334,7 @@ def change_from_json(doc: dict[str, Any]) -> SchemaChange:
         fields["column"] = column_from_json(fields["column"])
     if "primary_key" in fields:
         fields["primary_key"] = tuple(fields["primary_key"])
+    if "unique_keys" in fields:
+        fields["unique_keys"] = _keys_from_json(fields["unique_keys"])
     result: SchemaChange = kind(**fields)
     return result

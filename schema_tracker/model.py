@@ -24,6 +24,7 @@ __all__ = [
     "Catalog",
     "ColumnSchema",
     "DatabaseSchema",
+    "ServerSession",
     "TableSchema",
     "charset_of_collation",
     "default_collation",
@@ -50,12 +51,36 @@ _DEFAULT_COLLATION: Mapping[str, str] = MappingProxyType({
     "cp1250": "cp1250_general_ci",
     "cp1251": "cp1251_general_ci",
     "koi8r": "koi8r_general_ci",
+    "gb18030": "gb18030_chinese_ci",
+    "cp932": "cp932_japanese_ci",
+    "eucjpms": "eucjpms_japanese_ci",
+    "tis620": "tis620_thai_ci",
+    "hebrew": "hebrew_general_ci",
+    "greek": "greek_general_ci",
+    "cp1256": "cp1256_general_ci",
+    "cp1257": "cp1257_general_ci",
+    "latin5": "latin5_turkish_ci",
+    "latin7": "latin7_general_ci",
+    "armscii8": "armscii8_general_ci",
+    "geostd8": "geostd8_general_ci",
+    "keybcs2": "keybcs2_general_ci",
+    "macce": "macce_general_ci",
+    "macroman": "macroman_general_ci",
+    "swe7": "swe7_swedish_ci",
+    "utf16le": "utf16le_general_ci",
+    "dec8": "dec8_swedish_ci",
+    "hp8": "hp8_english_ci",
+    "koi8u": "koi8u_general_ci",
+    "cp850": "cp850_general_ci",
+    "cp852": "cp852_general_ci",
+    "cp866": "cp866_general_ci",
 })
 
 # Bytes per character, to pick TEXT/BLOB sizes from a length and for CONVERT TO CHARACTER SET.
 _MBMAXLEN: Mapping[str, int] = MappingProxyType({
     "utf8mb3": 3, "utf8mb4": 4, "ucs2": 2, "utf16": 4, "utf16le": 4, "utf32": 4,
     "big5": 2, "gbk": 2, "gb2312": 2, "sjis": 2, "cp932": 2, "ujis": 3, "eucjpms": 3, "euckr": 2,
+    "gb18030": 4,
 })
 
 _INT_WIDTH: Mapping[str, tuple[int, int]] = MappingProxyType({  # (signed, unsigned) display width
@@ -64,6 +89,68 @@ _INT_WIDTH: Mapping[str, tuple[int, int]] = MappingProxyType({  # (signed, unsig
 
 # Types whose values carry a charset (information_schema shows CHARACTER_SET_NAME for them).
 TEXTUAL_TYPES = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set"})
+
+
+# sql_mode bits that change how DDL text reads (the same bits on MySQL and MariaDB).
+SQL_MODE_REAL_AS_FLOAT = 1
+SQL_MODE_ANSI_QUOTES = 4
+
+# Collation ids a QUERY event's collation_server / default_collation_for_utf8mb4 commonly carries.
+_COLLATION_NAMES: Mapping[int, str] = MappingProxyType({
+    8: "latin1_swedish_ci", 11: "ascii_general_ci", 33: "utf8mb3_general_ci", 45: "utf8mb4_general_ci",
+    46: "utf8mb4_bin", 47: "latin1_bin", 48: "latin1_general_ci", 63: "binary", 83: "utf8mb3_bin",
+    192: "utf8mb3_unicode_ci", 224: "utf8mb4_unicode_ci", 255: "utf8mb4_0900_ai_ci",
+    305: "utf8mb4_0900_as_ci", 309: "utf8mb4_0900_bin",
+})
+
+
+def collation_name(collation_id: int | None) -> str | None:
+    """The name of a commonly used collation id (``255`` → ``utf8mb4_0900_ai_ci``), else None."""
+    return None if collation_id is None else _COLLATION_NAMES.get(collation_id)
+
+
+def is_mysql8(server_version: str) -> bool:
+    """Whether ``server_version`` (FORMAT_DESCRIPTION's or ``VERSION()``) names MySQL 8.0 or later, whose
+    DDL rules differ from MariaDB's and MySQL 5.7's (no integer display widths, ``utf8mb4_0900_ai_ci``)."""
+    if not server_version or "mariadb" in server_version.lower():
+        return False
+    head = server_version.split(".", 1)[0]
+    return head.isdigit() and int(head) >= 8
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSession:
+    """What the server and the statement's session decide that DDL text leaves open.
+
+    ``server_version`` comes from the binlog's FORMAT_DESCRIPTION event: where MySQL and MariaDB disagree
+    (integer display widths, YEAR(4), the utf8mb4 default collation, GEOMCOLLECTION's name), the tracker
+    follows the server named there. ``sql_mode`` is the QUERY event's (ANSI_QUOTES makes ``"x"`` a name,
+    REAL_AS_FLOAT makes REAL a FLOAT). ``utf8mb4_collation`` is MySQL's ``default_collation_for_utf8mb4``
+    of the session (a 5.7 source replicating to 8.0 logs ``utf8mb4_general_ci`` there).
+    """
+
+    server_version: str = ""
+    sql_mode: int = 0
+    utf8mb4_collation: str | None = None
+
+    @property
+    def mysql8(self) -> bool:
+        return is_mysql8(self.server_version)
+
+    @property
+    def ansi_quotes(self) -> bool:
+        return bool(self.sql_mode & SQL_MODE_ANSI_QUOTES)
+
+    @property
+    def real_as_float(self) -> bool:
+        return bool(self.sql_mode & SQL_MODE_REAL_AS_FLOAT)
+
+    def default_collation(self, charset: str) -> str:
+        """The collation a column or table of ``charset`` gets when none is named."""
+        charset = normalize_charset(charset)
+        if charset == "utf8mb4" and self.mysql8:
+            return self.utf8mb4_collation or "utf8mb4_0900_ai_ci"
+        return default_collation(charset)
 
 
 def normalize_charset(name: str) -> str:
@@ -173,6 +260,11 @@ class TableSchema:
 
     ``uncertain`` is set when a statement touching this table was skipped in lenient mode: its columns
     may be wrong, so the resolver refuses its rows (``UncertainSchemaError``).
+
+    ``unique_keys`` are the table's UNIQUE keys made of whole columns, ``(name, columns)`` in the server's
+    order. Without a PRIMARY KEY, MySQL and MariaDB treat the first of them whose columns are all NOT NULL
+    as the primary key (information_schema says PRI); it is then the row's identity, so ``primary_key``
+    holds it and ``implicit_primary_key`` is set.
     """
 
     db: str
@@ -183,6 +275,19 @@ class TableSchema:
     collation: str | None = None
     engine: str | None = None
     uncertain: bool = False
+    unique_keys: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    implicit_primary_key: bool = False
+
+    def implied_primary_key(self) -> tuple[str, ...]:
+        """The first UNIQUE key whose columns are all NOT NULL (the key the server treats as primary
+        when there is no PRIMARY KEY), or ``()``."""
+        for _name, cols in self.unique_keys:
+            found = [self.column(c) for c in cols]
+            # a VIRTUAL generated column cannot be part of the clustered key
+            if found and all(c is not None and not c.nullable
+                             and (c.generated is None or c.generated_stored) for c in found):
+                return tuple(c.name for c in found if c is not None)
+        return ()
 
     def index_of(self, name: str) -> int:
         """Position of the column called ``name`` (case-insensitive), or -1."""

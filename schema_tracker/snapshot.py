@@ -14,7 +14,7 @@ from typing import Any
 from binlog_model.errors import SchemaError
 from schema_tracker.changes import CreateTable, apply_change
 from schema_tracker.ddl import apply, parse_use, split_statements
-from schema_tracker.model import Catalog, DatabaseSchema, TableSchema, charset_of_collation
+from schema_tracker.model import Catalog, DatabaseSchema, ServerSession, TableSchema, charset_of_collation
 
 __all__ = ["catalog_from_dump", "catalog_from_server", "read_sql_text"]
 
@@ -33,12 +33,14 @@ def read_sql_text(path: str | Path) -> str:
 
 
 def catalog_from_dump(text: str, catalog: Catalog | None = None, *, default_db: str | None = None,
-                      lenient: bool = False) -> Catalog:
+                      lenient: bool = False, server_version: str = "") -> Catalog:
     """The catalog a ``mysqldump --no-data`` script (or any DDL script) leaves behind.
 
-    Raises ``UnsupportedDDLError``/``SchemaError`` (with the statement) on DDL the tracker cannot follow,
-    unless ``lenient``.
+    ``server_version`` names the server that wrote the dump (its ``-- Server version`` header line is read
+    when not given), so MySQL 8's rules apply to a MySQL 8 dump. Raises ``UnsupportedDDLError``/
+    ``SchemaError`` (with the statement) on DDL the tracker cannot follow, unless ``lenient``.
     """
+    session = ServerSession(server_version or _dump_server_version(text))
     cat = catalog if catalog is not None else Catalog()
     db = default_db
     for sql in split_statements(text):
@@ -46,8 +48,16 @@ def catalog_from_dump(text: str, catalog: Catalog | None = None, *, default_db: 
         if used is not None:
             db = used
             continue
-        cat, _ = apply(cat, sql, db, lenient=lenient)
+        cat, _ = apply(cat, sql, db, lenient=lenient, session=session)
     return cat
+
+
+def _dump_server_version(text: str) -> str:
+    """The version in a dump's ``-- Server version\t9.7.4`` header line ('' when there is none)."""
+    for line in text[:4000].splitlines():
+        if line.startswith("-- Server version"):
+            return line.split(None, 3)[-1].strip() if len(line.split()) > 3 else ""
+    return ""
 
 
 def catalog_from_server(connection: Any, *, databases: list[str] | None = None,
@@ -59,6 +69,8 @@ def catalog_from_server(connection: Any, *, databases: list[str] | None = None,
     """
     cur = connection.cursor()
     try:
+        cur.execute("SELECT VERSION()")
+        session = ServerSession(str(cur.fetchone()[0]))
         if catalog is None:
             cur.execute("SELECT @@character_set_server, @@collation_server, @@lower_case_table_names")
             cs, coll, lctn = cur.fetchone()
@@ -74,27 +86,38 @@ def catalog_from_server(connection: Any, *, databases: list[str] | None = None,
             cur.execute("SELECT TABLE_NAME, ENGINE, TABLE_COLLATION FROM information_schema.TABLES "
                         "WHERE TABLE_SCHEMA=%s AND TABLE_TYPE='BASE TABLE'", (db,))
             for table, engine, coll in cur.fetchall():
-                catalog = _read_table(cur, catalog, db, table, engine, coll)
+                catalog = _read_table(cur, catalog, db, table, engine, coll, session)
     finally:
         cur.close()
     return catalog
 
 
 def _read_table(cur: Any, catalog: Catalog, db: str, table: str, engine: str | None,
-                collation: str | None) -> Catalog:
+                collation: str | None, session: ServerSession) -> Catalog:
     cur.execute("SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, CHARACTER_SET_NAME, COLLATION_NAME, EXTRA, "
-                "COLUMN_DEFAULT, GENERATION_EXPRESSION FROM information_schema.COLUMNS "
+                "COLUMN_DEFAULT, GENERATION_EXPRESSION, COLUMN_KEY FROM information_schema.COLUMNS "
                 "WHERE TABLE_SCHEMA=%s AND TABLE_NAME=%s ORDER BY ORDINAL_POSITION", (db, table))
     rows = cur.fetchall()
-    cur.execute("SELECT COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA=%s AND "
-                "TABLE_NAME=%s AND INDEX_NAME='PRIMARY' ORDER BY SEQ_IN_INDEX", (db, table))
-    pk = tuple(r[0] for r in cur.fetchall())
+    cur.execute("SELECT INDEX_NAME, COLUMN_NAME, SUB_PART FROM information_schema.STATISTICS "
+                "WHERE TABLE_SCHEMA=%s AND TABLE_NAME=%s AND NON_UNIQUE=0 ORDER BY INDEX_NAME, SEQ_IN_INDEX",
+                (db, table))
+    indexes: dict[str, list[str | None]] = {}
+    for index, column, sub_part in cur.fetchall():
+        indexes.setdefault(index, []).append(column if sub_part is None else None)
+    pk = tuple(c for c in indexes.pop("PRIMARY", []) if c is not None)
+    # Whole-column UNIQUE keys; the one information_schema marks PRI (no PRIMARY KEY) goes first.
+    pri = {r[0].lower() for r in rows if r[8] == "PRI"}
+    unique = sorted(((name, tuple(c for c in cols if c is not None)) for name, cols in indexes.items()
+                     if cols and None not in cols),
+                    key=lambda k: {c.lower() for c in k[1]} != pri)
     # Rebuild each column by parsing its COLUMN_TYPE with the same DDL code the binlog path uses.
     parts = []
-    for name, ctype, nullable, cs, coll, extra, _default, gen in rows:
+    for name, ctype, nullable, cs, coll, extra, _default, gen, _key in rows:
         part = f"`{name.replace('`', '``')}` {ctype}"
         if cs and coll:
             part += f" CHARACTER SET {cs} COLLATE {coll}"
+        if gen and session.mysql8:
+            gen = gen.replace("\\'", "'")  # MySQL 8 escapes the quotes of GENERATION_EXPRESSION
         if gen:
             part += f" AS ({gen})" + (" STORED" if "STORED" in (extra or "").upper() else "")
         elif nullable == "NO":
@@ -106,9 +129,11 @@ def _read_table(cur: Any, catalog: Catalog, db: str, table: str, engine: str | N
         parts.append(part)
     shell = Catalog(server_charset=catalog.server_charset, server_collation=catalog.server_collation)
     sql = f"CREATE TABLE `_db`.`_t` ({', '.join(parts)})"
-    _, changes = apply(shell, sql, None)
+    _, changes = apply(shell, sql, None, session=session)
     created = next(c for c in changes if isinstance(c, CreateTable))
     charset = charset_of_collation(collation) if collation else None
-    t = TableSchema(db, table, created.columns, pk, charset, collation, engine)
-    return apply_change(catalog, CreateTable(t.db, t.name, t.columns, t.primary_key, t.charset,
-                                             t.collation, t.engine))
+    t = TableSchema(db, table, created.columns, pk, charset, collation, engine, unique_keys=tuple(unique))
+    implicit = not pk and bool(t.implied_primary_key())
+    return apply_change(catalog, CreateTable(t.db, t.name, t.columns, pk or t.implied_primary_key(),
+                                             t.charset, t.collation, t.engine, unique_keys=t.unique_keys,
+                                             implicit_primary_key=implicit))

@@ -5,6 +5,9 @@ statement is valid on the server, and pick among the forms the tracker supports:
 ADD (FIRST/AFTER/several/parenthesised), MODIFY, CHANGE (rename or same name), RENAME COLUMN, DROP
 COLUMN, ALTER COLUMN DEFAULT, ADD/DROP PRIMARY KEY, RENAME TABLE (incl. cycles), RENAME TO, CONVERT TO
 CHARACTER SET, DEFAULT CHARSET, indexes, TRUNCATE and DROP TABLE. The same seed gives the same stream.
+
+``mysql=True`` adds MySQL 8/9-only forms: INVISIBLE columns and ALTER COLUMN SET [IN]VISIBLE, ADD COLUMN
+at any position with ALGORITHM=INSTANT, utf8mb4_0900 collations, VECTOR columns and functional indexes.
 """
 
 from __future__ import annotations
@@ -21,6 +24,11 @@ _TYPES = (
     "enum('a','b,c','it''s')", "set('x','y')", "varchar(5) CHARACTER SET utf8mb3", "char(3) binary",
 )
 _CHARSETS = ("latin1", "utf8mb4", "utf8mb3")
+_MYSQL_TYPES = (
+    "varchar(10) COLLATE utf8mb4_0900_as_cs", "char(3) CHARACTER SET utf8mb4",
+    "text COLLATE utf8mb4_0900_bin",
+    "vector(4)", "json", "int INVISIBLE", "varchar(6) INVISIBLE", "int AS (1) VIRTUAL",
+)
 
 
 @dataclass
@@ -28,11 +36,13 @@ class _Table:
     name: str
     columns: list[str]
     pk: list[str] = field(default_factory=list)
+    frozen: set[str] = field(default_factory=set)  # columns a functional index depends on
 
 
 class _Gen:
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, mysql: bool = False) -> None:
         self.rng = random.Random(seed)
+        self.mysql = mysql
         self.tables: dict[str, _Table] = {}
         self.counter = 0
 
@@ -41,8 +51,8 @@ class _Gen:
         return f"{prefix}{self.counter}"
 
     def col_def(self, nullable_ok: bool = True) -> str:
-        t = self.rng.choice(_TYPES)
-        if nullable_ok and "NULL" not in t and self.rng.random() < 0.3:
+        t = self.rng.choice(_TYPES + _MYSQL_TYPES if self.mysql else _TYPES)
+        if nullable_ok and "NULL" not in t and " AS " not in t and self.rng.random() < 0.3:
             t += " NOT NULL"
         return t
 
@@ -66,7 +76,28 @@ class _Gen:
                    self.default, self.pk, self.rename_table, self.charset, self.index, self.truncate,
                    self.drop_table, self.like]
         weights = [6, 2, 5, 5, 3, 4, 1, 3, 2, 1, 1, 1, 1, 1]
+        if self.mysql:
+            choices += [self.instant_add, self.visibility, self.functional_index]
+            weights += [3, 2, 1]
         return self.rng.choices(choices, weights)[0](t)
+
+    def instant_add(self, t: _Table) -> str:  # MySQL 8.0.29+: INSTANT ADD COLUMN at any position
+        c = self.fresh("c")
+        pos = self.position(t)
+        self._place(t, c, pos)
+        return f"ALTER TABLE {t.name} ADD COLUMN `{c}` {self.col_def()}{pos}, ALGORITHM=INSTANT"
+
+    def visibility(self, t: _Table) -> str:
+        c = self.rng.choice(t.columns)
+        how = self.rng.choice(("VISIBLE", "INVISIBLE"))
+        if how == "INVISIBLE" and len(t.columns) < 2:
+            how = "VISIBLE"  # a table needs a visible column
+        return f"ALTER TABLE {t.name} ALTER COLUMN `{c}` SET {how}"
+
+    def functional_index(self, t: _Table) -> str:  # a hidden generated column the row image leaves out
+        c = self.rng.choice(t.columns)
+        t.frozen.add(c)
+        return f"ALTER TABLE {t.name} ADD INDEX {self.fresh('fx')} ((length(`{c}`)))"
 
     def create(self) -> str:
         name = self.fresh("r")
@@ -84,7 +115,7 @@ class _Gen:
 
     def like(self, t: _Table) -> str:
         name = self.fresh("r")
-        self.tables[name] = _Table(name, list(t.columns), list(t.pk))
+        self.tables[name] = _Table(name, list(t.columns), list(t.pk), set(t.frozen))
         return f"CREATE TABLE {name} LIKE {t.name}"
 
     def add(self, t: _Table) -> str:
@@ -117,6 +148,8 @@ class _Gen:
 
     def modify(self, t: _Table) -> str:
         c = self.rng.choice(t.columns)
+        if c in t.frozen:
+            return self.add(t)
         pos = self.position(t, exclude=c)
         t.columns.remove(c)
         self._place(t, c, pos)
@@ -125,6 +158,8 @@ class _Gen:
 
     def change(self, t: _Table) -> str:
         c = self.rng.choice(t.columns)
+        if c in t.frozen:
+            return self.add(t)
         new = c if self.rng.random() < 0.3 else self.fresh("c")
         pos = self.position(t, exclude=c)
         t.columns.remove(c)
@@ -135,13 +170,16 @@ class _Gen:
 
     def rename_col(self, t: _Table) -> str:
         c = self.rng.choice(t.columns)
+        if c in t.frozen:
+            return self.add(t)
         new = self.fresh("c")
         t.columns[t.columns.index(c)] = new
         t.pk = [new if k == c else k for k in t.pk]
         return f"ALTER TABLE {t.name} RENAME COLUMN {self.case(c)} TO {new}"
 
     def drop_col(self, t: _Table) -> str:
-        candidates = [c for c in t.columns if c not in t.pk]  # MariaDB refuses to drop a key column
+        # MariaDB refuses to drop a key column, MySQL one a functional index depends on
+        candidates = [c for c in t.columns if c not in t.pk and c not in t.frozen]
         if len(t.columns) < 2 or not candidates:
             return self.add(t)
         c = self.rng.choice(candidates)
@@ -192,7 +230,8 @@ class _Gen:
         return f"DROP TABLE IF EXISTS {t.name}"
 
 
-def generate(seed: int, count: int) -> list[str]:
-    """``count`` valid DDL statements for an empty default database, reproducible from ``seed``."""
-    gen = _Gen(seed)
+def generate(seed: int, count: int, *, mysql: bool = False) -> list[str]:
+    """``count`` valid DDL statements for an empty default database, reproducible from ``seed``
+    (``mysql``: with MySQL 8/9-only forms)."""
+    gen = _Gen(seed, mysql)
     return [gen.step() for _ in range(count)]

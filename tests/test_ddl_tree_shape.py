@@ -47,6 +47,17 @@ def test_tree_shape_is_pinned(sql: str) -> None:
     assert statement_shapes(sql) == load_golden()[sql]
 
 
+def test_only_the_ddl_package_imports_sqlglot() -> None:
+    root = Path(__file__).parent.parent
+    importers = sorted(str(p.relative_to(root)) for folder in ("binlog_model", "schema_tracker")
+                       for p in (root / folder).rglob("*.py")
+                       if any(line.split()[:2] in (["import", "sqlglot"], ["from", "sqlglot"])
+                              or line.startswith(("import sqlglot", "from sqlglot"))
+                              for line in p.read_text(encoding="utf-8").splitlines()))
+    assert importers, "the scan found no importer at all: it is broken"
+    assert all(p.startswith("schema_tracker/ddl/") for p in importers), importers
+
+
 def main() -> None:
     logging.getLogger("sqlglot").setLevel(logging.ERROR)
     with GOLDEN.open("w", encoding="utf-8") as out:

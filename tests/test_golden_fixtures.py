@@ -427,6 +427,17 @@ def test_tables_without_primary_key_have_empty_primary_key() -> None:
     assert len(deleted) == 3
 
 
+def test_unique_not_null_key_is_the_row_identity_without_a_primary_key() -> None:
+    # InnoDB and information_schema treat the first UNIQUE NOT NULL key as the primary key (PRI)
+    events = _events("no_primary_key")
+    create = next(e for e in events if e.table == "uniq_not_null" and e.operation == pb.BinlogEvent.SCHEMA)
+    assert list(create.schema_changes[0].create_table.primary_key) == ["k1", "k2"]
+    keys = [[(c.name, python_value(c.value)) for c in r.primary_key]
+            for e in events if e.table == "uniq_not_null" and e.rows for r in e.rows]
+    assert keys == [[("k1", 1), ("k2", "aa")], [("k1", 1), ("k2", "bb")], [("k1", 2), ("k2", "aa")],
+                    [("k1", 1), ("k2", "bb")], [("k1", 2), ("k2", "aa")]]
+
+
 def test_pk_updates_key_by_old_value_with_new_value_in_after() -> None:
     events = _events("pk_updates")
     updates = [({c.name: python_value(c.value) for c in r.primary_key},

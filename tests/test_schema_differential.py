@@ -3,7 +3,8 @@
 After EVERY statement of the hand-written corpus (tests/ddl_corpus/differential.sql) and of a seeded random
 DDL stream (tests/ddl_random.py), the tracker's catalog must equal information_schema: column order, names,
 DATA_TYPE, COLUMN_TYPE (unsigned, zerofill, ENUM values), nullability, charset, collation, and the primary
-key columns in order. A failure prints the statement (and the seed) and every difference.
+key columns in order (or the UNIQUE NOT NULL key the server treats as the primary key). A failure prints
+the statement (and the seed) and every difference.
 JSON is the one documented difference: MariaDB stores it as LONGTEXT utf8mb4_bin, the tracker says ``json``.
 """
 
@@ -37,12 +38,24 @@ def server_snapshot(cur: Any, databases: list[str]) -> Snapshot:
     cols: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
     for db, table, pos, name, dtype, ctype, nullable, cs, coll in cur.fetchall():
         cols.setdefault((db, table), []).append((pos, name, dtype, ctype, nullable == "YES", cs, coll))
-    cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.STATISTICS "
-                f"WHERE TABLE_SCHEMA IN ({marks}) AND INDEX_NAME='PRIMARY' "
-                "ORDER BY TABLE_SCHEMA, TABLE_NAME, SEQ_IN_INDEX", databases)
-    pks: dict[tuple[str, str], list[str]] = {}
+    # The PRIMARY KEY, or the UNIQUE NOT NULL key the server treats as one (its columns say PRI).
+    cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS "
+                f"WHERE TABLE_SCHEMA IN ({marks}) AND COLUMN_KEY='PRI'", databases)
+    pri: dict[tuple[str, str], set[str]] = {}
     for db, table, name in cur.fetchall():
-        pks.setdefault((db, table), []).append(name)
+        pri.setdefault((db, table), set()).add(name.lower())
+    cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS "
+                f"WHERE TABLE_SCHEMA IN ({marks}) AND NON_UNIQUE=0 "
+                "ORDER BY TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX", databases)
+    uniques: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for db, table, index, name in cur.fetchall():
+        uniques.setdefault((db, table), {}).setdefault(index, []).append(name)
+    pks: dict[tuple[str, str], list[str]] = {}
+    for key, indexes in uniques.items():
+        if "PRIMARY" in indexes:
+            pks[key] = indexes["PRIMARY"]
+        elif key in pri:
+            pks[key] = next((c for c in indexes.values() if {x.lower() for x in c} == pri[key]), [])
     cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
                 f"WHERE TABLE_SCHEMA IN ({marks}) AND TABLE_TYPE='BASE TABLE'", databases)
     tables = [(db, t) for db, t in cur.fetchall()]

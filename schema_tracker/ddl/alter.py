@@ -1,0 +1,361 @@
+"""ALTER TABLE: the action list split at top-level commas, each action applied in order.
+
+Fallbacks, each for a statement sqlglot returns as ``exp.Command`` (tested in tests/test_ddl_forms.py):
+an ALTER TABLE action sqlglot cannot parse (``ADD (a int, b int)``, ``CONVERT TO CHARACTER SET``, some
+index forms) is parsed on its own as ``ALTER TABLE t <action>``. ``ADD (…)`` becomes one ``ADD COLUMN``
+per definition; ``CONVERT TO`` and index/constraint actions that sqlglot still cannot parse are read from
+tokens (the latter change no column, so they only need recognising).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+from sqlglot import exp
+from sqlglot.tokens import Token, TokenType
+
+from binlog_model.errors import SchemaError
+from schema_tracker.changes import (
+    CreateOrModifyColumn,
+    DropColumn,
+    PrimaryKeyChanged,
+    RenameColumn,
+    RenameTable,
+    TableCharsetChanged,
+    UniqueKeysChanged,
+    converted_column,
+)
+from schema_tracker.ddl import keys
+from schema_tracker.ddl.context import Ctx, ident, need_table, qualified, table_name
+from schema_tracker.ddl.create import (
+    charset_options,
+    has_inline_unique,
+    options_charset,
+    primary_key_of,
+    read_table_options,
+)
+from schema_tracker.ddl.dialect import parse, session, tokenize, unsupported
+from schema_tracker.ddl.script import split_commas
+from schema_tracker.ddl.types import column_def
+from schema_tracker.model import (
+    TableSchema,
+    normalize_charset,
+    normalize_collation,
+)
+
+PARTITION_ACTIONS = frozenset({"PARTITION", "REMOVE", "COALESCE", "REORGANIZE", "EXCHANGE", "REBUILD",
+                                "ANALYZE", "CHECK", "OPTIMIZE", "REPAIR", "DISCARD", "IMPORT", "DISABLE",
+                                "ENABLE", "ORDER"})
+
+
+def alter_table(ctx: Ctx, text: str, tokens: list[Token]) -> None:
+    i = 1
+    while tokens[i].text.upper() in ("ONLINE", "OFFLINE", "IGNORE"):
+        i += 1
+    i += 1  # TABLE
+    if i + 1 < len(tokens) and tokens[i].text.upper() == "IF" and tokens[i + 1].text.upper() == "EXISTS":
+        i += 2
+    if i + 2 < len(tokens) and tokens[i + 1].token_type == TokenType.DOT:
+        name_tokens, i = tokens[i:i + 3], i + 3
+    else:
+        name_tokens, i = tokens[i:i + 1], i + 1
+    db, name = qualified(ctx, name_tokens)
+    ctx.target = (db, name)
+    need_table(ctx, db, name)
+    actions = _join_name_lists(split_commas(tokens[i:]))
+    # The server renames the table after every other action, wherever RENAME TO appears in the list.
+    renames = [a for a in actions if a[0].text.upper() == "RENAME"
+               and (len(a) < 2 or a[1].text.upper() not in ("COLUMN", "INDEX", "KEY"))]
+    for action in [a for a in actions if not any(a is r for r in renames)] + renames:
+        _alter_action(ctx, db, name, text[action[0].start:action[-1].end + 1], action)
+
+
+def _is_partition_action(words: list[str]) -> bool:
+    # The tokenizer may merge "PARTITION BY" into one token; its first word decides.
+    return bool(words) and (words[0].split()[0] in PARTITION_ACTIONS
+                            or (len(words) > 1 and words[1] == "PARTITION"))
+
+
+def _join_name_lists(actions: list[list[Token]]) -> list[list[Token]]:
+    """``DROP PARTITION p0, p1`` and ``ORDER BY a, b`` end in a list of names that the comma split cut
+    into separate actions: glue the bare names back onto the action they belong to."""
+    out: list[list[Token]] = []
+    for action in actions:
+        bare = all(t.token_type in (TokenType.VAR, TokenType.IDENTIFIER, TokenType.DOT)
+                   or t.text.upper() in ("ASC", "DESC") for t in action)
+        if bare and out and _is_partition_action([t.text.upper() for t in out[-1]]):
+            out[-1] = out[-1] + action
+        else:
+            out.append(action)
+    return out
+
+
+def _alter_action(ctx: Ctx, db: str, name: str, sql: str, toks: list[Token]) -> None:
+    words = [t.text.upper() for t in toks]
+    if words[0] == "ADD":
+        j = 2 if len(words) > 1 and words[1] == "COLUMN" else 1
+        if j < len(words) and words[j] == "IF":
+            j += 3
+        if j < len(toks) and toks[j].token_type == TokenType.L_PAREN:
+            inner = toks[j + 1:-1]
+            for part in split_commas(inner):
+                piece = sql[part[0].start - toks[0].start:part[-1].end - toks[0].start + 1]
+                if part[0].text.upper() in ("PRIMARY KEY", "CONSTRAINT", "INDEX", "KEY", "UNIQUE"):
+                    _alter_action(ctx, db, name, "ADD " + piece, tokenize("ADD " + piece, sql))
+                else:
+                    _alter_action(ctx, db, name, "ADD COLUMN " + piece, tokenize("ADD COLUMN " + piece, sql))
+            return
+    if _is_partition_action(words):
+        return  # partition maintenance and row order: rows move, columns do not
+    if words[0] == "ALTER" and len(words) > 1 and words[1] in ("CHECK", "CONSTRAINT"):
+        return  # ALTER CHECK / CONSTRAINT c [NOT] ENFORCED: no column changes
+    if words[:2] == ["RENAME", "AS"]:  # sqlglot knows RENAME [TO] only; AS is a MySQL synonym
+        sql = "RENAME TO " + sql[toks[2].start - toks[0].start:]
+    if words[0] == "CONVERT":
+        _convert_charset(ctx, db, name, toks)
+        return
+    if words[0] in TABLE_OPTION_WORDS and not (words[0] == "INDEX" and words[1:2] != ["DIRECTORY"]):
+        _table_options(ctx, db, name, toks)
+        return
+    tree = parse(f"ALTER TABLE `_` {sql}")
+    if not isinstance(tree, exp.Alter):
+        if _is_index_action(words):
+            return  # index, foreign key or check: no column changes
+        raise unsupported(f"ALTER TABLE action not understood: {sql}")
+    for action in tree.args.get("actions") or []:
+        _apply_action(ctx, db, name, action)
+    options = list(tree.args.get("options") or [])
+    if options:
+        t = need_table(ctx, db, name)
+        cs = charset_options(options, (t.charset or "", t.collation or ""))
+        if cs is not None:
+            ctx.emit(TableCharsetChanged(db, name, cs[0], cs[1]))
+
+
+# Table options an ALTER TABLE action may start with (several may follow each other without commas).
+TABLE_OPTION_WORDS = frozenset({
+    "ENGINE", "TYPE", "AUTO_INCREMENT", "AVG_ROW_LENGTH", "CHECKSUM", "TABLE_CHECKSUM", "COMMENT",
+    "COMPRESSION", "CONNECTION", "DATA", "INDEX", "DELAY_KEY_WRITE", "ENCRYPTION", "INSERT_METHOD",
+    "KEY_BLOCK_SIZE", "MAX_ROWS", "MIN_ROWS", "PACK_KEYS", "PASSWORD", "ROW_FORMAT", "STATS_AUTO_RECALC",
+    "STATS_PERSISTENT", "STATS_SAMPLE_PAGES", "TABLESPACE", "UNION", "STORAGE", "SECONDARY_ENGINE",
+    "SECONDARY_ENGINE_ATTRIBUTE", "ENGINE_ATTRIBUTE", "AUTOEXTEND_SIZE", "DEFAULT", "CHARACTER SET",
+    "CHARSET", "CHARACTER", "COLLATE", "ALGORITHM", "LOCK", "WITH", "WITHOUT", "SECONDARY_LOAD",
+    "SECONDARY_UNLOAD", "PAGE_CHECKSUM", "TRANSACTIONAL", "SEQUENCE", "IETF_QUOTES", "PAGE_COMPRESSED",
+    "PAGE_COMPRESSION_LEVEL", "ENCRYPTION_KEY_ID", "ENCRYPTED",
+})
+
+
+def _table_options(ctx: Ctx, db: str, name: str, toks: list[Token]) -> None:
+    """Table options: only a new default charset/collation matters (the engine is not followed)."""
+    options, _ = read_table_options(toks)
+    t = need_table(ctx, db, name)
+    cs = options_charset(options, (t.charset or "", t.collation or ""))
+    if cs is not None:
+        ctx.emit(TableCharsetChanged(db, name, cs[0], cs[1]))
+
+
+def _is_index_action(words: list[str]) -> bool:
+    if words[0] not in ("ADD", "DROP") or len(words) < 2:
+        return False
+    return words[1] in ("INDEX", "KEY", "UNIQUE", "FULLTEXT", "SPATIAL", "FOREIGN", "CONSTRAINT", "CHECK")
+
+
+def _convert_charset(ctx: Ctx, db: str, name: str, toks: list[Token]) -> None:
+    words = [t.text for t in toks]
+    upper = [w.upper() for w in words]
+    charset = collation = None
+    for i, w in enumerate(upper[:-1]):
+        if w in ("SET", "CHARSET", "CHARACTER SET"):
+            charset = words[i + 1]
+        elif w == "COLLATE":
+            collation = words[i + 1]
+    if charset is None:
+        raise unsupported("CONVERT TO without CHARACTER SET")
+    t = need_table(ctx, db, name)
+    if charset.upper() == "DEFAULT":
+        charset = ctx.catalog.database_defaults(db)[0]
+    charset = normalize_charset(charset)
+    collation = normalize_collation(collation) if collation else session().default_collation(charset)
+    for col in t.columns:
+        new = converted_column(col, charset, collation)
+        if new != col:
+            ctx.emit(CreateOrModifyColumn(db, name, new))
+    ctx.emit(TableCharsetChanged(db, name, charset, collation))
+
+
+def _position(node: exp.Expression) -> tuple[bool, str | None]:
+    pos = node.args.get("position")
+    if not isinstance(pos, exp.ColumnPosition):
+        return False, None
+    where = (pos.args.get("position") or "").upper()
+    if where == "FIRST":
+        return True, None
+    return False, ident(pos.this)
+
+
+def _apply_action(ctx: Ctx, db: str, name: str, action: exp.Expression) -> None:
+    t = need_table(ctx, db, name)
+    if isinstance(action, exp.ColumnDef):  # ADD [COLUMN]
+        col, inline_pk = column_def(action, t)
+        if t.column(col.name) is not None:
+            if action.args.get("exists"):
+                return  # ADD COLUMN IF NOT EXISTS on an existing column
+            raise SchemaError(f"ADD COLUMN {col.name!r}: the column already exists", table=t.qualified_name)
+        first, after = _position(action)
+        ctx.emit(CreateOrModifyColumn(db, name, col, first, after))
+        if inline_pk:
+            ctx.emit(PrimaryKeyChanged(db, name, (col.name,)))
+        if has_inline_unique(action):
+            _add_unique(ctx, db, name, None, [exp.column(col.name)])
+    elif isinstance(action, exp.ModifyColumn):
+        _modify(ctx, t, action)
+    elif isinstance(action, exp.RenameColumn):
+        old, new = ident(action.this), ident(action.args["to"])
+        if t.column(old) is None:
+            raise SchemaError(f"RENAME COLUMN: unknown column {old!r}", table=t.qualified_name)
+        ctx.emit(RenameColumn(db, name, t.column(old).name, new))  # type: ignore[union-attr]
+    elif isinstance(action, exp.Drop):
+        kind = (action.args.get("kind") or "").upper()
+        if kind == "COLUMN" or not kind:
+            for target in action.args.get("tables") or [action.this]:
+                col_name = ident(target)
+                if t.column(col_name) is None:
+                    if action.args.get("exists"):
+                        continue
+                    raise SchemaError(f"DROP COLUMN: unknown column {col_name!r}", table=t.qualified_name)
+                ctx.emit(DropColumn(db, name, t.column(col_name).name))  # type: ignore[union-attr]
+                t = need_table(ctx, db, name)
+        elif kind in ("INDEX", "KEY"):
+            for target in action.args.get("tables") or [action.this]:
+                drop_index(ctx, t, ident(target))
+                t = need_table(ctx, db, name)
+        elif kind not in ("FOREIGN KEY", "CONSTRAINT", "CHECK"):
+            raise unsupported(f"ALTER TABLE DROP {kind} not understood")
+    elif isinstance(action, exp.DropPrimaryKey):
+        ctx.emit(PrimaryKeyChanged(db, name, ()))
+    elif isinstance(action, exp.AddConstraint):
+        for item in action.expressions:
+            pk = primary_key_of(item)
+            if pk is not None:
+                cols = tuple(t.column(k).name if t.column(k) else k for k in pk)  # type: ignore[union-attr]
+                ctx.emit(PrimaryKeyChanged(db, name, cols))
+            elif (uk := keys.unique_key(item)) is not None:
+                _add_unique(ctx, db, name, uk[0], uk[1])
+            elif isinstance(item, exp.IndexColumnConstraint):
+                add_index(ctx, need_table(ctx, db, name), keys.index_name(item), keys.key_parts(item))
+            t = need_table(ctx, db, name)
+    elif isinstance(action, exp.AlterColumn):
+        _alter_column(ctx, t, action)
+    elif isinstance(action, exp.AlterRename):
+        new_db, new_name = table_name(ctx, action.this)
+        ctx.emit(RenameTable(db, name, new_db, new_name))
+        ctx.target = (new_db, new_name)
+    elif isinstance(action, exp.RenameIndex):
+        old_key, new_key = action.this.name, action.args["to"].name
+        renamed = tuple((new_key if n.lower() == old_key.lower() else n, c) for n, c in t.unique_keys)
+        if renamed != t.unique_keys:
+            ctx.emit(UniqueKeysChanged(db, name, renamed))
+    elif isinstance(action, exp.ForceProperty | exp.AlterIndex):
+        return  # rebuilds and index visibility: no column changes
+    else:
+        raise unsupported(f"ALTER TABLE action {type(action).__name__} not understood")
+
+
+def _modify(ctx: Ctx, t: TableSchema, action: exp.ModifyColumn) -> None:
+    definition = action.this
+    rename_from = action.args.get("rename_from")
+    old_name = rename_from.name if rename_from is not None else definition.name
+    old = t.column(old_name)
+    if old is None:
+        raise SchemaError(f"MODIFY/CHANGE: unknown column {old_name!r}", table=t.qualified_name)
+    col, inline_pk = column_def(definition, t)
+    if old.name.lower() in {k.lower() for k in t.primary_key} and not t.implicit_primary_key:
+        col = replace(col, nullable=False)  # PK columns stay NOT NULL, so this is no redefinition
+    first, after = _position(definition)
+    if rename_from is None:  # MODIFY
+        ctx.emit(CreateOrModifyColumn(t.db, t.name, col, first, after))
+    else:  # CHANGE: rename when the name differs, redefine when anything else does
+        if old.name.lower() != col.name.lower() or old.name != col.name:
+            ctx.emit(RenameColumn(t.db, t.name, old.name, col.name))
+        if replace(old, name=col.name) != col or first or after is not None:
+            ctx.emit(CreateOrModifyColumn(t.db, t.name, col, first, after))
+    if inline_pk:
+        ctx.emit(PrimaryKeyChanged(t.db, t.name, (col.name,)))
+    if has_inline_unique(definition):
+        _add_unique(ctx, t.db, t.name, None, [exp.column(col.name)])
+
+
+def _add_unique(ctx: Ctx, db: str, name: str, key_name: str | None, parts: list[exp.Expression]) -> None:
+    t = need_table(ctx, db, name)
+    unique, key_name = keys.with_key(t.unique_keys, key_name, parts, set())
+    if unique != t.unique_keys:
+        ctx.emit(UniqueKeysChanged(db, name, unique))
+    if keys.functional_parts(parts):
+        keys.add_hidden(ctx, need_table(ctx, db, name), key_name, parts)
+
+
+def add_index(ctx: Ctx, t: TableSchema, key_name: str | None, parts: list[exp.Expression]) -> None:
+    """A non-unique index: only its functional parts change the table (hidden columns)."""
+    if not keys.functional_parts(parts):
+        return
+    if key_name is None:
+        _, key_name = keys.with_key(t.unique_keys, None, parts, set())
+    keys.add_hidden(ctx, t, key_name, parts)
+
+
+def drop_index(ctx: Ctx, t: TableSchema, key_name: str) -> None:
+    """DROP INDEX: the key leaves the unique keys, and its hidden columns go with it."""
+    remaining = keys.without_index(t.unique_keys, key_name)
+    if remaining != t.unique_keys:
+        ctx.emit(UniqueKeysChanged(t.db, t.name, remaining))
+    keys.drop_hidden(ctx, need_table(ctx, t.db, t.name), key_name)
+
+
+def index_statement(ctx: Ctx, text: str, tokens: list[Token], verb: str) -> None:
+    """CREATE [UNIQUE] INDEX … ON t (…) and DROP INDEX … ON t: unique keys and functional parts only."""
+    unique = any(t.text.upper() == "UNIQUE" for t in tokens[1:3])
+    functional = any(a.token_type == TokenType.L_PAREN and b.token_type == TokenType.L_PAREN
+                     for a, b in itertools.pairwise(tokens))
+    if verb == "CREATE" and not unique and not functional:
+        return  # a plain index: no column changes, however sqlglot reads it
+    tree = parse(text)
+    if verb == "DROP" and isinstance(tree, exp.Drop):
+        on = tree.args.get("cluster")
+        if not isinstance(on, exp.OnProperty) or not isinstance(on.this, exp.Table):
+            raise unsupported("DROP INDEX without ON table")
+        db, name = table_name(ctx, on.this)
+        t = ctx.catalog.table(db, name)
+        if t is not None:  # an unknown table: nothing the catalog holds changes
+            ctx.target = (db, name)
+            for target in tree.args.get("tables") or [tree.this]:
+                drop_index(ctx, need_table(ctx, db, name), ident(target))
+        return
+    if verb != "CREATE" or not isinstance(tree, exp.Create) or not isinstance(tree.this, exp.Index):
+        raise unsupported("CREATE INDEX statement not understood")
+    index = tree.this
+    db, name = table_name(ctx, index.args["table"])
+    ctx.target = (db, name)
+    params = index.args.get("params")
+    parts = keys.key_parts(params) if params is not None else []
+    key_name = index.name or None
+    if unique:
+        _add_unique(ctx, db, name, key_name, parts)
+    else:
+        add_index(ctx, need_table(ctx, db, name), key_name, parts)
+
+
+def _alter_column(ctx: Ctx, t: TableSchema, action: exp.AlterColumn) -> None:
+    col = t.column(action.name)
+    if col is None:
+        raise SchemaError(f"ALTER COLUMN: unknown column {action.name!r}", table=t.qualified_name)
+    if action.args.get("drop"):
+        new = replace(col, default=None, has_default=False)
+    elif action.args.get("default") is not None:
+        new = replace(col, default=action.args["default"].sql("mysql"), has_default=True)
+    elif action.args.get("visible") is not None:
+        new = replace(col, invisible=str(action.args["visible"]).upper() == "INVISIBLE")
+    else:
+        raise unsupported("ALTER COLUMN form not understood")
+    ctx.emit(CreateOrModifyColumn(t.db, t.name, new))
+
