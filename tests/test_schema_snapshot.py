@@ -54,7 +54,7 @@ def test_server_snapshot_and_dump_equal_replayed_ddl(server: Any, fresh_db: str)
     cs, coll = server.query("SELECT @@character_set_server, @@collation_server")[0]
     base = Catalog(server_charset=cs, server_collation=coll)
     script = ";\n".join([f"CREATE DATABASE `{fresh_db}`", f"USE `{fresh_db}`", *DDL])
-    replayed = catalog_from_dump(script, base)
+    replayed = catalog_from_dump(script, base, server_version=server.version)   # that server's DDL rules
 
     conn = server.connect()
     try:
