@@ -240,3 +240,25 @@ def test_dump_rows_equal_mysqlbinlog_on_mysql_test_suite_binlogs() -> None:
         compared += 1
         rows += sum(line.startswith("###   @") for lines in mine for line in lines)
     assert compared >= 45 and rows >= 150, (compared, rows, refused)
+
+
+def test_dump_rows_equal_mysqlbinlog_on_compressed_minimal_image(tmp_path: Path) -> None:
+    """zstd TRANSACTION_PAYLOAD events (binlog_transaction_compression=ON) and MINIMAL images / metadata:
+    the rows inside the payloads and the columns each image leaves out come out as mysqlbinlog's."""
+    _mysqlbinlog()
+    from binlog_model.testing.mysql import MySQLServer
+
+    with MySQLServer(row_image="MINIMAL", row_metadata="MINIMAL", transaction_compression=True) as server:
+        server.execute(["CREATE DATABASE c", "CREATE TABLE c.t (id INT PRIMARY KEY, a VARCHAR(10), n INT,"
+                        " d DECIMAL(5,2))"])
+        server.reset_binlogs()
+        server.execute(["INSERT INTO c.t VALUES (1, 'a', -5, 1.5), (2, 'b', NULL, 0)",
+                        "UPDATE c.t SET n = -7 WHERE id = 1", "DELETE FROM c.t WHERE id = 2"])
+        files = server.flush_and_collect(tmp_path)
+    assert any(e.header.type_name == "TRANSACTION_PAYLOAD_EVENT" for e in iter_events(files))
+    reference, mine = theirs(files), ours(files)
+    assert compare(mine, reference) == ([], {})
+    assert reference[-8:] == [
+        "### UPDATE `c`.`t`", "### WHERE", "###   @1=1 /* INT meta=0 nullable=0 is_null=0 */",
+        "### SET", "###   @3=-7 (4294967289) /* INT meta=0 nullable=1 is_null=0 */",
+        "### DELETE FROM `c`.`t`", "### WHERE", "###   @1=2 /* INT meta=0 nullable=0 is_null=0 */"]

@@ -278,11 +278,11 @@ def server_family(server: str) -> str:
 
 
 def scenario_for_server(scenario: Path, server: str) -> Path:
-    """The scenario file to run on ``server``: its dialect variant ``<dir>/<family>/<name>.sql`` when there
-    is one (MariaDB-only SQL such as the Sequence engine or Aria rewritten for MySQL), else ``scenario``."""
-    scenario = Path(scenario)
-    variant = scenario.parent / server_family(server) / scenario.name
-    return variant if variant.is_file() else scenario
+    """The scenario file to run on ``server`` (a ``SERVER_CHOICES`` name): its dialect variant
+    ``<dir>/<family>/<name>.sql`` when there is one, else ``scenario`` (``scenario.scenario_for_dialect``)."""
+    from binlog_model.testing.scenario import scenario_for_dialect
+
+    return scenario_for_dialect(scenario, server_family(server))
 
 
 def default_options(name: str, server: str) -> GoldenOptions:

@@ -11,7 +11,8 @@ it covers and may carry directives, one per line, ``-- @name: value``:
 
 An unknown directive is a ``ConfigError`` (a misspelt one must not be ignored). The runner resets the
 server's binlogs, runs every statement over ONE connection (so BEGIN/COMMIT, savepoints, ``USE`` and session
-variables span statements), then flushes and returns the closed binlog files. It works with any server
+variables span statements), then flushes and returns the closed binlog files. On MySQL it runs the
+scenario's MySQL dialect variant ``<dir>/mysql/<name>.sql`` where there is one. It works with any server
 object of the harness API (``MariaDBServer``, ``MySQLContainerServer``).
 """
 
@@ -28,7 +29,8 @@ from binlog_model.errors import ConfigError
 from binlog_model.testing.mariadb import run_statements
 from binlog_model.testing.sqltext import parse_directives, split_statements
 
-__all__ = ["SCENARIO_DIR", "Scenario", "list_scenarios", "load_scenario", "run_scenario", "scenario_label"]
+__all__ = ["SCENARIO_DIR", "Scenario", "list_scenarios", "load_scenario", "run_scenario",
+           "scenario_for_dialect", "scenario_label", "server_dialect"]
 
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios"
 
@@ -86,6 +88,20 @@ def load_scenario(path: Path | str) -> Scenario:
     return Scenario(path.stem, path, directives, statements, hashlib.sha256(raw).hexdigest())
 
 
+def server_dialect(server: Any) -> str:
+    """``mariadb`` or ``mysql``: the SQL dialect of a harness server (MariaDB's version string says so)."""
+    name = f"{getattr(server, 'version', '')} {getattr(server, 'label', '')}".lower()
+    return "mariadb" if "mariadb" in name else "mysql"
+
+
+def scenario_for_dialect(path: Path | str, dialect: str) -> Path:
+    """The scenario file to run in ``dialect``: its variant ``<dir>/<dialect>/<name>.sql`` where there is
+    one (MariaDB-only SQL such as the Sequence engine or Aria rewritten for MySQL), else ``path``."""
+    path = Path(path)
+    variant = path.parent / dialect / path.name
+    return variant if variant.is_file() else path
+
+
 def list_scenarios(directory: Path = SCENARIO_DIR) -> list[Path]:
     """The scenario files in ``directory``, sorted by name."""
     return sorted(Path(directory).glob("*.sql"))
@@ -99,10 +115,12 @@ def run_scenario(server: Any, path: Path | str, dest_dir: Path | None = None, *,
     it), which makes a scenario re-runnable on the shared session server; with ``cleanup`` they are dropped
     again after collecting (into the next binlog file, never into the returned ones).
 
+    The server's dialect variant of the scenario runs where there is one (``scenario_for_dialect``).
+
     Returns the closed binlog files (copied into ``dest_dir`` if given), oldest first. Raises
     ``ConfigError`` for a bad scenario file and ``HarnessError`` naming the failing statement.
     """
-    scenario = load_scenario(path)
+    scenario = load_scenario(scenario_for_dialect(path, server_dialect(server)))
     drops = [f"DROP DATABASE IF EXISTS `{name}`" for name in scenario.databases]
     server.execute(drops)
     server.reset_binlogs()
@@ -199,7 +217,7 @@ def write_golden_binlogs(server: Any, path: Path | str, out_dir: Path | str,
     import json
     import shutil
 
-    scenario = load_scenario(path)
+    scenario = load_scenario(scenario_for_dialect(path, server_dialect(server)))
     out = Path(out_dir)
     binlog_dir = out / "binlogs"
     if binlog_dir.exists():
