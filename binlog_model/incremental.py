@@ -142,7 +142,8 @@ def _plan(state: RunState, files: Sequence[Path]) -> list[FileStart]:
         if key == here:
             fde = bytes.fromhex(pos["format_description"]) if pos.get("format_description") else None
             _check_same_file(path, pos["offset"], fde)
-            starts.append(FileStart(str(path), pos["offset"], fde))
+            # Stopped before the file's FORMAT_DESCRIPTION was whole: read it from the start again.
+            starts.append(FileStart(str(path), pos["offset"] if pos["offset"] > 4 else 0, fde))
         else:
             if not starts and pos.get("rotated_to") not in (None, path.name):
                 raise StateMismatchError(f"the state stopped at {pos['file']}:{pos['offset']}, which rotates "

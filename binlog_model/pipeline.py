@@ -16,7 +16,7 @@ from pathlib import Path
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.assemble import AssemblerOptions, StatementAssembler, parse_always_include
 from binlog_model.errors import ConfigError
-from binlog_model.io.files import iter_events, sort_binlog_files
+from binlog_model.io.files import sort_binlog_files
 from binlog_model.io.tail import FileEnd, FileStart, iter_from
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import Catalog
@@ -110,13 +110,12 @@ def iter_binlog_events(
                                    statement_text=statement_text)  # type: ignore[arg-type]
         history = load_snapshot(snapshot, lenient=lenient_ddl, database=database)
         assembler = StatementAssembler(history, options)
-    if not assembler.options.allow_incomplete_tail:
-        yield from assembler.assemble(iter_events(paths, verify_checksum=verify_checksum))
-        return
-    # The active binlog may end inside an event: read up to the last whole one and report the rest.
+    # io.tail reads a half-written last event as a stop (with allow_incomplete_tail) or an error naming
+    # the flag; its FileEnd markers give the partial bytes for the stats.
     files = [Path(paths)] if isinstance(paths, str | os.PathLike) else sort_binlog_files(paths)
     starts = [FileStart(str(f)) for f in files]
-    for item in iter_from(starts, partial_tail=True, verify_checksum=verify_checksum):
+    for item in iter_from(starts, partial_tail=assembler.options.allow_incomplete_tail,
+                          verify_checksum=verify_checksum):
         if isinstance(item, FileEnd):
             assembler.stats.partial_tail_bytes += item.partial_bytes
         else:

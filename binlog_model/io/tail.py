@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from binlog_model.errors import DecodeError
+from binlog_model.errors import DecodeError, TruncatedEventError
 from binlog_model.io.files import open_binlog
 from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
 from binlog_model.wire.events import RotateEvent
@@ -54,7 +54,15 @@ def iter_from(starts: Sequence[FileStart], *, verify_checksum: bool = True, part
     """The events of each file from its start, each file followed by its ``FileEnd``. ``partial_tail``
     applies to the last file only: a truncated event anywhere else is damage and raises."""
     for n, start in enumerate(starts):
-        yield from _iter_one(start, verify_checksum, partial_tail and n == len(starts) - 1, chunk_size)
+        last = n == len(starts) - 1
+        try:
+            yield from _iter_one(start, verify_checksum, partial_tail and last, chunk_size)
+        except TruncatedEventError as err:
+            if last and not partial_tail and "input ends" in err.reason:
+                err.reason += ("; the last file ends inside an event (a binlog still being written?): pass "
+                               "--allow-incomplete-tail (allow_incomplete_tail=True) to stop before it")
+                err.args = (err._render(),)
+            raise
 
 
 def _iter_one(start: FileStart, verify_checksum: bool, partial_tail: bool, chunk_size: int) -> Iterator[Any]:
