@@ -373,10 +373,10 @@ class StatementAssembler:
     @property
     def idle(self) -> bool:
         """Nothing pending: no open transaction or statement, no held events, no prepared XA, no GTID
-        waiting for its transaction. Only then
-        can a run stop and a later one resume at the next event without losing or repeating anything."""
+        waiting for its transaction. Only then can a run stop and a later one resume at the next event
+        without losing or repeating anything."""
         return not (self._in_transaction or self._statement_open or len(self._buffer) or self._prepared
-                    or self._identity is not None or self._tx_first is not None)   # a GTID awaits its statement
+                    or self._identity is not None or self._tx_first is not None)
 
     def assemble(self, events: Iterable[Any]) -> Iterator[pb.BinlogEvent]:
         """Feed every event, then close: the whole stream as BinlogEvents."""

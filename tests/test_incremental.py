@@ -49,7 +49,7 @@ def binlogs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
                 for step in next(units):
                     try:
                         cur.execute(step.sql)
-                    except Exception as err:  # noqa: BLE001 - the workload lists acceptable errors
+                    except Exception as err:
                         if getattr(err, "args", (None,))[0] not in step.tolerate:
                             raise
                 if n % ROTATE_EVERY == 0:
@@ -95,7 +95,8 @@ def test_split_at_every_file_boundary_equals_one_run(binlogs: list[Path], full_r
         assert doc.gtids.mariadb, "the executed GTID set is recorded"
 
 
-def test_only_new_files_given_continue_the_state(binlogs: list[Path], full_run: bytes, tmp_path: Path) -> None:
+def test_only_new_files_given_continue_the_state(binlogs: list[Path], full_run: bytes,
+                                                 tmp_path: Path) -> None:
     state, out = tmp_path / "state", tmp_path / "out"
     assert _events(binlogs[:3], state, out) == 0
     assert _events(binlogs[3:], state, out) == 0        # "today's new files" only
@@ -167,7 +168,7 @@ def _forked_run(argv: list[str]) -> int:
     if pid == 0:     # the child: run the command, never return into pytest
         try:
             os._exit(main(argv))
-        except BaseException:  # noqa: BLE001
+        except BaseException:
             os._exit(3)
     return pid
 
