@@ -322,6 +322,7 @@ class StatementAssembler:
         self._statement_open = False
         self._pieces: dict[tuple[str, str], _Piece] = {}   # (db, table) → rows not yet emitted
         self._last_position: BinlogPosition | None = None
+        self._charset_pinned = False
         self._handlers: dict[type, Callable[[Any], Iterator[pb.BinlogEvent]]] = {
             ev.GtidEvent: self._on_gtid,
             ev.MariadbGtidEvent: self._on_mariadb_gtid,
@@ -507,12 +508,17 @@ class StatementAssembler:
         # DDL outside BEGIN is its own (implicitly committed) transaction.
         return self._commit()
 
+    def pin_server_charset(self) -> None:
+        """Keep the history's server charset (given by the caller) instead of adopting the binlog's."""
+        self._charset_pinned = True
+
     def _adopt_server_charset(self, event: ev.QueryEvent) -> None:
         """Without a snapshot, the server's default charset comes from the QUERY event's
         ``collation_server`` status variable, so CREATE DATABASE/TABLE without a charset inherit the right
         one (MariaDB 10.11 and MySQL 5.7 default to different charsets than MySQL 8)."""
         initial = self.history.initial
-        if self.history.entries or initial.tables or initial.databases or event.collation_server is None:
+        if (self._charset_pinned or self.history.entries or initial.tables or initial.databases
+                or event.collation_server is None):
             return
         charset = charset_for_collation_id(event.collation_server)
         if charset and charset != initial.server_charset:
