@@ -35,7 +35,7 @@ from binlog_model.state import PARTIAL, RunState, StateMismatchError, fsync_dir,
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
 
-__all__ = ["IncrementalResult", "run_incremental", "snapshot_digest"]
+__all__ = ["IncrementalResult", "plan_starts", "run_incremental", "snapshot_digest"]
 
 
 @dataclass
@@ -99,7 +99,7 @@ def run_incremental(
     history = SchemaHistory.from_json(state.history) if state.history is not None else load_history()
     assembler = StatementAssembler(history, options)
     result = IncrementalResult(stats=assembler.stats)
-    starts = _plan(state, [Path(p) for p in paths])
+    starts = plan_starts(state, [Path(p) for p in paths])
     result.files = [s.path for s in starts]
     if state.position is not None:
         result.resumed_at = f"{state.position['file']}:{state.position['offset']}"
@@ -119,7 +119,7 @@ def run_incremental(
     return result
 
 
-def _plan(state: RunState, files: Sequence[Path]) -> list[FileStart]:
+def plan_starts(state: RunState, files: Sequence[Path]) -> list[FileStart]:
     """The files (and the offset in each) a run reads, checked against the state: none missing, none
     changed under the saved position."""
     ordered = sort_binlog_files(dict.fromkeys(files))
