@@ -31,7 +31,8 @@ def daily_binlogs(mariadb: Any, mariadb_db: str, tmp_path: Path) -> tuple[str, l
     mariadb.flush_and_collect()
     days = [
         [f"CREATE TABLE `{db}`.t (id INT PRIMARY KEY, v SMALLINT, s VARCHAR(5))",
-         f"INSERT INTO `{db}`.t VALUES (1, 10, 'a'), (2, 20, 'b')", f"UPDATE `{db}`.t SET v = 11 WHERE id = 1"],
+         f"INSERT INTO `{db}`.t VALUES (1, 10, 'a'), (2, 20, 'b')",
+         f"UPDATE `{db}`.t SET v = 11 WHERE id = 1"],
         [f"ALTER TABLE `{db}`.t MODIFY v BIGINT", f"INSERT INTO `{db}`.t VALUES (3, 3000000000, 'c')",
          f"RENAME TABLE `{db}`.t TO `{db}`.t2", f"INSERT INTO `{db}`.t2 VALUES (4, 40, 'd')",
          f"CREATE TABLE `{db}`.d (id INT PRIMARY KEY, x INT)", f"INSERT INTO `{db}`.d VALUES (1, 1)"],
@@ -48,7 +49,8 @@ def daily_binlogs(mariadb: Any, mariadb_db: str, tmp_path: Path) -> tuple[str, l
 
 def _table(spark: Any, folder: Path) -> list[tuple[Any, ...]]:
     df = read_table(spark, folder)
-    cols = [c for c in df.columns if not c.startswith("binlog_") or c in ("binlog_operation", "binlog_generation")]
+    keep = ("binlog_operation", "binlog_generation")
+    cols = [c for c in df.columns if not c.startswith("binlog_") or c in keep]
     return sorted(tuple(r) for r in df.orderBy("binlog_order").select(*cols, "binlog_order").collect())
 
 
