@@ -235,8 +235,13 @@ class _Run:
                 base = os.path.basename(item.path)
                 self.state.files[base] = item.offset
                 self.result.partial_tail_bytes = item.partial_bytes
+                rotated = item.rotated_to
+                pos = self.state.position
+                if rotated is None and pos is not None and (pos["file"], pos["offset"]) == (base,
+                                                                                           item.offset):
+                    rotated = pos.get("rotated_to")     # resumed at the very end: its ROTATE lies before
                 if self.assembler.idle:
-                    self.commit(_Mark(base, item.offset, item.format_description, item.rotated_to,
+                    self.commit(_Mark(base, item.offset, item.format_description, rotated,
                                       self.writer.size, len(self.gtids_seen)))
                     since_commit = 0
                     mark = None

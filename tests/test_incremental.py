@@ -99,6 +99,7 @@ def test_only_new_files_given_continue_the_state(binlogs: list[Path], full_run: 
                                                  tmp_path: Path) -> None:
     state, out = tmp_path / "state", tmp_path / "out"
     assert _events(binlogs[:3], state, out) == 0
+    assert _events(binlogs[:3], state, out) == 0        # nothing new: the state still knows the next file
     assert _events(binlogs[3:], state, out) == 0        # "today's new files" only
     assert _concatenated(out) == full_run
 
