@@ -299,10 +299,7 @@ class StatementAssembler:
         self._always = {(db.lower(), t.lower()): tuple(c.lower() for c in cols)
                         for (db, t), cols in self.options.always_include.items()}
         self._always_unseen = set(self._always)
-        for (db, t), cols in self._always.items():
-            known = self.history.catalog.table(db, t)
-            if known is not None:        # the snapshot knows the table: check the columns now
-                _check_always_include(known, cols, None)
+        self._always_checked = not self._always
         self._recorded = {e.position: e for e in self.history.entries if e.position is not None}
         # A history built beforehand from this very input (the Spark driver's pre-pass) already ran every
         # QUERY up to its last entry: one at or before it that is not recorded changed nothing then (e.g.
@@ -338,6 +335,8 @@ class StatementAssembler:
 
     def feed(self, event: Any) -> Iterator[pb.BinlogEvent]:
         """Consume one decoded event; yield the BinlogEvents it completes (on commit)."""
+        if not self._always_checked and hasattr(event, "header"):
+            self._check_always_at_start(event)
         handler = self._handlers.get(type(event))
         if handler is None:
             if type(event) is ev.UnknownEvent:
@@ -370,6 +369,17 @@ class StatementAssembler:
                     file=where.file if where else None, offset=where.offset if where else None,
                     expected="XA COMMIT or XA ROLLBACK")
         return iter(())
+
+    def _check_always_at_start(self, event: Any) -> None:
+        """--always-include columns of tables the schema already knows where the input starts (a snapshot,
+        or a history continued from an earlier run) are checked before any row, not at the first one."""
+        self._always_checked = True
+        h = event.header
+        catalog = self.history.at(BinlogPosition(_base_name(h.file), h.offset))
+        for (db, t), cols in self._always.items():
+            known = catalog.table(db, t)
+            if known is not None:
+                _check_always_include(known, cols, None)
 
     @property
     def idle(self) -> bool:
