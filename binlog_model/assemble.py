@@ -52,7 +52,7 @@ from binlog_model.model import iter_delimited, write_delimited
 from binlog_model.position import BinlogPosition, file_sequence
 from binlog_model.schema_changes import schema_change_to_proto
 from binlog_model.table_from_metadata import table_from_table_map
-from binlog_model.types import binlog_type_mismatch
+from binlog_model.types import binlog_type_mismatch, describe_binlog_column
 from binlog_model.wire import events as ev
 from binlog_model.wire.rows import RowsEvent
 from binlog_model.wire.table_map import TableMapEvent
@@ -118,6 +118,9 @@ class AssemblerStats:
     statement_format_queries: int = 0     # QUERY events inside transactions that are not BEGIN/COMMIT/DDL
     tables_from_metadata: int = 0
     unknown_events: int = 0               # UnknownEvent (types this decoder does not know), passed over
+    partial_tail_bytes: int = 0           # a half-written last event left unread (allow_incomplete_tail)
+    # --always-include tables no TABLE_MAP named (a typo, or no rows in this input): warned about at the end
+    always_include_unseen: list[str] = field(default_factory=list)
 
 
 def parse_always_include(specs: Iterable[str]) -> dict[tuple[str, str], tuple[str, ...]]:
@@ -181,7 +184,7 @@ def _logged_columns(table_map: TableMapEvent, schema: TableSchema) -> Sequence[A
 def _check_table_map(table_map: TableMapEvent, schema: TableSchema, position: BinlogPosition,
                      columns: Sequence[Any]) -> None:
     tracked = [f"{c.name} {c.column_type}" for c in columns]
-    logged = [f"@{i + 1} type={t} meta={m}"
+    logged = [f"@{i + 1} {describe_binlog_column(t, m)}"
               for i, (t, m) in enumerate(zip(table_map.column_types, table_map.column_metas, strict=True))]
     if len(columns) != len(table_map.column_types):
         raise SchemaMismatchError(
@@ -203,6 +206,17 @@ def _check_table_map(table_map: TableMapEvent, schema: TableSchema, position: Bi
             raise SchemaMismatchError(f"column {i + 1} ({column.name}): {problem}",
                                       table=schema.qualified_name, position=position,
                                       tracked=tracked, binlog=logged)
+
+
+def _check_always_include(schema: TableSchema, wanted: Iterable[str],
+                          position: BinlogPosition | None) -> None:
+    names = {c.name.lower() for c in schema.columns}
+    missing = [c for c in wanted if c not in names]
+    if missing:
+        where = f" at {position}" if position is not None else " in the snapshot"
+        raise ConfigError(f"--always-include names column(s) {', '.join(missing)} that table "
+                          f"{schema.qualified_name} does not have{where} (its columns: "
+                          f"{', '.join(c.name for c in schema.columns)})")
 
 
 # --- the pending transaction's output ------------------------------------------------------------------
@@ -310,6 +324,8 @@ class StatementAssembler:
         self.stats = AssemblerStats()
         self._always = {(db.lower(), t.lower()): tuple(c.lower() for c in cols)
                         for (db, t), cols in self.options.always_include.items()}
+        self._always_unseen = set(self._always)
+        self._always_checked = not self._always
         self._recorded = {e.position: e for e in self.history.entries if e.position is not None}
         # A history built beforehand from this very input (the Spark driver's pre-pass) already ran every
         # QUERY up to its last entry: one at or before it that is not recorded changed nothing then (e.g.
@@ -332,6 +348,7 @@ class StatementAssembler:
         self._statement_open = False
         self._pieces: dict[tuple[str, str], _Piece] = {}   # (db, table) → rows not yet emitted
         self._last_position: BinlogPosition | None = None
+        self._charset_pinned = False
         self._handlers: dict[type, Callable[[Any], Iterator[pb.BinlogEvent]]] = {
             ev.FormatDescriptionEvent: self._on_format_description,
             ev.GtidEvent: self._on_gtid,
@@ -348,6 +365,8 @@ class StatementAssembler:
 
     def feed(self, event: Any) -> Iterator[pb.BinlogEvent]:
         """Consume one decoded event; yield the BinlogEvents it completes (on commit)."""
+        if not self._always_checked and hasattr(event, "header"):
+            self._check_always_at_start(event)
         handler = self._handlers.get(type(event))
         if handler is None:
             if type(event) is ev.UnknownEvent:
@@ -363,9 +382,10 @@ class StatementAssembler:
             self._end_transaction()
             if not self.options.allow_incomplete_tail:
                 raise IncompleteTransactionError(
-                    "the binlog ends inside a transaction (no XID/COMMIT)",
-                    file=where.file if where else None, offset=where.offset if where else None,
-                    expected="XID or COMMIT")
+                    "the binlog ends inside a transaction: no XID or COMMIT event ends it (a binlog still "
+                    "being written?); pass --allow-incomplete-tail (allow_incomplete_tail=True) to stop "
+                    "before it", file=where.file if where else None, offset=where.offset if where else None)
+        self.stats.always_include_unseen = sorted(f"{db}.{t}" for db, t in self._always_unseen)
         if self._prepared:
             pending = len(self._prepared)
             for held in self._prepared.values():
@@ -374,10 +394,30 @@ class StatementAssembler:
             self.stats.incomplete_transactions += pending
             if not self.options.allow_incomplete_tail:
                 raise IncompleteTransactionError(
-                    f"{pending} prepared XA transaction(s) neither committed nor rolled back in the input",
+                    f"{pending} prepared XA transaction(s) neither committed nor rolled back in the input; "
+                    "pass --allow-incomplete-tail (allow_incomplete_tail=True) to drop them",
                     file=where.file if where else None, offset=where.offset if where else None,
                     expected="XA COMMIT or XA ROLLBACK")
         return iter(())
+
+    def _check_always_at_start(self, event: Any) -> None:
+        """--always-include columns of tables the schema already knows where the input starts (a snapshot,
+        or a history continued from an earlier run) are checked before any row, not at the first one."""
+        self._always_checked = True
+        h = event.header
+        catalog = self.history.at(BinlogPosition(_base_name(h.file), h.offset))
+        for (db, t), cols in self._always.items():
+            known = catalog.table(db, t)
+            if known is not None:
+                _check_always_include(known, cols, None)
+
+    @property
+    def idle(self) -> bool:
+        """Nothing pending: no open transaction or statement, no held events, no prepared XA, no GTID
+        waiting for its transaction. Only then can a run stop and a later one resume at the next event
+        without losing or repeating anything."""
+        return not (self._in_transaction or self._statement_open or len(self._buffer) or self._prepared
+                    or self._identity is not None or self._tx_first is not None)
 
     def assemble(self, events: Iterable[Any]) -> Iterator[pb.BinlogEvent]:
         """Feed every event, then close: the whole stream as BinlogEvents."""
@@ -524,12 +564,17 @@ class StatementAssembler:
         # DDL outside BEGIN is its own (implicitly committed) transaction.
         return self._commit()
 
+    def pin_server_charset(self) -> None:
+        """Keep the history's server charset (given by the caller) instead of adopting the binlog's."""
+        self._charset_pinned = True
+
     def _adopt_server_charset(self, event: ev.QueryEvent) -> None:
         """Without a snapshot, the server's default charset comes from the QUERY event's
         ``collation_server`` status variable, so CREATE DATABASE/TABLE without a charset inherit the right
         one (MariaDB 10.11 and MySQL 5.7 default to different charsets than MySQL 8)."""
         initial = self.history.initial
-        if self.history.entries or initial.tables or initial.databases or event.collation_server is None:
+        if (self._charset_pinned or self.history.entries or initial.tables or initial.databases
+                or event.collation_server is None):
             return
         charset = charset_for_collation_id(event.collation_server)
         if charset and charset != initial.server_charset:
@@ -740,8 +785,9 @@ class StatementAssembler:
             schema = table_from_table_map(table_map)
             if schema is None:
                 raise UnknownTableError(
-                    "rows for a table the schema history does not know, and TABLE_MAP carries no column "
-                    "names (binlog_row_metadata=FULL); give a --snapshot",
+                    "rows for a table the schema history does not know, and the TABLE_MAP carries no column "
+                    "names (the server did not run with binlog_row_metadata=FULL); give a --snapshot that "
+                    "defines the table",
                     table=f"{table_map.schema}.{table_map.table}", position=position)
             self.stats.tables_from_metadata += 1
         elif schema.uncertain:
@@ -754,7 +800,10 @@ class StatementAssembler:
         lowered = [n.lower() for n in names]
         pk = _resolve(schema.primary_key, lowered, "primary key", schema.qualified_name, position)
         wanted = self._always.get((schema.db.lower(), schema.name.lower()), ())
-        always = tuple(sorted(_resolve(wanted, lowered, "always-include", schema.qualified_name, position)))
+        if wanted:
+            _check_always_include(schema, wanted, position)
+            self._always_unseen.discard((schema.db.lower(), schema.name.lower()))
+        always = tuple(i for i, n in enumerate(lowered) if n in wanted)
         marks = tuple(_HIDDEN if getattr(c, "hidden", False) else _INVISIBLE if c.invisible else _USER
                       for c in columns)
         if not pk:

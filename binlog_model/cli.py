@@ -2,12 +2,15 @@
 
 Each subcommand lives in ``binlog_model/commands/<name>.py`` and exposes a click command named
 ``command``; this module only wires them together, so adding a subcommand never touches another one.
-Every ``BinlogError`` becomes a one-line message on stderr and exit status 2, never a traceback.
+Every ``BinlogError`` (and an ``OSError`` such as an unwritable ``--out``) becomes a one-line message on
+stderr and exit status 2, never a traceback. A reader that stops early (``| head``) ends the run quietly
+with status 0.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -18,7 +21,19 @@ from binlog_model.errors import BinlogError
 _COMMANDS = ("dump", "schema", "events", "fixtures", "resolve")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _ReaderGone(Exception):
+    """stdout's reader went away (``| head``). Not an OSError, so click does not turn it into exit 1."""
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as err:
+            raise _ReaderGone from err
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="binlog-model")
 def cli() -> None:
     """MySQL / MariaDB row-based binlogs to typed BinlogEvents."""
@@ -31,8 +46,15 @@ for _name in _COMMANDS:
 def main(argv: list[str] | None = None) -> int:
     try:
         status = cli.main(args=argv, prog_name="binlog-model", standalone_mode=False)
+    except _ReaderGone:
+        _silence_stdout()
+        return 0
     except BinlogError as err:
         click.echo(f"error: {type(err).__name__}: {err}", err=True)
+        return 2
+    except OSError as err:
+        where = f" ({err.filename})" if err.filename else ""
+        click.echo(f"error: {err.strerror or err}{where}", err=True)
         return 2
     except click.exceptions.Abort:
         return 130
@@ -41,6 +63,17 @@ def main(argv: list[str] | None = None) -> int:
         return err.exit_code
     # standalone_mode=False hands back a subcommand's return value, or ctx.exit(n)'s status.
     return status if isinstance(status, int) else 0
+
+
+def _silence_stdout() -> None:
+    """The reader of stdout went away: point stdout at /dev/null so the interpreter's final flush of the
+    buffered rest does not raise again at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@ from pathlib import Path
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.assemble import AssemblerOptions, StatementAssembler, parse_always_include
 from binlog_model.errors import ConfigError
-from binlog_model.io.files import iter_events
+from binlog_model.io.files import sort_binlog_files
+from binlog_model.io.tail import FileEnd, FileStart, iter_from
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import Catalog
 from schema_tracker.snapshot import catalog_from_dump, read_sql_text
@@ -26,19 +27,29 @@ __all__ = ["iter_binlog_events", "load_snapshot"]
 Snapshot = str | os.PathLike[str] | Catalog | SchemaHistory | None
 
 
-def load_snapshot(snapshot: Snapshot, *, lenient: bool = False) -> SchemaHistory:
-    """A schema history to start from. Raises ``ConfigError`` for an unreadable or unknown snapshot and
-    the tracker's ``SchemaError`` subclasses for DDL it cannot follow."""
+def load_snapshot(snapshot: Snapshot, *, lenient: bool = False, database: str | None = None,
+                  catalog: Catalog | None = None) -> SchemaHistory:
+    """A schema history to start from: a ``mysqldump --no-data`` file, a saved history (``.json``), a live
+    server (``mysql://user@host:port/db``, see ``binlog_model.live``), a ``Catalog`` or a history.
+
+    ``database``: the database of a dump's statements before any ``USE`` (a dump of one database has none;
+    its header comment is used when this is not given). ``catalog``: the server defaults to start a dump
+    from. Raises ``ConfigError`` for an unreadable or unknown snapshot and the tracker's ``SchemaError``
+    subclasses for DDL it cannot follow."""
     if snapshot is None:
-        return SchemaHistory(lenient=lenient)
+        return SchemaHistory(catalog, lenient=lenient)
     if isinstance(snapshot, SchemaHistory):
         return snapshot
     if isinstance(snapshot, Catalog):
         return SchemaHistory(snapshot, lenient=lenient)
+    text = os.fspath(snapshot)
+    if "://" in text:
+        from binlog_model.live import catalog_from_url
+        return SchemaHistory(catalog_from_url(text, database=database), lenient=lenient)
     path = Path(snapshot)
     if not path.is_file():
         raise ConfigError(f"snapshot file not found: {path}")
-    if path.suffix.lower() == ".json":
+    if path.suffix.lower() == ".json" or _looks_like_json(path):
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as err:
@@ -46,7 +57,14 @@ def load_snapshot(snapshot: Snapshot, *, lenient: bool = False) -> SchemaHistory
         if isinstance(doc, dict) and "history" in doc:     # ``binlog-model schema --json`` output
             doc = doc["history"]
         return SchemaHistory.from_json(doc)
-    return SchemaHistory(catalog_from_dump(read_sql_text(path), lenient=lenient), lenient=lenient)
+    dump = catalog_from_dump(read_sql_text(path), catalog, default_db=database, lenient=lenient)
+    return SchemaHistory(dump, lenient=lenient)
+
+
+def _looks_like_json(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        head = fh.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith(b"{")
 
 
 def iter_binlog_events(
@@ -62,6 +80,7 @@ def iter_binlog_events(
     verify_checksum: bool = True,
     allow_incomplete_tail: bool = False,
     statement_text: str = "all",
+    database: str | None = None,
     assembler: StatementAssembler | None = None,
 ) -> Iterator[pb.BinlogEvent]:
     """Yield one ``BinlogEvent`` per statement (and table) of the given binlog files, in binlog order.
@@ -69,7 +88,10 @@ def iter_binlog_events(
     ``always_include``: ``{("db", "table"): ["col", ...]}`` or ``["db.table.col", ...]``: columns always
     put in ``before`` for UPDATE and DELETE. ``image``: ``changed`` (default, the spec), ``changed_with_old``
     or ``full``. ``statement_text``: ``all`` (default), ``first`` or ``none`` (see ``AssemblerOptions``).
-    ``lenient_ddl``: skip DDL the tracker cannot follow, marking its table uncertain.
+    ``lenient_ddl``: skip DDL the tracker cannot follow, marking its table uncertain. ``database``: the
+    database of a snapshot dump's statements before any ``USE`` (``mysqldump --no-data DB`` writes none).
+    ``allow_incomplete_tail``: a transaction, or an event, cut off at the end of the last file (the active
+    binlog of a running server) is dropped and counted instead of raising.
     Pass your own ``assembler`` to read its ``stats`` and ``history`` afterwards.
 
     Raises ``BinlogError`` subclasses only: decode errors name the file and offset, schema errors the table,
@@ -86,7 +108,18 @@ def iter_binlog_events(
                                    max_rows=max_rows, max_bytes=max_bytes,
                                    allow_incomplete_tail=allow_incomplete_tail,
                                    statement_text=statement_text)  # type: ignore[arg-type]
-        assembler = StatementAssembler(load_snapshot(snapshot, lenient=lenient_ddl), options)
-    yield from assembler.assemble(iter_events(paths, verify_checksum=verify_checksum))
+        history = load_snapshot(snapshot, lenient=lenient_ddl, database=database)
+        assembler = StatementAssembler(history, options)
+    # io.tail reads a half-written last event as a stop (with allow_incomplete_tail) or an error naming
+    # the flag; its FileEnd markers give the partial bytes for the stats.
+    files = [Path(paths)] if isinstance(paths, str | os.PathLike) else sort_binlog_files(paths)
+    starts = [FileStart(str(f)) for f in files]
+    for item in iter_from(starts, partial_tail=assembler.options.allow_incomplete_tail,
+                          verify_checksum=verify_checksum):
+        if isinstance(item, FileEnd):
+            assembler.stats.partial_tail_bytes += item.partial_bytes
+        else:
+            yield from assembler.feed(item)
+    yield from assembler.close()
 
 

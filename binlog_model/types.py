@@ -31,6 +31,7 @@ __all__ = [
     "binlog_type_mismatch",
     "canonical_data_type",
     "column_type_name",
+    "describe_binlog_column",
     "integer_bits",
     "map_column",
     "type_mapping_markdown",
@@ -334,3 +335,41 @@ def type_mapping_markdown() -> str:
             lines.append(f"| {label} | {column_type_name(mapped.column_type)} | `{mapped.value_kind.value}` "
                          f"| {note} |")
     return "\n".join(lines) + "\n"
+
+
+_BINLOG_TYPE_TEXT: dict[int, str] = {
+    T.TINY: "TINYINT", T.SHORT: "SMALLINT", T.INT24: "MEDIUMINT", T.LONG: "INT", T.LONGLONG: "BIGINT",
+    T.FLOAT: "FLOAT", T.DOUBLE: "DOUBLE", T.YEAR: "YEAR", T.DATE: "DATE", T.NEWDATE: "DATE",
+    T.TIMESTAMP: "TIMESTAMP", T.DATETIME: "DATETIME", T.TIME: "TIME", T.JSON: "JSON",
+    T.GEOMETRY: "GEOMETRY", T.VECTOR: "VECTOR", T.DECIMAL: "DECIMAL (old)", T.NULL: "NULL",
+}
+_BLOB_TEXT = {1: "TINYBLOB/TINYTEXT", 2: "BLOB/TEXT", 3: "MEDIUMBLOB/MEDIUMTEXT", 4: "LONGBLOB/LONGTEXT"}
+
+
+def describe_binlog_column(type_code: int, meta: int) -> str:
+    """A TABLE_MAP column as a MySQL type, for messages: ``VARCHAR(384 bytes)``, ``DECIMAL(10,2)``,
+    ``DATETIME(3)``, ``ENUM (1-byte)`` ... (the binlog knows storage, not the declared type, so lengths are
+    in bytes and BLOB and TEXT look alike)."""
+    code, low = type_code, meta
+    if type_code == T.STRING:
+        code, low = split_string_meta(meta)
+    if code in _BINLOG_TYPE_TEXT:
+        return _BINLOG_TYPE_TEXT[code]
+    if code == T.NEWDECIMAL:
+        return f"DECIMAL({meta >> 8},{meta & 0xFF})"
+    if code in (T.TIMESTAMP2, T.DATETIME2, T.TIME2):
+        base = {T.TIMESTAMP2: "TIMESTAMP", T.DATETIME2: "DATETIME", T.TIME2: "TIME"}[T(code)]
+        return f"{base}({meta})" if meta else base
+    if code in (T.VARCHAR, T.VAR_STRING):
+        return f"VARCHAR/VARBINARY({meta} bytes)"
+    if code == T.STRING:
+        return f"CHAR/BINARY({low} bytes)"
+    if code == T.BLOB:
+        return _BLOB_TEXT.get(meta, f"BLOB ({meta}-byte length)")
+    if code == T.ENUM:
+        return f"ENUM ({low}-byte)"
+    if code == T.SET:
+        return f"SET ({low}-byte)"
+    if code == T.BIT:
+        return f"BIT({(meta >> 8) * 8 + (meta & 0xFF)})"
+    return f"{_type_name(code)} (meta {meta})"

@@ -8,6 +8,7 @@ with ``ddl`` so both paths agree on every attribute.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from schema_tracker.changes import CreateTable, apply_change
 from schema_tracker.ddl import apply, parse_use, split_statements
 from schema_tracker.model import Catalog, DatabaseSchema, ServerSession, TableSchema, charset_of_collation
 
-__all__ = ["catalog_from_dump", "catalog_from_server", "read_sql_text"]
+__all__ = ["catalog_from_dump", "catalog_from_server", "dump_header_database", "read_sql_text"]
 
 _SYSTEM_DBS = ("information_schema", "performance_schema", "mysql", "sys")
 
@@ -32,23 +33,45 @@ def read_sql_text(path: str | Path) -> str:
     return raw.decode("utf-8-sig", errors="replace")
 
 
+# mysqldump / mariadb-dump of one database write no USE line, only this header comment.
+_DUMP_HEADER_DB = re.compile(r"^-- Host: .*?\bDatabase: (\S+)\s*$", re.M)
+
+
+def dump_header_database(text: str) -> str | None:
+    """The database a ``mysqldump``/``mariadb-dump`` header names (``-- Host: h    Database: ppc``), which
+    is the only trace of it in a dump of a single database (no ``USE`` line)."""
+    m = _DUMP_HEADER_DB.search(text[:4096])
+    return m.group(1) if m else None
+
+
 def catalog_from_dump(text: str, catalog: Catalog | None = None, *, default_db: str | None = None,
                       lenient: bool = False, server_version: str = "") -> Catalog:
     """The catalog a ``mysqldump --no-data`` script (or any DDL script) leaves behind.
 
-    ``server_version`` names the server that wrote the dump (its ``-- Server version`` header line is read
-    when not given), so MySQL 8's rules apply to a MySQL 8 dump. Raises ``UnsupportedDDLError``/
-    ``SchemaError`` (with the statement) on DDL the tracker cannot follow, unless ``lenient``.
+    Statements before any ``USE`` belong to ``default_db``, else to the database the dump's header
+    comment names (a single-database dump has no ``USE``). ``server_version`` names the server that wrote
+    the dump (its ``-- Server version`` header line is read when not given), so MySQL 8's rules apply to a
+    MySQL 8 dump. Raises ``UnsupportedDDLError``/``SchemaError`` (with the statement) on DDL the tracker
+    cannot follow, unless ``lenient``; a table with no database to belong to is a ``SchemaError`` saying to
+    pass the database.
     """
     session = ServerSession(server_version or _dump_server_version(text))
     cat = catalog if catalog is not None else Catalog()
-    db = default_db
+    db = default_db or dump_header_database(text)
     for sql in split_statements(text):
         used = parse_use(sql)
         if used is not None:
             db = used
             continue
-        cat, _ = apply(cat, sql, db, lenient=lenient, session=session)
+        try:
+            cat, _ = apply(cat, sql, db, lenient=lenient, session=session)
+        except SchemaError as err:
+            if db is None and "no database selected" in str(err):
+                raise SchemaError(
+                    f"{err.reason}: the snapshot has no USE statement and its header names no database "
+                    "(a dump of one database, e.g. mysqldump --no-data DB); give the database with "
+                    "--database DB (database= in the library)", statement=sql) from err
+            raise
     return cat
 
 

@@ -1,5 +1,10 @@
 """``binlog-model events FILE...``: binlog files → BinlogEvents as JSON lines or a length-delimited
-protobuf stream."""
+protobuf stream.
+
+With ``--state DIR`` a run is incremental (``binlog_model.incremental``): it reads only what is new since
+the last run with that state, and ``--out`` names a directory that gets one new ``part-NNNNNN`` file per
+run, committed together with the state.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from typing import IO
 import click
 
 from binlog_model.assemble import AssemblerOptions, StatementAssembler, parse_always_include
+from binlog_model.errors import ConfigError
 from binlog_model.model import to_json, write_delimited
 from binlog_model.pipeline import iter_binlog_events, load_snapshot
 
@@ -18,8 +24,12 @@ from binlog_model.pipeline import iter_binlog_events, load_snapshot
 @click.argument("files", nargs=-1, required=True,
                 type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--source", default="", help="Source label put in every event, e.g. ppc:1.")
-@click.option("--snapshot", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Starting schema: a mysqldump --no-data .sql file or a schema history .json.")
+@click.option("--snapshot", metavar="FILE|URL",
+              help="Starting schema: a mysqldump --no-data .sql file, a schema history .json, or a live "
+              "server mysql://user@host:port/db (password from $BINLOG_MODEL_PASSWORD or a prompt).")
+@click.option("--database", "-d", default=None,
+              help="Database of the snapshot's statements before any USE (a dump of one database has none; "
+              "default: the database its header comment names).")
 @click.option("--always-include", "always_include", multiple=True, metavar="DB.TABLE.COLUMN",
               help="Column always put in `before` for UPDATE/DELETE (repeatable).")
 @click.option("--image", type=click.Choice(["changed", "changed_with_old", "full"]), default="changed",
@@ -29,26 +39,47 @@ from binlog_model.pipeline import iter_binlog_events, load_snapshot
 @click.option("--max-bytes", type=click.IntRange(min=1), default=4 << 20, show_default=True,
               help="... and of at most about this many bytes of row data.")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "proto"]), default="jsonl", show_default=True)
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write here instead of stdout.")
+@click.option("--json-defaults", is_flag=True,
+              help="JSONL: also write fields at their default (0, false, empty), e.g. queryIndex 0.")
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Write here instead of stdout (with --state: a directory, one new file per run).")
+@click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Incremental run: process only what is new since the last run with this state directory "
+              "(needs --out DIR).")
 @click.option("--lenient-ddl", is_flag=True, help="Skip DDL the tracker cannot follow: the table it names "
               "becomes uncertain, and its rows then fail loudly (UncertainSchemaError), never resolved from "
               "TABLE_MAP metadata.")
 @click.option("--allow-incomplete-tail", is_flag=True,
-              help="Drop a transaction still open at the end of the input instead of failing.")
+              help="Stop before a transaction or event cut off at the end of the input instead of failing "
+              "(the active binlog of a running server); with --state the next run resumes there.")
 @click.option("--no-verify-checksum", is_flag=True, help="Do not verify CRC32 event checksums.")
 @click.option("--statement-text", type=click.Choice(["all", "first", "none"]), default="all",
               show_default=True, help="Put the statement's SQL on all its events, only the first piece of a "
               "split statement, or nowhere.")
-@click.option("--stats", is_flag=True, help="Print counters to stderr at the end.")
-def command(files: tuple[Path, ...], source: str, snapshot: Path | None, always_include: tuple[str, ...],
-            image: str, max_rows: int, max_bytes: int, fmt: str, out: Path | None, lenient_ddl: bool,
-            allow_incomplete_tail: bool, no_verify_checksum: bool, statement_text: str, stats: bool) -> None:
+@click.option("--stats", is_flag=True, help="Print counters (and warnings) to stderr at the end.")
+@click.option("--commit-bytes", type=click.IntRange(min=1), default=64 << 20, hidden=True,
+              help="With --state: commit a step after about this many input bytes (tests use small values).")
+def command(files: tuple[Path, ...], source: str, snapshot: str | None, database: str | None,
+            always_include: tuple[str, ...], image: str, max_rows: int, max_bytes: int, fmt: str,
+            json_defaults: bool, out: Path | None, state_dir: Path | None, lenient_ddl: bool,
+            allow_incomplete_tail: bool, no_verify_checksum: bool, statement_text: str, stats: bool,
+            commit_bytes: int) -> None:
     """Decode binlog FILES into one BinlogEvent per statement (and table)."""
-    options = AssemblerOptions(source=source, always_include=parse_always_include(always_include),
+    include = parse_always_include(always_include)
+    options = AssemblerOptions(source=source, always_include=include,
                                image=image, max_rows=max_rows, max_bytes=max_bytes,  # type: ignore[arg-type]
                                allow_incomplete_tail=allow_incomplete_tail,
                                statement_text=statement_text)  # type: ignore[arg-type]
-    assembler = StatementAssembler(load_snapshot(snapshot, lenient=lenient_ddl), options)
+    if state_dir is not None:
+        _incremental(files, state_dir, out, options, snapshot=snapshot, database=database,
+                     lenient_ddl=lenient_ddl, fmt=fmt, json_defaults=json_defaults,
+                     verify_checksum=not no_verify_checksum, stats=stats, commit_bytes=commit_bytes)
+        return
+    if out is not None and not out.parent.is_dir():
+        raise ConfigError(f"cannot write --out {out}: the directory {out.parent} does not exist")
+    if out is not None and out.is_dir():
+        raise ConfigError(f"--out {out} is a directory (a directory is for --state runs): give a file name")
+    assembler = StatementAssembler(load_snapshot(snapshot, lenient=lenient_ddl, database=database), options)
     events = iter_binlog_events(files, assembler=assembler, verify_checksum=not no_verify_checksum)
     stream: IO[bytes] | IO[str]
     if fmt == "proto":
@@ -64,9 +95,47 @@ def command(files: tuple[Path, ...], source: str, snapshot: Path | None, always_
         stream = out.open("w", encoding="utf-8") if out else sys.stdout
         try:
             for event in events:
-                stream.write(to_json(event) + "\n")
+                stream.write(to_json(event, include_defaults=json_defaults) + "\n")
         finally:
             if out:
                 stream.close()
     if stats:
-        click.echo(f"stats: {assembler.stats}", err=True)
+        _print_stats(assembler.stats)
+
+
+def _print_stats(stats: object) -> None:
+    click.echo(f"stats: {stats}", err=True)
+    for table in getattr(stats, "always_include_unseen", []):
+        click.echo(f"warning: --always-include names table {table}, which no row event of the input touched "
+                   "(a typo?)", err=True)
+
+
+def _incremental(files: tuple[Path, ...], state_dir: Path, out: Path | None, options: AssemblerOptions, *,
+                 snapshot: str | None, database: str | None, lenient_ddl: bool, fmt: str, json_defaults: bool,
+                 verify_checksum: bool, stats: bool, commit_bytes: int) -> None:
+    from binlog_model.incremental import run_incremental, snapshot_digest
+
+    if out is None:
+        raise ConfigError("--state needs --out DIR: each run adds one output file there, committed together "
+                          "with the state")
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"with --state, --out names a directory; {out} is a file")
+    include = sorted(f"{db}.{t}.{c}" for (db, t), cols in options.always_include.items() for c in cols)
+    shaping = {"source": options.source, "always_include": include,
+               "image": options.image, "max_rows": options.max_rows, "max_bytes": options.max_bytes,
+               "statement_text": options.statement_text, "lenient_ddl": lenient_ddl,
+               "database": database, "json_defaults": json_defaults}
+    result = run_incremental(files, state_dir, out, options=options, shaping=shaping, fmt=fmt,
+                             load_history=lambda: load_snapshot(snapshot, lenient=lenient_ddl,
+                                                                database=database),
+                             snapshot_id=snapshot_digest(snapshot), verify_checksum=verify_checksum,
+                             json_defaults=json_defaults, commit_bytes=commit_bytes)
+    where = f" -> {result.output}" if result.output else " (no new events)"
+    click.echo(f"events: {result.events} new events from {len(result.files)} file(s)"
+               f"{f', resumed at {result.resumed_at}' if result.resumed_at else ''}, "
+               f"state at {result.stopped_at or result.resumed_at or 'the start'}{where}", err=True)
+    if result.partial_tail_bytes:
+        click.echo(f"the last file ends in {result.partial_tail_bytes} bytes of an incomplete event: the "
+                   "next run resumes before it", err=True)
+    if stats:
+        _print_stats(result.stats)

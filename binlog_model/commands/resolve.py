@@ -25,8 +25,14 @@ def _say(text: str) -> None:
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Output directory for the Parquet tables.")
 @click.option("--source", default="", help="Source label put in every row, e.g. ppc:1.")
-@click.option("--snapshot", type=click.Path(exists=True, dir_okay=False),
-              help="Starting schema: a mysqldump --no-data .sql file or a schema history .json.")
+@click.option("--snapshot", metavar="FILE|URL",
+              help="Starting schema: a mysqldump --no-data .sql file, a schema history .json, or a live "
+              "server mysql://user@host:port/db.")
+@click.option("--database", "-d", default=None,
+              help="Database of the snapshot's statements before any USE (default: from the dump's header).")
+@click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Incremental run: read only what is new since the last run with this state directory and "
+              "add its Parquet files to the table folders.")
 @click.option("--always-include", "always_include", multiple=True, metavar="DB.TABLE.COLUMN")
 @click.option("--lenient-ddl", is_flag=True, help="Skip DDL the tracker cannot follow: the table it names "
               "becomes uncertain, and its rows then fail loudly (UncertainSchemaError), never resolved from "
@@ -34,11 +40,15 @@ def _say(text: str) -> None:
 @click.option("--master", default="local[2]", show_default=True, help="Spark master for the local session.")
 @click.option("--slice-mb", type=click.IntRange(min=1), default=64, show_default=True,
               help="Split files into slices of about this many MB at transaction starts.")
-def command(paths: tuple[str, ...], out: Path, source: str, snapshot: str | None,
-            always_include: tuple[str, ...], lenient_ddl: bool, master: str, slice_mb: int) -> None:
+def command(paths: tuple[str, ...], out: Path, source: str, snapshot: str | None, database: str | None,
+            state_dir: Path | None, always_include: tuple[str, ...], lenient_ddl: bool, master: str,
+            slice_mb: int) -> None:
     """Resolve binlog PATHS (files, directories or globs) into typed per-table Parquet on local Spark."""
     from binlog_model.spark.job import SparkJobError, SparkSetupError, check_java, local_session, run_resolve
 
+    if state_dir is not None and not paths:
+        from binlog_model.errors import ConfigError
+        raise ConfigError("--state needs the binlog PATHS to follow (one state per binlog sequence)")
     check_java()
     try:
         from pyspark.errors import PySparkException
@@ -55,7 +65,8 @@ def command(paths: tuple[str, ...], out: Path, source: str, snapshot: str | None
         for label, files, target in inputs:
             result = run_resolve(spark, files, target, source=label, snapshot=snapshot,
                                  lenient_ddl=lenient_ddl, always_include=always_include,
-                                 slice_bytes=slice_mb << 20, progress=_say)
+                                 slice_bytes=slice_mb << 20, progress=_say, database=database,
+                                 state_dir=state_dir)
             click.echo(f"== {label or '(no source)'}: {result.files} files, {result.rows} row changes, "
                        f"{result.seconds:.1f}s -> {target}")
             click.echo(f"   {'table':<40} {'INSERT':>7} {'UPDATE':>7} {'DELETE':>7} {'SCHEMA':>7} "

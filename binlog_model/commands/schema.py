@@ -1,12 +1,15 @@
 """``binlog-model schema``: replay the DDL of binlogs (or of a SQL file) and print the schema history.
 
-Strategy: a thin shell over ``schema_tracker``. Binlogs go through ``io.files.iter_events`` in a DDL-only
-pass (rows and table maps skipped unparsed) into ``SchemaHistory.apply_events``; ``--sql`` files go through
-``SchemaHistory.apply_script``. ``--snapshot`` seeds the starting catalog from a ``mysqldump --no-data``
-file. Text output lists each recorded statement (position, GTID, statement, changes) and then the final
-catalog; ``--json`` prints one document: the versioned history (``binlog-model/schema-history``, with the
-final catalog and every column attribute). Errors are ``BinlogError``s, which ``binlog_model.cli`` turns
-into one line and exit status 2.
+Strategy: a thin shell over ``schema_tracker``. Binlogs go through ``io.files.iter_events`` in a DDL-only pass
+(rows and table maps skipped unparsed) into a ``StatementAssembler``, the very code ``events`` and the Spark
+pre-pass replay DDL with, so the history (including the server charset taken from the QUERY events'
+``collation_server`` when no ``--server-charset`` is given) is the one ``events`` builds; ``--sql`` files go
+through ``SchemaHistory.apply_script``. ``--snapshot`` seeds the starting schema like everywhere else
+(``pipeline.load_snapshot``): a ``mysqldump --no-data`` file, a saved history ``.json``, or a server URL. Text
+output lists each recorded statement (position, GTID, statement, changes) and then the final catalog;
+``--json`` prints one document: the versioned history (``binlog-model/schema-history``, with the final catalog
+and every column attribute). Errors are ``BinlogError``s, which ``binlog_model.cli`` turns into one line and
+exit status 2.
 """
 
 from __future__ import annotations
@@ -16,16 +19,19 @@ from pathlib import Path
 
 import click
 
+from binlog_model.assemble import AssemblerOptions, StatementAssembler
+from binlog_model.charsets import CHARSET_CODECS, normalize_charset
 from binlog_model.errors import ConfigError
 from binlog_model.io.files import iter_events
+from binlog_model.pipeline import load_snapshot
 from schema_tracker.changes import (
     CreateOrModifyColumn,
     CreateTable,
     SchemaChange,
 )
-from schema_tracker.history import DDL_PASS_SKIP_TYPES, SchemaHistory
-from schema_tracker.model import Catalog, ColumnSchema
-from schema_tracker.snapshot import catalog_from_dump, read_sql_text
+from schema_tracker.history import DDL_PASS_SKIP_TYPES
+from schema_tracker.model import Catalog, ColumnSchema, charset_of_collation
+from schema_tracker.snapshot import read_sql_text
 
 __all__ = ["command", "describe_change", "describe_column"]
 
@@ -76,31 +82,48 @@ def _print_catalog(catalog: Catalog) -> None:
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--sql", "sql_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
               help="A file of plain SQL statements to replay instead of binlogs (repeatable).")
-@click.option("--snapshot", type=click.Path(dir_okay=False, path_type=Path),
-              help="A mysqldump --no-data file giving the starting schema.")
-@click.option("--database", "-d", default=None, help="Default database for --sql statements before any USE.")
-@click.option("--server-charset", default="latin1", show_default=True,
-              help="Server default charset that CREATE DATABASE without a charset inherits.")
+@click.option("--snapshot", metavar="FILE|URL",
+              help="Starting schema: a mysqldump --no-data .sql file, a schema history .json, or a live "
+              "server mysql://user@host:port/db.")
+@click.option("--database", "-d", default=None,
+              help="Default database for --sql and --snapshot statements before any USE.")
+@click.option("--server-charset", default=None,
+              help="Server default charset that CREATE DATABASE without a charset inherits (default: from "
+              "the binlog's QUERY events, as `events` does; latin1 for --sql).")
 @click.option("--server-collation", default=None, help="Server default collation (default: the charset's).")
 @click.option("--lenient", is_flag=True,
               help="Record DDL that cannot be understood as skipped and mark its table uncertain.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (history and final catalog).")
 @click.option("--save", type=click.Path(dir_okay=False, path_type=Path),
               help="Also save the history as JSON to this file.")
-def command(files: tuple[Path, ...], sql_files: tuple[Path, ...], snapshot: Path | None, database: str | None,
-            server_charset: str, server_collation: str | None, lenient: bool, as_json: bool,
+def command(files: tuple[Path, ...], sql_files: tuple[Path, ...], snapshot: str | None, database: str | None,
+            server_charset: str | None, server_collation: str | None, lenient: bool, as_json: bool,
             save: Path | None) -> None:
     """Replay the DDL in binlog FILEs (or --sql files) and print the schema history and final catalog."""
     if not files and not sql_files:
         raise ConfigError("give binlog FILEs or --sql FILE")
     if files and sql_files:
         raise ConfigError("give either binlog FILEs or --sql files, not both")
-    catalog = Catalog(server_charset=server_charset, server_collation=server_collation)
-    if snapshot is not None:
-        catalog = catalog_from_dump(read_sql_text(snapshot), catalog, lenient=lenient)
-    history = SchemaHistory(catalog, lenient=lenient)
+    if server_charset is not None and normalize_charset(server_charset) not in CHARSET_CODECS:
+        known = ", ".join(sorted(CHARSET_CODECS))
+        raise ConfigError(f"unknown --server-charset {server_charset!r}; known charsets: {known}")
+    if server_collation is not None and server_charset is not None \
+            and charset_of_collation(server_collation) != normalize_charset(server_charset):
+        raise ConfigError(f"--server-collation {server_collation} is not a collation of {server_charset}")
+    catalog = Catalog(server_charset=server_charset or "latin1", server_collation=server_collation)
+    history = load_snapshot(snapshot, lenient=lenient, database=database, catalog=catalog)
+    for path in files:
+        if not path.is_file():
+            raise ConfigError(f"binlog file not found: {path}")
     if files:
-        history.apply_events(iter_events(list(files), skip_types=DDL_PASS_SKIP_TYPES))
+        # The same replay as `events`: the assembler adopts the server charset of the first QUERY event
+        # when nothing else set it (no snapshot, no --server-charset).
+        replay = StatementAssembler(history, AssemblerOptions(allow_incomplete_tail=True))
+        if server_charset is not None:
+            replay.pin_server_charset()
+        for _ in replay.assemble(iter_events(list(files), skip_types=DDL_PASS_SKIP_TYPES)):
+            pass
+        history = replay.history
     for path in sql_files:
         history.apply_script(read_sql_text(path), database, source=path.name)
     if save is not None:

@@ -126,8 +126,17 @@ def _watch(spark: Any, report: Callable[[str], None], stop: threading.Event, tot
 def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], *,
                 source: str = "", snapshot: str | None = None, lenient_ddl: bool = False,
                 always_include: Sequence[str] = (), slice_bytes: int = 64 << 20,
-                progress: Callable[[str], None] | None = None) -> ResolveResult:
-    """Resolve ``paths`` into typed per-table Parquet under ``out``; return the per-table summary."""
+                progress: Callable[[str], None] | None = None,
+                state_dir: str | os.PathLike[str] | None = None,
+                database: str | None = None) -> ResolveResult:
+    """Resolve ``paths`` into typed per-table Parquet under ``out``; return the per-table summary.
+
+    With ``state_dir`` the run is incremental (``binlog_model.spark.incremental``): only what is new since
+    the last run with that state is read, and its Parquet files are added to the table folders."""
+    if state_dir is not None:
+        return _resolve_incremental(spark, paths, Path(out), Path(state_dir), source=source,
+                                    snapshot=snapshot, lenient_ddl=lenient_ddl, always_include=always_include,
+                                    slice_bytes=slice_bytes, progress=progress, database=database)
     import json
 
     from binlog_model.spark.datasource import plan, save_plan
@@ -145,17 +154,80 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
         options["snapshot"] = snapshot
     if always_include:
         options["alwaysInclude"] = ",".join(always_include)
+    plan_dir = tempfile.TemporaryDirectory(prefix="binlog-model-plan-")
+    if snapshot and database:
+        # A dump without USE read with --database: hand the data source the history it makes.
+        from binlog_model.pipeline import load_snapshot
+        options["snapshot"] = os.path.join(plan_dir.name, "snapshot.json")
+        load_snapshot(snapshot, lenient=lenient_ddl, database=database).save(options["snapshot"])
     history, slices = plan(files, **{k: v for k, v in options.items() if k != "paths"})
     lineages = table_lineages(history)
     say(f"planned {len(files)} files as {len(slices)} slices; {len(history.entries)} DDL statements")
     # The data source reuses this plan instead of running the pre-pass over every byte again.
-    plan_dir = tempfile.TemporaryDirectory(prefix="binlog-model-plan-")
     options["planFile"] = os.path.join(plan_dir.name, "plan.json")
     save_plan(options["planFile"], files, history, slices)
     try:
         return _resolve(spark, files, out, options, lineages, say, started, source, len(slices))
     finally:
         plan_dir.cleanup()
+
+
+def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], out: Path, state_dir: Path, *,
+                         source: str, snapshot: str | None, lenient_ddl: bool, always_include: Sequence[str],
+                         slice_bytes: int, progress: Callable[[str], None] | None,
+                         database: str | None) -> ResolveResult:
+    """``run_resolve`` with a state: plan the new part, write it staged, commit, publish."""
+    import json
+
+    from binlog_model.incremental import snapshot_digest
+    from binlog_model.pipeline import load_snapshot
+    from binlog_model.spark import incremental as inc
+    from binlog_model.spark.datasource import save_plan
+    from binlog_model.spark.partitions import expand_paths
+    from binlog_model.spark.typed import table_lineages
+    from binlog_model.state import RunState, StateMismatchError
+
+    say = progress or (lambda _text: None)
+    started = time.monotonic()
+    state = RunState.load(state_dir)
+    shaping = {"command": "resolve", "source": source, "always_include": sorted(always_include),
+               "lenient_ddl": lenient_ddl, "database": database, "out": str(out.resolve())}
+    state.check_options(shaping)
+    digest = snapshot_digest(snapshot)
+    if not state.fresh and digest is not None and state.options.get("snapshot") not in (None, digest):
+        raise StateMismatchError(f"--snapshot differs from the one the state in {state_dir} started with; "
+                                 "later runs need no --snapshot (the state holds the schema)")
+    inc.recover(state, out)
+    state.options = {**shaping, "snapshot": state.options.get("snapshot", digest)}
+    files = expand_paths(paths)
+    first = load_snapshot(snapshot, lenient=lenient_ddl, database=database) if state.history is None else None
+    history, slices, scans, starts = inc.plan_from_state(
+        state, files, first if first is not None else load_snapshot(None), verify_checksum=True,
+        slice_bytes=slice_bytes, min_slices=2 * max(1, spark.sparkContext.defaultParallelism))
+    if state.position is not None:
+        say(f"resuming at {state.position['file']}:{state.position['offset']}")
+    paths_now = [s.path for s in starts]
+    options = {"paths": json.dumps(paths_now), "source": source, "image": "full",
+               "ddl": "lenient" if lenient_ddl else "strict", "sliceBytes": str(slice_bytes)}
+    if always_include:
+        options["alwaysInclude"] = ",".join(always_include)
+    staged = inc.staging_dir(out, state)
+    say(f"planned {len(paths_now)} files as {len(slices)} slices; {len(history.entries)} DDL statements")
+    plan_dir = tempfile.TemporaryDirectory(prefix="binlog-model-plan-")
+    options["planFile"] = os.path.join(plan_dir.name, "plan.json")
+    save_plan(options["planFile"], paths_now, history, slices)
+    try:
+        result = _resolve(spark, paths_now, staged, options, table_lineages(history), say, started, source,
+                          len(slices))
+    finally:
+        plan_dir.cleanup()
+    inc.commit_and_publish(state, out, staged, history, scans, starts)
+    for table in result.tables:
+        if table.path:
+            table.path = str(out / Path(table.path).relative_to(staged))
+    say(f"committed run {state.runs}: state at {state.position['file'] if state.position else '-'}:"
+        f"{state.position['offset'] if state.position else '-'}")
+    return result
 
 
 def _resolve(spark: Any, files: list[str], out: str | os.PathLike[str], options: dict[str, str],
@@ -182,15 +254,33 @@ def _resolve(spark: Any, files: list[str], out: str | os.PathLike[str], options:
     elapsed = max(time.monotonic() - decode_started, 1e-9)
     say(f"decoded {len(files)}/{len(files)} files: {total} row changes, {total / elapsed:,.0f} rows/s")
 
-    by_table: dict[tuple[str, str], TableSummary] = {}
+    # Rows are counted per logged name; a table's lineage gathers the names it was logged under (renames).
+    logged: dict[tuple[str, str], dict[str, int]] = {}
     for r in counts:
-        summary = by_table.setdefault((r["db"], r["table"]), TableSummary(r["db"], r["table"]))
-        summary.operations[r["operation"]] = r["count"]
+        logged.setdefault((r["db"], r["table"]), {})[r["operation"]] = r["count"]
+    by_table: dict[tuple[str, str], TableSummary] = {}
+    owners: dict[tuple[str, str], int] = {}
+    for key, lineage in lineages.items():
+        summary = by_table[key] = TableSummary(key[0], key[1])
+        for name in lineage.logged_names:
+            owners[name] = owners.get(name, 0) + 1
+            for op, count in logged.get(name, {}).items():
+                summary.operations[op] = summary.operations.get(op, 0) + count
+    for name, ops in logged.items():
+        if name not in owners:
+            by_table[name] = TableSummary(name[0], name[1], dict(ops))
     out_dir = Path(out)
     keys = sorted(k for k, s in by_table.items() if set(s.operations) - {"SCHEMA"})
     for n, key in enumerate(keys, 1):
         summary = by_table[key]
         lineage = lineages.get(key)
+        if lineage is not None and any(owners.get(name, 0) > 1 for name in lineage.logged_names):
+            # A name two lineages were logged under (renamed away, then re-created): count its own rows.
+            typed_counts = typed_frame(changes, lineage).groupBy("binlog_operation").count().collect()
+            schema_events = summary.operations.get("SCHEMA")
+            summary.operations = {r["binlog_operation"]: r["count"] for r in typed_counts}
+            if schema_events:
+                summary.operations["SCHEMA"] = schema_events
         if lineage is None:
             # Not in the history (lenient DDL): written untyped, and said so.
             names = [r[0] for r in changes.where((F.col("db") == key[0]) & (F.col("table") == key[1]))
@@ -208,7 +298,7 @@ def _resolve(spark: Any, files: list[str], out: str | os.PathLike[str], options:
         say(f"wrote {n}/{len(keys)} tables: {key[0]}.{key[1]}")
     for key, summary in by_table.items():
         lineage = lineages.get(key)
-        if lineage is not None and not summary.columns:
+        if lineage is not None and not summary.columns and lineage.columns:
             summary.columns = len(lineage.columns)
             summary.schema_versions = len(lineage.versions)
     changes.unpersist()

@@ -2,12 +2,18 @@
 
 Strategy: two pure steps and one Spark step.
 
-1. ``table_lineages(history)`` walks the schema history in binlog order and gives every column an
-   *identity* that survives ``RenameColumn`` (a value logged under the old name lands in the column's
-   final name). Each table gets its output columns (one per identity, typed from the identity's latest
-   definition; a dropped column stays for older rows; an added column is null for older rows) and its
+1. ``table_lineages(history)`` walks the schema history in binlog order and builds one *lineage* per table,
+   under its final name. A lineage follows ``RenameTable`` (rows logged under the old name land in the new
+   name's table: its *segments* say which logged name belongs to it when), and gives every column an
+   *identity* that survives ``RenameColumn``. Each lineage gets its output columns (one per identity; a
+   dropped column stays for older rows, an added one is null for older rows) and, per segment, its
    *versions*: from a position on, which logged name means which output column. When a name is reused by
    a new identity (drop ``a`` then add ``a``), the newest keeps the name and older ones become ``a__v1``...
+   A table dropped and created again (or replaced by a rename onto its name) is a new *generation* of the
+   same lineage: its columns join the same-named columns of earlier generations (no ``__v`` duplicates),
+   and every row carries ``binlog_generation`` (0, then 1, 2 ... per re-creation) to keep them apart.
+   A column whose type changed is typed to hold every definition (``widen``: the wider integer or decimal,
+   double, timestamp_ntz for date, else string), so no older value is cut to the latest type.
 2. ``spark_type(column)`` maps one MySQL column to a ``(spark type, arrow type)`` pair: the table in
    docs/spark.md (``MAPPING_ROWS`` renders it).
 3. ``typed_frame`` runs ``mapInArrow`` over the change rows of one table: it picks the version in force at
@@ -24,7 +30,7 @@ import bisect
 import datetime
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -54,6 +60,7 @@ META_FIELDS: list[tuple[str, str, pa.DataType]] = [
      pa.struct([("fileSeq", pa.int64()), ("offset", pa.int64()), ("innerIndex", pa.int32()),
                 ("eventIndex", pa.int32()), ("rowIndex", pa.int64())])),
     ("binlog_invalid", "array<string>", pa.list_(pa.string())),
+    ("binlog_generation", "int", pa.int32()),
 ]
 
 # (MySQL type, Spark type, note): the documented mapping, in docs/spark.md.
@@ -132,7 +139,8 @@ def arrow_type_for(spark_ddl: str) -> pa.DataType:
 
 @dataclass(frozen=True, slots=True)
 class ColumnOut:
-    """One output column: its name, Spark type DDL text, and the MySQL definition it was typed from."""
+    """One output column: its name, Spark type DDL text, and the MySQL definition it was typed from (the
+    latest; ``spark`` holds every definition's values, see ``widen``)."""
 
     name: str
     spark: str
@@ -140,119 +148,259 @@ class ColumnOut:
 
 
 @dataclass
+class Segment:
+    """A period in which a lineage's rows are logged under one name: from ``start`` (a position key) to
+    ``end`` (exclusive; None = still), with the column versions in force (``keys[i]`` on: ``versions[i]``
+    maps logged column names, lower case, to output names; ``generations[i]`` the table generation)."""
+
+    db: str
+    table: str
+    start: tuple[int, str, int]
+    end: tuple[int, str, int] | None = None
+    keys: list[tuple[int, str, int]] = field(default_factory=list)
+    versions: list[dict[str, Any]] = field(default_factory=list)   # output names (identities while built)
+    generations: list[int] = field(default_factory=list)
+
+    def covers(self, key: tuple[int, str, int]) -> bool:
+        return self.start <= key and (self.end is None or key < self.end)
+
+
+@dataclass
 class TableLineage:
-    """The typed layout of one table across the history. ``versions[i]`` maps the logged column names
-    (lower case) in force from ``keys[i]`` on to output column names."""
+    """The typed layout of one table across the history, under its final name: its output columns and the
+    segments (names it was logged under, and when) that map logged rows onto them."""
 
     db: str
     table: str
     columns: list[ColumnOut] = field(default_factory=list)
-    keys: list[tuple[int, str, int]] = field(default_factory=list)
-    versions: list[dict[str, str]] = field(default_factory=list)
+    segments: list[Segment] = field(default_factory=list)
+
+    @property
+    def versions(self) -> list[dict[str, str]]:
+        """Every column version of every segment, in order (one per DDL that touched the table)."""
+        return [v for s in self.segments for v in s.versions]
+
+    @property
+    def logged_names(self) -> list[tuple[str, str]]:
+        """The (db, table) names this lineage's rows are logged under."""
+        return list(dict.fromkeys((s.db, s.table) for s in self.segments))
+
+    def lookup(self, db: str, table: str, key: tuple[int, str, int]) -> tuple[dict[str, str], int] | None:
+        """(logged-name → output-name map, generation) for a row logged as ``db.table`` at position ``key``
+        (DDL strictly before it applies, as ``SchemaHistory.at``); None when this lineage did not own that
+        name there."""
+        for seg in self.segments:
+            if seg.db == db and seg.table == table and seg.covers(key):
+                i = bisect.bisect_left(seg.keys, key) - 1
+                if i < 0:
+                    return {}, seg.generations[0] if seg.generations else 0
+                return seg.versions[i], seg.generations[i]
+        return None
 
     def names_at(self, key: tuple[int, str, int]) -> dict[str, str]:
-        """The logged-name → output-name map in force for a row at position ``key`` (DDL strictly before
-        it applies, as ``SchemaHistory.at``)."""
-        i = bisect.bisect_left(self.keys, key) - 1
-        return self.versions[i] if i >= 0 else {}
+        """The logged-name → output-name map in force for a row logged under the final name at ``key``."""
+        found = self.lookup(self.db, self.table, key)
+        return found[0] if found is not None else {}
 
 
-class _Tracker:
-    """Column identities of one table while the history is walked."""
+class _Building:
+    """One lineage while the history is walked: column identities (an identity survives RenameColumn;
+    a re-created table's columns join the same-named identities of earlier generations)."""
 
-    def __init__(self) -> None:
+    def __init__(self, db: str, table: str, key: tuple[int, str, int]) -> None:
+        self.final = (db, table)
         self.defs: list[ColumnSchema] = []           # identity → latest definition
-        self.current: dict[str, int] = {}            # logged name (lower) → identity
-        self.snapshots: list[tuple[tuple[int, str, int], dict[str, int]]] = []
+        self.types: list[str] = []                   # identity → Spark type holding every definition
+        self.current: dict[str, int] = {}            # logged column name (lower) → identity
+        self.generation = 0
+        self.alive = False
+        self.segments: list[Segment] = [Segment(db, table, key)]
 
-    def create(self, columns: tuple[ColumnSchema, ...]) -> None:
-        self.current = {}
-        for col in columns:
-            self.current[col.name.lower()] = len(self.defs)
-            self.defs.append(col)
+    def _identity_for(self, col: ColumnSchema, reuse: bool) -> int:
+        if reuse:
+            same = [i for i, d in enumerate(self.defs) if d.name.lower() == col.name.lower()]
+            if same:
+                ident = same[-1]
+                self.defs[ident] = col
+                self.types[ident] = widen(self.types[ident], spark_type(col)[0])
+                return ident
+        self.defs.append(col)
+        self.types.append(spark_type(col)[0])
+        return len(self.defs) - 1
+
+    def create(self, columns: Iterable[ColumnSchema]) -> None:
+        """CREATE TABLE: the first definition, or a new generation of a dropped/replaced table."""
+        again = bool(self.defs)
+        if again:
+            self.generation += 1
+        self.current = {col.name.lower(): self._identity_for(col, again) for col in columns}
+        self.alive = True
+
+    def modify(self, col: ColumnSchema) -> None:
+        name = col.name.lower()
+        if name in self.current:
+            ident = self.current[name]
+            self.defs[ident] = col
+            self.types[ident] = widen(self.types[ident], spark_type(col)[0])
+        else:
+            self.current[name] = self._identity_for(col, False)
+
+    def move_to(self, db: str, table: str, key: tuple[int, str, int]) -> None:
+        self.segments[-1].end = key
+        self.segments.append(Segment(db, table, key))
 
     def snapshot(self, key: tuple[int, str, int]) -> None:
-        self.snapshots.append((key, dict(self.current)))
+        seg = self.segments[-1]
+        names = {logged: ident for logged, ident in self.current.items()}
+        seg.keys.append(key)
+        seg.versions.append(names)      # identities now, output names in _lineage
+        seg.generations.append(self.generation)
+
+    def absorb(self, other: _Building, key: tuple[int, str, int]) -> None:
+        """A table renamed onto this (dropped) one's name: a new generation of this lineage; its columns join
+        the same-named identities, and its earlier segments come along."""
+        self.generation += 1
+        remap = {ident: self._identity_for(col, True) for ident, col in enumerate(other.defs)}
+        for seg in other.segments:
+            seg.versions = [{n: remap[i] for n, i in v.items()} for v in seg.versions]
+            seg.generations = [self.generation] * len(seg.generations)
+        other.segments[-1].end = key
+        self.segments[-1].end = key
+        self.segments = [*self.segments, *other.segments, Segment(self.final[0], self.final[1], key)]
+        self.current = {n: remap[i] for n, i in other.current.items()}
+        self.alive = True
+
+
+def widen(a: str, b: str) -> str:
+    """The Spark type that holds every value of types ``a`` and ``b`` (a column whose type changed): the
+    wider integer or decimal, double for float, timestamp_ntz for date, binary for text and bytes, and
+    string (the value's text) when nothing narrower holds both exactly."""
+    if a == b:
+        return a
+    ints = {"int": (10, 0), "bigint": (19, 0)}
+    def dec(t: str) -> tuple[int, int] | None:
+        if t in ints:
+            return ints[t]
+        if t.startswith("decimal("):
+            p, s = t[len("decimal("):-1].split(",")
+            return int(p), int(s)
+        return None
+    if {a, b} == {"int", "bigint"}:
+        return "bigint"
+    da, db_ = dec(a), dec(b)
+    if da is not None and db_ is not None:
+        scale = max(da[1], db_[1])
+        digits = max(da[0] - da[1], db_[0] - db_[1]) + scale
+        return f"decimal({digits},{scale})" if digits <= 38 else "string"
+    if {a, b} in ({"float", "double"}, {"int", "float"}, {"int", "double"}):
+        return "double"
+    if {a, b} == {"date", "timestamp_ntz"}:
+        return "timestamp_ntz"
+    if {a, b} == {"string", "binary"}:
+        return "binary"
+    return "string"
 
 
 def table_lineages(history: SchemaHistory) -> dict[tuple[str, str], TableLineage]:
-    """Every table of ``history`` (initial catalog and DDL) with its typed columns and name versions."""
-    trackers: dict[tuple[str, str], _Tracker] = {}
+    """Every table of ``history`` (initial catalog and DDL) under its final name, with its typed columns
+    and the segments mapping logged rows onto them."""
+    live: dict[tuple[str, str], _Building] = {}       # name now → lineage
+    final: dict[tuple[str, str], _Building] = {}      # final name → lineage (dead ones keep their name)
     for (db, name), table in history.initial.tables.items():
-        tracker = trackers.setdefault((db, name), _Tracker())
-        tracker.create(table.columns)
-        tracker.snapshot(_FIRST)
+        b = final[(db, name)] = live[(db, name)] = _Building(db, name, _FIRST)
+        b.create(table.columns)
+        b.snapshot(_FIRST)
     for entry in history.entries:
         key = entry.position.sort_key() if entry.position is not None else _FIRST
-        touched: set[tuple[str, str]] = set()
+        touched: list[_Building] = []
         for change in entry.changes:
-            table_key = (getattr(change, "db", ""), getattr(change, "table", ""))
-            if not table_key[1]:
-                continue
-            tracker = trackers.setdefault(table_key, _Tracker())
-            touched.add(table_key)
-            _apply(tracker, change, trackers, touched)
-        for table_key in touched:
-            trackers[table_key].snapshot(key)
-    return {k: _lineage(k, t) for k, t in trackers.items() if t.defs}
+            _walk(change, key, live, final, touched)
+        for b in dict.fromkeys(touched):
+            b.snapshot(key)
+    return {k: _lineage(b) for k, b in final.items() if b.defs}
 
 
-def _apply(tracker: _Tracker, change: Any, trackers: dict[tuple[str, str], _Tracker],
-           touched: set[tuple[str, str]]) -> None:
+def _walk(change: Any, key: tuple[int, str, int], live: dict[tuple[str, str], _Building],
+          final: dict[tuple[str, str], _Building], touched: list[_Building]) -> None:
+    if isinstance(change, ch.DropDatabase):
+        for name in [k for k in live if k[0] == change.db]:
+            gone = live.pop(name)
+            gone.alive, gone.current = False, {}
+            touched.append(gone)
+        return
+    table_key = (getattr(change, "db", ""), getattr(change, "table", ""))
+    if not table_key[1]:
+        return
     if isinstance(change, ch.CreateTable):
-        tracker.create(change.columns)
-    elif isinstance(change, ch.CreateOrModifyColumn):
-        name = change.column.name.lower()
-        if name in tracker.current:
-            tracker.defs[tracker.current[name]] = change.column
-        else:
-            tracker.current[name] = len(tracker.defs)
-            tracker.defs.append(change.column)
+        made = live.get(table_key) or final.get(table_key)
+        if made is None:
+            made = final[table_key] = _Building(*table_key, key)
+        elif (made.segments[-1].end is not None
+              or (made.segments[-1].db, made.segments[-1].table) != table_key):
+            made.move_to(*table_key, key)
+        live[table_key] = made
+        made.create(change.columns)
+        touched.append(made)
+        return
+    found = live.get(table_key)
+    if found is None:
+        return
+    b = found
+    touched.append(b)
+    if isinstance(change, ch.CreateOrModifyColumn):
+        b.modify(change.column)
     elif isinstance(change, ch.RenameColumn):
-        ident = tracker.current.pop(change.old_name.lower(), None)
+        ident = b.current.pop(change.old_name.lower(), None)
         if ident is not None:
-            tracker.current[change.new_name.lower()] = ident
-            tracker.defs[ident] = _renamed(tracker.defs[ident], change.new_name)
+            b.current[change.new_name.lower()] = ident
+            b.defs[ident] = replace(b.defs[ident], name=change.new_name)
     elif isinstance(change, ch.DropColumn):
-        tracker.current.pop(change.column_name.lower(), None)
+        b.current.pop(change.column_name.lower(), None)
     elif isinstance(change, ch.DropTable):
-        tracker.current = {}
+        live.pop(table_key, None)
+        b.alive, b.current = False, {}
     elif isinstance(change, ch.RenameTable):
-        # Rows keep the table name they were logged under: the new name starts with the same columns.
-        target = trackers.setdefault((change.new_db, change.new_table), _Tracker())
-        target.create(tuple(tracker.defs[i] for i in tracker.current.values()))
-        touched.add((change.new_db, change.new_table))
-        tracker.current = {}
+        # The lineage follows its table: rows logged under the old name land in the new name's table.
+        new_key = (change.new_db, change.new_table)
+        live.pop(table_key, None)
+        if final.get(table_key) is b:
+            del final[table_key]
+        target = final.get(new_key)
+        if target is not None and target is not b:
+            target.absorb(b, key)
+            live[new_key] = target
+            touched.append(target)
+            return
+        b.final = new_key
+        final[new_key] = b
+        live[new_key] = b
+        b.move_to(*new_key, key)
 
 
-def _renamed(column: ColumnSchema, name: str) -> ColumnSchema:
-    from dataclasses import replace
-    return replace(column, name=name)
-
-
-def _lineage(key: tuple[str, str], tracker: _Tracker) -> TableLineage:
+def _lineage(b: _Building) -> TableLineage:
     # Output names: the newest identity with a name keeps it; older ones get __v1, __v2 ...
     names: dict[int, str] = {}
     by_name: dict[str, list[int]] = {}
-    for ident, col in enumerate(tracker.defs):
+    for ident, col in enumerate(b.defs):
         by_name.setdefault(col.name.lower(), []).append(ident)
     for idents in by_name.values():
         for n, ident in enumerate(idents):
-            base = tracker.defs[ident].name
+            base = b.defs[ident].name
             names[ident] = base if n == len(idents) - 1 else f"{base}__v{n + 1}"
-    columns = [ColumnOut(names[i], spark_type(col)[0], col) for i, col in enumerate(tracker.defs)]
-    lineage = TableLineage(key[0], key[1], columns)
-    for snap_key, current in tracker.snapshots:
-        lineage.keys.append(snap_key)
-        lineage.versions.append({logged: names[ident] for logged, ident in current.items()})
-    return lineage
+    columns = [ColumnOut(names[i], b.types[i], col) for i, col in enumerate(b.defs)]
+    segments = [Segment(s.db, s.table, s.start, s.end, list(s.keys),
+                        [{logged: names[int(ident)] for logged, ident in v.items()} for v in s.versions],
+                        list(s.generations))
+                for s in b.segments if s.keys or s.end is None]
+    return TableLineage(b.final[0], b.final[1], columns, segments)
 
 
 def untyped_lineage(db: str, table: str, names: list[str]) -> TableLineage:
     """A lineage for a table the history does not define (lenient DDL, rows resolved from TABLE_MAP
     metadata): every logged column as a string holding its plain value."""
     columns = [ColumnOut(n, "string", ColumnSchema(n, "text")) for n in names]
-    return TableLineage(db, table, columns, [_FIRST], [{n.lower(): n for n in names}])
+    segment = Segment(db, table, _FIRST, None, [_FIRST], [{n.lower(): n for n in names}], [0])
+    return TableLineage(db, table, columns, [segment])
 
 
 # -- value conversion -------------------------------------------------------------------------------------
@@ -315,21 +463,46 @@ def _plain(kind: str, raw: Any) -> Any:
     raise _Invalid      # rawTextValue: bytes not valid in the column charset
 
 
+_INT_RANGE = {8: (-(2**7), 2**7 - 1), 16: (-(2**15), 2**15 - 1), 32: (-(2**31), 2**31 - 1),
+              64: (-(2**63), 2**63 - 1)}
+
+
 def _coerce(value: Any, arrow: pa.DataType) -> Any:
-    # A column whose type changed (MODIFY) is typed from its latest definition: convert older values.
+    # A column whose type changed is typed to hold every definition (``widen``): convert each value to it,
+    # and never write one that does not fit (it becomes null and is listed in binlog_invalid).
     try:
         if pa.types.is_decimal(arrow):
-            return Decimal(value).quantize(Decimal(1).scaleb(-arrow.scale))
+            if isinstance(value, float | str | bytes) and not isinstance(value, Decimal):
+                value = Decimal(str(value)) if not isinstance(value, bytes) else Decimal(value.decode())
+            quantized = Decimal(value).quantize(Decimal(1).scaleb(-arrow.scale))
+            if quantized != value or len(quantized.as_tuple().digits) > arrow.precision:
+                raise _Invalid
+            return quantized
         if pa.types.is_integer(arrow):
-            return int(value)
+            number = int(value)
+            if number != value:
+                raise _Invalid
+            lo, hi = _INT_RANGE[arrow.bit_width]
+            if not lo <= number <= hi:
+                raise _Invalid
+            return number
         if pa.types.is_floating(arrow):
-            return float(value)
+            real = float(value)
+            if isinstance(value, int | Decimal) and real != value:
+                raise _Invalid
+            return real
         if pa.types.is_string(arrow):
-            return value if isinstance(value, str) else value.decode("utf-8", "replace") \
-                if isinstance(value, bytes) else str(value)
+            if isinstance(value, bytes):
+                return value.decode("utf-8")         # strict: bytes that are not text do not fit
+            if isinstance(value, list):
+                return json.dumps(value)
+            return value if isinstance(value, str) else str(value)
         if pa.types.is_binary(arrow):
             return value.encode("utf-8") if isinstance(value, str) else value
-    except (ValueError, TypeError, ArithmeticError) as err:
+        if pa.types.is_timestamp(arrow) and arrow.tz is None and isinstance(value, datetime.date) \
+                and not isinstance(value, datetime.datetime):
+            return datetime.datetime.combine(value, datetime.time())
+    except (ValueError, TypeError, ArithmeticError, UnicodeDecodeError) as err:
         raise _Invalid from err
     return value
 
@@ -352,7 +525,10 @@ def typed_rows(rows: Iterable[Any], lineage: TableLineage) -> Iterator[tuple[Any
     order_of = {c.name: i for i, c in enumerate(lineage.columns)}
     width = len(lineage.columns)
     for row in rows:
-        names = lineage.names_at(BinlogPosition(row["file"], row["offset"]).sort_key())
+        found = lineage.lookup(row["db"], row["table"], BinlogPosition(row["file"], row["offset"]).sort_key())
+        if found is None:
+            continue        # logged under this name when it belonged to another table's lineage
+        names, generation = found
         image = row["before"] if row["operation"] == "DELETE" else row["after"]
         values: list[Any] = [None] * width
         invalid: list[str] = []
@@ -367,7 +543,7 @@ def typed_rows(rows: Iterable[Any], lineage: TableLineage) -> Iterator[tuple[Any
                 invalid.append(target)
         order = row["orderKey"]
         values.extend([row["operation"], row["file"], row["offset"], row["gtid"], row["utcTimestamp"],
-                       tuple(order) if order is not None else None, invalid])
+                       tuple(order) if order is not None else None, invalid, generation])
         yield tuple(values)
 
 
@@ -377,7 +553,9 @@ def typed_frame(changes: Any, lineage: TableLineage) -> Any:
     from pyspark.sql import functions as F
 
     ddl, _ = typed_schema(lineage)
-    rows = changes.where((F.col("db") == lineage.db) & (F.col("table") == lineage.table)
-                         & (F.col("operation") != "SCHEMA"))
+    logged = F.lit(False)
+    for db, table in lineage.logged_names:
+        logged = logged | ((F.col("db") == db) & (F.col("table") == table))
+    rows = changes.where(logged & (F.col("operation") != "SCHEMA"))
     typed = rows.rdd.mapPartitions(lambda part: typed_rows(part, lineage))
     return changes.sparkSession.createDataFrame(typed, ddl)

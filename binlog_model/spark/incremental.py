@@ -1,0 +1,167 @@
+"""``resolve --state DIR``: incremental Spark runs that append Parquet files to the table folders.
+
+Strategy: the same ``RunState`` as ``events --state`` (``binlog_model.state``). Planning reads only what is
+new: ``incremental.plan_starts`` gives each file's start offset, the DDL pre-pass scans the files and keeps
+the events from there on, the history continues the state's, and the first slice of a resumed file starts
+at the saved offset (``BinlogDecoder.resume`` with the file's FORMAT_DESCRIPTION). A run writes its typed
+tables into ``OUT/_staging/run-NNNNNN/`` first. Committing is then: the state records the new position,
+history and files together with ``publishing: run-NNNNNN`` (atomically); the staged Parquet files are
+moved into ``OUT/db=…/table=…/`` under names starting with the run (``run-NNNNNN-part-…``), each move a
+rename, so a reader sees a file whole or not at all; the state then drops ``publishing``. A run killed
+before the commit leaves a staging folder that the next run deletes; one killed while publishing is
+finished by the next run (moving what is left). Resolve runs read closed files: a file whose last
+transaction is not complete fails the run before anything is committed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from binlog_model.incremental import plan_starts
+from binlog_model.io.tail import FileStart
+from binlog_model.spark.partitions import FileScan, Slice, build_history, plan_slices, scan_files
+from binlog_model.state import RunState, fsync_dir
+from binlog_model.wire import events as ev
+from schema_tracker.history import SchemaHistory
+
+__all__ = ["SCHEMA_FILE", "STAGING", "commit_and_publish", "plan_from_state", "read_table", "recover",
+           "staging_dir"]
+
+STAGING = "_staging"
+
+
+def staging_dir(out: Path, state: RunState) -> Path:
+    return out / STAGING / f"run-{state.runs + 1:06d}"
+
+
+def recover(state: RunState, out: Path) -> None:
+    """Finish a publish a killed run left half done, and delete staging folders no state commits."""
+    pending = state.options.get("publishing")
+    if pending:
+        _publish(out / STAGING / pending, out, pending)
+        state.options = {k: v for k, v in state.options.items() if k != "publishing"}
+        state.save()
+    staging = out / STAGING
+    if staging.is_dir():
+        shutil.rmtree(staging)
+
+
+def plan_from_state(state: RunState, files: Sequence[Path], first_history: SchemaHistory, *,
+                    verify_checksum: bool, slice_bytes: int, min_slices: int
+                    ) -> tuple[SchemaHistory, list[Slice], list[FileScan], list[FileStart]]:
+    """History and slices for what is new in ``files`` since ``state``."""
+    starts = plan_starts(state, files)
+    scans = scan_files([s.path for s in starts], verify_checksum=verify_checksum)
+    cut: list[FileScan] = []
+    for begin, scan in zip(starts, scans, strict=True):
+        if begin.offset:
+            scan = replace(scan, events=tuple(e for e in scan.events if e.header.offset >= begin.offset),
+                           tx_starts=tuple(t for t in scan.tx_starts if t >= begin.offset))
+        cut.append(scan)
+    history = SchemaHistory.from_json(state.history) if state.history is not None else first_history
+    history = build_history(cut, history=history)
+    slices: list[Slice] = []
+    for piece in plan_slices(cut, slice_bytes=slice_bytes, min_slices=min_slices):
+        offset = starts[piece.file_index].offset
+        if piece.end is not None and piece.end <= offset:
+            continue
+        if piece.start < offset:
+            fde = starts[piece.file_index].format_description
+            piece = replace(piece, start=offset, format_description=fde)
+        if piece.end is None or piece.end > piece.start:
+            slices.append(piece)
+    return history, slices, cut, starts
+
+
+def commit_and_publish(state: RunState, out: Path, staged: Path, history: SchemaHistory,
+                       scans: Sequence[FileScan], starts: Sequence[FileStart]) -> None:
+    """The run's commit point (state with ``publishing``), then the moves, then the state without it."""
+    _stage_schemas(staged, history)
+    if scans:
+        last = scans[-1]
+        state.position = {"file": os.path.basename(last.path), "offset": last.size, "rotated_to": None,
+                          "format_description": last.format_description.hex() if last.format_description
+                          else None}
+    for scan in scans:
+        state.files[os.path.basename(scan.path)] = scan.size
+        for event in scan.events:
+            if isinstance(event, ev.MariadbGtidEvent):
+                state.gtids.add_mariadb(event.domain_id, event.header.server_id, event.seq_no)
+            elif isinstance(event, ev.GtidEvent) and not event.anonymous:
+                state.gtids.add_mysql(f"{event.sid}:{event.tag}" if event.tag else str(event.sid), event.gno)
+    state.history = history.to_json()
+    state.runs += 1
+    state.options = {**state.options, "publishing": staged.name}
+    state.save()
+    _publish(staged, out, staged.name)
+    state.options = {k: v for k, v in state.options.items() if k != "publishing"}
+    state.save()
+    shutil.rmtree(out / STAGING, ignore_errors=True)
+
+
+SCHEMA_FILE = "_schema.ddl"
+_MOVES = "_moves.json"
+
+
+def _stage_schemas(staged: Path, history: SchemaHistory) -> None:
+    """Stage each table's current typed schema (``SCHEMA_FILE``: the Spark DDL that holds every run's
+    files, since a later run may have widened a type) and the folders a rename retired."""
+    from binlog_model.spark.typed import table_lineages, typed_schema
+
+    lineages = table_lineages(history)
+    moves: list[list[str]] = []
+    for (db, table), lineage in lineages.items():
+        folder = staged / f"db={db}" / f"table={table}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / SCHEMA_FILE).write_text(typed_schema(lineage)[0] + "\n", encoding="utf-8")
+        for old_db, old_table in lineage.logged_names:
+            if (old_db, old_table) != (db, table) and (old_db, old_table) not in lineages:
+                # Renamed: earlier runs' files of the old name follow the table to its new folder.
+                moves.append([f"db={old_db}/table={old_table}", f"db={db}/table={table}"])
+    (staged / _MOVES).write_text(json.dumps(moves), encoding="utf-8")
+
+
+def _publish(staged: Path, out: Path, run: str) -> None:
+    """Move every data file of ``staged`` into the same table folder under ``out``, the schema files
+    over the old ones, and the files of renamed tables' old folders to the new ones. Idempotent: what is
+    already moved is not found again."""
+    if not staged.is_dir():
+        return
+    moves_file = staged / _MOVES
+    for old, new in json.loads(moves_file.read_text()) if moves_file.exists() else []:
+        source, target = out / old, out / new
+        if source.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            for path in sorted(source.glob("*.parquet")):
+                os.replace(path, target / path.name)
+            shutil.rmtree(source)
+    for path in sorted(staged.rglob("*.parquet")):
+        folder = out / path.parent.relative_to(staged)
+        folder.mkdir(parents=True, exist_ok=True)
+        os.replace(path, folder / f"{run}-{path.name}")
+        fsync_dir(folder)
+    for path in sorted(staged.rglob(SCHEMA_FILE)):
+        folder = out / path.parent.relative_to(staged)
+        if any(folder.glob("*.parquet")):
+            os.replace(path, folder / SCHEMA_FILE)
+
+
+def read_table(spark: Any, folder: str | os.PathLike[str]) -> Any:
+    """A table folder written by incremental runs as one DataFrame: read with its ``SCHEMA_FILE`` (runs
+    before a type was widened wrote the narrower type; Spark's mergeSchema cannot merge int and bigint)."""
+    schema = Path(folder) / SCHEMA_FILE
+    reader = spark.read
+    if schema.exists():
+        reader = reader.schema(schema.read_text(encoding="utf-8").strip())
+    return reader.parquet(os.fspath(folder))
+
+
+def summary_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The resolve options that shape the output (compared with the state's)."""
+    return {k: options[k] for k in ("source", "always_include", "lenient_ddl", "out") if k in options}

@@ -1,0 +1,230 @@
+"""The saved state of incremental runs (``--state DIR``): what is done, and the schema at that point.
+
+Strategy: one JSON document, ``DIR/state.json``, replaced atomically (written to a temporary file in the
+same directory, fsynced, ``os.replace``d, the directory fsynced), so a run killed at any moment leaves
+either the previous state or the one of its last committed step, never a mix. It holds:
+
+- ``options``: the options that shape the output; a later run with other values is refused
+  (``StateMismatchError``), since its output could not be concatenated with the earlier runs';
+- ``position``: where the next run resumes (file base name, offset of the next transaction, and that
+  file's FORMAT_DESCRIPTION bytes, needed to decode from the middle of a file), plus the file a ROTATE
+  event at its end named, if any;
+- ``files``: every file base name done or started, with the bytes consumed;
+- ``gtid_executed``: the GTIDs of the transactions done (MySQL ``uuid:1-5``, MariaDB the highest
+  ``domain-server-seq`` per domain), or nothing without GTIDs (the position is then the only record);
+- ``history``: the schema history at ``position`` (``SchemaHistory.to_json``);
+- ``outputs``: the output files committed so far, in order, each with its committed length in bytes, and
+  ``open_output``: the file a run is writing, with the bytes its committed steps wrote.
+
+Output files are committed with the state: a run writes ``NAME.partial`` and only the state says how many
+of its bytes are committed. ``recover_outputs`` (run at the start of every run) truncates a partial file to
+its committed length and renames it, or deletes a partial file no state mentions, so the output directory
+then holds exactly what the state says.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from binlog_model.errors import BinlogError, ConfigError
+
+__all__ = ["FORMAT", "VERSION", "GtidSet", "RunState", "StateMismatchError", "atomic_write_json",
+           "recover_outputs"]
+
+FORMAT = "binlog-model/run-state"
+VERSION = 1
+STATE_FILE = "state.json"
+PARTIAL = ".partial"
+
+
+class StateMismatchError(ConfigError):
+    """A run's options or inputs do not continue the saved state (other options, missing files)."""
+
+
+def atomic_write_json(path: Path, doc: Any) -> None:
+    """Write ``doc`` to ``path`` so that a reader (or a crash) sees the old file or the new one, whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, sort_keys=True)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename in ``path`` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class GtidSet:
+    """Executed GTIDs. MySQL: per source (``uuid`` or ``uuid:tag``) a list of closed intervals of gno.
+    MariaDB: per domain the last ``domain-server-seq`` (sequence numbers only grow within a domain)."""
+
+    def __init__(self) -> None:
+        self.mysql: dict[str, list[list[int]]] = {}
+        self.mariadb: dict[int, str] = {}
+
+    def add_mysql(self, source: str, gno: int) -> None:
+        intervals = self.mysql.setdefault(source, [])
+        if intervals and intervals[-1][1] + 1 == gno:
+            intervals[-1][1] = gno
+            return
+        intervals.append([gno, gno])
+        if len(intervals) > 1 and intervals[-2][1] >= gno - 1:
+            intervals.sort()
+            merged: list[list[int]] = []
+            for lo, hi in intervals:
+                if merged and lo <= merged[-1][1] + 1:
+                    merged[-1][1] = max(merged[-1][1], hi)
+                else:
+                    merged.append([lo, hi])
+            self.mysql[source] = merged
+
+    def add_mariadb(self, domain: int, server_id: int, seq: int) -> None:
+        self.mariadb[domain] = f"{domain}-{server_id}-{seq}"
+
+    def __str__(self) -> str:
+        parts = []
+        for source in sorted(self.mysql):
+            spans = ":".join(f"{lo}" if lo == hi else f"{lo}-{hi}" for lo, hi in self.mysql[source])
+            parts.append(f"{source}:{spans}")
+        parts.extend(self.mariadb[d] for d in sorted(self.mariadb))
+        return ",".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mysql": self.mysql, "mariadb": {str(k): v for k, v in self.mariadb.items()}}
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> GtidSet:
+        out = cls()
+        out.mysql = {k: [list(span) for span in v] for k, v in doc.get("mysql", {}).items()}
+        out.mariadb = {int(k): v for k, v in doc.get("mariadb", {}).items()}
+        return out
+
+
+@dataclass
+class RunState:
+    """The state document (see the module docstring); ``load`` / ``save`` read and write it."""
+
+    directory: Path
+    options: dict[str, Any] = field(default_factory=dict)
+    position: dict[str, Any] | None = None
+    files: dict[str, int] = field(default_factory=dict)
+    gtids: GtidSet = field(default_factory=GtidSet)
+    history: dict[str, Any] | None = None
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    open_output: dict[str, Any] | None = None
+    runs: int = 0
+
+    @property
+    def path(self) -> Path:
+        return self.directory / STATE_FILE
+
+    @property
+    def fresh(self) -> bool:
+        return self.runs == 0 and self.position is None
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> RunState:
+        """The state in ``directory``, or an empty one when the directory has none yet."""
+        d = Path(directory)
+        if d.exists() and not d.is_dir():
+            raise ConfigError(f"--state must be a directory: {d} is a file")
+        path = d / STATE_FILE
+        if not path.exists():
+            return cls(d)
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise ConfigError(f"cannot read the state file {path}: {err}") from err
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise ConfigError(f"{path} is not a binlog-model run state")
+        if doc.get("version") != VERSION:
+            raise ConfigError(f"{path} has state version {doc.get('version')}; this binlog-model reads "
+                              f"version {VERSION}")
+        return cls(d, options=doc["options"], position=doc["position"], files=doc["files"],
+                   gtids=GtidSet.from_json(doc["gtid_executed"]), history=doc["history"],
+                   outputs=doc["outputs"], open_output=doc["open_output"], runs=doc["runs"])
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": FORMAT, "version": VERSION, "options": self.options, "position": self.position,
+                "files": self.files, "gtid_executed": self.gtids.to_json(), "gtid_text": str(self.gtids),
+                "history": self.history, "outputs": self.outputs, "open_output": self.open_output,
+                "runs": self.runs}
+
+    def save(self) -> None:
+        atomic_write_json(self.path, self.to_json())
+
+    def check_options(self, options: dict[str, Any]) -> None:
+        """Refuse a run whose output-shaping options differ from the ones the state was built with."""
+        if self.fresh or not self.options:
+            return
+        keys = (set(self.options) | set(options)) - {"snapshot"}     # later runs need no snapshot
+        differ = sorted(k for k in keys if self.options.get(k) != options.get(k))
+        if differ:
+            shown = "; ".join(f"{k}: state {self.options.get(k)!r}, this run {options.get(k)!r}"
+                              for k in differ)
+            raise StateMismatchError(
+                f"the options differ from the ones the state in {self.directory} was built with ({shown}); "
+                "their output could not be concatenated with the earlier runs': rerun with the same options, "
+                "or start a new --state directory")
+
+
+def recover_outputs(state: RunState, out_dir: Path) -> None:
+    """Make ``out_dir`` agree with the committed ``state`` after a run that may have been killed: the open
+    output's committed bytes become a finished output file, uncommitted bytes and unknown ``.partial``
+    files go. Saves the state when it changed."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    changed = False
+    if state.open_output is not None:
+        name, size = state.open_output["file"], int(state.open_output["bytes"])
+        partial = out_dir / (name + PARTIAL)
+        if size and partial.exists():
+            _truncate(partial, size)
+            os.replace(partial, out_dir / name)
+            state.outputs.append({"file": name, "bytes": size})
+        state.open_output = None
+        changed = True
+    for entry in state.outputs:
+        final, partial = out_dir / entry["file"], out_dir / (entry["file"] + PARTIAL)
+        if not final.exists() and partial.exists():
+            # Killed between the commit of the state and the rename: finish the rename.
+            _truncate(partial, int(entry["bytes"]))
+            os.replace(partial, final)
+        elif not final.exists():
+            raise BinlogError(f"the state in {state.directory} lists the output file {final}, which is "
+                              "missing: restore it, or start a new --state directory")
+    for stray in out_dir.glob("*" + PARTIAL):
+        stray.unlink()      # written by a run killed before its first committed step
+    if changed:
+        state.save()
+    fsync_dir(out_dir)
+
+
+def _truncate(path: Path, size: int) -> None:
+    with open(path, "r+b") as fh:
+        fh.truncate(size)
+        fh.flush()
+        os.fsync(fh.fileno())
