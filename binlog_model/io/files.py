@@ -224,7 +224,7 @@ def open_binlog(path: PathLike) -> IO[bytes] | gzip.GzipFile:
         raise ConfigError(f"cannot open binlog file {text}: {err}") from err
     if magic == _GZIP_MAGIC:
         return gzip.GzipFile(fileobj=fh, mode="rb")
-    return fh  # type: ignore[no-any-return]
+    return fh
 
 
 def iter_events(paths: PathLike | Iterable[PathLike], *, verify_checksum: bool = True,

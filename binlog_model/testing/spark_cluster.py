@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SparkCluster", "bare_python", "spark_home"]
+__all__ = ["SparkCluster", "bare_python", "node_env", "spark_home", "spark_submit"]
 
 # The caller's variables a node of a real cluster would not have.
 _NOT_INHERITED = ("PYTHONPATH", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYSPARK_SUBMIT_ARGS",
@@ -82,9 +82,11 @@ class SparkCluster:
     def status(self) -> dict[str, Any]:
         """The master's ``/json`` status page (``aliveworkers``, ``activeapps``, ``completedapps`` ...)."""
         with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=5) as answer:
-            return json.loads(answer.read())  # type: ignore[no-any-return]
+            return json.loads(answer.read())
 
-    def start(self, timeout: float = 120.0) -> SparkCluster:
+    def start(self, timeout: float = 120.0, *, wait: bool = True) -> SparkCluster:
+        """Start the master and the workers; with ``wait`` (default) return once every worker registered
+        (else call ``wait`` later: the JVMs boot while the caller does something else)."""
         self._spawn("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                                "--port", str(self.port), "--webui-port", str(self.ui_port)])
         for n in range(self.workers):
@@ -94,6 +96,11 @@ class SparkCluster:
                                         "--port", str(_free_port()), "--webui-port", str(_free_port()),
                                         "--cores", str(self.cores), "--memory", self.memory,
                                         "--work-dir", str(work), self.master_url])
+        return self.wait(timeout) if wait else self
+
+    def wait(self, timeout: float = 120.0) -> SparkCluster:
+        """Return once every worker has registered with the master; ``RuntimeError`` (and everything
+        stopped) when a process exits or ``timeout`` passes first."""
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -129,14 +136,20 @@ class SparkCluster:
     def submit(self, args: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
                timeout: float = 600) -> subprocess.CompletedProcess[str]:
         """``spark-submit --master <this cluster> ARGS`` (stdout and stderr captured)."""
-        return subprocess.run([os.path.join(spark_home(), "bin", "spark-submit"), "--master", self.master_url,
-                               *args], env=node_env({**self.extra_env, **(env or {})}), cwd=cwd,
-                              capture_output=True, text=True, timeout=timeout, check=False)
+        return spark_submit(["--master", self.master_url, *args], env={**self.extra_env, **(env or {})},
+                            cwd=cwd, timeout=timeout)
 
     def executor_logs(self) -> dict[str, str]:
         """Every executor's stderr so far, by path (``worker-N/app-.../ID/stderr``)."""
         logs = sorted(self.work_dir.glob("worker-*/*/*/stderr"))
         return {str(p): p.read_text(errors="replace") for p in logs}
+
+
+def spark_submit(args: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
+                 timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """The installed pyspark's ``spark-submit ARGS``, a node's environment plus ``env``, output captured."""
+    return subprocess.run([os.path.join(spark_home(), "bin", "spark-submit"), *args], env=node_env(env),
+                          cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
 
 
 def bare_python(dest: str | os.PathLike[str], packages: Sequence[str] = ("pyarrow",)) -> str:
