@@ -263,6 +263,24 @@ def test_resolve_cli_on_the_cluster_with_relative_paths(env: Env, resolved_local
     assert not [line for line in done.stderr.splitlines() if not line.startswith("[")], done.stderr
 
 
+@pytest.mark.skipif(not FULL, reason="the fuller run: BINLOG_MODEL_FULL_CLUSTER=1")
+def test_resolve_every_golden_fixture_on_the_cluster(env: Env, tmp_path: Path) -> None:
+    """``resolve`` without paths (every bundled fixture) on the cluster equals run_resolve in local[2]."""
+    from binlog_model.spark.job import local_session, run_resolve
+
+    done = subprocess.run(
+        [sys.executable, "-m", "binlog_model.cli", "resolve", "--out", str(tmp_path / "cluster"),
+         "--lenient-ddl", "--master", env.cluster.master_url, *_conf_args(_installed())],
+        capture_output=True, text=True, cwd=REPO, timeout=1200, check=False,
+        env={**os.environ, "PYTHONPATH": str(REPO), "SPARK_LOCAL_IP": "127.0.0.1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    spark = local_session("local[2]")
+    for name in SCENARIOS:
+        run_resolve(spark, [str(GOLDEN / name / "binlogs")], tmp_path / "local" / name,
+                    source=f"golden:{name}", lenient_ddl=True)
+        assert _read_tables(tmp_path / "cluster" / name) == _read_tables(tmp_path / "local" / name), name
+
+
 def test_packed_resolve_job_on_executors_without_the_package(env: Env,
                                                              resolved_locally: dict[str, Any]) -> None:
     """docs' resolve_job.py with the spark-pack zip; every Python Spark starts (the driver's, the planner's,
@@ -305,6 +323,16 @@ def test_resolve_failure_is_one_line_naming_the_cause_and_the_log(env: Env, tmp_
     assert errors == [f"error: SparkJobError: ModuleNotFoundError: No module named 'binlog_model' "
                       f"(full Spark log: {log})"], done.stderr
     assert "ModuleNotFoundError" in log.read_text(encoding="utf-8")
+
+    # The same command with the spark-pack zip (docs: "binlog-model resolve on a cluster") succeeds.
+    done = subprocess.run(
+        [sys.executable, "-c", runner, "resolve", str(GOLDEN / "spec_example" / "binlogs"), "--out",
+         str(tmp_path / "out"), "--master", "local[1]", "--conf", f"spark.pyspark.python={env.bare}",
+         "--py-files", str(env.pack), "--log-file", str(log), "--source", "ppc:1"],
+        capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path,
+        env={**env_vars, "SPARK_LOCAL_IP": "127.0.0.1"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("== ppc:1: 1 files, 4 row changes"), done.stdout
 
 
 def test_missing_input_fails_before_spark_starts(tmp_path: Path) -> None:
