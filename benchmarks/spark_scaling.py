@@ -192,8 +192,11 @@ def main() -> None:
     if args.child:
         print(json.dumps(measure(args.child[0], json.loads(args.child[1]), args.repeat)))
         return
+    import signal
     from contextlib import ExitStack
 
+    # A kill (SIGTERM) unwinds like an error, so the cluster, the S3 server and the temp files go too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix="spark-scaling-") as tmp, ExitStack() as stack:
         if args.binlogs:
             files = sorted(p for p in args.binlogs.iterdir() if p.suffix[1:].isdigit())
