@@ -1,10 +1,12 @@
-"""Shared pytest fixtures: one real MariaDB per test session, a fresh database per test, Docker servers.
+"""Shared pytest fixtures: one real MariaDB and one real MySQL 9 per test session, a fresh database per test.
 
-Strategy: the session-scoped ``mariadb`` server starts once (about a second) and is always stopped at
-session end, even when tests fail. Tests isolate themselves with ``fresh_db`` (a uniquely named database,
-dropped afterwards) and set per-session options such as ``binlog_row_image`` on their own connection.
-Where a server cannot exist (no mariadbd, no Docker engine) the fixture skips with the reason, which
-``-ra`` prints in the summary.
+Strategy: the session-scoped ``mariadb`` and ``mysql`` servers start once (about a second each) and are
+always stopped at session end, even when tests fail. ``server`` is parametrized over both kinds, so a test
+that takes it runs once per server (ids ``[mariadb]`` / ``[mysql]``); ``fresh_db`` is a uniquely named
+database on that same server, dropped afterwards. Tests set per-session options such as
+``binlog_row_image`` on their own connection. Where a server cannot exist (no mariadbd, Debian sid not
+reachable for MySQL, no Docker engine) the fixture skips with the reason, which ``-ra`` prints in the
+summary; a MySQL test never runs on MariaDB instead.
 """
 
 from __future__ import annotations
@@ -16,7 +18,12 @@ from typing import Any
 
 import pytest
 
+from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.mariadb import MariaDBServer, mariadb_available
+from binlog_model.testing.mysql import MySQLServer, mysql_available
+
+#: the local server kinds every server-backed test runs on
+SERVER_KINDS = ("mariadb", "mysql")
 
 _db_counter = itertools.count(1)
 
@@ -35,16 +42,55 @@ def mariadb() -> Iterator[MariaDBServer]:
         server.stop()
 
 
-@pytest.fixture
-def fresh_db(mariadb: MariaDBServer) -> Iterator[str]:
-    """Create a uniquely named database (``t_<counter>_<hex>``) on the session server; drop it afterwards."""
+@pytest.fixture(scope="session")
+def mysql() -> Iterator[MySQLServer]:
+    """A running local MySQL 9 (Debian sid build; ROW binlog, FULL image, FULL metadata, GTID, ROWS_QUERY)."""
+    ok, reason = mysql_available()
+    if not ok:
+        pytest.skip(f"no local MySQL: {reason}")
+    server = MySQLServer(row_image="FULL", row_metadata="FULL")
+    server.start()
+    if "mariadb" in server.version.lower():  # never let MariaDB stand in for MySQL
+        server.stop()
+        pytest.fail(f"the MySQL harness started {server.version}, not MySQL")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session", params=SERVER_KINDS)
+def server(request: pytest.FixtureRequest) -> LocalServer:
+    """The session server of each kind in turn: the test runs once on MariaDB and once on MySQL."""
+    return request.getfixturevalue(request.param)  # type: ignore[no-any-return]
+
+
+def _fresh_database(server: LocalServer) -> Iterator[str]:
     name = f"t_{next(_db_counter)}_{secrets.token_hex(3)}"
-    mariadb.execute(f"CREATE DATABASE `{name}`")
+    server.execute(f"CREATE DATABASE `{name}`")
     try:
         yield name
     finally:
-        if mariadb.running:
-            mariadb.execute(f"DROP DATABASE IF EXISTS `{name}`")
+        if server.running:
+            server.execute(f"DROP DATABASE IF EXISTS `{name}`")
+
+
+@pytest.fixture
+def fresh_db(server: LocalServer) -> Iterator[str]:
+    """A uniquely named database (``t_<counter>_<hex>``) on ``server``; dropped afterwards."""
+    yield from _fresh_database(server)
+
+
+@pytest.fixture
+def mariadb_db(mariadb: MariaDBServer) -> Iterator[str]:
+    """As ``fresh_db``, on the MariaDB session server only (for MariaDB-only features)."""
+    yield from _fresh_database(mariadb)
+
+
+@pytest.fixture
+def mysql_db(mysql: MySQLServer) -> Iterator[str]:
+    """As ``fresh_db``, on the MySQL session server only (for MySQL-only features)."""
+    yield from _fresh_database(mysql)
 
 
 # --- Docker-backed MySQL servers (testcontainers); skipped where no engine answers -----------------------

@@ -1,4 +1,4 @@
-"""Differential test: the tracker against a real MariaDB, one DDL statement at a time.
+"""Differential test: the tracker against a real MariaDB and MySQL 9, one DDL statement at a time.
 
 After EVERY statement of the hand-written corpus (tests/ddl_corpus/differential.sql) and of a seeded random
 DDL stream (tests/ddl_random.py), the tracker's catalog must equal information_schema: column order, names,
@@ -18,6 +18,7 @@ import pytest
 
 from schema_tracker.ddl import apply, split_statements
 from schema_tracker.model import Catalog
+from tests._servers import known_failure_on
 from tests.ddl_random import generate
 
 pytestmark = pytest.mark.server
@@ -121,21 +122,29 @@ def _dbs(cur: Any) -> list[str]:
     return [r[0] for r in cur.fetchall()]
 
 
-def test_corpus_matches_server_after_every_statement(mariadb: Any) -> None:
+_MYSQL_GAP = ("issue 11 (schema tracker on MySQL 9.7): the tracker replays DDL with MariaDB's rules "
+              "(int(11) display widths, latin1/utf8mb4_general_ci defaults) instead of the rules of the "
+              "server "
+              "named by the binlog")
+
+
+def test_corpus_matches_server_after_every_statement(server: Any, request: pytest.FixtureRequest) -> None:
+    known_failure_on(request, server, "MySQL", _MYSQL_GAP)
     db, db2 = f"dc_{secrets.token_hex(3)}", f"dc2_{secrets.token_hex(3)}"
     text = CORPUS.read_text(encoding="utf-8").replace("{db2}", db2).replace("{db}", db)
     statements = split_statements(text)
     created = {s.split("(")[0].split()[-1].strip("`").split(".")[-1].strip("`") for s in statements
                if s.upper().startswith(("CREATE TABLE", "CREATE OR REPLACE TABLE"))}
-    assert _replay(mariadb, statements, [db, db2], "corpus") == len(statements)
+    assert _replay(server, statements, [db, db2], "corpus") == len(statements)
     assert len(statements) >= 300 and len(created) >= 20, (len(statements), len(created))
 
 
-def test_random_ddl_matches_server(mariadb: Any) -> None:
+def test_random_ddl_matches_server(server: Any, request: pytest.FixtureRequest) -> None:
+    known_failure_on(request, server, "MySQL", _MYSQL_GAP)
     # fixed by default so CI is reproducible; set DDL_RANDOM_SEED (and DDL_RANDOM_COUNT) to explore
     seed = int(os.environ.get("DDL_RANDOM_SEED", "20260101"))
     count = int(os.environ.get("DDL_RANDOM_COUNT", "500"))
     db = f"dr_{secrets.token_hex(3)}"
     statements = [f"CREATE DATABASE {db}", *generate(seed, count)]
     print(f"random DDL seed {seed} (rerun with DDL_RANDOM_SEED={seed})")
-    _replay(mariadb, statements, [db], f"random DDL seed {seed}")
+    _replay(server, statements, [db], f"random DDL seed {seed}")

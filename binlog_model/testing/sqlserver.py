@@ -10,14 +10,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from binlog_model.errors import BinlogError
+from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.testing.sqltext import split_statements
 
-__all__ = ["HarnessError", "SqlServer", "run_statements"]
+__all__ = ["HarnessError", "SqlServer", "check_choice", "check_server_id", "run_statements"]
 
 
 class HarnessError(BinlogError):
     """The test server could not be started, queried or stopped; the message says why and shows its log."""
+
+
+def check_choice(name: str, value: str, choices: Sequence[str]) -> str:
+    """``value`` upper-cased if it is one of ``choices``; ``ConfigError`` naming the option otherwise."""
+    if value.upper() not in choices:
+        raise ConfigError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+    return value.upper()
+
+
+def check_server_id(server_id: int) -> None:
+    if not 1 <= server_id < 2**32:
+        raise ConfigError(f"server_id must be in 1..2**32-1, got {server_id}")
 
 
 def run_statements(conn: Any, statements: Sequence[str]) -> None:
@@ -86,7 +98,17 @@ class SqlServer:
         self._collected.update(before)
         return closed
 
+    #: the statement that deletes all binlog files (MySQL 8.4+ renamed RESET MASTER)
+    reset_binlogs_statement = "RESET MASTER"
+    #: the statement that shows the active binlog file and position (MySQL 8.4+ renamed SHOW MASTER STATUS)
+    binlog_status_statement = "SHOW MASTER STATUS"
+
+    def binlog_position(self) -> tuple[str, int]:
+        """The active binlog file and the position the next event will be written at."""
+        row = self.query(self.binlog_status_statement)[0]
+        return str(row[0]), int(row[1])
+
     def reset_binlogs(self) -> None:
-        """``RESET MASTER``: delete all binlog files and start again at the first one."""
-        self.execute("RESET MASTER")
+        """Delete all binlog files (and the GTID state) and start again at the first one."""
+        self.execute(self.reset_binlogs_statement)
         self._collected.clear()

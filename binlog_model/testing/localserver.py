@@ -1,0 +1,273 @@
+"""The process side of a throwaway local server (MariaDB or MySQL): temp dir, port, start, stop, binlogs.
+
+Strategy: a subclass says how to prepare a datadir (``_prepare_datadir``), which command starts the server
+(``_server_command``) and with which options (``_server_args``); this base runs it as a child process in its
+own session with a private temp directory, a unix socket, and a free TCP port on 127.0.0.1 (retried when
+another process grabs the port first), waits until root can connect, and always stops it by the pid it
+started (TERM, then KILL) and removes the temp directory, also at interpreter exit. Every failure raises
+``HarnessError`` with the server's error-log tail.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import weakref
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from binlog_model.testing.sqlserver import HarnessError, SqlServer
+
+__all__ = ["LocalServer", "free_port", "root_user_args"]
+
+_START_TIMEOUT = 60.0
+_STOP_TIMEOUT = 15.0
+
+_LIVE: weakref.WeakSet[LocalServer] = weakref.WeakSet()
+
+
+class LocalServer(SqlServer):
+    """A server process on a temporary datadir. Use as a context manager, or ``start``/``stop``.
+
+    All attributes describing the running server (``port``, ``socket``, ``datadir``, ``binlog_dir``,
+    ``version``) are set by ``start()``.
+    """
+
+    label = "server"
+    #: the prefix of the temp directory and the socket's file name
+    process_name = "server"
+
+    def __init__(self) -> None:
+        self.binlog_basename = "mysql-bin"
+        self.version = ""
+        self.port = 0
+        self.startup_seconds = 0.0
+        self._root: Path | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        super().__init__()
+
+    # --- what a backend supplies ------------------------------------------------------------------------
+
+    def _server_command(self) -> list[str]:  # pragma: no cover - abstract
+        """The argv prefix that runs the server binary (checks that it exists; ``HarnessError`` if not)."""
+        raise NotImplementedError
+
+    def dump_command(self) -> list[str]:  # pragma: no cover - abstract
+        """The argv prefix of this server's own dump tool (``mariadb-dump`` / ``mysqldump``)."""
+        raise NotImplementedError
+
+    def _prepare_datadir(self) -> None:  # pragma: no cover - abstract
+        """Create ``self.datadir`` with the system tables, ready for ``_server_args``."""
+        raise NotImplementedError
+
+    def _server_args(self) -> list[str]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # --- paths ------------------------------------------------------------------------------------------
+
+    @property
+    def root(self) -> Path:
+        if self._root is None:
+            raise HarnessError(f"{self.label} server is not started")
+        return self._root
+
+    @property
+    def datadir(self) -> Path:
+        return self.root / "data"
+
+    @property
+    def socket(self) -> Path:
+        return self.root / f"{self.process_name}.sock"
+
+    @property
+    def binlog_dir(self) -> Path:
+        return self.datadir
+
+    @property
+    def error_log(self) -> Path:
+        return self.root / "error.log"
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    # --- lifecycle --------------------------------------------------------------------------------------
+
+    def start(self) -> Any:
+        """Prepare a datadir and start the server; returns ``self`` once it accepts connections.
+
+        Raises ``HarnessError`` (with the error-log tail) if the binaries are missing, the datadir cannot be
+        prepared, the process exits, or no connection succeeds in time. Nothing is left behind on failure.
+        """
+        if self._proc is not None:
+            raise HarnessError(f"{self.label} server already started")
+        command = self._server_command()
+        began = time.monotonic()
+        self._root = Path(tempfile.mkdtemp(prefix=f"binlog-model-{self.process_name}-"))
+        _LIVE.add(self)
+        try:
+            (self.root / "tmp").mkdir()
+            self._prepare_datadir()
+            # Another process may grab the free port before the server binds it: retry with a new port.
+            for attempt in range(3):
+                self.port = free_port()
+                with open(self.error_log, "ab") as log:
+                    self._proc = subprocess.Popen(
+                        [*command, *self._server_args()],
+                        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                        start_new_session=True,  # a Ctrl-C in pytest must not kill it before stop() runs
+                    )
+                try:
+                    self._wait_ready(began)
+                    break
+                except HarnessError:
+                    if attempt == 2 or "Address already in use" not in self.log_tail():
+                        raise
+                    self._proc.wait()
+            self.version = str(self.query("SELECT VERSION()")[0][0])
+        except BaseException:
+            self.stop()
+            raise
+        self.startup_seconds = time.monotonic() - began
+        return self
+
+    def stop(self) -> None:
+        """Stop the server by its pid and delete its temp directory. Idempotent; fine on a dead server."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=_STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                proc.wait(timeout=_STOP_TIMEOUT)
+        root, self._root = self._root, None
+        if root is not None:
+            shutil.rmtree(root, ignore_errors=True)
+        self._collected.clear()
+        _LIVE.discard(self)
+
+    def __enter__(self) -> Any:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    # --- SQL --------------------------------------------------------------------------------------------
+
+    def connect(self, database: str | None = None, **kw: Any) -> Any:
+        """A new pymysql connection as root over the unix socket (autocommit on, utf8mb4).
+
+        Keyword arguments override the defaults and go to ``pymysql.connect``.
+        """
+        import pymysql
+
+        params: dict[str, Any] = {
+            "unix_socket": str(self.socket), "user": "root", "password": "", "database": database,
+            "autocommit": True, "charset": "utf8mb4", "connect_timeout": 10,
+        }
+        params.update(kw)
+        try:
+            return pymysql.connect(**params)
+        except pymysql.Error as err:
+            raise HarnessError(f"cannot connect to {self.label} at {self.socket}: {err}"
+                               f"\n--- error log tail ---\n{self.log_tail()}") from err
+
+    # --- binlogs ----------------------------------------------------------------------------------------
+
+    def flush_and_collect(self, dest_dir: Path | None = None, *,
+                          include_previous: bool = False) -> list[Path]:
+        """``FLUSH BINARY LOGS`` and return the binlog files it closed, oldest first.
+
+        The new active file is never returned. By default only files not returned by an earlier call (on
+        this server, since start or ``reset_binlogs``) are returned, so a test on the shared session server
+        gets the files holding its own statements (plus whatever other tests wrote since the last collect:
+        filter by database). ``include_previous=True`` returns every closed file. With ``dest_dir`` the
+        files are copied there and the copies are returned.
+        """
+        closed = self._flush_closed_names(include_previous)
+        paths = [self.binlog_dir / name for name in closed]
+        for path in paths:
+            if not path.is_file():
+                raise HarnessError(f"binlog file listed by SHOW BINARY LOGS is missing: {path}")
+        if dest_dir is None:
+            return paths
+        dest = Path(dest_dir)
+        dest.mkdir(parents=True, exist_ok=True)
+        copies = []
+        for path in paths:
+            target = dest / path.name
+            shutil.copyfile(path, target)
+            copies.append(target)
+        return copies
+
+    def reproducible_flags(self) -> list[str]:
+        """The server flags without the per-run paths and port (for fixture metadata)."""
+        per_run = ("--datadir=", "--socket=", "--port=", "--pid-file=", "--log-error=", "--log-bin=",
+                   "--tmpdir=", "--basedir=", "--lc-messages-dir=", "--character-sets-dir=", "--plugin-dir=",
+                   "--secure-file-priv=")
+        flags = [arg for arg in self._server_args() if not arg.startswith(per_run)]
+        return [*flags, f"--log-bin={self.binlog_basename}"]
+
+    def log_tail(self, lines: int = 40) -> str:
+        """The last ``lines`` lines of the server's error log ('' if there is none)."""
+        try:
+            text = self.error_log.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def _wait_ready(self, began: float) -> None:
+        import pymysql
+
+        deadline = began + _START_TIMEOUT
+        last: Exception | None = None
+        while time.monotonic() < deadline:
+            assert self._proc is not None
+            code = self._proc.poll()
+            if code is not None:
+                raise HarnessError(f"{self.label} server exited with code {code} during startup"
+                                   f"\n--- error log tail ---\n{self.log_tail()}")
+            if self.socket.exists():
+                try:
+                    pymysql.connect(unix_socket=str(self.socket), user="root", password="",
+                                    connect_timeout=2).close()
+                    return
+                except pymysql.Error as err:
+                    last = err
+            time.sleep(0.05)
+        raise HarnessError(f"{self.label} server did not accept connections within {_START_TIMEOUT:.0f} s"
+                           f" (last error: {last})\n--- error log tail ---\n{self.log_tail()}")
+
+
+def root_user_args() -> list[str]:
+    """``--user=root`` when running as root (servers refuse root otherwise); nothing for anyone else."""
+    return ["--user=root"] if os.geteuid() == 0 else []
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@atexit.register
+def _stop_all() -> None:
+    for server in list(_LIVE):
+        with contextlib.suppress(Exception):
+            server.stop()
