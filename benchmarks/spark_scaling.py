@@ -12,6 +12,16 @@ master's line gives how many cores the whole machine kept busy during its timed 
 explains the ratio: the JVM turns the Arrow batches into rows on another core while the Python worker
 decodes, so local[1] already keeps more than one core busy (other work on the machine shows there too).
 ``--binlogs DIR`` measures existing files instead of generating new ones.
+
+Beyond one machine: ``--cluster`` adds a standalone cluster of two 1-core workers on 127.0.0.1
+(``binlog_model.testing.spark_cluster``; master, workers and executors are JVMs of their own, the tasks
+run only on the executors), and ``--s3`` reads the same files from moto's S3 server on 127.0.0.1
+(``binlog_model.testing.s3server``), in ``local[2]`` and on the cluster, with the bytes the server
+served per byte of input. ``--target-mb N`` grows the generated set to N MB by copying the files written
+after the ALTER under the next sequence numbers (same table definition, so the copies decode; the
+generation itself stays short). The driver's pre-pass (``plan``: one read of every file, row bodies
+skipped) is timed alone on the same files, so its share of each run shows. ``--json FILE`` also writes
+the figures as JSON.
 """
 
 from __future__ import annotations
@@ -25,6 +35,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def generate(dest: Path, files: int, rows: int) -> list[Path]:
@@ -54,6 +67,25 @@ def generate(dest: Path, files: int, rows: int) -> list[Path]:
         return server.flush_and_collect(dest)
 
 
+def replicate(files: list[Path], target_mb: int) -> list[Path]:
+    """Copy the files written after the ALTER (the second half) under the next sequence numbers until the
+    set holds ``target_mb`` MB; the originals first."""
+    import shutil
+
+    out = list(files)
+    tail = files[len(files) // 2 + 1:] or files[-1:]
+    stem = files[0].name.rsplit(".", 1)[0]
+    seq = max(int(f.name.rsplit(".", 1)[1]) for f in files)
+    n = 0
+    while sum(f.stat().st_size for f in out) < target_mb * 1e6:
+        seq += 1
+        copy = files[0].parent / f"{stem}.{seq:06d}"
+        shutil.copyfile(tail[n % len(tail)], copy)
+        out.append(copy)
+        n += 1
+    return out
+
+
 def _machine_ticks() -> tuple[int, int]:
     """(busy, total) CPU ticks of the whole machine so far (Linux /proc/stat; zeros elsewhere)."""
     try:
@@ -68,7 +100,14 @@ def _machine_ticks() -> tuple[int, int]:
 def measure(master: str, paths: list[str], repeat: int) -> dict[str, float]:
     from binlog_model.spark.job import local_session
 
-    spark = local_session(master)
+    conf = {}
+    if master.startswith("spark://"):
+        # The package as "installed on every node": this Python and this checkout.
+        conf = {"spark.pyspark.python": sys.executable, "spark.executorEnv.PYTHONPATH": str(REPO),
+                "spark.executor.memory": "768m"}
+    started = time.perf_counter()
+    spark = local_session(master, conf=conf)
+    session = time.perf_counter() - started
     times = []
     rows = 0
     busy = total = 0
@@ -81,11 +120,34 @@ def measure(master: str, paths: list[str], repeat: int) -> dict[str, float]:
         busy_after, total_after = _machine_ticks()
         busy += busy_after - busy_before
         total += total_after - total_before
-        rows = df.where("operation != 'SCHEMA'").count()
+    served = _served_bytes()          # before the row count, which reads the set once more
+    rows = df.where("operation != 'SCHEMA'").count()
     spark.stop()
     seconds = statistics.median(times)
-    return {"rows": rows, "seconds": seconds, "rows_per_s": rows / seconds,
-            "busy_cores": (os.cpu_count() or 1) * busy / total if total else float("nan")}
+    return {"rows": rows, "seconds": seconds, "rows_per_s": rows / seconds, "session_s": session,
+            "busy_cores": (os.cpu_count() or 1) * busy / total if total else float("nan"),
+            "served_bytes": served}
+
+
+def _served_bytes() -> int | None:
+    """Object bytes the benchmark's S3 server has served since the parent reset its count (None without
+    one)."""
+    endpoint = os.environ.get("BINLOG_MODEL_BENCH_S3")
+    if not endpoint:
+        return None
+    import urllib.request
+
+    with urllib.request.urlopen(f"{endpoint}/_served", timeout=30) as answer:
+        return int(json.loads(answer.read())["bytes"])
+
+
+def measure_prepass(paths: list[str]) -> float:
+    """Seconds of the driver's planning alone (the pre-pass over every file, history, slices)."""
+    from binlog_model.spark.datasource import plan
+
+    started = time.perf_counter()
+    plan(paths, minSlices="4")
+    return time.perf_counter() - started
 
 
 def measure_pipeline(paths: list[str], repeat: int) -> dict[str, float]:
@@ -102,6 +164,17 @@ def measure_pipeline(paths: list[str], repeat: int) -> dict[str, float]:
     return {"rows": rows, "seconds": seconds, "rows_per_s": rows / seconds}
 
 
+def _child(master: str, paths: list[str], repeat: int, env: dict[str, str]) -> dict[str, Any]:
+    from binlog_model.testing.spark_cluster import node_env
+
+    done = subprocess.run([sys.executable, "-m", "benchmarks.spark_scaling", "--repeat", str(repeat),
+                           "--child", master, json.dumps(paths)], capture_output=True, text=True,
+                          check=False, cwd=REPO, env=node_env({**env, "PYTHONPATH": str(REPO)}))
+    if done.returncode:
+        sys.exit(f"{master} run failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=8)
@@ -109,37 +182,97 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--binlogs", type=Path, help="measure these existing binlog files (a directory) "
                         "instead of generating new ones")
+    parser.add_argument("--target-mb", type=int, default=0, help="grow the generated set to this many MB")
+    parser.add_argument("--cluster", action="store_true", help="also a 2-worker standalone cluster")
+    parser.add_argument("--s3", action="store_true", help="also read the files from an S3 server")
+    parser.add_argument("--no-pipeline", action="store_true", help="skip the single-process pipeline")
+    parser.add_argument("--json", type=Path, help="write the figures here too")
     parser.add_argument("--child", nargs=2, metavar=("MASTER", "PATHS_JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(measure(args.child[0], json.loads(args.child[1]), args.repeat)))
         return
-    with tempfile.TemporaryDirectory(prefix="spark-scaling-") as tmp:
+    import signal
+    from contextlib import ExitStack
+
+    # A kill (SIGTERM) unwinds like an error, so the cluster, the S3 server and the temp files go too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    with tempfile.TemporaryDirectory(prefix="spark-scaling-") as tmp, ExitStack() as stack:
         if args.binlogs:
             files = sorted(p for p in args.binlogs.iterdir() if p.suffix[1:].isdigit())
         else:
             files = generate(Path(tmp), args.files, args.rows)
-        paths = json.dumps([str(p) for p in files])
-        print(f"{len(files)} binlog files, {sum(p.stat().st_size for p in files) / 1e6:.1f} MB")
-        pipe = measure_pipeline([str(p) for p in files], args.repeat)
-        print(f"pipeline (one process): {pipe['rows']} rows in {pipe['seconds']:.2f}s = "
-              f"{pipe['rows_per_s']:,.0f} rows/s")
-        results = {}
-        for master in ("local[1]", "local[2]"):
-            done = subprocess.run([sys.executable, "-m", "benchmarks.spark_scaling", "--repeat",
-                                   str(args.repeat), "--child", master, paths],
-                                  capture_output=True, text=True, check=False)
-            if done.returncode:
-                sys.exit(f"{master} run failed:\n{done.stderr[-3000:]}")
-            results[master] = json.loads(done.stdout.strip().splitlines()[-1])
-            r = results[master]
-            print(f"{master}: {r['rows']} rows in {r['seconds']:.2f}s = {r['rows_per_s']:,.0f} rows/s "
-                  f"(machine busy: {r['busy_cores']:.2f} of {os.cpu_count()} cores, all processes)")
-        ratio = results["local[2]"]["rows_per_s"] / results["local[1]"]["rows_per_s"]
-        print(f"local[2] / local[1] = {ratio:.2f}x; local[1] / pipeline = "
-              f"{results['local[1]']['rows_per_s'] / pipe['rows_per_s']:.2f}")
+            if args.target_mb:
+                files = replicate(files, args.target_mb)
+        paths = [str(p) for p in files]
+        size = sum(p.stat().st_size for p in files)
+        print(f"{len(files)} binlog files, {size / 1e6:.1f} MB", flush=True)
+        figures: dict[str, Any] = {"files": len(files), "bytes": size, "repeat": args.repeat,
+                                   "cores": os.cpu_count(), "runs": {}}
+        if not args.no_pipeline:
+            pipe = measure_pipeline(paths, args.repeat)
+            figures["pipeline"] = pipe
+            print(f"pipeline (one process): {pipe['rows']} rows in {pipe['seconds']:.2f}s = "
+                  f"{pipe['rows_per_s']:,.0f} rows/s", flush=True)
+        figures["prepass_s"] = {"file": measure_prepass(paths)}
+        print(f"driver pre-pass alone (files): {figures['prepass_s']['file']:.2f}s", flush=True)
+        s3 = s3_paths = None
+        extra_env: dict[str, str] = {}
+        if args.s3:
+            from binlog_model.testing.s3server import S3Server
+
+            s3 = stack.enter_context(S3Server(log_dir=tmp))
+            s3_paths = s3.upload(files, "bench/binlogs")
+            extra_env = {**s3.env(), "BINLOG_MODEL_BENCH_S3": s3.endpoint}
+            os.environ.update(extra_env)
+            figures["prepass_s"]["s3"] = measure_prepass(s3_paths)
+            print(f"driver pre-pass alone (s3): {figures['prepass_s']['s3']:.2f}s", flush=True)
+        runs: list[tuple[str, str, list[str]]] = [("local[1]", "file", paths), ("local[2]", "file", paths)]
+        cluster_url = ""
+        if args.cluster:
+            from binlog_model.testing.spark_cluster import SparkCluster
+
+            cluster = stack.enter_context(SparkCluster(workers=2, cores=1, memory="1g",
+                                                       work_dir=Path(tempfile.mkdtemp(dir=tmp)),
+                                                       extra_env=extra_env))
+            cluster_url = cluster.master_url
+            runs.append((cluster_url, "file", paths))
+        if s3 is not None and s3_paths is not None:
+            runs.append(("local[2]", "s3", s3_paths))
+            if cluster_url:
+                runs.append((cluster_url, "s3", s3_paths))
+        for master, where, inputs in runs:
+            if s3 is not None:
+                s3.reset()
+            r = _child(master, inputs, args.repeat, extra_env)
+            name = "cluster (2 workers x 1 core)" if master.startswith("spark://") else master
+            if s3 is not None and where == "s3":
+                # Each repetition reads the set once more: bytes per byte of input per run.
+                r["read_per_input_byte"] = r["served_bytes"] / size / args.repeat
+            figures["runs"][f"{name} / {where}"] = r
+            extra = (f", {r['read_per_input_byte']:.3f} bytes read per input byte"
+                     if "read_per_input_byte" in r else "")
+            print(f"{name} from {where}: {r['rows']} rows in {r['seconds']:.2f}s = {r['rows_per_s']:,.0f} "
+                  f"rows/s (session start {r['session_s']:.1f}s; machine busy: {r['busy_cores']:.2f} of "
+                  f"{os.cpu_count()} cores){extra}", flush=True)
+        base = figures["runs"]["local[1] / file"]["rows_per_s"]
+        print("\n| run | rows/s | vs local[1] | seconds | bytes read / input byte | busy cores |")
+        print("|---|---|---|---|---|---|")
+        if "pipeline" in figures:
+            pipe = figures["pipeline"]
+            print(f"| pipeline, one process / file | {pipe['rows_per_s']:,.0f} | "
+                  f"{pipe['rows_per_s'] / base:.2f} | {pipe['seconds']:.1f} | | |")
+        for name, r in figures["runs"].items():
+            read = f"{r['read_per_input_byte']:.3f}" if "read_per_input_byte" in r else ""
+            print(f"| {name} | {r['rows_per_s']:,.0f} | {r['rows_per_s'] / base:.2f} | {r['seconds']:.1f} | "
+                  f"{read} | {r['busy_cores']:.2f} |")
+        ratio = figures["runs"]["local[2] / file"]["rows_per_s"] / base
+        print(f"\nlocal[2] / local[1] = {ratio:.2f}x")
         # The ratio means little on a busy machine: say how busy it was.
+        figures["loadavg_end"] = os.getloadavg()
         print(f"load average (1, 5, 15 min) at the end: {os.getloadavg()}, cores: {os.cpu_count()}")
+        if args.json:
+            args.json.write_text(json.dumps(figures, indent=1), encoding="utf-8")
 
 
 if __name__ == "__main__":

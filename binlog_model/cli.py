@@ -17,8 +17,8 @@ import click
 
 from binlog_model.errors import BinlogError
 
-# name of the subcommand -> module under binlog_model.commands
-_COMMANDS = ("dump", "schema", "events", "fixtures", "resolve")
+# modules under binlog_model.commands; the subcommand's name is the module's with "-" for "_"
+_COMMANDS = ("dump", "schema", "events", "fixtures", "resolve", "spark_pack")
 
 
 class _ReaderGone(Exception):
@@ -40,7 +40,8 @@ def cli() -> None:
 
 
 for _name in _COMMANDS:
-    cli.add_command(importlib.import_module(f"binlog_model.commands.{_name}").command, _name)
+    _module = importlib.import_module(f"binlog_model.commands.{_name}")
+    cli.add_command(_module.command, _name.replace("_", "-"))
 
 
 def main(argv: list[str] | None = None) -> int:

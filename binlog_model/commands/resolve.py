@@ -1,17 +1,30 @@
-"""``binlog-model resolve [BINLOG_PATHS...] --out DIR``: the main job on local Spark.
+"""``binlog-model resolve [BINLOG_PATHS...] --out DIR``: the main job on Spark, local or a cluster.
 
 Binlogs → per-table typed Parquet (``DIR/db=<db>/table=<table>/``) resolved with the schema in force at
 each row's position, and a per-table summary. Without paths it resolves the bundled golden fixtures: each
 ``fixtures/golden/mariadb/<scenario>/binlogs`` directory is an independent server history, so each is its
 own input set with the source label ``golden:<scenario>`` and its own output ``DIR/<scenario>/``.
+
+Paths are local paths (made absolute) or URIs read through ``pyarrow.fs`` (``s3://``, ``gs://``,
+``hdfs://``); they are checked before Spark starts. Spark's own output (the JVM's log and that of its
+Python workers) goes to a log file, never to the terminal: a failure is one line naming its root cause
+and that file.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shlex
+import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
+
+from binlog_model.errors import ConfigError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "golden" / "mariadb"
 
@@ -20,10 +33,47 @@ def _say(text: str) -> None:
     click.echo(f"[{time.strftime('%H:%M:%S')}] {text}", err=True)
 
 
+def _parse_conf(items: tuple[str, ...]) -> dict[str, str]:
+    conf = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--conf takes KEY=VALUE, got {item!r}")
+        conf[key.strip()] = value
+    return conf
+
+
+def _default_log_file() -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return Path(tempfile.gettempdir()) / f"binlog-model-resolve-{stamp}-{os.getpid()}.log"
+
+
+@contextlib.contextmanager
+def _children_output_to(log: Path) -> Iterator[None]:
+    """Processes started inside (the Spark JVM, and through it its Python workers) write their stdout and
+    stderr to ``log``; this process's own output is back on the terminal afterwards."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for n in (*saved, fd):
+            os.close(n)
+
+
 @click.command("resolve")
 @click.argument("paths", nargs=-1)
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Output directory for the Parquet tables.")
+@click.option("--out", required=True,
+              help="Output directory for the Parquet tables: a local path or any URI Spark's writer accepts "
+                   "(s3a://, abfss://, hdfs://, file://).")
 @click.option("--source", default="", help="Source label put in every row, e.g. ppc:1.")
 @click.option("--snapshot", metavar="FILE|URL",
               help="Starting schema: a mysqldump --no-data .sql file, a schema history .json, or a live "
@@ -37,31 +87,60 @@ def _say(text: str) -> None:
 @click.option("--lenient-ddl", is_flag=True, help="Skip DDL the tracker cannot follow: the table it names "
               "becomes uncertain, and its rows then fail loudly (UncertainSchemaError), never resolved from "
               "TABLE_MAP metadata.")
-@click.option("--master", default="local[2]", show_default=True, help="Spark master for the local session.")
+@click.option("--master", default="local[2]", show_default=True,
+              help="Spark master: local[N], spark://host:port, yarn, k8s://...")
+@click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE",
+              help="A Spark setting (repeatable), as spark-submit --conf.")
+@click.option("--py-files", "py_files", default="", metavar="FILES",
+              help="Comma-separated .zip/.py files for the Python workers, as spark-submit --py-files "
+                   "(e.g. the zip of `binlog-model spark-pack`).")
+@click.option("--archives", default="", metavar="ARCHIVES",
+              help="Comma-separated archives unpacked in each executor's directory, as spark-submit "
+                   "--archives.")
+@click.option("--log-file", "log_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where Spark's full log goes [default: a new file in the temp directory].")
 @click.option("--slice-mb", type=click.IntRange(min=1), default=64, show_default=True,
               help="Split files into slices of about this many MB at transaction starts.")
-def command(paths: tuple[str, ...], out: Path, source: str, snapshot: str | None, database: str | None,
+def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None, database: str | None,
             state_dir: Path | None, always_include: tuple[str, ...], lenient_ddl: bool, master: str,
+            conf: tuple[str, ...], py_files: str, archives: str, log_file: Path | None,
             slice_mb: int) -> None:
-    """Resolve binlog PATHS (files, directories or globs) into typed per-table Parquet on local Spark."""
+    """Resolve binlog PATHS (files, directories or globs; local or s3:// gs:// hdfs:// URIs) into typed
+    per-table Parquet on Spark."""
+    from binlog_model.io.files import absolute_name
     from binlog_model.spark.job import SparkJobError, SparkSetupError, check_java, local_session, run_resolve
+    from binlog_model.spark.partitions import expand_paths
 
     if state_dir is not None and not paths:
-        from binlog_model.errors import ConfigError
         raise ConfigError("--state needs the binlog PATHS to follow (one state per binlog sequence)")
+    settings = _parse_conf(conf)
     check_java()
     try:
+        from py4j.protocol import Py4JError
         from pyspark.errors import PySparkException
     except ImportError as err:
         raise SparkSetupError("pyspark is not installed: pip install 'binlog-model[spark]'") from err
     if paths:
-        inputs = [(source, list(paths), out)]
+        inputs = [(source, list(paths), absolute_name(out))]
     else:
         scenarios = sorted(d for d in FIXTURES.iterdir() if (d / "binlogs").is_dir())
-        inputs = [(source or f"golden:{d.name}", [str(d / "binlogs")], out / d.name) for d in scenarios]
+        inputs = [(source or f"golden:{d.name}", [str(d / "binlogs")], f"{absolute_name(out)}/{d.name}")
+                  for d in scenarios]
         _say(f"no paths given: resolving the {len(inputs)} bundled golden fixture histories")
-    spark = local_session(master)
+    for _label, files, _target in inputs:
+        expand_paths(files)           # a missing input is one line before any JVM starts
+    submit = [arg for flag, value in (("--py-files", py_files), ("--archives", archives)) if value
+              for arg in (flag, value)]
+    if submit:
+        # Read by pyspark when it launches the JVM: spark-submit's own handling of these options.
+        os.environ["PYSPARK_SUBMIT_ARGS"] = shlex.join([*submit, "pyspark-shell"])
+    log = log_file or _default_log_file()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    _say(f"Spark's log: {log}")
+    spark = None
     try:
+        with _children_output_to(log):
+            spark = local_session(master, conf=settings, log_level="INFO")
         for label, files, target in inputs:
             result = run_resolve(spark, files, target, source=label, snapshot=snapshot,
                                  lenient_ddl=lenient_ddl, always_include=always_include,
@@ -77,7 +156,15 @@ def command(paths: tuple[str, ...], out: Path, source: str, snapshot: str | None
                 click.echo(f"   {name:<40} {ops.get('INSERT', 0):>7} {ops.get('UPDATE', 0):>7} "
                            f"{ops.get('DELETE', 0):>7} {ops.get('SCHEMA', 0):>7} {t.columns:>7} "
                            f"{t.schema_versions:>8}")
-    except PySparkException as err:
-        raise SparkJobError.from_spark(err) from err
+    except (PySparkException, Py4JError) as err:
+        _append(log, f"binlog-model: the job failed: {err}")
+        raise SparkJobError.from_spark(err, str(log)) from err
     finally:
-        spark.stop()
+        if spark is not None:
+            spark.stop()
+
+
+def _append(log: Path, text: str) -> None:
+    """The error as Python saw it (with the executor's traceback) at the end of the log."""
+    with contextlib.suppress(OSError), open(log, "a", encoding="utf-8") as fh:
+        fh.write(f"\n{text}\n")

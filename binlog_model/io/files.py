@@ -1,30 +1,79 @@
-"""Reading binlog files from disk: a thin loop around the sans-IO ``BinlogDecoder``.
+"""Reading binlog files, local or in object storage: a thin loop around the sans-IO ``BinlogDecoder``.
 
 Strategy: each file is read in fixed-size chunks (memory stays flat whatever the file size) and fed to a
 fresh decoder, since every binlog file starts with its own magic and FORMAT_DESCRIPTION. Many files are
 read in rotation order (numeric suffix, as the server numbers them). gzip-compressed files are detected
 by their magic bytes and read transparently. Errors come from the decoder with the file name filled in.
+
+Names are local paths or URIs. A local path (or ``file://`` URI) is opened with ``open()``; any other URI
+(``s3://``, ``gs://``, ``hdfs://``, ``abfs://`` ...) through ``pyarrow.fs`` (fsspec where pyarrow has no
+filesystem for the scheme), as a random-access file: a read at an offset is a ranged request, so a Spark
+slice fetches its own byte range, never the whole object. Credentials and endpoints come from the
+filesystem library's standard configuration (``AWS_*`` environment, profiles, instance roles); a URI that
+carries credentials is refused, so they never reach a plan or a log line.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import gzip
 import os
+import re
+import threading
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from binlog_model.errors import ConfigError, DecodeError, DecoderStateError
 from binlog_model.position import file_sequence
 from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
 from binlog_model.wire.events import RotateEvent
 
-__all__ = ["iter_events", "open_binlog", "sort_binlog_files"]
+__all__ = ["absolute_name", "base_name", "binlog_size", "is_uri", "iter_events", "list_binlog_files",
+           "open_binlog", "sort_binlog_files", "sort_binlog_names"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
 PathLike = str | os.PathLike[str]
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
+# Schemes whose pyarrow paths are "bucket/key" (the URI's netloc is the bucket).
+_BUCKET_SCHEMES = frozenset({"s3", "s3a", "gs", "gcs"})
+_SECRET_KEYS = frozenset({"access_key", "secret_key", "session_token", "password", "sas_token",
+                          "account_key", "token"})
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+def is_uri(name: PathLike) -> bool:
+    """True for ``scheme://...`` names other than ``file://`` (those are read as local paths)."""
+    m = _SCHEME.match(os.fspath(name))
+    return m is not None and m.group(1).lower() != "file"
+
+
+def _local(name: PathLike) -> str:
+    text = os.fspath(name)
+    if text[:7].lower() == "file://":
+        parts = urlsplit(text)
+        return unquote(parts.path)
+    return text
+
+
+def absolute_name(name: PathLike) -> str:
+    """A name every machine of a cluster reads the same way: a local path (or ``file://`` URI) made
+    absolute, since executors run in other working directories; a URI as it is."""
+    return os.fspath(name) if is_uri(name) else os.path.abspath(_local(name))
+
+
+def base_name(name: PathLike) -> str:
+    """The file's own name (``mysql-bin.000042``) of a path or URI."""
+    return os.fspath(name).rstrip("/").rsplit("/", 1)[-1]
+
+
+def sort_binlog_names(names: Iterable[PathLike]) -> list[str]:
+    """Order binlog paths or URIs as the server wrote them: by numeric suffix, then by name."""
+    return sorted((os.fspath(n) for n in names), key=lambda n: (file_sequence(base_name(n)), base_name(n)))
 
 
 def sort_binlog_files(paths: Iterable[PathLike]) -> list[Path]:
@@ -32,16 +81,147 @@ def sort_binlog_files(paths: Iterable[PathLike]) -> list[Path]:
     return sorted((Path(p) for p in paths), key=lambda p: (file_sequence(p.name), p.name))
 
 
+# One filesystem object per scheme and bucket/host: building one (an S3 client) costs far more than a read.
+_FILESYSTEMS: dict[tuple[str, str], Any] = {}
+_FS_LOCK = threading.Lock()
+
+
+def _remote(uri: str) -> tuple[Any, str]:
+    """(pyarrow filesystem, path inside it) for a URI; ``ConfigError`` for a scheme nothing can read or a
+    URI carrying credentials."""
+    parts = urlsplit(uri)
+    scheme = parts.scheme.lower()
+    if _SECRET_KEYS & {k.lower() for k in parse_qs(parts.query)} or parts.password:
+        raise ConfigError(f"{scheme}:// URI {base_name(uri.split('?', 1)[0])!r} carries credentials: give "
+                          "them through the filesystem's standard configuration (environment variables, "
+                          "profiles, instance roles), never in a path")
+    key = (scheme, parts.netloc)
+    with _FS_LOCK:
+        fs = _FILESYSTEMS.get(key) if not parts.query else None
+    if fs is None:
+        fs, path = _new_filesystem(uri, scheme)
+        if not parts.query:
+            with _FS_LOCK:
+                _FILESYSTEMS[key] = fs
+        return fs, path
+    path = unquote(parts.path)
+    return fs, (parts.netloc + path if scheme in _BUCKET_SCHEMES else path)
+
+
+def _new_filesystem(uri: str, scheme: str) -> tuple[Any, str]:
+    import pyarrow.fs as pafs
+
+    arrow_uri = "s3" + uri[len(scheme):] if scheme == "s3a" else uri
+    try:
+        return pafs.FileSystem.from_uri(arrow_uri)
+    except (ValueError, NotImplementedError) as arrow_err:    # no pyarrow filesystem: try fsspec
+        try:
+            import fsspec
+        except ImportError:
+            raise ConfigError(f"cannot read {scheme}:// paths: pyarrow says {arrow_err}; install fsspec "
+                              "and its package for that scheme") from arrow_err
+        try:
+            fs, path = fsspec.core.url_to_fs(uri)
+        except (ImportError, ValueError) as err:
+            raise ConfigError(f"cannot read {scheme}:// paths: pyarrow says {arrow_err}; fsspec says "
+                              f"{err}") from err
+        return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path
+
+
+def _to_uri(template: str, fs_path: str) -> str:
+    """The URI of ``fs_path`` in the filesystem that ``template`` (a URI) names."""
+    parts = urlsplit(template)
+    scheme = parts.scheme
+    if scheme.lower() in _BUCKET_SCHEMES:
+        return f"{scheme}://{fs_path}"
+    return f"{scheme}://{parts.netloc}/{fs_path.lstrip('/')}"
+
+
+def binlog_size(name: PathLike) -> int:
+    """The file's size in bytes (of the stored file: a gzip file's compressed size)."""
+    text = os.fspath(name)
+    try:
+        if not is_uri(text):
+            return os.path.getsize(_local(text))
+        fs, path = _remote(text)
+        info = fs.get_file_info(path)
+    except OSError as err:
+        raise ConfigError(f"cannot open binlog file {text}: {err}") from err
+    if info.size is None:
+        raise ConfigError(f"cannot open binlog file {text}: not found")
+    return int(info.size)
+
+
+def list_binlog_files(name: PathLike) -> list[str]:
+    """The binlog files ``name`` stands for, in binlog order: the file itself, every ``*.NNNNNN`` file of a
+    directory (or object prefix), or the files a glob matches. Local names come back absolute. Raises
+    ``ConfigError`` when nothing matches."""
+    text = os.fspath(name)
+    found = _list_remote(text) if is_uri(text) else _list_local(absolute_name(text))
+    if not found:
+        raise ConfigError(f"no binlog files match {text!r}")
+    return sort_binlog_names(found)
+
+
+def _is_binlog_name(name: str) -> bool:
+    return base_name(name).rpartition(".")[2].isdigit() and "." in base_name(name)
+
+
+def _list_local(text: str) -> list[str]:
+    import glob
+
+    path = Path(text)
+    if path.is_dir():
+        return [str(p) for p in path.iterdir() if p.is_file() and _is_binlog_name(p.name)]
+    if path.is_file():
+        return [text]
+    return [os.path.abspath(m) for m in glob.glob(text) if os.path.isfile(m)]
+
+
+def _list_remote(uri: str) -> list[str]:
+    import pyarrow.fs as pafs
+
+    try:
+        fs, path = _remote(uri)
+        path = path.rstrip("/")
+        if not _GLOB_CHARS.search(path):
+            info = fs.get_file_info(path)
+            if info.type == pafs.FileType.File:
+                return [uri]
+            if info.type != pafs.FileType.Directory:
+                return []
+            return [_to_uri(uri, i.path) for i in fs.get_file_info(pafs.FileSelector(path))
+                    if i.type == pafs.FileType.File and _is_binlog_name(i.path)]
+        # A glob: list from the last folder before the first wildcard, match component by component.
+        pattern = path.split("/")
+        first = next(i for i, part in enumerate(pattern) if _GLOB_CHARS.search(part))
+        base = "/".join(pattern[:first])
+        infos = fs.get_file_info(pafs.FileSelector(base, recursive=first < len(pattern) - 1,
+                                                   allow_not_found=True))
+    except OSError as err:
+        raise ConfigError(f"cannot list {uri}: {err}") from err
+    return [_to_uri(uri, i.path) for i in infos
+            if i.type == pafs.FileType.File and len(parts := i.path.rstrip("/").split("/")) == len(pattern)
+            and all(fnmatch.fnmatchcase(p, q) for p, q in zip(parts, pattern, strict=True))]
+
+
 def open_binlog(path: PathLike) -> IO[bytes] | gzip.GzipFile:
-    """Open a binlog file for reading, gunzipping it transparently when it starts with the gzip magic.
+    """Open a binlog file (a local path or a URI) for reading, gunzipping it transparently when it starts
+    with the gzip magic. A URI opens as a random-access file: ``seek`` then ``read(n)`` fetches those
+    ``n`` bytes only.
 
     Raises ``ConfigError`` when the file cannot be opened."""
+    text = os.fspath(path)
     try:
-        fh: IO[bytes] = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+        if is_uri(text):
+            fs, inner = _remote(text)
+            fh: Any = fs.open_input_file(inner)
+        else:
+            fh = open(_local(text), "rb")  # noqa: SIM115 - returned to the caller, who closes it
         magic = fh.read(2)
         fh.seek(0)
     except OSError as err:
-        raise ConfigError(f"cannot open binlog file {path}: {err}") from err
+        raise ConfigError(f"cannot open binlog file {text}: {err}") from err
     if magic == _GZIP_MAGIC:
         return gzip.GzipFile(fileobj=fh, mode="rb")
     return fh
@@ -65,28 +245,28 @@ def iter_events(paths: PathLike | Iterable[PathLike], *, verify_checksum: bool =
     """
     if chunk_size <= 0:
         raise ConfigError(f"chunk_size must be positive, got {chunk_size}")
-    if isinstance(paths, str | os.PathLike):
-        files = [Path(paths)]
-    else:
-        files = sort_binlog_files(paths) if sort else [Path(p) for p in paths]
+    given = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    # Local names as ``Path`` spells them (as before); URIs untouched (a Path would fold their "//").
+    names = [os.fspath(p) if is_uri(p) else str(Path(p)) for p in given]
+    if sort and len(names) > 1:
+        names = sort_binlog_names(names)
     expected_next: str | None = None
-    for path in files:
-        name = str(path)
-        if strict_rotation and expected_next is not None and path.name != expected_next:
+    for name in names:
+        if strict_rotation and expected_next is not None and base_name(name) != expected_next:
             raise DecoderStateError(f"the previous file rotates to {expected_next!r} but the next file "
-                                    f"given is {path.name!r}: files are missing from the sequence")
+                                    f"given is {base_name(name)!r}: files are missing from the sequence")
         expected_next = None
-        for event in _iter_file(path, name, verify_checksum, chunk_size, skip_types, raw_undecodable):
+        for event in _iter_file(name, verify_checksum, chunk_size, skip_types, raw_undecodable):
             if isinstance(event, RotateEvent) and event.header.inner_index is None:
                 expected_next = event.next_file
             yield event
 
 
-def _iter_file(path: Path, name: str, verify_checksum: bool, chunk_size: int,
-               skip_types: frozenset[int], raw_undecodable: bool = False) -> Iterator[Any]:
+def _iter_file(name: str, verify_checksum: bool, chunk_size: int, skip_types: frozenset[int],
+               raw_undecodable: bool = False) -> Iterator[Any]:
     decoder = BinlogDecoder(file=name, verify_checksum=verify_checksum, skip_types=skip_types,
                             raw_undecodable=raw_undecodable)
-    with open_binlog(path) as fh:
+    with open_binlog(name) as fh:
         while True:
             try:
                 chunk = fh.read(chunk_size)

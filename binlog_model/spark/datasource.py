@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import zlib
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
@@ -486,6 +487,22 @@ class _Partition(InputPartition):
     history: bytes      # pack_history of the history document
 
 
+_NOTED_RUNTIME = False
+
+
+def _note_runtime() -> None:
+    """Once per Python worker: say in the worker's log (an executor's stderr) what runs differently from a
+    full install, e.g. the pure-Python protobuf of a ``spark-pack`` zip."""
+    global _NOTED_RUNTIME
+    if _NOTED_RUNTIME:
+        return
+    _NOTED_RUNTIME = True
+    from binlog_model.spark.pack import runtime_notes
+
+    for note in runtime_notes():
+        print(f"binlog-model: {note}", file=sys.stderr, flush=True)
+
+
 class BinlogReader(DataSourceReader):
     """Plans slices on the driver; decodes one slice per task."""
 
@@ -512,6 +529,7 @@ class BinlogReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, _Partition)
+        _note_runtime()
         yield from read_slice(partition.piece, partition.history, self.options)
 
 

@@ -17,7 +17,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from typing import Any
 from binlog_model.errors import BinlogError
 
 __all__ = ["ResolveResult", "SparkJobError", "SparkSetupError", "TableSummary", "check_java", "local_session",
-           "run_resolve"]
+           "root_cause", "run_resolve"]
 
 
 class SparkSetupError(BinlogError):
@@ -33,18 +33,39 @@ class SparkSetupError(BinlogError):
 
 
 class SparkJobError(BinlogError):
-    """A Spark job failed; the message is the first line of the error raised in the task (for a library
-    error: its type, and the file, offset, table and statement it names)."""
+    """A Spark job failed; the message is one line: the root cause (for a library error: its type, and the
+    file, offset, table and statement it names; else the last exception line of the Python traceback),
+    and where the full log is when there is one."""
 
     @classmethod
-    def from_spark(cls, err: Exception) -> SparkJobError:
-        text = str(err)
-        # A task's Python error arrives inside a JVM trace: keep the library error line when there is one.
-        found = re.findall(r"binlog_model\.errors\.(\w+Error): (.*)", text)
-        if found:
-            name, message = found[-1]
-            return cls(f"{name}: {message}")
-        return cls(text.strip().splitlines()[0] if text.strip() else type(err).__name__)
+    def from_spark(cls, err: Exception, log_file: str | None = None) -> SparkJobError:
+        where = f" (full Spark log: {log_file})" if log_file else ""
+        return cls((root_cause(str(err)) or type(err).__name__) + where)
+
+
+_PY_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*)(: .*)?$")
+
+
+def root_cause(text: str) -> str:
+    """The line that says what went wrong in a Spark error's text: a library error (``DecodeError: ...``,
+    the task's own), else the exception line closing the last Python traceback in it (what a
+    ``ModuleNotFoundError`` on an executor looks like), else the first line."""
+    found = re.findall(r"binlog_model\.errors\.(\w+Error): (.*)", text)
+    if found:
+        name, message = found[-1]
+        return f"{name}: {message}"
+    start = text.rfind("Traceback (most recent call last):")
+    if start >= 0:
+        for line in text[start:].splitlines()[1:]:
+            if not line.strip() or line[0].isspace() or line.startswith(("Traceback", "During handling",
+                                                                          "The above exception")):
+                continue
+            m = _PY_EXCEPTION_LINE.match(line.strip())
+            if m:
+                return m.group(1).rsplit(".", 1)[-1] + (m.group(2) or "")
+            break
+    stripped = text.strip()
+    return stripped.splitlines()[0] if stripped else ""
 
 
 @dataclass
@@ -87,22 +108,28 @@ def check_java(java: str | None = None) -> int:
     return major
 
 
-def local_session(master: str = "local[2]", *, app: str = "binlog-model") -> Any:
-    """A small local SparkSession whose Python workers use this interpreter; the data source registered."""
+def local_session(master: str = "local[2]", *, app: str = "binlog-model",
+                  conf: Mapping[str, str] | None = None, log_level: str = "ERROR") -> Any:
+    """A SparkSession on ``master`` (local by default; ``spark://...``, ``yarn`` ... work too) whose Python
+    workers use this interpreter unless ``conf`` names another (``spark.pyspark.python``); the data source
+    registered. ``conf`` entries override the small-session defaults."""
     try:
         from pyspark.sql import SparkSession
     except ImportError as err:
         raise SparkSetupError("pyspark is not installed: pip install 'binlog-model[spark]'") from err
+    if conf and conf.get("spark.pyspark.python"):
+        # pyspark takes the Python of its workers (the data source's planner too) from this variable;
+        # spark-submit sets it from the same setting.
+        os.environ["PYSPARK_PYTHON"] = conf["spark.pyspark.python"]
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    spark = (SparkSession.builder.master(master).appName(app)
-             .config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.driver.memory", "1g")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.ui.showConsoleProgress", "false")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    settings = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2", "spark.driver.memory": "1g",
+                "spark.sql.session.timeZone": "UTC", "spark.ui.showConsoleProgress": "false", **(conf or {})}
+    builder = SparkSession.builder.master(master).appName(app)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(log_level)
     from binlog_model.spark import register
     register(spark)
     return spark
@@ -129,23 +156,28 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
                 progress: Callable[[str], None] | None = None,
                 state_dir: str | os.PathLike[str] | None = None,
                 database: str | None = None) -> ResolveResult:
-    """Resolve ``paths`` into typed per-table Parquet under ``out``; return the per-table summary.
+    """Resolve ``paths`` (local paths or URIs: ``s3://``, ``gs://``, ``hdfs://``, ``file://``) into typed
+    per-table Parquet under ``out`` (a local directory, made absolute, or any URI Spark's writer accepts);
+    return the per-table summary.
 
     With ``state_dir`` the run is incremental (``binlog_model.spark.incremental``): only what is new since
-    the last run with that state is read, and its Parquet files are added to the table folders."""
+    the last run with that state is read, and its Parquet files are added to the table folders (a local
+    ``out`` only: the state commits files by renaming them)."""
     if state_dir is not None:
         return _resolve_incremental(spark, paths, Path(out), Path(state_dir), source=source,
                                     snapshot=snapshot, lenient_ddl=lenient_ddl, always_include=always_include,
                                     slice_bytes=slice_bytes, progress=progress, database=database)
     import json
 
+    from binlog_model.io.files import absolute_name
     from binlog_model.spark.datasource import plan, save_plan
     from binlog_model.spark.partitions import expand_paths
     from binlog_model.spark.typed import table_lineages
 
     say = progress or (lambda _text: None)
     started = time.monotonic()
-    files = [str(p) for p in expand_paths(paths)]
+    files = expand_paths(paths)         # local paths absolute: executors run in other directories
+    out = absolute_name(out)
     options = {"paths": json.dumps(files), "source": source, "image": "full",
                "ddl": "lenient" if lenient_ddl else "strict", "sliceBytes": str(slice_bytes),
                # Two slices per core at least, so a few large files still keep every core busy.
@@ -199,7 +231,7 @@ def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], ou
                                  "later runs need no --snapshot (the state holds the schema)")
     inc.recover(state, out)
     state.options = {**shaping, "snapshot": state.options.get("snapshot", digest)}
-    files = expand_paths(paths)
+    files = [Path(f) for f in expand_paths(paths)]   # incremental runs read local files (renames commit)
     first = load_snapshot(snapshot, lenient=lenient_ddl, database=database) if state.history is None else None
     history, slices, scans, starts = inc.plan_from_state(
         state, files, first if first is not None else load_snapshot(None), verify_checksum=True,
@@ -269,7 +301,7 @@ def _resolve(spark: Any, files: list[str], out: str | os.PathLike[str], options:
     for name, ops in logged.items():
         if name not in owners:
             by_table[name] = TableSummary(name[0], name[1], dict(ops))
-    out_dir = Path(out)
+    out_dir = os.fspath(out).rstrip("/")
     keys = sorted(k for k, s in by_table.items() if set(s.operations) - {"SCHEMA"})
     for n, key in enumerate(keys, 1):
         summary = by_table[key]
@@ -290,11 +322,11 @@ def _resolve(spark: Any, files: list[str], out: str | os.PathLike[str], options:
             lineage = untyped_lineage(key[0], key[1], names)
             summary.untyped = True
             say(f"{key[0]}.{key[1]} has no schema in the history: its columns are written as strings")
-        target = out_dir / f"db={key[0]}" / f"table={key[1]}"
-        typed_frame(changes, lineage).write.mode("overwrite").parquet(str(target))
+        target = f"{out_dir}/db={key[0]}/table={key[1]}"
+        typed_frame(changes, lineage).write.mode("overwrite").parquet(target)
         summary.columns = len(lineage.columns)
         summary.schema_versions = len(lineage.versions)
-        summary.path = str(target)
+        summary.path = target
         say(f"wrote {n}/{len(keys)} tables: {key[0]}.{key[1]}")
     for key, summary in by_table.items():
         lineage = lineages.get(key)

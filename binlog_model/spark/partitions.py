@@ -14,17 +14,15 @@ with the file's FORMAT_DESCRIPTION bytes (``BinlogDecoder.resume``).
 
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from binlog_model.assemble import AssemblerOptions, StatementAssembler
 from binlog_model.errors import ConfigError, DecodeError
-from binlog_model.io.files import open_binlog, sort_binlog_files
+from binlog_model.io.files import binlog_size, list_binlog_files, open_binlog, sort_binlog_names
 from binlog_model.wire import NEED_DATA, BinlogDecoder, EventType
 from binlog_model.wire import events as ev
 from binlog_model.wire.events import ROWS_EVENT_TYPES
@@ -65,26 +63,18 @@ class Slice:
     format_description: bytes | None
 
 
-def expand_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """Files named by ``paths``: files, directories (every ``*.NNNNNN`` binlog file in them) or globs, in
-    binlog order. Raises ``ConfigError`` when nothing matches."""
+def expand_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
+    """Files named by ``paths`` (local paths or URIs such as ``s3://bucket/binlogs/``): files, directories
+    or prefixes (every ``*.NNNNNN`` binlog file in them) or globs, in binlog order. Local paths come back
+    absolute, so executors in other working directories open the same files. Raises ``ConfigError`` when
+    nothing matches."""
     items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
-    found: list[Path] = []
+    found: list[str] = []
     for item in items:
-        text = os.fspath(item)
-        path = Path(text)
-        if path.is_dir():
-            found.extend(p for p in path.iterdir() if p.is_file() and p.suffix[1:].isdigit())
-        elif path.is_file():
-            found.append(path)
-        else:
-            matches = [Path(m) for m in glob.glob(text) if Path(m).is_file()]
-            if not matches:
-                raise ConfigError(f"no binlog files match {text!r}")
-            found.extend(matches)
+        found.extend(list_binlog_files(item))
     if not found:
         raise ConfigError(f"no binlog files found in {[os.fspath(i) for i in items]}")
-    return sort_binlog_files(dict.fromkeys(found))
+    return sort_binlog_names(dict.fromkeys(found))
 
 
 def scan_file(path: str | os.PathLike[str], *, verify_checksum: bool = True) -> FileScan:
@@ -123,7 +113,7 @@ def scan_file(path: str | os.PathLike[str], *, verify_checksum: bool = True) -> 
                     open_tx = False
             if not chunk:
                 break
-    return FileScan(name, os.path.getsize(name), decoder.format_description_bytes, tuple(kept),
+    return FileScan(name, binlog_size(name), decoder.format_description_bytes, tuple(kept),
                     tuple(sorted(set(starts))))
 
 
