@@ -20,7 +20,6 @@ from binlog_model.testing.localserver import LocalServer
 from binlog_model.types import binlog_type_mismatch
 from binlog_model.wire.rows import RowsEvent
 from schema_tracker.snapshot import catalog_from_server
-from tests._servers import GEOMETRY_CHARSET_GAP, known_failure_on
 
 pytestmark = pytest.mark.server
 
@@ -126,9 +125,7 @@ def _render(value: pb.Value, column: Any) -> Any:
     raise AssertionError(f"unexpected kind {kind} for column {column.name}: {value}")
 
 
-def test_binlog_values_equal_select(server: LocalServer, fresh_db: str,
-                                    request: pytest.FixtureRequest) -> None:
-    known_failure_on(request, server, "MySQL", GEOMETRY_CHARSET_GAP)
+def test_binlog_values_equal_select(server: LocalServer, fresh_db: str) -> None:
     session = ["SET SESSION sql_mode = 'ALLOW_INVALID_DATES'", "SET SESSION time_zone = '+00:00'"]
     create, *rows = _workload(server)
     server.execute([create, *session, *rows], database=fresh_db)

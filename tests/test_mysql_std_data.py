@@ -34,7 +34,7 @@ from binlog_model.errors import (
 from binlog_model.io import iter_events
 from binlog_model.model import python_value
 from binlog_model.testing.sid import cache_root
-from binlog_model.wire import EventType, UnknownEvent
+from binlog_model.wire import BinlogDecoder, EventType, UnknownEvent
 from binlog_model.wire.cursor import Cursor
 from binlog_model.wire.json_binary import parse_json_binary
 from schema_tracker.history import SchemaHistory
@@ -269,3 +269,23 @@ def test_hidden_functional_index_column_of_an_8_0_17_binlog_is_resolved_and_left
         pytest.xfail("the tracker does not keep functional-index hidden columns yet (issue 11's branch does)")
     (event,) = _events("std_data/rpl_unfiltered_hidden_gcol.000001")
     assert _after(event) == [[("a", 1, False), ("b", "1", False)]]
+
+
+@pytest.mark.parametrize(("event_type", "body", "error", "message"), [
+    (16, b"\x01" * 9, DecodeError, r"XID_EVENT body is 9 bytes \(event of 28\); it holds exactly 8"),
+    (16, b"\x01" * 7, TruncatedEventError, "XID_EVENT body is 7 bytes"),
+    (5, b"\x01" * 10, DecodeError, "INTVAR_EVENT body is 10 bytes"),
+    (13, b"\x01" * 15, TruncatedEventError, "RAND_EVENT body is 15 bytes"),
+    (3, b"\x00", DecodeError, "STOP_EVENT body is 1 bytes"),
+])
+def test_fixed_size_bodies_of_another_size_stop_at_that_event(event_type: int, body: bytes,
+                                                              error: type[DecodeError], message: str) -> None:
+    # HAND-BUILT: one bare v4 event at offset 4 (for_events: the default layout, no checksum footer).
+    header = (0).to_bytes(4, "little") + bytes([event_type]) + (1).to_bytes(4, "little") \
+        + (19 + len(body)).to_bytes(4, "little") + (4 + 19 + len(body)).to_bytes(4, "little") + b"\x00\x00"
+    decoder = BinlogDecoder.for_events(checksum=False, start_offset=4, file="hand-built")
+    decoder.receive_data(header + body)
+    decoder.receive_data(b"")
+    with pytest.raises(error, match=message) as info:
+        decoder.next_event()
+    assert type(info.value) is error and info.value.offset == 4

@@ -799,6 +799,7 @@ def parse_rotate_event(header: EventHeader, body: memoryview, ctx: FormatContext
 
 
 def parse_stop_event(header: EventHeader, body: memoryview, ctx: FormatContext) -> StopEvent:
+    _fixed_size(header, body, 0, "a STOP event has no body")
     return StopEvent(header)
 
 
