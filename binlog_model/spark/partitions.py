@@ -33,7 +33,9 @@ __all__ = ["MIN_AUTO_SLICE_BYTES", "FileScan", "Slice", "build_history", "expand
 
 # Row data and table maps are all the bytes of a binlog that the DDL replay never needs.
 SKIP_FOR_DDL: frozenset[int] = frozenset(ROWS_EVENT_TYPES) | {int(EventType.TABLE_MAP_EVENT)}
-_KEEP = (ev.GtidEvent, ev.MariadbGtidEvent, ev.QueryEvent, ev.XidEvent, ev.XaPrepareEvent)
+# FORMAT_DESCRIPTION too: its server version picks the DDL rules (MySQL 8+ or MariaDB) the history follows.
+_KEEP = (ev.FormatDescriptionEvent, ev.GtidEvent, ev.MariadbGtidEvent, ev.QueryEvent, ev.XidEvent,
+         ev.XaPrepareEvent)
 _CHUNK = 1 << 20
 # Below this a task's fixed cost (worker hand-off, history lookup, decoder set-up) starts to show.
 MIN_AUTO_SLICE_BYTES = 1 << 20
@@ -97,6 +99,8 @@ def scan_file(path: str | os.PathLike[str], *, verify_checksum: bool = True) -> 
                 after_gtid = bool(kept) and isinstance(kept[-1], ev.GtidEvent | ev.MariadbGtidEvent)
                 kept.append(event)
                 offset = event.header.offset
+                if isinstance(event, ev.FormatDescriptionEvent):
+                    continue
                 if isinstance(event, ev.GtidEvent | ev.MariadbGtidEvent):
                     starts.append(offset)
                     open_tx = True
