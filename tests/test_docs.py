@@ -8,9 +8,9 @@ cluster need one (spark-submit, object stores) and are skipped with that reason.
 The blocks of one file run in order in one sandbox folder, in a fresh interpreter started there (as a
 user's script: a Spark example starts its own JVM in that folder), sharing one Python namespace (Spark
 examples reuse the quick start's session), with ``binlog-model`` on the PATH. The sandbox holds what the
-examples name: ``ppc-schema.sql``, a real ``--no-data`` dump of the database ``ppc`` (one database: no USE line), and
-``binlogs/``, the binlog files a MariaDB wrote after that dump (spec-like DML on ``ppc.campaigns`` in two
-files).
+examples name: ``ppc-schema.sql``, a real ``--no-data`` dump of the database ``ppc`` (one database: no
+USE line), and ``binlogs/``, the binlog files a MariaDB wrote after that dump (spec-like DML on
+``ppc.campaigns`` in two files).
 """
 
 from __future__ import annotations
