@@ -104,6 +104,21 @@ def test_only_new_files_given_continue_the_state(binlogs: list[Path], full_run: 
     assert _concatenated(out) == full_run
 
 
+def test_gzipped_archive_files_continue_the_state(binlogs: list[Path], full_run: bytes,
+                                                  tmp_path: Path) -> None:
+    import gzip
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    for path in binlogs:
+        (archive / path.name).write_bytes(gzip.compress(path.read_bytes()))
+    files = sorted(archive.iterdir())
+    state, out = tmp_path / "state", tmp_path / "out"
+    assert _events(files[:4], state, out) == 0
+    assert _events(files[:4], state, out) == 0       # resumes at the end of a compressed file
+    assert _events(files, state, out) == 0
+    assert _concatenated(out) == full_run
+
+
 def test_split_inside_a_growing_file_equals_one_run(binlogs: list[Path], full_run: bytes,
                                                     tmp_path: Path) -> None:
     rng = random.Random(1515)
