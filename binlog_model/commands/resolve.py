@@ -42,11 +42,12 @@ def command(paths: tuple[str, ...], out: Path, source: str, snapshot: str | None
             state_dir: Path | None, always_include: tuple[str, ...], lenient_ddl: bool, master: str,
             slice_mb: int) -> None:
     """Resolve binlog PATHS (files, directories or globs) into typed per-table Parquet on local Spark."""
+    from binlog_model.errors import ConfigError
     from binlog_model.spark.job import SparkJobError, SparkSetupError, check_java, local_session, run_resolve
-
     if state_dir is not None and not paths:
-        from binlog_model.errors import ConfigError
         raise ConfigError("--state needs the binlog PATHS to follow (one state per binlog sequence)")
+    if snapshot and "://" not in snapshot and not Path(snapshot).is_file():
+        raise ConfigError(f"snapshot file not found: {snapshot}")     # before Spark starts
     check_java()
     try:
         from pyspark.errors import PySparkException
