@@ -236,3 +236,24 @@ def test_state_dir_must_come_with_an_out_directory(binlogs: list[Path], tmp_path
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["events", str(binlogs[0]), "--state", str(tmp_path / "s")]) == 2
     assert "--state needs --out DIR" in capsys.readouterr().err
+
+
+def test_gtid_set_merges_into_disjoint_intervals() -> None:
+    from binlog_model.state import GtidSet
+
+    for seed in range(200):
+        rng = random.Random(seed)
+        numbers = rng.sample(range(1, 60), rng.randint(1, 40))
+        gtids = GtidSet()
+        for n in numbers:
+            gtids.add_mysql("3e11fa47-71ca-11e1-9e33-c80aa9429562", n)
+        spans = gtids.mysql["3e11fa47-71ca-11e1-9e33-c80aa9429562"]
+        assert {x for lo, hi in spans for x in range(lo, hi + 1)} == set(numbers)
+        assert all(spans[i][1] + 1 < spans[i + 1][0] for i in range(len(spans) - 1))
+    gtids = GtidSet()
+    for n in (1, 2, 3, 7):
+        gtids.add_mysql("u", n)
+    gtids.add_mariadb(0, 1, 41)
+    gtids.add_mariadb(0, 2, 42)
+    assert str(gtids) == "u:1-3:7,0-2-42"
+    assert str(GtidSet.from_json(gtids.to_json())) == str(gtids)
