@@ -19,6 +19,7 @@ next run resumes there; without, it is an ``IncompleteTransactionError`` after t
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from typing import IO, Any
 
 from binlog_model.assemble import AssemblerOptions, AssemblerStats, StatementAssembler
 from binlog_model.errors import BinlogError, ConfigError
-from binlog_model.io.files import sort_binlog_files
+from binlog_model.io.files import open_binlog, sort_binlog_files
 from binlog_model.io.tail import FileEnd, FileStart, format_description_of, iter_from
 from binlog_model.model import encode_delimited, to_json
 from binlog_model.position import BinlogPosition
@@ -156,16 +157,16 @@ def plan_starts(state: RunState, files: Sequence[Path]) -> list[FileStart]:
 
 
 def _check_same_file(path: Path, offset: int, fde: bytes | None) -> None:
+    with open_binlog(path) as fh:            # gunzips a compressed archive file transparently
+        head = fh.read(4 + len(fde)) if fde is not None else b""
+        gzipped = not isinstance(fh, io.BufferedReader)
     size = path.stat().st_size
-    if size < offset:
+    if not gzipped and size < offset:
         raise StateMismatchError(f"{path} has {size} bytes but the state has processed {offset} of it: the "
                                  "file was replaced or truncated (start a new --state directory)")
-    if fde is not None:
-        with open(path, "rb") as fh:
-            head = fh.read(4 + len(fde))
-        if head[4:] != fde and not head.startswith(b"\x1f\x8b"):
-            raise StateMismatchError(f"{path} is not the file the state processed: its FORMAT_DESCRIPTION "
-                                     "event differs (was the server reset?)")
+    if fde is not None and head[4:] != fde:
+        raise StateMismatchError(f"{path} is not the file the state processed: its FORMAT_DESCRIPTION "
+                                 "event differs (was the server reset?)")
 
 
 @dataclass(frozen=True, slots=True)

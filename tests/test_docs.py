@@ -5,15 +5,17 @@ command synopses) does not; a runnable block that must not run here carries
 ``<!-- docs-test: skip (reason) -->`` on the line before it. Blocks under a heading about running on a
 cluster need one (spark-submit, object stores) and are skipped with that reason.
 
-The blocks of one file run in order in one sandbox folder, sharing one Python namespace (so Spark examples
-reuse the quick start's session), with ``binlog-model`` on the PATH. The sandbox holds what the examples
-name: ``ppc-schema.sql``, a real ``--no-data`` dump of the database ``ppc`` (one database: no USE line), and
-``binlogs/``, the binlog files a MariaDB wrote after that dump (spec-like DML on ``ppc.campaigns`` in two
-files).
+The blocks of one file run in order in one sandbox folder, in a fresh interpreter started there (as a
+user's script: a Spark example starts its own JVM in that folder), sharing one Python namespace (Spark
+examples reuse the quick start's session), with ``binlog-model`` on the PATH. The sandbox holds what the
+examples name: ``ppc-schema.sql``, a real ``--no-data`` dump of the database ``ppc`` (one database: no
+USE line), and ``binlogs/``, the binlog files a MariaDB wrote after that dump (spec-like DML on
+``ppc.campaigns`` in two files).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -22,7 +24,6 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -101,38 +102,42 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _run_doc(doc: Path, sandbox: Path, tmp_path: Path) -> list[str]:
+# Runs a doc's blocks in order in a fresh interpreter started in the sandbox (so a Spark example starts its
+# own JVM there, as a user's script would): python blocks share one namespace, bash blocks run in bash.
+_RUNNER = """
+import json, subprocess, sys
+namespace = {"__name__": "__docs__"}
+for where, lang, code in json.load(open(sys.argv[1])):
+    print(f"--- {where}", flush=True)
+    if lang == "bash":
+        subprocess.run(["bash", "-euo", "pipefail", "-c", code], check=True)
+    else:
+        exec(compile(code, where, "exec"), namespace)
+    sys.stdout.flush()
+"""
+
+
+def _run_doc(doc: Path, sandbox: Path, tmp_path: Path) -> tuple[list[str], str]:
     work = tmp_path / "work"
     shutil.copytree(sandbox, work)
     env = {**os.environ, "PATH": f"{work / '.bin'}{os.pathsep}{os.environ['PATH']}",
-           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    namespace: dict[str, Any] = {"__name__": "__docs__"}
-    ran = []
-    cwd = os.getcwd()
-    os.chdir(work)
-    try:
-        for block in blocks(doc):
-            if block.lang not in RUNNABLE or block.skip:
-                continue
-            if block.lang == "bash":
-                done = subprocess.run(["bash", "-euo", "pipefail", "-c", block.code], cwd=work, env=env,
-                                      capture_output=True, text=True, timeout=600, check=False)
-                assert done.returncode == 0, f"{block.where} failed:\n{done.stdout}\n{done.stderr}"
-            else:
-                exec(compile(block.code, block.where, "exec"), namespace)
-            ran.append(block.where)
-    finally:
-        os.chdir(cwd)
-        spark = namespace.get("spark")
-        if spark is not None:
-            spark.stop()
-    return ran
+           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+           # As in an activated virtualenv: Spark's Python workers run this interpreter.
+           "PYSPARK_PYTHON": sys.executable}
+    runnable = [b for b in blocks(doc) if b.lang in RUNNABLE and not b.skip]
+    plan = tmp_path / "blocks.json"
+    plan.write_text(json.dumps([[b.where, b.lang, b.code] for b in runnable]))
+    runner = tmp_path / "runner.py"
+    runner.write_text(_RUNNER)
+    done = subprocess.run([sys.executable, str(runner), str(plan)], cwd=work, env=env, capture_output=True,
+                          text=True, timeout=1200, check=False)
+    assert done.returncode == 0, f"{doc.name} blocks failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    return [b.where for b in runnable], done.stdout
 
 
-def test_readme_blocks_run(sandbox: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ran = _run_doc(REPO / "README.md", sandbox, tmp_path)
+def test_readme_blocks_run(sandbox: Path, tmp_path: Path) -> None:
+    ran, out = _run_doc(REPO / "README.md", sandbox, tmp_path)
     assert len(ran) >= 4, ran
-    out = capsys.readouterr().out
     assert '"operation":"UPDATE"' in out            # the library example printed events
     assert "events;" in out and "currency" in out    # the worked example read them back
     parts = sorted((tmp_path / "work" / "events").iterdir())
@@ -141,16 +146,12 @@ def test_readme_blocks_run(sandbox: Path, tmp_path: Path, capsys: pytest.Capture
 
 
 @pytest.mark.spark
-def test_spark_doc_blocks_run(sandbox: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_spark_doc_blocks_run(sandbox: Path, tmp_path: Path) -> None:
     pytest.importorskip("pyspark")
-    # As in an activated virtualenv: Spark's Python workers run this interpreter (it has pyarrow).
-    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
     from binlog_model.spark.job import check_java
     check_java()
-    ran = _run_doc(REPO / "docs" / "spark.md", sandbox, tmp_path)
+    ran, out = _run_doc(REPO / "docs" / "spark.md", sandbox, tmp_path)
     assert len(ran) >= 2, ran
-    out = capsys.readouterr().out
     assert "INSERT" in out and "cid" in out
     assert any((tmp_path / "work" / "tables" / "db=ppc" / "table=campaigns").glob("run-000001-*.parquet"))
 

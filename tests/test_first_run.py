@@ -288,3 +288,12 @@ def test_incomplete_transaction_error_names_the_flag(tmp_path: Path,
     assert status == 2 and "--allow-incomplete-tail" in err
     status, _, err = _run(["events", str(path), "--allow-incomplete-tail", "--stats"], capsys)
     assert status == 0 and "partial_tail_bytes=7" in err
+
+
+def test_resolve_checks_its_snapshot_and_state_before_spark(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = _run(["resolve", *_spec_files(), "--out", str(tmp_path / "o"), "--snapshot",
+                           str(tmp_path / "nope.sql")], capsys)
+    assert status == 2 and "snapshot file not found" in err and err.count("\n") == 1
+    status, _, err = _run(["resolve", "--out", str(tmp_path / "o"), "--state", str(tmp_path / "s")], capsys)
+    assert status == 2 and "--state needs the binlog PATHS" in err

@@ -104,6 +104,21 @@ def test_only_new_files_given_continue_the_state(binlogs: list[Path], full_run: 
     assert _concatenated(out) == full_run
 
 
+def test_gzipped_archive_files_continue_the_state(binlogs: list[Path], full_run: bytes,
+                                                  tmp_path: Path) -> None:
+    import gzip
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    for path in binlogs:
+        (archive / path.name).write_bytes(gzip.compress(path.read_bytes()))
+    files = sorted(archive.iterdir())
+    state, out = tmp_path / "state", tmp_path / "out"
+    assert _events(files[:4], state, out) == 0
+    assert _events(files[:4], state, out) == 0       # resumes at the end of a compressed file
+    assert _events(files, state, out) == 0
+    assert _concatenated(out) == full_run
+
+
 def test_split_inside_a_growing_file_equals_one_run(binlogs: list[Path], full_run: bytes,
                                                     tmp_path: Path) -> None:
     rng = random.Random(1515)
@@ -221,3 +236,24 @@ def test_state_dir_must_come_with_an_out_directory(binlogs: list[Path], tmp_path
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["events", str(binlogs[0]), "--state", str(tmp_path / "s")]) == 2
     assert "--state needs --out DIR" in capsys.readouterr().err
+
+
+def test_gtid_set_merges_into_disjoint_intervals() -> None:
+    from binlog_model.state import GtidSet
+
+    for seed in range(200):
+        rng = random.Random(seed)
+        numbers = rng.sample(range(1, 60), rng.randint(1, 40))
+        gtids = GtidSet()
+        for n in numbers:
+            gtids.add_mysql("3e11fa47-71ca-11e1-9e33-c80aa9429562", n)
+        spans = gtids.mysql["3e11fa47-71ca-11e1-9e33-c80aa9429562"]
+        assert {x for lo, hi in spans for x in range(lo, hi + 1)} == set(numbers)
+        assert all(spans[i][1] + 1 < spans[i + 1][0] for i in range(len(spans) - 1))
+    gtids = GtidSet()
+    for n in (1, 2, 3, 7):
+        gtids.add_mysql("u", n)
+    gtids.add_mariadb(0, 1, 41)
+    gtids.add_mariadb(0, 2, 42)
+    assert str(gtids) == "u:1-3:7,0-2-42"
+    assert str(GtidSet.from_json(gtids.to_json())) == str(gtids)

@@ -113,6 +113,8 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
 
     if state_dir is not None and not paths:
         raise ConfigError("--state needs the binlog PATHS to follow (one state per binlog sequence)")
+    if snapshot and "://" not in snapshot and not Path(snapshot).is_file():
+        raise ConfigError(f"snapshot file not found: {snapshot}")     # before Spark starts
     settings = _parse_conf(conf)
     check_java()
     try:

@@ -15,6 +15,7 @@ transaction is not complete fails the run before anything is committed.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from binlog_model.incremental import plan_starts
+from binlog_model.io.files import open_binlog
 from binlog_model.io.tail import FileStart
 from binlog_model.spark.partitions import FileScan, Slice, build_history, plan_slices, scan_files
 from binlog_model.state import RunState, fsync_dir
@@ -85,11 +87,12 @@ def commit_and_publish(state: RunState, out: Path, staged: Path, history: Schema
     _stage_schemas(staged, history)
     if scans:
         last = scans[-1]
-        state.position = {"file": os.path.basename(last.path), "offset": last.size, "rotated_to": None,
+        state.position = {"file": os.path.basename(last.path), "offset": _decoded_size(last),
+                          "rotated_to": None,
                           "format_description": last.format_description.hex() if last.format_description
                           else None}
     for scan in scans:
-        state.files[os.path.basename(scan.path)] = scan.size
+        state.files[os.path.basename(scan.path)] = _decoded_size(scan)
         for event in scan.events:
             if isinstance(event, ev.MariadbGtidEvent):
                 state.gtids.add_mariadb(event.domain_id, event.header.server_id, event.seq_no)
@@ -125,6 +128,18 @@ def _stage_schemas(staged: Path, history: SchemaHistory) -> None:
                 # Renamed: earlier runs' files of the old name follow the table to its new folder.
                 moves.append([f"db={old_db}/table={old_table}", f"db={db}/table={table}"])
     (staged / _MOVES).write_text(json.dumps(moves), encoding="utf-8")
+
+
+def _decoded_size(scan: FileScan) -> int:
+    """The end offset of a file in binlog positions: its size, or for a gzip-compressed file the size of
+    what it decompresses to (positions count decompressed bytes)."""
+    with open_binlog(scan.path) as fh:
+        if isinstance(fh, io.BufferedReader):
+            return scan.size
+        total = 0
+        while chunk := fh.read(1 << 20):
+            total += len(chunk)
+        return total
 
 
 def _publish(staged: Path, out: Path, run: str) -> None:
