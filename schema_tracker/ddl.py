@@ -312,7 +312,14 @@ def apply(catalog: Catalog, sql: str, default_db: str | None, position: BinlogPo
     """
     ctx = _Ctx(catalog, default_db)
     try:
-        _dispatch(ctx, sql)
+        try:
+            _dispatch(ctx, sql)
+        except _MALFORMED as err:
+            # Malformed SQL can break sqlglot, or our walk over the tree it returns, in ways that are not
+            # SqlglotError (TypeError, AttributeError on a missing node ...): a statement not understood.
+            shown = f"{type(err).__name__}: {err}".encode("utf-8", "surrogateescape")
+            raise _unsupported("the statement does not parse into a tree the tracker understands ("
+                               + shown.decode("utf-8", "backslashreplace")[:200] + ")") from err
     except SchemaError as err:
         if not lenient:
             if err.statement is None or err.position is None:
@@ -322,6 +329,9 @@ def apply(catalog: Catalog, sql: str, default_db: str | None, position: BinlogPo
         skipped = SkippedStatement(db, table, f"{type(err).__name__}: {err.reason}")
         return apply_change(catalog, skipped), (skipped,)
     return ctx.catalog, tuple(ctx.changes)
+
+
+_MALFORMED = (SqlglotError, AttributeError, TypeError, ValueError, IndexError, KeyError, RecursionError)
 
 
 def _unsupported(message: str) -> UnsupportedDDLError:

@@ -43,7 +43,7 @@ CASES = _cases()
 
 def test_every_regression_file_has_a_readme_line() -> None:
     listed = {c.values[0] for c in CASES}
-    present = {p.name for p in HERE.glob("*.bin")}
+    present = {p.name for p in HERE.glob("*.hand-mutated.*")}
     assert present and listed == present
 
 
