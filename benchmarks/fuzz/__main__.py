@@ -225,11 +225,14 @@ def _supervise(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     from benchmarks.fuzz import runner
     from benchmarks.fuzz.seeds import load_pools
-    from benchmarks.fuzz.targets import setup_catalog
+    from benchmarks.fuzz.targets import cleanup, setup_catalog
 
     setup_catalog(load_pools(generated_ddl=0).ddl_setup)
     case = runner.Case(-1, _targets(args)[0], args.replay.read_bytes(), json.loads(args.options))
-    result = runner.run_case(case, trace_memory=True)
+    try:
+        result = runner.run_case(case, trace_memory=True)
+    finally:
+        cleanup()
     print(json.dumps({"kind": result.kind, "signature": result.signature, "detail": result.detail,
                       "seconds": round(result.seconds, 3), "peak": result.peak}, indent=1))
     return 0 if result.kind in ("ok", "error") else 1
