@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from benchmarks.fuzz import runner
+from benchmarks.fuzz.targets import cleanup
 from binlog_model import pipeline
 from binlog_model.errors import SchemaMismatchError, UnsupportedDDLError
 from tests._paths import REPO
@@ -41,9 +42,15 @@ def _cases() -> list[Any]:
 CASES = _cases()
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _scratch_file_removed() -> Any:
+    yield
+    cleanup()  # the pipeline target's scratch file under /dev/shm
+
+
 def test_every_regression_file_has_a_readme_line() -> None:
     listed = {c.values[0] for c in CASES}
-    present = {p.name for p in HERE.glob("*.bin")}
+    present = {p.name for p in HERE.glob("*.hand-mutated.*")}
     assert present and listed == present
 
 

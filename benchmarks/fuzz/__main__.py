@@ -21,6 +21,7 @@ import json
 import mmap
 import os
 import resource
+import signal
 import struct
 import subprocess
 import sys
@@ -98,7 +99,9 @@ def _worker(args: argparse.Namespace) -> int:
     index = args.start
     stop = args.start + args.inputs if args.inputs else 1 << 62
     started = last = time.monotonic()
-    while index < stop and (not args.deadline or time.time() < args.deadline):
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))  # finish this input, then summarize
+    while index < stop and (not args.deadline or time.time() < args.deadline) and not stopping:
         shared[:] = _INDEX.pack(index)
         case = runner.make_case(args.seed, index, pools, targets)
         result = runner.judge(case, trace_memory=bool(args.mem_every) and index % args.mem_every == 0)
@@ -157,6 +160,9 @@ def _supervise(args: argparse.Namespace) -> int:
         if deadline:
             cmd += ["--deadline", str(deadline)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1)
+        # SIGTERM or Ctrl-C to the supervisor: the worker finishes its input and reports, then the summary.
+        signal.signal(signal.SIGTERM, lambda *_, p=proc: p.terminate())
+        signal.signal(signal.SIGINT, lambda *_, p=proc: p.terminate())
         assert proc.stdout is not None
         os.set_blocking(proc.stdout.fileno(), False)
         last_index, last_change, final, lost_kind = -2, time.monotonic(), None, "crash"
@@ -173,7 +179,9 @@ def _supervise(args: argparse.Namespace) -> int:
                             _merge(prior, doc)
                             doc = {"progress": doc["progress"], "elapsed": round(time.time() - started, 1),
                                    "inputs": prior.get("inputs", 0), "findings": prior.get("findings", {}),
-                                   "by_kind": prior.get("by_kind", {})}
+                                   "by_kind": prior.get("by_kind", {}), "max_input": prior.get("max_input"),
+                                   "max_traced_peak": prior.get("max_traced_peak"),
+                                   "max_rss_mb": prior.get("max_rss_mb")}
                         _emit(doc, args.log)
                 continue
             if proc.poll() is not None:
@@ -217,11 +225,14 @@ def _supervise(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     from benchmarks.fuzz import runner
     from benchmarks.fuzz.seeds import load_pools
-    from benchmarks.fuzz.targets import setup_catalog
+    from benchmarks.fuzz.targets import cleanup, setup_catalog
 
     setup_catalog(load_pools(generated_ddl=0).ddl_setup)
     case = runner.Case(-1, _targets(args)[0], args.replay.read_bytes(), json.loads(args.options))
-    result = runner.run_case(case, trace_memory=True)
+    try:
+        result = runner.run_case(case, trace_memory=True)
+    finally:
+        cleanup()
     print(json.dumps({"kind": result.kind, "signature": result.signature, "detail": result.detail,
                       "seconds": round(result.seconds, 3), "peak": result.peak}, indent=1))
     return 0 if result.kind in ("ok", "error") else 1

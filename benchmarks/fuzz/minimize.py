@@ -74,13 +74,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=int, default=3000, help="at most this many target runs")
     args = p.parse_args(argv)
     from benchmarks.fuzz.seeds import load_pools
-    from benchmarks.fuzz.targets import setup_catalog
+    from benchmarks.fuzz.targets import cleanup, setup_catalog
 
     setup_catalog(load_pools(generated_ddl=0).ddl_setup)
     doc = json.loads(args.finding.read_text())
     data = args.finding.with_suffix(".bin").read_bytes()
     case = runner.Case(doc["index"], doc["target"], data, doc["options"])
-    small = minimize(case, budget=args.budget)
+    try:
+        small = minimize(case, budget=args.budget)
+    finally:
+        cleanup()
     out = args.finding.with_suffix(".min.bin")
     out.write_bytes(small)
     result = runner.run_case(runner.Case(case.index, case.target, small, case.options))

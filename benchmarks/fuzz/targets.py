@@ -134,7 +134,12 @@ def run_ddl(data: bytes, options: dict[str, Any]) -> str:
 
     # The decoder hands statements over as UTF-8 with surrogateescape; do the same with the mutant.
     sql = data.decode("utf-8", "surrogateescape")
-    history = SchemaHistory(_CATALOG, lenient=bool(options.get("lenient")))
+    catalog = _CATALOG
+    if options.get("setup"):  # statements to apply first (regression inputs name their own tables)
+        start = SchemaHistory(lenient=True)
+        start.apply_script(options["setup"], "db")
+        catalog = start.catalog
+    history = SchemaHistory(catalog, lenient=bool(options.get("lenient")))
     changes = history.apply(sql, options.get("db", "db"), BinlogPosition("mysql-bin.000001", 4))
     return f"{len(changes)} changes"
 

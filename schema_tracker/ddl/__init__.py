@@ -66,11 +66,13 @@ def apply(catalog: Catalog, sql: str, default_db: str | None, position: BinlogPo
         with in_session(session or ServerSession()):
             try:
                 _dispatch(ctx, sql)
-            except (SchemaError, RecursionError):
+            except SchemaError:
                 raise
-            except Exception as err:  # sqlglot's own failures: typed, never a bare crash of the replay
-                raise UnsupportedDDLError(f"the statement could not be read ({type(err).__name__}: {err})"
-                                          ) from err
+            except Exception as err:  # sqlglot's own failures (deep nesting too): typed, never a crash
+                # The text may hold surrogate escapes of invalid bytes: shown escaped, never re-encoded.
+                shown = f"{type(err).__name__}: {err}".encode("utf-8", "surrogateescape")
+                raise UnsupportedDDLError("the statement could not be read ("
+                                          + shown.decode("utf-8", "backslashreplace")[:200] + ")") from err
             settle_primary_keys(ctx)
     except SchemaError as err:
         if not lenient:

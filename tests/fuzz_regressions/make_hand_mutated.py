@@ -89,7 +89,19 @@ def _payload_claiming_4gib(events: dict[int, bl.Event]) -> None:
     events[_GTID_LIST].raw[:] = payload.raw
 
 
+# Statements (for the ddl target) reproducing what the fuzzer's mutants of generated DDL broke: sqlglot or
+# the tracker's walk over its tree raised TypeError / AttributeError instead of a typed error.
+STATEMENTS = {
+    "ddl-default-primary-key.hand-mutated.sql": "CREATE TABLE t2 (a int) DEFAULT PRIMARY KEY CHARSET=utf8mb3",
+    "ddl-after-nothing.hand-mutated.sql": "ALTER TABLE t ADD b int AFTER",
+    "ddl-truncate-call.hand-mutated.sql": "TRUNCATE TABLEnary(9)",
+    "ddl-like-with-columns.hand-mutated.sql": "CREATE TABLE x LIKE y (id INT PRIMARY KEY, v VARCHAR(10))",
+}
+
+
 def main() -> None:
+    for name, sql in STATEMENTS.items():
+        (HERE / name).write_text(sql, encoding="utf-8")
     _write("payload-claims-4gib.hand-mutated.bin", _GTID_LIST, _payload_claiming_4gib)
     (HERE / "json-shared-children.hand-mutated.bin").write_bytes(_json_shared_children())
     _write("rows-no-column-present.hand-mutated.bin", _XID_INSERT, _no_columns(_WRITE_ROWS))

@@ -1,0 +1,1 @@
+TRUNCATE TABLEnary(9)
