@@ -91,3 +91,34 @@ def test_corrupt_gzip_deflate_data_is_a_decode_error(tmp_path: Path) -> None:
     with pytest.raises(DecodeError) as info:
         list(iter_events(path))
     assert info.value.file == str(path)
+
+
+def test_local_names_become_absolute_and_uris_stay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from binlog_model.io.files import absolute_name, base_name, is_uri, list_binlog_files, sort_binlog_names
+
+    (tmp_path / "logs").mkdir()
+    for name in ("mysql-bin.000010", "mysql-bin.000002", "notes.txt"):
+        (tmp_path / "logs" / name).write_bytes(b"x")
+    monkeypatch.chdir(tmp_path)
+    # Executors run elsewhere: a relative directory, glob or file:// URL is listed as absolute paths.
+    expected = [str(tmp_path / "logs" / "mysql-bin.000002"), str(tmp_path / "logs" / "mysql-bin.000010")]
+    assert list_binlog_files("logs") == expected
+    assert list_binlog_files("logs/mysql-bin.0*") == expected
+    assert list_binlog_files(f"file://{tmp_path}/logs") == expected
+    assert absolute_name("s3://bucket/a/mysql-bin.000001") == "s3://bucket/a/mysql-bin.000001"
+    assert is_uri("gs://b/k") and not is_uri("file:///x") and not is_uri("a/b")
+    assert base_name("s3://bucket/a/mysql-bin.000007") == "mysql-bin.000007"
+    assert sort_binlog_names(["s3://b/x/mysql-bin.000010", "s3://b/y/mysql-bin.000009"]) == [
+        "s3://b/y/mysql-bin.000009", "s3://b/x/mysql-bin.000010"]
+    with pytest.raises(ConfigError, match="no binlog files match"):
+        list_binlog_files("logs/none*")
+
+
+@pytest.mark.parametrize("uri", ["s3://bucket/k/mysql-bin.000001?access_key=AKIA&secret_key=s",
+                                 "s3://user:pw@bucket/k/mysql-bin.000001"])
+def test_a_uri_carrying_credentials_is_refused_without_echoing_them(uri: str) -> None:
+    from binlog_model.io.files import open_binlog
+
+    with pytest.raises(ConfigError, match="carries credentials") as info:
+        open_binlog(uri)
+    assert "AKIA" not in str(info.value) and "pw" not in str(info.value)

@@ -292,3 +292,20 @@ def test_min_slices_cuts_large_files_finer_but_not_below_the_floor() -> None:
     assert all(b - a >= MIN_AUTO_SLICE_BYTES for a, b in itertools.pairwise(starts))
     assert len(many) <= size // MIN_AUTO_SLICE_BYTES
     assert len(plan_slices([scan], slice_bytes=4 << 20, min_slices=2)) == 16   # sliceBytes still caps
+
+
+def test_root_cause_is_the_last_python_exception_line() -> None:
+    from binlog_model.spark.job import SparkJobError, root_cause
+
+    # The shape of a planner failure as pyspark raises it (a Python traceback inside the Spark error).
+    text = ("[PYTHON_DATA_SOURCE_ERROR] Failed to create Python data source instance: Traceback (most recent "
+            "call last):\n  File \"/x/pyspark/worker.py\", line 12, in main\n    func = read_command()\n"
+            "  File \"/x/cloudpickle.py\", line 3, in loads\nModuleNotFoundError: No module named 'google'\n"
+            "\tat org.apache.spark.sql.execution.python.X.run(X.scala:1)")
+    assert root_cause(text) == "ModuleNotFoundError: No module named 'google'"
+    assert root_cause("Job aborted\n\tat org.apache.Y") == "Job aborted"
+    library = ("Traceback (most recent call last):\n"
+               "binlog_model.errors.DecodeError: bad event (file x, offset 4)")
+    assert root_cause(library) == "DecodeError: bad event (file x, offset 4)"
+    err = SparkJobError.from_spark(RuntimeError(text), "/tmp/spark.log")
+    assert str(err) == "ModuleNotFoundError: No module named 'google' (full Spark log: /tmp/spark.log)"

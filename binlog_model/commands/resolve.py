@@ -142,7 +142,7 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
     spark = None
     try:
         with _children_output_to(log):
-            spark = local_session(master, conf=settings, log_level="INFO")
+            spark = local_session(master, conf=settings, log_level="WARN")
         for label, files, target in inputs:
             result = run_resolve(spark, files, target, source=label, snapshot=snapshot,
                                  lenient_ddl=lenient_ddl, always_include=always_include,
