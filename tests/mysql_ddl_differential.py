@@ -153,10 +153,16 @@ def tracker_snapshot(catalog: Catalog) -> Snapshot:
     for t in catalog.iter_tables():
         if t.db in SYSTEM_DBS:
             continue
-        cols = tuple((c.name, c.data_type, c.column_type, c.nullable, c.charset, c.collation, c.invisible)
-                     for c in t.columns if not c.hidden)  # hidden functional-index columns: never shown
+        cols = tuple((c.name, c.data_type, _shown(c.column_type), c.nullable, c.charset, c.collation,
+                      c.invisible) for c in t.columns if not c.hidden)  # hidden columns: never shown
         tables[(t.db, t.name)] = (cols, tuple(t.primary_key))
     return {"databases": dbs, "tables": tables}
+
+
+def _shown(column_type: str) -> str:
+    """COLUMN_TYPE as information_schema shows it: its data dictionary keeps ENUM/SET labels in utf8mb3, so a
+    4-byte character shows as '?' there (SELECT still returns the real label, which the tracker keeps)."""
+    return "".join("?" if ord(ch) > 0xFFFF else ch for ch in column_type)
 
 
 def differences(server: Snapshot, tracker: Snapshot) -> list[str]:

@@ -22,6 +22,7 @@ from schema_tracker.changes import (
     PrimaryKeyChanged,
     RenameColumn,
     RenameTable,
+    SchemaChange,
     TableCharsetChanged,
     UniqueKeysChanged,
     converted_column,
@@ -37,7 +38,7 @@ from schema_tracker.ddl.create import (
 )
 from schema_tracker.ddl.dialect import parse, session, tokenize, unsupported
 from schema_tracker.ddl.script import split_commas
-from schema_tracker.ddl.types import column_def
+from schema_tracker.ddl.types import BINARY_OF, column_def
 from schema_tracker.model import (
     TableSchema,
     normalize_charset,
@@ -62,13 +63,54 @@ def alter_table(ctx: Ctx, text: str, tokens: list[Token]) -> None:
         name_tokens, i = tokens[i:i + 1], i + 1
     db, name = qualified(ctx, name_tokens)
     ctx.target = (db, name)
-    need_table(ctx, db, name)
-    actions = _join_name_lists(split_commas(tokens[i:]))
+    before = need_table(ctx, db, name)
+    actions = _join_name_lists([a for a in map(_without_partitioning, split_commas(tokens[i:])) if a])
     # The server renames the table after every other action, wherever RENAME TO appears in the list.
     renames = [a for a in actions if a[0].text.upper() == "RENAME"
                and (len(a) < 2 or a[1].text.upper() not in ("COLUMN", "INDEX", "KEY"))]
+    first_change = len(ctx.changes)
     for action in [a for a in actions if not any(a is r for r in renames)] + renames:
         _alter_action(ctx, db, name, text[action[0].start:action[-1].end + 1], action)
+    _keep_keys_of_readded_columns(ctx, before, ctx.changes[first_change:])
+
+
+def _without_partitioning(action: list[Token]) -> list[Token]:
+    """The action without a partitioning clause written after it without a comma (``DROP FOREIGN KEY c
+    PARTITION BY KEY (a)``, ``ADD … REMOVE PARTITIONING``): partitioning never changes a column."""
+    depth = 0
+    for n, tok in enumerate(action):
+        if tok.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tok.token_type == TokenType.R_PAREN:
+            depth -= 1
+        elif depth == 0 and n > 0:
+            word = tok.text.upper()
+            following = action[n + 1].text.upper() if n + 1 < len(action) else ""
+            if word == "PARTITION BY" or (word == "PARTITION" and following == "BY") \
+                    or (word == "REMOVE" and following == "PARTITIONING"):
+                return action[:n]
+    return action
+
+
+def _keep_keys_of_readded_columns(ctx: Ctx, before: TableSchema, changes: list[SchemaChange]) -> None:
+    """``DROP i, ADD i …`` in one ALTER: the server matches keys to the new column list by name, so the
+    keys on ``i`` survive (the dropped column's keys come back on the added one)."""
+    dropped = {c.column_name.lower() for c in changes if isinstance(c, DropColumn)}
+    added = {c.column.name.lower() for c in changes if isinstance(c, CreateOrModifyColumn)}
+    readded = dropped & added
+    if not readded or any(isinstance(c, RenameTable) for c in changes):
+        return
+    t = need_table(ctx, before.db, before.name)
+    explicit = before.primary_key and not before.implicit_primary_key
+    dropped_pk = any(isinstance(c, PrimaryKeyChanged) and not c.primary_key for c in changes)
+    if explicit and not dropped_pk and not t.primary_key \
+            and {k.lower() for k in before.primary_key} & readded \
+            and all(t.column(k) is not None for k in before.primary_key):
+        ctx.emit(PrimaryKeyChanged(t.db, t.name, before.primary_key))
+    lost = [k for k in before.unique_keys if k not in t.unique_keys and {c.lower() for c in k[1]} & readded
+            and all(t.column(c) is not None for c in k[1])]
+    if lost:
+        ctx.emit(UniqueKeysChanged(t.db, t.name, (*t.unique_keys, *lost)))
 
 
 def _is_partition_action(words: list[str]) -> bool:
@@ -179,6 +221,10 @@ def _convert_charset(ctx: Ctx, db: str, name: str, toks: list[Token]) -> None:
     collation = normalize_collation(collation) if collation else session().default_collation(charset)
     for col in t.columns:
         new = converted_column(col, charset, collation)
+        if charset == "binary" and new.data_type in BINARY_OF:  # CONVERT TO CHARSET binary: byte strings
+            new = replace(new, data_type=BINARY_OF[new.data_type], charset=None, collation=None)
+        elif charset == "binary" and new.data_type in ("enum", "set"):
+            new = replace(new, charset=None, collation=None)
         if new != col:
             ctx.emit(CreateOrModifyColumn(db, name, new))
     ctx.emit(TableCharsetChanged(db, name, charset, collation))

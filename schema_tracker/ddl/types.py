@@ -57,7 +57,7 @@ _IGNORED_CONSTRAINTS = (
 )
 _TEXT_SIZES = (("tinytext", "tinyblob", 255), ("text", "blob", 65535),
                ("mediumtext", "mediumblob", 16777215), ("longtext", "longblob", 4294967295))
-_BINARY_OF = {"char": "binary", "varchar": "varbinary", "tinytext": "tinyblob", "text": "blob",
+BINARY_OF = {"char": "binary", "varchar": "varbinary", "tinytext": "tinyblob", "text": "blob",
               "mediumtext": "mediumblob", "longtext": "longblob"}
 
 
@@ -189,8 +189,8 @@ def _resolve_charset(col: ColumnSchema, table: TableSchema, charset: str | None,
         charset = "binary"  # a CHARSET=binary table: its textual columns are binary ones
     if collation is not None and charset is None:
         charset = charset_of_collation(collation)  # COLLATE binary makes a binary string too
-    if charset == "binary" and col.data_type in _BINARY_OF:
-        return _sized(replace(col, data_type=_BINARY_OF[col.data_type]), col.length if
+    if charset == "binary" and col.data_type in BINARY_OF:
+        return _sized(replace(col, data_type=BINARY_OF[col.data_type]), col.length if
                       col.data_type in ("text", "blob") else None)
     if charset == "binary":  # ENUM/SET of binary strings: information_schema names no charset
         return replace(col, charset=None, collation=None)
