@@ -119,6 +119,13 @@ def _is_partition_action(words: list[str]) -> bool:
                             or (len(words) > 1 and words[1] == "PARTITION"))
 
 
+# Words an ALTER TABLE action starts with (a piece starting otherwise continues the previous name list).
+_ACTION_WORDS = PARTITION_ACTIONS | {"ADD", "DROP", "MODIFY", "CHANGE", "ALTER", "RENAME", "CONVERT", "FORCE",
+                                     "ENGINE", "DEFAULT", "CHARACTER", "CHARSET", "COLLATE", "ALGORITHM",
+                                     "LOCK", "TRUNCATE", "WITH", "WITHOUT", "UPGRADE", "SECONDARY_LOAD",
+                                     "SECONDARY_UNLOAD", "AUTO_INCREMENT", "COMMENT"}
+
+
 def _join_name_lists(actions: list[list[Token]]) -> list[list[Token]]:
     """``DROP PARTITION p0, p1`` and ``ORDER BY a, b`` end in a list of names that the comma split cut
     into separate actions: glue the bare names back onto the action they belong to."""
@@ -126,7 +133,10 @@ def _join_name_lists(actions: list[list[Token]]) -> list[list[Token]]:
     for action in actions:
         bare = all(t.token_type in (TokenType.VAR, TokenType.IDENTIFIER, TokenType.DOT)
                    or t.text.upper() in ("ASC", "DESC") for t in action)
-        if bare and out and _is_partition_action([t.text.upper() for t in out[-1]]):
+        # REORGANIZE PARTITION x0, x1 INTO (…): a name list that goes on after its last name
+        named = action[0].token_type in (TokenType.VAR, TokenType.IDENTIFIER) \
+            and action[0].text.upper() not in _ACTION_WORDS
+        if (bare or named) and out and _is_partition_action([t.text.upper() for t in out[-1]]):
             out[-1] = out[-1] + action
         else:
             out.append(action)

@@ -251,6 +251,10 @@ def _data_type(name: str, kind: exp.DataType) -> ColumnSchema:
             if isinstance(p, exp.HexString):  # 0x61 / X'61': bytes in the column's charset, decoded later
                 values.append(HEX_LABEL + p.this)
                 continue
+            if isinstance(p, exp.BitString):  # b'1001001': the same, written in bits
+                nbytes = max(1, (len(p.this) + 7) // 8)
+                values.append(HEX_LABEL + int(p.this or "0", 2).to_bytes(nbytes, "big").hex())
+                continue
             if not (isinstance(p, exp.Literal) and p.is_string):
                 raise unsupported(f"{dtype} member of column {name!r} is not a string literal")
             values.append(p.this.rstrip(" "))  # the server drops trailing spaces of labels
