@@ -42,7 +42,7 @@ from schema_tracker.ddl import apply
 from schema_tracker.history import DDL_PASS_SKIP_TYPES, SchemaHistory, statement_text
 from schema_tracker.model import Catalog
 from schema_tracker.snapshot import catalog_from_server
-from tests.mysql_testsuite import ddl_heavy_files, extract_statements, testsuite_root
+from tests.mysql_testsuite import ddl_heavy_files, extract_statements, mysql_testsuite_root
 
 __all__ = ["Report", "run_files", "sample_files"]
 
@@ -350,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from binlog_model.testing.mysql import MySQLServer, mysql_available
 
-    root = testsuite_root()
+    root = mysql_testsuite_root()
     ok, why = mysql_available()
     if root is None or not ok:
         print(f"cannot run: {why if not ok else 'mysql-testsuite is not unpacked'}", file=sys.stderr)

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["SUITES", "ddl_heavy_files", "extract_statements", "testsuite_root"]
+__all__ = ["SUITES", "ddl_heavy_files", "extract_statements", "mysql_testsuite_root"]
 
 # The suites the differential draws from (``main`` is the top-level ``t/`` folder).
 SUITES = ("main", "innodb", "parts", "binlog", "rpl")
@@ -60,7 +60,7 @@ _UNSAFE = re.compile(
     re.IGNORECASE)
 
 
-def testsuite_root() -> Path | None:
+def mysql_testsuite_root() -> Path | None:
     """The unpacked ``usr/lib/mysql-test`` of sid's mysql-testsuite package, or None when absent."""
     root = Path.home() / ".cache/binlog-model/mysql-testsuite/root/usr/lib/mysql-test"
     return root if (root / "t").is_dir() else None

@@ -23,7 +23,7 @@ import pytest
 
 from tests.ddl_random import generate
 from tests.mysql_ddl_differential import Report, run_file, run_files, sample_files
-from tests.mysql_testsuite import testsuite_root
+from tests.mysql_testsuite import mysql_testsuite_root
 
 pytestmark = pytest.mark.server
 
@@ -51,7 +51,7 @@ def mysql_server():  # type: ignore[no-untyped-def]
 
 
 def test_mysql_testsuite_sample_replays_without_silent_differences(mysql_server) -> None:  # type: ignore[no-untyped-def]
-    root = testsuite_root()
+    root = mysql_testsuite_root()
     if root is None:
         pytest.skip("mysql-testsuite is not unpacked (binlog_model.testing.sid.fetch_sid_packages)")
     seed = int(os.environ.get("BINLOG_MODEL_DDL_SAMPLE_SEED", "20261123"))
