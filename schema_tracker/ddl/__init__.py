@@ -31,6 +31,7 @@ from schema_tracker.ddl.create import (
     drop,
     rename_tables,
     truncate,
+    view_statement,
 )
 from schema_tracker.ddl.dialect import in_session, parse, tokenize, unsupported
 from schema_tracker.ddl.ignored import IGNORED_FIRST, IGNORED_KINDS, object_kind
@@ -103,6 +104,9 @@ def _dispatch(ctx: Ctx, sql: str) -> None:
     kind, temporary = object_kind(tokens[1:])
     if kind == "INDEX" and first in ("CREATE", "DROP") and not temporary:
         index_statement(ctx, text, tokens, first)
+        return
+    if kind == "VIEW" and not temporary:
+        view_statement(ctx, first, tokens)
         return
     if kind in IGNORED_KINDS or temporary:
         return
