@@ -314,13 +314,20 @@ def apply_change(catalog: Catalog, change: SchemaChange) -> Catalog:
     raise TypeError(f"not a schema change: {change!r}")  # pragma: no cover - closed union
 
 
+def is_gipk(col: ColumnSchema) -> bool:
+    """MySQL's generated invisible primary key column (``sql_generate_invisible_primary_key``)."""
+    return col.name.lower() == "my_row_id" and col.invisible and col.auto_increment \
+        and col.data_type == "bigint" and col.unsigned
+
+
 def _put_column(t: TableSchema, change: CreateOrModifyColumn) -> TableSchema:
     cols = list(t.columns)
     i = t.index_of(change.column.name)
     if i >= 0:
         del cols[i]
     if change.first:
-        at = 0
+        # MySQL keeps a generated invisible primary key first: FIRST places a column after it
+        at = 1 if cols and is_gipk(cols[0]) and not is_gipk(change.column) else 0
     elif change.after is not None:
         j = next((n for n, c in enumerate(cols) if c.key() == change.after.lower()), -1)
         if j < 0:

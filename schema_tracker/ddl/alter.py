@@ -37,7 +37,7 @@ from schema_tracker.ddl.create import (
     read_table_options,
 )
 from schema_tracker.ddl.dialect import parse, session, tokenize, unsupported
-from schema_tracker.ddl.script import split_commas
+from schema_tracker.ddl.script import split_commas, without_index_types
 from schema_tracker.ddl.types import BINARY_OF, column_def
 from schema_tracker.model import (
     TableSchema,
@@ -69,9 +69,28 @@ def alter_table(ctx: Ctx, text: str, tokens: list[Token]) -> None:
     renames = [a for a in actions if a[0].text.upper() == "RENAME"
                and (len(a) < 2 or a[1].text.upper() not in ("COLUMN", "INDEX", "KEY"))]
     first_change = len(ctx.changes)
-    for action in [a for a in actions if not any(a is r for r in renames)] + renames:
-        _alter_action(ctx, db, name, text[action[0].start:action[-1].end + 1], action)
+    others = [a for a in actions if not any(a is r for r in renames)]
+    # The server works on the original table: drops first, then column changes, then new keys (which
+    # may name columns this statement adds or renames), and the table's rename last.
+    ordered = sorted(others, key=_action_phase)
+    for action in ordered + renames:
+        piece = text[action[0].start:action[-1].end + 1]
+        cleaned = without_index_types(piece, action)
+        _alter_action(ctx, db, name, cleaned, action if cleaned == piece else tokenize(cleaned, text))
     _keep_keys_of_readded_columns(ctx, before, ctx.changes[first_change:])
+
+
+_KEY_WORDS = frozenset({"PRIMARY KEY", "PRIMARY", "UNIQUE", "INDEX", "KEY", "FULLTEXT", "SPATIAL",
+                        "CONSTRAINT", "FOREIGN", "FOREIGN KEY", "CHECK"})
+
+
+def _action_phase(action: list[Token]) -> int:
+    words = [t.text.upper() for t in action[:2]]
+    if words[0] == "DROP" and not (len(words) > 1 and words[1] == "PARTITION"):
+        return 0
+    if words[0] == "ADD" and len(words) > 1 and words[1] in _KEY_WORDS:
+        return 2
+    return 1
 
 
 def _without_partitioning(action: list[Token]) -> list[Token]:

@@ -97,10 +97,17 @@ _INDEX_TYPES = frozenset({"BTREE", "HASH", "RTREE"})
 
 
 def without_index_types(text: str, tokens: list[Token]) -> str:
-    """``text`` without ``USING BTREE|HASH|RTREE`` (index types change no column; sqlglot rejects them
-    before a key's column list, as in ``PRIMARY KEY USING HASH (a)``)."""
+    """``text`` without what changes no column and sqlglot rejects: ``USING BTREE|HASH|RTREE`` (as in
+    ``PRIMARY KEY USING HASH (a)``), ASC/DESC in key part lists (``PRIMARY KEY (a DESC)``) and MySQL
+    HeatWave's ``NOT SECONDARY`` column attribute."""
     cuts = [(tokens[i].start, tokens[i + 1].end + 1) for i in range(len(tokens) - 1)
-            if tokens[i].text.upper() == "USING" and tokens[i + 1].text.upper() in _INDEX_TYPES]
+            if (tokens[i].text.upper() == "USING" and tokens[i + 1].text.upper() in _INDEX_TYPES)
+            or (tokens[i].text.upper() == "NOT" and tokens[i + 1].text.upper() == "SECONDARY")]
+    cuts += [(tokens[i].start, tokens[i].end + 1) for i in range(1, len(tokens) - 1)
+             if tokens[i].text.upper() in ("ASC", "DESC")
+             and tokens[i + 1].token_type in (TokenType.COMMA, TokenType.R_PAREN)
+             and tokens[i - 1].token_type in (TokenType.VAR, TokenType.IDENTIFIER, TokenType.R_PAREN)]
+    cuts.sort()
     for start, end in reversed(cuts):
         text = text[:start] + " " + text[end:]
     return text
