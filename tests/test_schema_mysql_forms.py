@@ -111,6 +111,12 @@ CASES: dict[str, list[str]] = {
         "CREATE TABLE c11 (a char(3) CHARACTER SET latin1 AS (concat('x', 'y')) STORED, b int)",
         "ALTER TABLE c11 ORDER BY b, a",
     ],
+    "create_table_select": [  # MySQL 8.0.21+ logs the full CREATE TABLE … START TRANSACTION, then rows
+        "CREATE TABLE src (a int, b varchar(3))",
+        "CREATE TABLE ctas1 AS SELECT 1 AS a, 'x' AS b",
+        "CREATE TABLE ctas2 (k int PRIMARY KEY AUTO_INCREMENT) ENGINE=InnoDB SELECT a, b FROM src",
+        "CREATE TABLE IF NOT EXISTS ctas3 (c text) SELECT concat(b, 'y') AS d FROM src",
+    ],
     "ansi_quotes": [
         "SET SESSION sql_mode = 'ANSI_QUOTES'",
         'CREATE TABLE "q1" ("a" int, "b b" varchar(3), PRIMARY KEY ("a"))',

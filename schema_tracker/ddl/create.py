@@ -133,7 +133,12 @@ def read_table_options(tail: list[Token]) -> tuple[TableOptions, bool]:
         if tail[i].token_type == TokenType.L_PAREN and i + 1 < len(tail) \
                 and tail[i + 1].text.upper() == "SELECT":
             return (charset, collation, engine), True
-        if word in _OPTIONS_END:
+        if word == "START" and i + 1 < len(tail) and tail[i + 1].text.upper() == "TRANSACTION":
+            # MySQL 8.0.21+ logs CREATE TABLE … SELECT as the full CREATE TABLE with START TRANSACTION
+            # among its options (the rows follow as row events)
+            i += 2
+            continue
+        if word in _OPTIONS_END:  # a real query after the options: the columns come from it
             return (charset, collation, engine), word not in ("PARTITION", "PARTITION BY")
         value = tail[i + 1:]
         if value and value[0].token_type == TokenType.EQ:
