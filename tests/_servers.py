@@ -15,3 +15,8 @@ def known_failure_on(request: pytest.FixtureRequest, server: LocalServer, label:
     """
     if server.label == label:
         request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
+
+
+# Open gaps on MySQL, in the terms of the issue that owns each (the strict xfail turns XPASS once fixed).
+GEOMETRY_CHARSET_GAP = ("issue 12 (MySQL 8/9 rows): GEOMETRY columns in a table that mixes them with text "
+                        "and binary columns: TABLE_MAP's charset block is miscounted")

@@ -50,6 +50,9 @@ def mysql() -> Iterator[MySQLServer]:
         pytest.skip(f"no local MySQL: {reason}")
     server = MySQLServer(row_image="FULL", row_metadata="FULL")
     server.start()
+    if "mariadb" in server.version.lower():  # never let MariaDB stand in for MySQL
+        server.stop()
+        pytest.fail(f"the MySQL harness started {server.version}, not MySQL")
     try:
         yield server
     finally:

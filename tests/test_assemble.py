@@ -1,7 +1,9 @@
-"""The statement assembler on real MariaDB binlogs: resolution sources, errors, image modes, trace info.
+"""The statement assembler on real MariaDB and MySQL 9 binlogs: resolution sources, errors, image modes,
+trace info, transactions.
 
-Each test writes its own statements on the session MariaDB (a fresh database), takes the binlog files that
-hold exactly them (a ``flush_and_collect`` before and after), and decodes those files.
+Each test writes its own statements on the session server of each kind (a fresh database), takes the binlog
+files that hold exactly them (a ``flush_and_collect`` before and after), and decodes those files. Tests of
+a feature only one server has take that server's database fixture (``mariadb_db``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from binlog_model.errors import (
 )
 from binlog_model.model import python_value
 from binlog_model.pipeline import iter_binlog_events
+from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.mariadb import MariaDBServer
+from binlog_model.testing.mysql import MySQLServer
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import Catalog
 from schema_tracker.snapshot import catalog_from_dump, catalog_from_server
@@ -32,7 +36,7 @@ from schema_tracker.snapshot import catalog_from_dump, catalog_from_server
 pytestmark = pytest.mark.server
 
 
-def _run(server: MariaDBServer, db: str, statements: Sequence[str], *, session: Sequence[str] = ()
+def _run(server: LocalServer, db: str, statements: Sequence[str], *, session: Sequence[str] = ()
          ) -> list[Path]:
     """Run ``statements`` on one connection and return the binlog files holding exactly them."""
     server.flush_and_collect()
@@ -46,6 +50,15 @@ def _run(server: MariaDBServer, db: str, statements: Sequence[str], *, session: 
     return server.flush_and_collect()
 
 
+def _seq(n: int) -> str:
+    """The numbers 1..n as ``seq``: a derived table and its WHERE, after ``SELECT … FROM``, that both
+    servers accept (MariaDB's ``seq_1_to_N`` tables do not exist in MySQL)."""
+    digits = "(SELECT 0 d UNION ALL " + " UNION ALL ".join(f"SELECT {i}" for i in range(1, 10)) + ")"
+    numbers = (f"(SELECT u.d + 10 * t.d + 100 * h.d + 1000 * k.d + 1 AS seq "
+               f"FROM {digits} u, {digits} t, {digits} h, {digits} k) s")
+    return f"{numbers} WHERE seq <= {n}"
+
+
 def _mine(events: list[pb.BinlogEvent], db: str) -> list[pb.BinlogEvent]:
     return [e for e in events if e.db == db]
 
@@ -54,11 +67,11 @@ def _cols(columns: Any) -> dict[str, Any]:
     return {c.name: python_value(c.value) for c in columns}
 
 
-def test_table_unknown_to_the_tracker_resolves_from_full_row_metadata(mariadb: MariaDBServer,
+def test_table_unknown_to_the_tracker_resolves_from_full_row_metadata(server: LocalServer,
                                                                       fresh_db: str) -> None:
-    mariadb.execute("CREATE TABLE t (id INT UNSIGNED PRIMARY KEY, name VARCHAR(20), "
+    server.execute("CREATE TABLE t (id INT UNSIGNED PRIMARY KEY, name VARCHAR(20), "
                     "kind ENUM('a','b,c','d''e'), big BIGINT UNSIGNED)", fresh_db)
-    files = _run(mariadb, fresh_db, [
+    files = _run(server, fresh_db, [
         "INSERT INTO t VALUES (4294967295, 'zoë', 'b,c', 18446744073709551615)",
         "UPDATE t SET kind = 'd''e' WHERE id = 4294967295",
     ])
@@ -74,23 +87,23 @@ def test_table_unknown_to_the_tracker_resolves_from_full_row_metadata(mariadb: M
     assert _cols(update.rows[0].after) == {"kind": "d'e"}
 
 
-def test_table_unknown_without_metadata_is_a_typed_error(mariadb: MariaDBServer, fresh_db: str) -> None:
-    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY)", fresh_db)
-    mariadb.execute("SET GLOBAL binlog_row_metadata = MINIMAL")   # global only; restored below
+def test_table_unknown_without_metadata_is_a_typed_error(server: LocalServer, fresh_db: str) -> None:
+    server.execute("CREATE TABLE t (id INT PRIMARY KEY)", fresh_db)
+    server.execute("SET GLOBAL binlog_row_metadata = MINIMAL")   # global only; restored below
     try:
-        files = _run(mariadb, fresh_db, ["INSERT INTO t VALUES (1)"])
+        files = _run(server, fresh_db, ["INSERT INTO t VALUES (1)"])
     finally:
-        mariadb.execute("SET GLOBAL binlog_row_metadata = FULL")
+        server.execute("SET GLOBAL binlog_row_metadata = FULL")
     with pytest.raises(UnknownTableError) as info:
         list(iter_binlog_events(files))
     assert info.value.table == f"{fresh_db}.t"
     assert info.value.position is not None
 
 
-def test_snapshot_that_disagrees_with_table_map_is_a_schema_mismatch(mariadb: MariaDBServer,
+def test_snapshot_that_disagrees_with_table_map_is_a_schema_mismatch(server: LocalServer,
                                                                      fresh_db: str) -> None:
-    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b INT)", fresh_db)
-    files = _run(mariadb, fresh_db, ["INSERT INTO t VALUES (1, 'x', 2)"])
+    server.execute("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b INT)", fresh_db)
+    files = _run(server, fresh_db, ["INSERT INTO t VALUES (1, 'x', 2)"])
     wrong = catalog_from_dump(f"CREATE DATABASE {fresh_db}; USE {fresh_db};"
                               "CREATE TABLE t (id INT PRIMARY KEY, b INT);",
                               Catalog(server_charset="utf8mb4"))
@@ -109,15 +122,15 @@ def test_snapshot_that_disagrees_with_table_map_is_a_schema_mismatch(mariadb: Ma
         list(iter_binlog_events(files, snapshot=typed))
 
 
-def test_history_from_a_live_snapshot_resolves_rows_before_and_after_an_alter(mariadb: MariaDBServer,
+def test_history_from_a_live_snapshot_resolves_rows_before_and_after_an_alter(server: LocalServer,
                                                                               fresh_db: str) -> None:
-    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(5))", fresh_db)
-    conn = mariadb.connect()
+    server.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(5))", fresh_db)
+    conn = server.connect()
     try:
         snapshot = catalog_from_server(conn, databases=[fresh_db])
     finally:
         conn.close()
-    files = _run(mariadb, fresh_db, [
+    files = _run(server, fresh_db, [
         "INSERT INTO t VALUES (1, 10, 'x')",
         "ALTER TABLE t DROP COLUMN a, ADD COLUMN c INT FIRST",
         "INSERT INTO t VALUES (20, 2, 'y')",
@@ -134,15 +147,15 @@ def test_history_from_a_live_snapshot_resolves_rows_before_and_after_an_alter(ma
 
 
 def test_unsupported_ddl_is_strict_by_default_and_lenient_marks_the_table_uncertain(
-        mariadb: MariaDBServer, fresh_db: str) -> None:
-    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT)", fresh_db)
+        mariadb: MariaDBServer, mariadb_db: str) -> None:
+    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT)", mariadb_db)
     conn = mariadb.connect()
     try:
-        snapshot = catalog_from_server(conn, databases=[fresh_db])
+        snapshot = catalog_from_server(conn, databases=[mariadb_db])
     finally:
         conn.close()
     # System versioning adds the hidden row_start/row_end columns to every row image.
-    files = _run(mariadb, fresh_db, ["INSERT INTO t VALUES (1, 1)", "ALTER TABLE t ADD SYSTEM VERSIONING",
+    files = _run(mariadb, mariadb_db, ["INSERT INTO t VALUES (1, 1)", "ALTER TABLE t ADD SYSTEM VERSIONING",
                                      "INSERT INTO t VALUES (2, 2)"])
     with pytest.raises(UnsupportedDDLError) as info:
         list(iter_binlog_events(files, snapshot=SchemaHistory(snapshot)))
@@ -151,17 +164,17 @@ def test_unsupported_ddl_is_strict_by_default_and_lenient_marks_the_table_uncert
     with pytest.raises(UncertainSchemaError) as uncertain:
         for e in iter_binlog_events(files, snapshot=SchemaHistory(snapshot, lenient=True), lenient_ddl=True):
             seen.append(e)
-    assert uncertain.value.table == f"{fresh_db}.t"
-    mine = _mine(seen, fresh_db)
+    assert uncertain.value.table == f"{mariadb_db}.t"
+    mine = _mine(seen, mariadb_db)
     assert mine[0].operation == pb.BinlogEvent.INSERT
     assert mine[1].schema_changes[0].WhichOneof("change") == "skipped_statement"
 
 
 @pytest.mark.parametrize("image", ["changed", "changed_with_old", "full"])
-def test_update_image_modes(mariadb: MariaDBServer, fresh_db: str, image: str) -> None:
-    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY, cur CHAR(3), a INT, b INT)", fresh_db)
-    mariadb.execute("INSERT INTO t VALUES (1, 'RUB', 10, 20)", fresh_db)
-    files = _run(mariadb, fresh_db, ["UPDATE t SET a = 11 WHERE id = 1", "DELETE FROM t WHERE id = 1"])
+def test_update_image_modes(server: LocalServer, fresh_db: str, image: str) -> None:
+    server.execute("CREATE TABLE t (id INT PRIMARY KEY, cur CHAR(3), a INT, b INT)", fresh_db)
+    server.execute("INSERT INTO t VALUES (1, 'RUB', 10, 20)", fresh_db)
+    files = _run(server, fresh_db, ["UPDATE t SET a = 11 WHERE id = 1", "DELETE FROM t WHERE id = 1"])
     update, delete = _mine(list(iter_binlog_events(files, always_include=[f"{fresh_db}.t.cur"], image=image)),
                            fresh_db)
     before, after = _cols(update.rows[0].before), _cols(update.rows[0].after)
@@ -178,10 +191,10 @@ def test_update_image_modes(mariadb: MariaDBServer, fresh_db: str, image: str) -
     assert _cols(update.rows[0].primary_key) == {"id": 1}
 
 
-def test_minimal_image_never_reports_absent_columns_as_null(mariadb: MariaDBServer, fresh_db: str) -> None:
-    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT, b TEXT, c INT)", fresh_db)
-    mariadb.execute("INSERT INTO t VALUES (1, 1, 'blob', NULL)", fresh_db)
-    files = _run(mariadb, fresh_db, ["UPDATE t SET a = 2 WHERE id = 1", "DELETE FROM t WHERE id = 1"],
+def test_minimal_image_never_reports_absent_columns_as_null(server: LocalServer, fresh_db: str) -> None:
+    server.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT, b TEXT, c INT)", fresh_db)
+    server.execute("INSERT INTO t VALUES (1, 1, 'blob', NULL)", fresh_db)
+    files = _run(server, fresh_db, ["UPDATE t SET a = 2 WHERE id = 1", "DELETE FROM t WHERE id = 1"],
                  session=["SET SESSION binlog_row_image = MINIMAL"])
     update, delete = _mine(list(iter_binlog_events(files, image="full")), fresh_db)
     # MINIMAL: the before image holds the PK only, the after image the changed column only.
@@ -191,10 +204,10 @@ def test_minimal_image_never_reports_absent_columns_as_null(mariadb: MariaDBServ
     assert _cols(delete.rows[0].primary_key) == {"id": 1}
 
 
-def test_split_by_bytes_and_rows_keeps_identity_and_consecutive_row_indexes(mariadb: MariaDBServer,
+def test_split_by_bytes_and_rows_keeps_identity_and_consecutive_row_indexes(server: LocalServer,
                                                                            fresh_db: str) -> None:
-    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY, pad VARCHAR(200))", fresh_db)
-    files = _run(mariadb, fresh_db, ["INSERT INTO t SELECT seq, REPEAT('x', 200) FROM seq_1_to_3000"])
+    server.execute("CREATE TABLE t (id INT PRIMARY KEY, pad VARCHAR(200))", fresh_db)
+    files = _run(server, fresh_db, [f"INSERT INTO t SELECT seq, REPEAT('x', 200) FROM {_seq(3000)}"])
     for kwargs in ({"max_rows": 700}, {"max_bytes": 50_000}):
         pieces = _mine(list(iter_binlog_events(files, **kwargs)), fresh_db)  # type: ignore[arg-type]
         assert len(pieces) > 2
@@ -208,10 +221,10 @@ def test_split_by_bytes_and_rows_keeps_identity_and_consecutive_row_indexes(mari
             assert max(len(e.rows) for e in pieces) == 700
 
 
-def test_trace_info_comes_from_the_leading_comment_of_the_annotated_statement(mariadb: MariaDBServer,
+def test_trace_info_comes_from_the_leading_comment_of_the_annotated_statement(server: LocalServer,
                                                                              fresh_db: str) -> None:
-    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY)", fresh_db)
-    files = _run(mariadb, fresh_db, ["/* reqid:1234567:direct.web:campaigns.save */ INSERT INTO t VALUES (1)",
+    server.execute("CREATE TABLE t (id INT PRIMARY KEY)", fresh_db)
+    files = _run(server, fresh_db, ["/* reqid:1234567:direct.web:campaigns.save */ INSERT INTO t VALUES (1)",
                                      "INSERT INTO t VALUES (2)"])
     traced, plain = _mine(list(iter_binlog_events(files)), fresh_db)
     assert traced.trace_info == "reqid:1234567:direct.web:campaigns.save"
@@ -237,9 +250,9 @@ def test_bad_options_are_config_errors() -> None:
         AssemblerOptions(max_rows=0)
 
 
-def test_statement_text_on_all_first_or_no_pieces(mariadb: MariaDBServer, fresh_db: str) -> None:
-    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY)", fresh_db)
-    files = _run(mariadb, fresh_db, ["/* reqid:7:s:m */ INSERT INTO t SELECT seq FROM seq_1_to_25"])
+def test_statement_text_on_all_first_or_no_pieces(server: LocalServer, fresh_db: str) -> None:
+    server.execute("CREATE TABLE t (id INT PRIMARY KEY)", fresh_db)
+    files = _run(server, fresh_db, [f"/* reqid:7:s:m */ INSERT INTO t SELECT seq FROM {_seq(25)}"])
     for mode, expected in (("all", [True] * 3), ("first", [True, False, False]), ("none", [False] * 3)):
         pieces = _mine(list(iter_binlog_events(files, max_rows=10, statement_text=mode)), fresh_db)
         assert [e.HasField("statement") for e in pieces] == expected, mode
@@ -248,11 +261,11 @@ def test_statement_text_on_all_first_or_no_pieces(mariadb: MariaDBServer, fresh_
         AssemblerOptions(statement_text="some")  # type: ignore[arg-type]
 
 
-def test_table_map_names_catch_a_same_typed_column_swap(mariadb: MariaDBServer, fresh_db: str) -> None:
+def test_table_map_names_catch_a_same_typed_column_swap(server: LocalServer, fresh_db: str) -> None:
     """Types alone cannot tell two INT columns apart; FULL row metadata names them, and a tracked schema
     with the names in other places is a SchemaMismatchError, not silently swapped values."""
-    mariadb.execute("CREATE TABLE t (a INT PRIMARY KEY, b INT)", fresh_db)
-    files = _run(mariadb, fresh_db, ["INSERT INTO t VALUES (1, 2)"])
+    server.execute("CREATE TABLE t (a INT PRIMARY KEY, b INT)", fresh_db)
+    files = _run(server, fresh_db, ["INSERT INTO t VALUES (1, 2)"])
     swapped = catalog_from_dump(f"CREATE DATABASE {fresh_db}; USE {fresh_db};"
                                 "CREATE TABLE t (b INT PRIMARY KEY, a INT);",
                                 Catalog(server_charset="utf8mb4"))
@@ -293,15 +306,17 @@ def test_rollback_to_a_savepoint_inside_the_spilled_part() -> None:
 
 
 def test_rollback_to_savepoint_drops_the_work_and_its_statement_numbers(mariadb: MariaDBServer,
-                                                                         fresh_db: str) -> None:
+                                                                         mariadb_db: str) -> None:
     """With a non-transactional table touched, MariaDB logs the rolled-back statement's rows and then
-    ROLLBACK TO SAVEPOINT: those rows must go, and so must their statement number."""
-    mariadb.execute(["CREATE TABLE t (id INT PRIMARY KEY) ENGINE=InnoDB",
-                     "CREATE TABLE m (id INT) ENGINE=MyISAM"], fresh_db)
-    files = _run(mariadb, fresh_db, ["BEGIN", "INSERT INTO t VALUES (1)", "SAVEPOINT s",
+    ROLLBACK TO SAVEPOINT: those rows must go, and so must their statement number. (MariaDB only: MySQL
+    with GTIDs refuses a transaction that mixes MyISAM and InnoDB, so it never logs this shape.)"""
+    server = mariadb
+    server.execute(["CREATE TABLE t (id INT PRIMARY KEY) ENGINE=InnoDB",
+                     "CREATE TABLE m (id INT) ENGINE=MyISAM"], mariadb_db)
+    files = _run(server, mariadb_db, ["BEGIN", "INSERT INTO t VALUES (1)", "SAVEPOINT s",
                                      "INSERT INTO t VALUES (2)", "INSERT INTO m VALUES (9)",
                                      "ROLLBACK TO SAVEPOINT s", "INSERT INTO t VALUES (3)", "COMMIT"])
-    events = [e for e in _mine(list(iter_binlog_events(files)), fresh_db) if e.table == "t"]
+    events = [e for e in _mine(list(iter_binlog_events(files)), mariadb_db) if e.table == "t"]
     assert [(e.query_index, [_cols(r.after)["id"] for r in e.rows]) for e in events] == [(0, [1]), (1, [3])]
     assert len({e.transaction_id for e in events}) == 1
 
@@ -331,9 +346,22 @@ def test_tagged_gtids_keep_distinct_identities() -> None:
     assert (first.server_uuid, first.transaction_id) != (second.server_uuid, second.transaction_id)
 
 
-def test_xa_prepared_work_waits_for_its_commit_or_rollback(mariadb: MariaDBServer, fresh_db: str) -> None:
-    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY)", fresh_db)
-    files = _run(mariadb, fresh_db, [
+def test_tagged_gtids_written_by_mysql_keep_distinct_identities(mysql: MySQLServer, mysql_db: str) -> None:
+    """MySQL 8.4+ writes tagged GTIDs (``uuid:tag:n``): the tag is part of the transaction's identity."""
+    mysql.execute("CREATE TABLE t (id INT PRIMARY KEY)", mysql_db)
+    files = _run(mysql, mysql_db, ["INSERT INTO t VALUES (1)", "SET gtid_next = 'AUTOMATIC:batch'",
+                                   "INSERT INTO t VALUES (2)", "SET gtid_next = 'AUTOMATIC'"])
+    plain, tagged = _mine(list(iter_binlog_events(files)), mysql_db)
+    uuid = str(mysql.query("SELECT @@server_uuid")[0][0])
+    assert (plain.server_uuid, tagged.server_uuid) == (uuid, f"{uuid}:batch")
+    assert plain.gtid == f"{uuid}:{plain.transaction_id}"
+    assert tagged.gtid == f"{uuid}:batch:{tagged.transaction_id}"
+    assert [_cols(e.rows[0].after) for e in (plain, tagged)] == [{"id": 1}, {"id": 2}]
+
+
+def test_xa_prepared_work_waits_for_its_commit_or_rollback(server: LocalServer, fresh_db: str) -> None:
+    server.execute("CREATE TABLE t (id INT PRIMARY KEY)", fresh_db)
+    files = _run(server, fresh_db, [
         "XA START 'xa1'", "INSERT INTO t VALUES (7)", "XA END 'xa1'", "XA PREPARE 'xa1'", "XA COMMIT 'xa1'",
         "XA START 'xa2'", "INSERT INTO t VALUES (8)", "XA END 'xa2'", "XA PREPARE 'xa2'", "XA ROLLBACK 'xa2'",
         "XA START 'xa3'", "INSERT INTO t VALUES (9)", "XA END 'xa3'", "XA COMMIT 'xa3' ONE PHASE",
@@ -345,17 +373,17 @@ def test_xa_prepared_work_waits_for_its_commit_or_rollback(mariadb: MariaDBServe
     assert assembler.stats.rolled_back_transactions >= 1
 
 
-def test_xa_prepared_but_never_resolved_is_an_incomplete_transaction(mariadb: MariaDBServer,
+def test_xa_prepared_but_never_resolved_is_an_incomplete_transaction(server: LocalServer,
                                                                      fresh_db: str) -> None:
-    mariadb.execute("CREATE TABLE t (id INT PRIMARY KEY)", fresh_db)
-    conn = mariadb.connect(fresh_db)
+    server.execute("CREATE TABLE t (id INT PRIMARY KEY)", fresh_db)
+    conn = server.connect(fresh_db)
     try:
-        mariadb.flush_and_collect()
+        server.flush_and_collect()
         with conn.cursor() as cur:
             for sql in ["XA START 'open1'", "INSERT INTO t VALUES (1)", "XA END 'open1'",
                         "XA PREPARE 'open1'"]:
                 cur.execute(sql)
-        files = mariadb.flush_and_collect()
+        files = server.flush_and_collect()
         with pytest.raises(IncompleteTransactionError, match="prepared XA"):
             list(iter_binlog_events(files))
         assert _mine(list(iter_binlog_events(files, allow_incomplete_tail=True)), fresh_db) == []

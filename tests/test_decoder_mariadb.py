@@ -45,11 +45,11 @@ def _mine(events: list[Any], db: str) -> list[Any]:
     return [e for e in events if getattr(e, "schema", None) == db or db in getattr(e, "query", "")]
 
 
-def test_mariadb_row_binlog_events(mariadb: Any, fresh_db: str, tmp_path: Any) -> None:
+def test_mariadb_row_binlog_events(mariadb: Any, mariadb_db: str, tmp_path: Any) -> None:
     mariadb.flush_and_collect()
-    ddl = f"CREATE TABLE `{fresh_db}`.t (id INT PRIMARY KEY, v VARCHAR(20))"
-    dml = f"INSERT INTO `{fresh_db}`.t VALUES (1, 'one'), (2, 'two')"
-    mariadb.execute([ddl, dml, f"UPDATE `{fresh_db}`.t SET v = 'uno' WHERE id = 1"])
+    ddl = f"CREATE TABLE `{mariadb_db}`.t (id INT PRIMARY KEY, v VARCHAR(20))"
+    dml = f"INSERT INTO `{mariadb_db}`.t VALUES (1, 'one'), (2, 'two')"
+    mariadb.execute([ddl, dml, f"UPDATE `{mariadb_db}`.t SET v = 'uno' WHERE id = 1"])
     files = mariadb.flush_and_collect(tmp_path)
     events = list(iter_events(files))
     types = [e.header.event_type for e in events]
@@ -68,7 +68,7 @@ def test_mariadb_row_binlog_events(mariadb: Any, fresh_db: str, tmp_path: Any) -
     ddl_gtid = events[next(i for i, e in enumerate(events) if getattr(e, "query", None) == ddl) - 1]
     assert isinstance(ddl_gtid, MariadbGtidEvent) and ddl_gtid.standalone
     maps = [e for e in events if e.header.event_type == EventType.TABLE_MAP_EVENT]
-    assert {(m.schema, m.table) for m in maps} == {(fresh_db, "t")}
+    assert {(m.schema, m.table) for m in maps} == {(mariadb_db, "t")}
     # one byte at a time gives the same events
     for path in files:
         data = path.read_bytes()
@@ -83,11 +83,11 @@ def test_mariadb_row_binlog_events(mariadb: Any, fresh_db: str, tmp_path: Any) -
         assert out == list(iter_events(path))
 
 
-def test_mariadb_compressed_query_events(mariadb: Any, fresh_db: str, tmp_path: Any,
+def test_mariadb_compressed_query_events(mariadb: Any, mariadb_db: str, tmp_path: Any,
                                          compressed_binlog: None) -> None:
     mariadb.flush_and_collect()
-    ddl = f"CREATE TABLE `{fresh_db}`.big (id INT PRIMARY KEY, note VARCHAR(200)) /* {'x' * 300} */"
-    mariadb.execute([ddl, f"INSERT INTO `{fresh_db}`.big VALUES (1, '{'y' * 150}')"])
+    ddl = f"CREATE TABLE `{mariadb_db}`.big (id INT PRIMARY KEY, note VARCHAR(200)) /* {'x' * 300} */"
+    mariadb.execute([ddl, f"INSERT INTO `{mariadb_db}`.big VALUES (1, '{'y' * 150}')"])
     events = list(iter_events(mariadb.flush_and_collect(tmp_path)))
     compressed = [e for e in events if e.header.event_type == EventType.QUERY_COMPRESSED_EVENT]
     assert compressed, "log_bin_compress wrote no QUERY_COMPRESSED_EVENT"
@@ -98,9 +98,9 @@ def test_mariadb_compressed_query_events(mariadb: Any, fresh_db: str, tmp_path: 
     assert rows and rows[0].rows[0][1] == b"y" * 150
 
 
-def test_mariadb_statement_format_context_events(mariadb: Any, fresh_db: str, tmp_path: Any) -> None:
+def test_mariadb_statement_format_context_events(mariadb: Any, mariadb_db: str, tmp_path: Any) -> None:
     mariadb.flush_and_collect()
-    conn = mariadb.connect(database=fresh_db)
+    conn = mariadb.connect(database=mariadb_db)
     try:
         with conn.cursor() as cur:
             cur.execute("SET SESSION binlog_format = 'STATEMENT'")
@@ -122,4 +122,4 @@ def test_mariadb_statement_format_context_events(mariadb: Any, fresh_db: str, tm
     assert any(isinstance(e, RandEvent) for e in events)
     intvars = [e for e in events if isinstance(e, IntvarEvent)]
     assert {e.kind for e in intvars} >= {1} and all(e.value >= 1 for e in intvars)
-    assert _mine(events, fresh_db)
+    assert _mine(events, mariadb_db)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from binlog_model.errors import BinlogError, ConfigError
+from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.mariadb import HarnessError, MariaDBServer, mariadb_available
 from binlog_model.testing.sqltext import parse_directives, split_statements
 
@@ -47,35 +48,35 @@ def test_startup_under_15_seconds_and_cleanup() -> None:
     server.stop()  # idempotent
 
 
-def test_fresh_db_execute_query_and_collect(mariadb: MariaDBServer, fresh_db: str, tmp_path: Path) -> None:
-    mariadb.flush_and_collect()  # drop what earlier tests wrote from the next collect
-    mariadb.execute(
+def test_fresh_db_execute_query_and_collect(server: LocalServer, fresh_db: str, tmp_path: Path) -> None:
+    server.flush_and_collect()  # drop what earlier tests wrote from the next collect
+    server.execute(
         "CREATE TABLE t (id INT PRIMARY KEY, note VARCHAR(20));"
         "INSERT INTO t VALUES (1, 'semi;colon'), (2, 'it''s');", database=fresh_db)
-    assert mariadb.query("SELECT id, note FROM t ORDER BY id", database=fresh_db) == [
+    assert server.query("SELECT id, note FROM t ORDER BY id", database=fresh_db) == [
         (1, "semi;colon"), (2, "it's")]
-    active_before = mariadb.binlog_names()[-1]
-    files = mariadb.flush_and_collect(tmp_path / "out")
+    active_before = server.binlog_names()[-1]
+    files = server.flush_and_collect(tmp_path / "out")
     assert [f.name for f in files] == [active_before]
     assert files[0].parent == tmp_path / "out"
     data = files[0].read_bytes()
     assert data[:4] == b"\xfebin"
     assert fresh_db.encode() in data  # the CREATE TABLE / TABLE_MAP name the test database
     # The next collect only returns files closed since this one.
-    assert mariadb.flush_and_collect() == [mariadb.binlog_dir / mariadb.binlog_names()[-2]]
+    assert server.flush_and_collect() == [server.binlog_dir / server.binlog_names()[-2]]
 
 
-def test_execute_error_names_statement(mariadb: MariaDBServer, fresh_db: str) -> None:
+def test_execute_error_names_statement(server: LocalServer, fresh_db: str) -> None:
     with pytest.raises(HarnessError, match=r"statement 2 failed: .*statement: INSERT INTO nope VALUES \(1\)"):
-        mariadb.execute(["SELECT 1", "INSERT INTO nope VALUES (1)"], database=fresh_db)
+        server.execute(["SELECT 1", "INSERT INTO nope VALUES (1)"], database=fresh_db)
     with pytest.raises(BinlogError, match="query failed"):
-        mariadb.query("SELECT * FROM missing_table", database=fresh_db)
+        server.query("SELECT * FROM missing_table", database=fresh_db)
 
 
-def test_one_connection_per_execute_keeps_transactions(mariadb: MariaDBServer, fresh_db: str) -> None:
-    mariadb.execute(["CREATE TABLE t (id INT PRIMARY KEY) ENGINE=InnoDB", "BEGIN", "INSERT INTO t VALUES (1)",
+def test_one_connection_per_execute_keeps_transactions(server: LocalServer, fresh_db: str) -> None:
+    server.execute(["CREATE TABLE t (id INT PRIMARY KEY) ENGINE=InnoDB", "BEGIN", "INSERT INTO t VALUES (1)",
                      "ROLLBACK", "INSERT INTO t VALUES (2)"], database=fresh_db)
-    assert mariadb.query("SELECT id FROM t", database=fresh_db) == [(2,)]
+    assert server.query("SELECT id FROM t", database=fresh_db) == [(2,)]
 
 
 def test_bad_options_are_config_errors() -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from binlog_model.errors import ConfigError
+from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.mariadb import HarnessError, MariaDBServer
 from binlog_model.testing.scenario import SCENARIO_DIR, list_scenarios, load_scenario, run_scenario
 
@@ -53,13 +54,13 @@ def scenario_runs(mariadb: MariaDBServer, tmp_path_factory: pytest.TempPathFacto
     return results
 
 
-def test_scenarios_are_rerunnable_and_clean_up(mariadb: MariaDBServer) -> None:
+def test_scenarios_are_rerunnable_and_clean_up(server: LocalServer) -> None:
     path = SCENARIO_DIR / "pk_updates.sql"
     assert load_scenario(path).databases == ("pk",)
-    first = run_scenario(mariadb, path)[0].read_bytes()
-    second = run_scenario(mariadb, path)[0].read_bytes()
+    first = run_scenario(server, path)[0].read_bytes()
+    second = run_scenario(server, path)[0].read_bytes()
     assert len(first) == len(second)  # same statements, same GTIDs after RESET MASTER, same sizes
-    assert ("pk",) not in mariadb.query("SHOW DATABASES")
+    assert ("pk",) not in server.query("SHOW DATABASES")
 
 
 def test_scenario_set_is_complete() -> None:
@@ -155,7 +156,7 @@ def test_golden_spec_example_matches_a_fresh_run(scenario_runs: dict[str, dict])
     assert [golden[o + 4] for o in _walk(golden)] == [fresh[o + 4] for o in _walk(fresh)]
 
 
-def test_bad_scenarios_are_rejected(tmp_path: Path, mariadb: MariaDBServer) -> None:
+def test_bad_scenarios_are_rejected(tmp_path: Path, server: LocalServer) -> None:
     bad = tmp_path / "bad.sql"
     bad.write_text("-- @binlog_row_imag: FULL\nSELECT 1;\n")
     with pytest.raises(ConfigError, match="unknown directive @binlog_row_imag"):
@@ -168,11 +169,11 @@ def test_bad_scenarios_are_rejected(tmp_path: Path, mariadb: MariaDBServer) -> N
         load_scenario(bad)
     bad.write_text("CREATE DATABASE scen_fail_check;\nINSERT INTO nowhere VALUES (1);\n")
     with pytest.raises(HarnessError, match=r"statement 2 failed.*INSERT INTO nowhere"):
-        run_scenario(mariadb, bad)
-    mariadb.execute("DROP DATABASE IF EXISTS scen_fail_check")
+        run_scenario(server, bad)
+    server.execute("DROP DATABASE IF EXISTS scen_fail_check")
 
 
-def test_directives_take_effect(tmp_path: Path, mariadb: MariaDBServer) -> None:
+def test_directives_take_effect(tmp_path: Path, server: LocalServer) -> None:
     script = tmp_path / "directives.sql"
     script.write_text(
         "-- @binlog_row_image: MINIMAL\n-- @sql_mode: ALLOW_INVALID_DATES\n-- @timestamp: 1527574930\n"
@@ -182,10 +183,10 @@ def test_directives_take_effect(tmp_path: Path, mariadb: MariaDBServer) -> None:
         "UPDATE scen_directives.t SET s = CONCAT(@@session.binlog_row_image, UNIX_TIMESTAMP())"
         " WHERE id = 1;\n")
     try:
-        run_scenario(mariadb, script, cleanup=False)
-        assert mariadb.query("SELECT d, s FROM scen_directives.t") == [("2020-02-31", "MINIMAL1527574930")]
+        run_scenario(server, script, cleanup=False)
+        assert server.query("SELECT d, s FROM scen_directives.t") == [("2020-02-31", "MINIMAL1527574930")]
     finally:
-        mariadb.execute("DROP DATABASE IF EXISTS scen_directives")
+        server.execute("DROP DATABASE IF EXISTS scen_directives")
 
 
 def test_write_golden_binlogs_keeps_generator_keys(mariadb: MariaDBServer, tmp_path: Path) -> None:

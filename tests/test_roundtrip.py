@@ -1,7 +1,7 @@
-"""Lossless round trip (differential): a seeded random workload on the real MariaDB, its binlog decoded with
-``image="full"`` into BinlogEvents and applied to an in-memory replica, must equal ``SELECT *`` of every table
-— at three mid-way checkpoints (FLUSH BINARY LOGS + SELECT at that moment) and at the end: no row lost,
-duplicated or altered, and the same columns in the same order.
+"""Lossless round trip (differential): a seeded random workload on each real server (MariaDB, MySQL 9), its
+binlog decoded with ``image="full"`` into BinlogEvents and applied to an in-memory replica, must equal
+``SELECT *`` of every table — at three mid-way checkpoints (FLUSH BINARY LOGS + SELECT at that moment) and
+at the end: no row lost, duplicated or altered, and the same columns in the same order.
 
 CI runs ``SEEDS`` seeds x ``STATEMENTS`` statements on the session server, a fresh database per seed.
 ``BINLOG_MODEL_SOAK=N`` runs N seeds of 5,000 statements instead (e.g. ``BINLOG_MODEL_SOAK=200 pytest
@@ -30,7 +30,7 @@ from pymysql.constants import FIELD_TYPE
 
 from binlog_model.assemble import AssemblerOptions, StatementAssembler
 from binlog_model.io.files import iter_events
-from binlog_model.testing.mariadb import MariaDBServer
+from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.replica import Replica, ReplicaError
 from binlog_model.testing.workload import Step, Workload
 from schema_tracker.history import SchemaHistory
@@ -103,7 +103,7 @@ def _run_unit(cur: Any, unit: list[Step], log: list[str], where: str) -> int:
     return done
 
 
-def _decode(server: MariaDBServer, assembler: StatementAssembler, replica: Replica, where: str) -> int:
+def _decode(server: LocalServer, assembler: StatementAssembler, replica: Replica, where: str) -> int:
     files = server.flush_and_collect()
     before = replica.applied
     try:
@@ -115,12 +115,28 @@ def _decode(server: MariaDBServer, assembler: StatementAssembler, replica: Repli
 
 
 @pytest.mark.parametrize("seed", _SEED_LIST)
-def test_replica_equals_server(mariadb: MariaDBServer, fresh_db: str, seed: int) -> None:
-    db = fresh_db
-    workload = Workload(seed)
-    conn = mariadb.connect(database=db)
+def test_replica_equals_server(server: LocalServer, fresh_db: str, seed: int) -> None:
+    _round_trip(server, fresh_db, seed)
+
+
+@pytest.mark.parametrize("seed", [101, 102])
+def test_replica_equals_server_with_minimal_row_metadata(server: LocalServer, fresh_db: str,
+                                                         seed: int) -> None:
+    """``binlog_row_metadata=MINIMAL``: no column names nor signedness in TABLE_MAP; the tracked schema alone
+    must type every value (unsigned, charsets, ENUM/SET labels) right."""
+    server.execute("SET GLOBAL binlog_row_metadata = 'MINIMAL'")
     try:
-        mariadb.flush_and_collect()   # older files belong to earlier tests
+        assert server.query("SELECT @@global.binlog_row_metadata") == [("MINIMAL",)]
+        _round_trip(server, fresh_db, seed)
+    finally:
+        server.execute("SET GLOBAL binlog_row_metadata = 'FULL'")
+
+
+def _round_trip(server: LocalServer, db: str, seed: int) -> None:
+    workload = Workload(seed)
+    conn = server.connect(database=db)
+    try:
+        server.flush_and_collect()   # older files belong to earlier tests
         history = SchemaHistory(catalog_from_server(conn, databases=[db]))
         replica = Replica.from_catalog(history.catalog, databases=[db])
         assembler = StatementAssembler(history, AssemblerOptions(source=f"roundtrip:{seed}", image="full"))
@@ -140,7 +156,7 @@ def test_replica_equals_server(mariadb: MariaDBServer, fresh_db: str, seed: int)
                 if reached:
                     checkpoints -= set(reached)
                     where = f"seed {seed} after {executed} statements (BINLOG_MODEL_SEED={seed} to rerun)"
-                    applied = _decode(mariadb, assembler, replica, where)
+                    applied = _decode(server, assembler, replica, where)
                     assert applied > 0, where
                     rows = _compare(conn, replica, db, where, log)
                     assert rows > 0, f"{where}: the workload left every table empty"
@@ -168,10 +184,10 @@ def test_workload_is_deterministic_per_seed() -> None:
     assert not any(step.sql.startswith("REPLACE") for _ in range(2000) for step in next(plain))
 
 
-def test_mixed_operations_in_one_statement_keep_row_order(mariadb: MariaDBServer, fresh_db: str) -> None:
-    conn = mariadb.connect(database=fresh_db)
+def test_mixed_operations_in_one_statement_keep_row_order(server: LocalServer, fresh_db: str) -> None:
+    conn = server.connect(database=fresh_db)
     try:
-        mariadb.flush_and_collect()
+        server.flush_and_collect()
         history = SchemaHistory(catalog_from_server(conn, databases=[fresh_db]))
         replica = Replica.from_catalog(history.catalog, databases=[fresh_db])
         assembler = StatementAssembler(history, AssemblerOptions(image="full"))
@@ -182,7 +198,7 @@ def test_mixed_operations_in_one_statement_keep_row_order(mariadb: MariaDBServer
             cur.execute("REPLACE INTO t (id, v) VALUES (1, 'y'), (8, 'a'), (8, 'b')")
             cur.execute("INSERT INTO t VALUES (2, 'p'), (3, 'q') ON DUPLICATE KEY UPDATE v = 'r'")
             cur.execute("INSERT INTO t VALUES (2, 'z'), (4, 'n') ON DUPLICATE KEY UPDATE v = VALUES(v)")
-        for event in iter_events(mariadb.flush_and_collect()):
+        for event in iter_events(server.flush_and_collect()):
             replica.apply_all(assembler.feed(event))
         replica.apply_all(assembler.close())
         assert _compare(conn, replica, fresh_db, "mixed operations", []) == 5

@@ -7,7 +7,6 @@ the same DDL.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from typing import Any
 
@@ -50,25 +49,22 @@ def test_dump_file_from_corpus() -> None:
 
 
 @pytest.mark.server
-def test_server_snapshot_and_dump_equal_replayed_ddl(mariadb: Any, mariadb_db: str) -> None:
-    mariadb.execute(DDL, database=mariadb_db)
-    cs, coll = mariadb.query("SELECT @@character_set_server, @@collation_server")[0]
+def test_server_snapshot_and_dump_equal_replayed_ddl(server: Any, fresh_db: str) -> None:
+    server.execute(DDL, database=fresh_db)
+    cs, coll = server.query("SELECT @@character_set_server, @@collation_server")[0]
     base = Catalog(server_charset=cs, server_collation=coll)
-    script = ";\n".join([f"CREATE DATABASE `{mariadb_db}`", f"USE `{mariadb_db}`", *DDL])
-    replayed = catalog_from_dump(script, base)
+    script = ";\n".join([f"CREATE DATABASE `{fresh_db}`", f"USE `{fresh_db}`", *DDL])
+    replayed = catalog_from_dump(script, base, server_version=server.version)  # the server's own rules
 
-    conn = mariadb.connect()
+    conn = server.connect()
     try:
-        live = catalog_from_server(conn, databases=[mariadb_db])
+        live = catalog_from_server(conn, databases=[fresh_db])
     finally:
         conn.close()
-    assert _tables(live, mariadb_db) == _tables(replayed, mariadb_db)
+    assert _tables(live, fresh_db) == _tables(replayed, fresh_db)
 
-    dump_bin = shutil.which("mariadb-dump") or shutil.which("mysqldump")
-    if dump_bin is None:
-        pytest.skip("no mariadb-dump")
-    dump = subprocess.run([dump_bin, "--no-data", f"--socket={mariadb.socket}", "-uroot", "--databases",
-                           mariadb_db], capture_output=True, text=True, check=True).stdout
+    dump = subprocess.run([*server.dump_command(), "--no-data", f"--socket={server.socket}", "-uroot",
+                           "--databases", fresh_db], capture_output=True, text=True, check=True).stdout
     assert "CREATE TABLE" in dump
     from_dump = catalog_from_dump(dump, base)
-    assert _tables(from_dump, mariadb_db) == _tables(replayed, mariadb_db)
+    assert _tables(from_dump, fresh_db) == _tables(replayed, fresh_db)

@@ -38,12 +38,12 @@ def spark() -> Any:
 
 
 @pytest.fixture
-def history_binlogs(mariadb: Any, fresh_db: str, tmp_path: Path) -> tuple[str, list[Path]]:
+def history_binlogs(server: Any, fresh_db: str, tmp_path: Path) -> tuple[str, list[Path]]:
     """Three phases in three (or more) binlog files, holding only this test's statements."""
     db = fresh_db
-    mariadb.flush_and_collect()          # leave earlier tests' files behind
-    mariadb.execute([f"DROP DATABASE `{db}`", f"CREATE DATABASE `{db}`"])
-    mariadb.execute([
+    server.flush_and_collect()          # leave earlier tests' files behind
+    server.execute([f"DROP DATABASE `{db}`", f"CREATE DATABASE `{db}`"])
+    server.execute([
         "CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(20), d DATE)",
         "INSERT INTO t VALUES (1, 10, 'one', '2020-01-01'), (2, 20, 'two', NULL)",
         "FLUSH BINARY LOGS",
@@ -57,7 +57,7 @@ def history_binlogs(mariadb: Any, fresh_db: str, tmp_path: Path) -> tuple[str, l
         "INSERT INTO t (id, a2, c) VALUES (4, 40, 4)",
         "DELETE FROM t WHERE id = 2",
     ], database=db)
-    files = mariadb.flush_and_collect(tmp_path / "binlogs")
+    files = server.flush_and_collect(tmp_path / "binlogs")
     assert len(files) >= 3
     return db, files
 

@@ -60,6 +60,10 @@ class LocalServer(SqlServer):
         """The argv prefix that runs the server binary (checks that it exists; ``HarnessError`` if not)."""
         raise NotImplementedError
 
+    def dump_command(self) -> list[str]:  # pragma: no cover - abstract
+        """The argv prefix of this server's own dump tool (``mariadb-dump`` / ``mysqldump``)."""
+        raise NotImplementedError
+
     def _prepare_datadir(self) -> None:  # pragma: no cover - abstract
         """Create ``self.datadir`` with the system tables, ready for ``_server_args``."""
         raise NotImplementedError

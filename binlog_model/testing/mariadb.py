@@ -87,6 +87,13 @@ class MariaDBServer(LocalServer):
         self.extra_args = tuple(extra_args)
         super().__init__()
 
+    def dump_command(self) -> list[str]:
+        """``mariadb-dump`` (or ``mysqldump``) from the same installation; ``HarnessError`` if missing."""
+        found = _which("mariadb-dump", "mysqldump")
+        if found is None:
+            raise HarnessError("mariadb-dump not found (install the Debian package mariadb-client)")
+        return [str(found)]
+
     def _server_command(self) -> list[str]:
         self._mariadbd, self._install_db = find_mariadb_binaries()
         return [str(self._mariadbd)]

@@ -30,7 +30,7 @@ from binlog_model.testing.localserver import LocalServer, root_user_args
 from binlog_model.testing.sid import SidFetchError, SidPrefix, fetch_sid_packages
 from binlog_model.testing.sqlserver import HarnessError, check_choice, check_server_id
 
-__all__ = ["MySQLServer", "mysql_available", "mysql_prefix", "mysql_tool"]
+__all__ = ["MySQLServer", "mysql_available", "mysql_prefix", "mysql_test_dir", "mysql_tool"]
 
 _PACKAGES = ("mysql-server-core", "mysql-client-core")
 _PREFIX_NAME = "mysql-sid"
@@ -44,6 +44,16 @@ def mysql_prefix() -> SidPrefix:
     if not (prefix.root / "usr/sbin/mysqld").is_file():
         raise SidFetchError(f"sid MySQL prefix {prefix.root} has no usr/sbin/mysqld")
     return prefix
+
+
+def mysql_test_dir() -> Path:
+    """MySQL's own test suite (sid package ``mysql-testsuite``: ``std_data`` binlogs, ``.test`` files),
+    fetched into the cache on first use (~340 MB); ``SidFetchError`` says why not."""
+    prefix = fetch_sid_packages("mysql-testsuite", ["mysql-testsuite"], recurse=False)
+    root = prefix.root / "usr/lib/mysql-test"
+    if not root.is_dir():
+        raise SidFetchError(f"mysql-testsuite unpacked at {prefix.root} has no usr/lib/mysql-test")
+    return root
 
 
 def mysql_tool(name: str) -> list[str]:
@@ -75,6 +85,7 @@ class MySQLServer(LocalServer):
     label = "MySQL"
     process_name = "mysqld"
     reset_binlogs_statement = "RESET BINARY LOGS AND GTIDS"
+    binlog_status_statement = "SHOW BINARY LOG STATUS"
 
     def __init__(
         self,
@@ -107,6 +118,10 @@ class MySQLServer(LocalServer):
     def tool(self, name: str) -> list[str]:
         """The argv prefix of a client tool of the same build (``mysqlbinlog``, ``mysqldump``, ``mysql``)."""
         return mysql_tool(name)
+
+    def dump_command(self) -> list[str]:
+        """``mysqldump`` of the same build (run through sid's loader)."""
+        return mysql_tool("mysqldump")
 
     def _server_command(self) -> list[str]:
         return self.prefix.command("usr/sbin/mysqld")
@@ -197,3 +212,38 @@ class MySQLServer(LocalServer):
     def __repr__(self) -> str:
         state = f"port={self.port} socket={self.socket}" if self._root is not None else "stopped"
         return f"MySQLServer(row_image={self.row_image}, row_metadata={self.row_metadata}, {state})"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m binlog_model.testing.mysql [--with-testsuite]``: fetch (once) and report what is ready.
+
+    Exits 0 with a warning when sid cannot be reached, so a test run goes on and its MySQL tests skip with
+    the reason; exits 1 when the fetched server does not run.
+    """
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m binlog_model.testing.mysql", description=main.__doc__)
+    parser.add_argument("--with-testsuite", action="store_true", help="also fetch mysql-testsuite")
+    args = parser.parse_args(argv)
+    try:
+        prefix = mysql_prefix()
+    except HarnessError as err:
+        print(f"warning: MySQL tests will skip: {err}", file=sys.stderr)
+        return 0
+    version = subprocess.run([*prefix.command("usr/sbin/mysqld"), "--version"], capture_output=True,
+                             text=True, check=False)
+    if version.returncode != 0:
+        print(f"error: sid mysqld does not run here: {version.stderr.strip()}", file=sys.stderr)
+        return 1
+    print(f"MySQL ready: {version.stdout.strip()} ({len(prefix.packages)} sid packages in {prefix.root})")
+    if args.with_testsuite:
+        try:
+            print(f"MySQL test suite ready: {mysql_test_dir()}")
+        except HarnessError as err:
+            print(f"warning: MySQL test-suite tests will skip: {err}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

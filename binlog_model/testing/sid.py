@@ -127,7 +127,12 @@ def fetch_sid_packages(name: str, packages: Sequence[str], *, recurse: bool = Tr
         (state / "sid.list").write_text(f"deb {mirror} sid main\n")
         (state / "empty-status").touch()
         options = _apt_options(state)
-        _run("apt-get update", ["apt-get", *options, "-q", "update"])
+        updated = _run("apt-get update", ["apt-get", *options, "-q", "update"])
+        # apt-get update exits 0 when a mirror cannot be reached; an index that never arrived says so.
+        if not any((state / "lists").glob("*_Packages*")):
+            problems = [line for line in updated.splitlines() if line.startswith(("W:", "E:", "Err"))]
+            raise SidFetchError(f"sid fetch, apt-get update: no package index from {mirror} "
+                                f"({'; '.join(problems[-3:]) or 'no error given'})")
         wanted = _closure(options, packages, recurse)
         debs = base / "debs"
         for old in debs.glob("*.deb"):

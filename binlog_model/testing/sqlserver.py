@@ -100,6 +100,13 @@ class SqlServer:
 
     #: the statement that deletes all binlog files (MySQL 8.4+ renamed RESET MASTER)
     reset_binlogs_statement = "RESET MASTER"
+    #: the statement that shows the active binlog file and position (MySQL 8.4+ renamed SHOW MASTER STATUS)
+    binlog_status_statement = "SHOW MASTER STATUS"
+
+    def binlog_position(self) -> tuple[str, int]:
+        """The active binlog file and the position the next event will be written at."""
+        row = self.query(self.binlog_status_statement)[0]
+        return str(row[0]), int(row[1])
 
     def reset_binlogs(self) -> None:
         """Delete all binlog files (and the GTID state) and start again at the first one."""
