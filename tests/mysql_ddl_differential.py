@@ -153,10 +153,21 @@ def tracker_snapshot(catalog: Catalog) -> Snapshot:
     for t in catalog.iter_tables():
         if t.db in SYSTEM_DBS:
             continue
-        cols = tuple((c.name, c.data_type, _shown(c.column_type), c.nullable, c.charset, c.collation,
+        cols = tuple((c.name, c.data_type, _shown_type(c), c.nullable, c.charset, c.collation,
                       c.invisible) for c in t.columns if not c.hidden)  # hidden columns: never shown
         tables[(t.db, t.name)] = (cols, tuple(t.primary_key))
     return {"databases": dbs, "tables": tables}
+
+
+def _shown_type(c: Any) -> str:
+    """COLUMN_TYPE as information_schema shows it: labels of a binary ENUM/SET that are not printable
+    ASCII as hex literals, and 4-byte characters as '?' (see ``_shown``)."""
+    if c.data_type in ("enum", "set") and c.charset is None and any(
+            not (v.isascii() and v.isprintable()) for v in c.enum_values):
+        labels = ("'" + v + "'" if v.isascii() and v.isprintable() else "x'" + v.encode("latin1").hex() + "'"
+                  for v in c.enum_values)
+        return f"{c.data_type}({','.join(labels)})"
+    return _shown(c.column_type)
 
 
 def _shown(column_type: str) -> str:

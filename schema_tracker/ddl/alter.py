@@ -122,7 +122,7 @@ def _keep_keys_of_readded_columns(ctx: Ctx, before: TableSchema, changes: list[S
     t = need_table(ctx, before.db, before.name)
     explicit = before.primary_key and not before.implicit_primary_key
     dropped_pk = any(isinstance(c, PrimaryKeyChanged) and not c.primary_key for c in changes)
-    if explicit and not dropped_pk and not t.primary_key \
+    if explicit and not dropped_pk and t.primary_key != before.primary_key \
             and {k.lower() for k in before.primary_key} & readded \
             and all(t.column(k) is not None for k in before.primary_key):
         ctx.emit(PrimaryKeyChanged(t.db, t.name, before.primary_key))
