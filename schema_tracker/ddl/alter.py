@@ -75,7 +75,7 @@ def alter_table(ctx: Ctx, text: str, tokens: list[Token]) -> None:
     ordered = sorted(others, key=_action_phase)
     for action in ordered + renames:
         piece = text[action[0].start:action[-1].end + 1]
-        cleaned = without_index_types(piece, action)
+        cleaned = without_index_types(piece, tokenize(piece, text))
         _alter_action(ctx, db, name, cleaned, action if cleaned == piece else tokenize(cleaned, text))
     _keep_keys_of_readded_columns(ctx, before, ctx.changes[first_change:])
 
