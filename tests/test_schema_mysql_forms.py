@@ -117,6 +117,13 @@ CASES: dict[str, list[str]] = {
         "CREATE TABLE ctas2 (k int PRIMARY KEY AUTO_INCREMENT) ENGINE=InnoDB SELECT a, b FROM src",
         "CREATE TABLE IF NOT EXISTS ctas3 (c text) SELECT concat(b, 'y') AS d FROM src",
     ],
+    "column_swaps": [  # names in one ALTER refer to the original table
+        "CREATE TABLE sw (a int, b varchar(3), c date, PRIMARY KEY (a))",
+        "ALTER TABLE sw RENAME COLUMN b TO c, RENAME COLUMN c TO b",
+        "ALTER TABLE sw CHANGE COLUMN a b int, CHANGE COLUMN b a varchar(5)",
+        "ALTER TABLE sw CHANGE a b int, RENAME COLUMN b TO c, CHANGE COLUMN c d FLOAT",
+        "ALTER TABLE sw ADD COLUMN e int DEFAULT 5, RENAME COLUMN d TO b2, DROP COLUMN c",
+    ],
     "ansi_quotes": [
         "SET SESSION sql_mode = 'ANSI_QUOTES'",
         'CREATE TABLE "q1" ("a" int, "b b" varchar(3), PRIMARY KEY ("a"))',

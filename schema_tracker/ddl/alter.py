@@ -73,11 +73,69 @@ def alter_table(ctx: Ctx, text: str, tokens: list[Token]) -> None:
     # The server works on the original table: drops first, then column changes, then new keys (which
     # may name columns this statement adds or renames), and the table's rename last.
     ordered = sorted(others, key=_action_phase)
-    for action in ordered + renames:
+    swapped: dict[str, str] = {}
+    for n, action in enumerate(ordered + renames):
+        if _action_phase(action) > 0 and not swapped and (n == 0 or _action_phase(ordered[n - 1]) == 0):
+            swapped = _park_swapped_columns(ctx, db, name, ordered)
         piece = text[action[0].start:action[-1].end + 1]
         cleaned = without_index_types(piece, tokenize(piece, text))
-        _alter_action(ctx, db, name, cleaned, action if cleaned == piece else tokenize(cleaned, text))
+        toks = action if cleaned == piece else tokenize(cleaned, text)
+        if swapped:
+            cleaned, toks = _with_parked_names(cleaned, toks, swapped)
+        _alter_action(ctx, db, name, cleaned, toks)
     _keep_keys_of_readded_columns(ctx, before, ctx.changes[first_change:])
+
+
+def _renamed_column(words: list[str], toks: list[Token]) -> tuple[int, int] | None:
+    """(index of the old name, index of the new name) when the action renames a column
+    (``CHANGE [COLUMN] old new …`` or ``RENAME COLUMN old TO new``)."""
+    if words[:1] == ["CHANGE"]:
+        i = 2 if len(words) > 1 and words[1] == "COLUMN" else 1
+        return (i, i + 1) if i + 1 < len(toks) else None
+    if words[:2] == ["RENAME", "COLUMN"] and len(toks) > 4:
+        return 2, 4
+    return None
+
+
+def _park_swapped_columns(ctx: Ctx, db: str, name: str, actions: list[list[Token]]) -> dict[str, str]:
+    """Column names in one ALTER refer to the original table, so ``RENAME COLUMN a TO b, RENAME COLUMN b
+    TO a`` swaps them. Where a rename's new name is still held by a column this statement renames away,
+    that column first moves to a parking name (``RenameColumn`` b → ``b~1``), and its own rename then
+    starts from there: a consumer applying the renames in order ends with the server's columns."""
+    t = need_table(ctx, db, name)
+    renames = []
+    for action in actions:
+        found = _renamed_column([tk.text.upper() for tk in action], action)
+        if found is not None:
+            renames.append((action[found[0]].text, action[found[1]].text))
+    sources = {old.lower() for old, new in renames if old.lower() != new.lower()}
+    parked: dict[str, str] = {}
+    for old, new in renames:
+        holder = t.column(new)
+        if holder is not None and holder.name.lower() in sources and old.lower() != new.lower() \
+                and holder.name.lower() not in parked:
+            spot = next(f"{holder.name}~{k}" for k in range(1, 1000)
+                        if t.column(f"{holder.name}~{k}") is None)
+            ctx.emit(RenameColumn(db, name, holder.name, spot))
+            parked[holder.name.lower()] = spot
+            t = need_table(ctx, db, name)
+    return parked
+
+
+def _with_parked_names(sql: str, toks: list[Token], parked: dict[str, str]) -> tuple[str, list[Token]]:
+    """The action with the column it changes named by its parking name, if it has one."""
+    words = [tk.text.upper() for tk in toks]
+    found = _renamed_column(words, toks)
+    if words[:1] in (["MODIFY"], ["DROP"], ["ALTER"]) and found is None:
+        i = 2 if len(words) > 1 and words[1] == "COLUMN" else 1
+        found = (i, i) if i < len(toks) else None
+    if found is None or toks[found[0]].text.lower() not in parked:
+        return sql, toks
+    tok = toks[found[0]]
+    start = tok.start - toks[0].start
+    end = tok.end - toks[0].start + 1
+    new_sql = sql[:start] + "`" + parked[tok.text.lower()].replace("`", "``") + "`" + sql[end:]
+    return new_sql, tokenize(new_sql, new_sql)
 
 
 _KEY_WORDS = frozenset({"PRIMARY KEY", "PRIMARY", "UNIQUE", "INDEX", "KEY", "FULLTEXT", "SPATIAL",
