@@ -164,3 +164,9 @@ def test_views_take_their_names() -> None:
     assert dict(h.catalog.views) == {"d": frozenset({"v2"})}
     assert SchemaHistory.from_json(h.to_json()).catalog == h.catalog
     assert all(visible_changes(e.changes) == () for e in h if "VIEW" in e.statement.upper())
+
+
+def test_columns_named_by_words_sqlglot_reserves() -> None:
+    t = table("CREATE TABLE k (id int NOT NULL, any smallint DEFAULT '0', some int, PRIMARY KEY (id), "
+              "KEY k1 (any, some), UNIQUE (any))", MYSQL)
+    assert t.column_names == ("id", "any", "some") and t.unique_keys == (("any", ("any",)),)

@@ -176,3 +176,35 @@ def without_checks(text: str, tokens: list[Token]) -> str:
         a = start - 1 if start > 0 and tokens[start - 1].token_type == TokenType.COMMA else start
         text = text[:tokens[a].start] + " " + text[tokens[end].end + 1:]
     return text
+
+
+def quote_keyword_columns(text: str, tokens: list[Token]) -> str:
+    """CREATE TABLE text with columns named by words sqlglot reserves but MySQL does not (``any``)
+    quoted, where they start a column definition or stand alone in a key's column list. Used only when
+    sqlglot cannot parse the text as it is."""
+    start = next((i for i, t in enumerate(tokens) if t.token_type == TokenType.L_PAREN), -1)
+    end = matching_paren(tokens, start) if start >= 0 else -1
+    if end < 0:
+        return text
+    names: list[Token] = []
+    for part in split_commas(tokens[start + 1:end]):
+        head = part[0]
+        if head.token_type not in (TokenType.VAR, TokenType.IDENTIFIER) and head.text.isidentifier() \
+                and head.text.upper() not in _DEFINITION_WORDS and len(part) > 1:
+            names.append(head)
+        elif head.text.upper() in _DEFINITION_WORDS:
+            open_at = next((i for i, t in enumerate(part) if t.token_type == TokenType.L_PAREN), -1)
+            close_at = matching_paren(part, open_at) if open_at >= 0 else -1
+            for key_part in split_commas(part[open_at + 1:close_at]) if close_at > 0 else []:
+                word = key_part[0]
+                if word.token_type not in (TokenType.VAR, TokenType.IDENTIFIER) and word.text.isidentifier():
+                    names.append(word)
+    for tok in sorted(names, key=lambda t: t.start, reverse=True):
+        text = text[:tok.start] + "`" + tok.text + "`" + text[tok.end + 1:]
+    return text
+
+
+_DEFINITION_WORDS = frozenset({
+    "PRIMARY", "PRIMARY KEY", "KEY", "INDEX", "UNIQUE", "CONSTRAINT", "FOREIGN", "FOREIGN KEY", "CHECK",
+    "FULLTEXT", "SPATIAL", "LIKE", "PERIOD", "SYSTEM",
+})
