@@ -696,6 +696,11 @@ class StatementAssembler:
             raise UncertainSchemaError(
                 "the table's schema is uncertain after a DDL statement skipped in lenient mode",
                 table=schema.qualified_name, position=position)
+        if any(c.hidden for c in schema.columns):
+            visible = tuple(c for c in schema.columns if not c.hidden)
+            if len(table_map.column_types) == len(visible):
+                # MySQL 8.0.18+ leaves functional indexes' hidden columns out of TABLE_MAP and rows
+                schema = replace(schema, columns=visible)
         _check_table_map(table_map, schema, position)
         names = schema.column_names
         lowered = [n.lower() for n in names]

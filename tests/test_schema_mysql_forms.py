@@ -182,3 +182,26 @@ def test_form_replays_to_the_servers_catalog(mysql_server, case: str) -> None:  
     assert not report.stopped, "\n".join(f"{s!r}: {r}" for _, s, r in report.stopped)
     assert not report.silent, "\n".join(f"{s!r}: {r}" for _, s, r in report.silent)
     assert report.logged == report.replayed > 0
+
+
+def test_rows_of_tables_with_hidden_invisible_and_gipk_columns_resolve(mysql_server) -> None:  # type: ignore[no-untyped-def]
+    # The tracker keeps hidden and invisible columns; rows must still resolve (MySQL 9.7 writes invisible
+    # and GIPK columns into the row image and leaves functional indexes' hidden columns out).
+    from binlog_model.model import python_value
+    from binlog_model.pipeline import iter_binlog_events
+
+    mysql_server.reset_binlogs()
+    mysql_server.execute("CREATE DATABASE IF NOT EXISTS rowsdb")
+    mysql_server.execute([
+        "CREATE TABLE f (a int, b int, INDEX ((a + b)), UNIQUE INDEX ((b * 2)))",
+        "CREATE TABLE i (a int, b int INVISIBLE)",
+        "SET SESSION sql_generate_invisible_primary_key = ON", "CREATE TABLE g (a int)",
+        "INSERT INTO f VALUES (1, 2)", "INSERT INTO i (a, b) VALUES (3, 4)", "INSERT INTO g VALUES (5)",
+    ], database="rowsdb")
+    files = mysql_server.flush_and_collect()
+    rows = {e.table: [{c.name: python_value(c.value) for c in r.after} for r in e.rows]
+            for e in iter_binlog_events(files) if e.db == "rowsdb" and e.rows}
+    mysql_server.execute("DROP DATABASE rowsdb")
+    assert rows["f"] == [{"a": 1, "b": 2}]  # no hidden column ever reaches a row
+    # how invisible and GIPK columns are marked in the model is issue 12's; here they resolve at all
+    assert rows["i"][0]["a"] == 3 and rows["g"][0]["a"] == 5
