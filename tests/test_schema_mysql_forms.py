@@ -117,6 +117,15 @@ CASES: dict[str, list[str]] = {
         "CREATE TABLE ctas2 (k int PRIMARY KEY AUTO_INCREMENT) ENGINE=InnoDB SELECT a, b FROM src",
         "CREATE TABLE IF NOT EXISTS ctas3 (c text) SELECT concat(b, 'y') AS d FROM src",
     ],
+    "drop_primary_by_name": [
+        "CREATE TABLE dp (f1 int PRIMARY KEY, f2 int NOT NULL, f3 int NOT NULL, CONSTRAINT f2_unique UNIQUE (f2))",
+        "ALTER TABLE dp DROP CONSTRAINT `primary`",
+        "ALTER TABLE dp ADD PRIMARY KEY (f3)",
+        "ALTER TABLE dp DROP INDEX `PRIMARY`, ADD COLUMN c int NOT NULL AUTO_INCREMENT, ADD KEY (c)",
+        "ALTER TABLE dp DROP CONSTRAINT f2_unique",
+        "ALTER TABLE dp ADD PRIMARY KEY (f1)",
+        "DROP INDEX `PRIMARY` ON dp",
+    ],
     "column_swaps": [  # names in one ALTER refer to the original table
         "CREATE TABLE sw (a int, b varchar(3), c date, PRIMARY KEY (a))",
         "ALTER TABLE sw RENAME COLUMN b TO c, RENAME COLUMN c TO b",

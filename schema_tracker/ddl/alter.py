@@ -63,8 +63,11 @@ def alter_table(ctx: Ctx, text: str, tokens: list[Token]) -> None:
         name_tokens, i = tokens[i:i + 1], i + 1
     db, name = qualified(ctx, name_tokens)
     ctx.target = (db, name)
-    before = need_table(ctx, db, name)
     actions = _join_name_lists([a for a in map(_without_partitioning, split_commas(tokens[i:])) if a])
+    if ctx.catalog.table(db, name) is None and actions \
+            and all(_is_partition_action([t.text.upper() for t in a]) for a in actions):
+        return  # partition maintenance of a table the binlog never created (a temporary one): no columns
+    before = need_table(ctx, db, name)
     # The server renames the table after every other action, wherever RENAME TO appears in the list.
     renames = [a for a in actions if a[0].text.upper() == "RENAME"
                and (len(a) < 2 or a[1].text.upper() not in ("COLUMN", "INDEX", "KEY"))]
@@ -359,11 +362,12 @@ def _apply_action(ctx: Ctx, db: str, name: str, action: exp.Expression) -> None:
                     raise SchemaError(f"DROP COLUMN: unknown column {col_name!r}", table=t.qualified_name)
                 ctx.emit(DropColumn(db, name, t.column(col_name).name))  # type: ignore[union-attr]
                 t = need_table(ctx, db, name)
-        elif kind in ("INDEX", "KEY"):
+        elif kind in ("INDEX", "KEY", "CONSTRAINT"):
+            # DROP INDEX `PRIMARY` and MySQL 8.0.19+'s DROP CONSTRAINT name (any kind of constraint)
             for target in action.args.get("tables") or [action.this]:
                 drop_index(ctx, t, ident(target))
                 t = need_table(ctx, db, name)
-        elif kind not in ("FOREIGN KEY", "CONSTRAINT", "CHECK"):
+        elif kind not in ("FOREIGN KEY", "CHECK"):
             raise unsupported(f"ALTER TABLE DROP {kind} not understood")
     elif isinstance(action, exp.DropPrimaryKey):
         ctx.emit(PrimaryKeyChanged(db, name, ()))
@@ -438,7 +442,12 @@ def add_index(ctx: Ctx, t: TableSchema, key_name: str | None, parts: list[exp.Ex
 
 
 def drop_index(ctx: Ctx, t: TableSchema, key_name: str) -> None:
-    """DROP INDEX: the key leaves the unique keys, and its hidden columns go with it."""
+    """DROP INDEX: the key leaves the unique keys, and its hidden columns go with it. The index named
+    PRIMARY is the primary key."""
+    if key_name.upper() == "PRIMARY":
+        if t.primary_key and not t.implicit_primary_key:
+            ctx.emit(PrimaryKeyChanged(t.db, t.name, ()))
+        return
     remaining = keys.without_index(t.unique_keys, key_name)
     if remaining != t.unique_keys:
         ctx.emit(UniqueKeysChanged(t.db, t.name, remaining))
