@@ -118,7 +118,8 @@ CASES: dict[str, list[str]] = {
         "CREATE TABLE IF NOT EXISTS ctas3 (c text) SELECT concat(b, 'y') AS d FROM src",
     ],
     "drop_primary_by_name": [
-        "CREATE TABLE dp (f1 int PRIMARY KEY, f2 int NOT NULL, f3 int NOT NULL, CONSTRAINT f2_unique UNIQUE (f2))",
+        "CREATE TABLE dp (f1 int PRIMARY KEY, f2 int NOT NULL, f3 int NOT NULL, "
+        "CONSTRAINT f2_unique UNIQUE (f2))",
         "ALTER TABLE dp DROP CONSTRAINT `primary`",
         "ALTER TABLE dp ADD PRIMARY KEY (f3)",
         "ALTER TABLE dp DROP INDEX `PRIMARY`, ADD COLUMN c int NOT NULL AUTO_INCREMENT, ADD KEY (c)",
