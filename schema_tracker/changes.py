@@ -49,6 +49,7 @@ __all__ = [
     "TableCharsetChanged",
     "TruncateTable",
     "UniqueKeysChanged",
+    "ViewsChanged",
     "apply_change",
     "visible_changes",
 ]
@@ -140,6 +141,15 @@ class UniqueKeysChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class ViewsChanged:
+    """The views of database ``db`` (internal bookkeeping, like ``UniqueKeysChanged``: never shown)."""
+
+    db: str
+    views: tuple[str, ...]
+    table: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class TableCharsetChanged:
     """The table's default charset changed (existing columns keep theirs; CONVERT TO also emits
     ``CreateOrModifyColumn`` for every converted column)."""
@@ -184,7 +194,7 @@ class SkippedStatement:
 SchemaChange = (
     CreateTable | CreateOrModifyColumn | RenameColumn | DropColumn | DropTable | RenameTable
     | TruncateTable | PrimaryKeyChanged | TableCharsetChanged | CreateDatabase | AlterDatabase
-    | DropDatabase | SkippedStatement | UniqueKeysChanged
+    | DropDatabase | SkippedStatement | UniqueKeysChanged | ViewsChanged
 )
 
 
@@ -196,7 +206,7 @@ def visible_changes(changes: tuple[SchemaChange, ...]) -> tuple[SchemaChange, ..
     keys) and the hidden columns of functional indexes, which are never part of a table's visible schema
     (``CreateTable`` still lists them, flagged ``hidden``)."""
     def visible(c: SchemaChange) -> bool:
-        if isinstance(c, UniqueKeysChanged):
+        if isinstance(c, UniqueKeysChanged | ViewsChanged):
             return False
         if isinstance(c, CreateOrModifyColumn):
             return not c.column.hidden
@@ -284,6 +294,8 @@ def apply_change(catalog: Catalog, change: SchemaChange) -> Catalog:
                 raise SchemaError(f"primary key names unknown column {k!r}", table=t.qualified_name)
         return catalog.with_table(_force_pk_not_null(replace(t, primary_key=change.primary_key,
                                                              implicit_primary_key=change.implicit)))
+    if isinstance(change, ViewsChanged):
+        return catalog.with_views(change.db, frozenset(change.views))
     if isinstance(change, UniqueKeysChanged):
         t = _need(catalog, change.db, change.table)
         return catalog.with_table(replace(t, unique_keys=change.unique_keys))
@@ -302,13 +314,20 @@ def apply_change(catalog: Catalog, change: SchemaChange) -> Catalog:
     raise TypeError(f"not a schema change: {change!r}")  # pragma: no cover - closed union
 
 
+def is_gipk(col: ColumnSchema) -> bool:
+    """MySQL's generated invisible primary key column (``sql_generate_invisible_primary_key``)."""
+    return col.name.lower() == "my_row_id" and col.invisible and col.auto_increment \
+        and col.data_type == "bigint" and col.unsigned
+
+
 def _put_column(t: TableSchema, change: CreateOrModifyColumn) -> TableSchema:
     cols = list(t.columns)
     i = t.index_of(change.column.name)
     if i >= 0:
         del cols[i]
     if change.first:
-        at = 0
+        # MySQL keeps a generated invisible primary key first: FIRST places a column after it
+        at = 1 if cols and is_gipk(cols[0]) and not is_gipk(change.column) else 0
     elif change.after is not None:
         j = next((n for n, c in enumerate(cols) if c.key() == change.after.lower()), -1)
         if j < 0:

@@ -306,6 +306,7 @@ def catalog_to_json(catalog: Catalog) -> dict[str, Any]:
         "lower_case_table_names": catalog.lower_case_table_names,
         "databases": [_plain(catalog.databases[k]) for k in sorted(catalog.databases)],
         "tables": [_plain(t) for t in catalog.iter_tables()],
+        "views": {db: sorted(names) for db, names in sorted(catalog.views.items())},
     }
 
 
@@ -316,6 +317,8 @@ def catalog_from_json(doc: dict[str, Any]) -> Catalog:
         cat = cat.with_database(DatabaseSchema(**d))
     for t in doc["tables"]:
         cat = cat.with_table(_table_from_json(t))
+    for db, names in (doc.get("views") or {}).items():
+        cat = cat.with_views(db, frozenset(names))
     return cat
 
 
@@ -334,6 +337,8 @@ def change_from_json(doc: dict[str, Any]) -> SchemaChange:
         fields["column"] = column_from_json(fields["column"])
     if "primary_key" in fields:
         fields["primary_key"] = tuple(fields["primary_key"])
+    if "views" in fields:
+        fields["views"] = tuple(fields["views"])
     if "unique_keys" in fields:
         fields["unique_keys"] = _keys_from_json(fields["unique_keys"])
     result: SchemaChange = kind(**fields)

@@ -338,10 +338,14 @@ class Catalog:
     server_charset: str = "latin1"
     server_collation: str | None = None
     lower_case_table_names: int = 0
+    # View names per database: views have no rows, but a name taken by a view is no table's (CREATE TABLE IF
+    # NOT EXISTS over a view changes nothing; RENAME TABLE may move a view).
+    views: Mapping[str, frozenset[str]] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "databases", _frozen(self.databases))
         object.__setattr__(self, "tables", _frozen(self.tables))
+        object.__setattr__(self, "views", _frozen({k: frozenset(v) for k, v in self.views.items() if v}))
         object.__setattr__(self, "server_charset", normalize_charset(self.server_charset))
         collation = self.server_collation or default_collation(self.server_charset)
         object.__setattr__(self, "server_collation", normalize_collation(collation))
@@ -398,4 +402,13 @@ class Catalog:
         databases.pop(self.fold(db), None)
         key = self.fold(db)
         tables = {k: v for k, v in self.tables.items() if k[0] != key}
-        return replace(self, databases=databases, tables=tables)
+        views = {k: v for k, v in self.views.items() if k != key}
+        return replace(self, databases=databases, tables=tables, views=views)
+
+    def is_view(self, db: str, name: str) -> bool:
+        return self.fold(name) in self.views.get(self.fold(db), frozenset())
+
+    def with_views(self, db: str, names: frozenset[str]) -> Catalog:
+        views = dict(self.views)
+        views[self.fold(db)] = frozenset(self.fold(n) for n in names)
+        return replace(self, views=views)

@@ -42,7 +42,7 @@ from schema_tracker.ddl import apply
 from schema_tracker.history import DDL_PASS_SKIP_TYPES, SchemaHistory, statement_text
 from schema_tracker.model import Catalog
 from schema_tracker.snapshot import catalog_from_server
-from tests.mysql_testsuite import ddl_heavy_files, extract_statements, testsuite_root
+from tests.mysql_testsuite import ddl_heavy_files, extract_statements, mysql_testsuite_root
 
 __all__ = ["Report", "run_files", "sample_files"]
 
@@ -153,10 +153,27 @@ def tracker_snapshot(catalog: Catalog) -> Snapshot:
     for t in catalog.iter_tables():
         if t.db in SYSTEM_DBS:
             continue
-        cols = tuple((c.name, c.data_type, c.column_type, c.nullable, c.charset, c.collation, c.invisible)
-                     for c in t.columns if not c.hidden)  # hidden functional-index columns: never shown
+        cols = tuple((c.name, c.data_type, _shown_type(c), c.nullable, c.charset, c.collation,
+                      c.invisible) for c in t.columns if not c.hidden)  # hidden columns: never shown
         tables[(t.db, t.name)] = (cols, tuple(t.primary_key))
     return {"databases": dbs, "tables": tables}
+
+
+def _shown_type(c: Any) -> str:
+    """COLUMN_TYPE as information_schema shows it: labels of a binary ENUM/SET that are not printable
+    ASCII as hex literals, and 4-byte characters as '?' (see ``_shown``)."""
+    if c.data_type in ("enum", "set") and c.charset is None and any(
+            not (v.isascii() and v.isprintable()) for v in c.enum_values):
+        labels = ("'" + v + "'" if v.isascii() and v.isprintable() else "x'" + v.encode("latin1").hex() + "'"
+                  for v in c.enum_values)
+        return f"{c.data_type}({','.join(labels)})"
+    return _shown(c.column_type)
+
+
+def _shown(column_type: str) -> str:
+    """COLUMN_TYPE as information_schema shows it: its data dictionary keeps ENUM/SET labels in utf8mb3, so a
+    4-byte character shows as '?' there (SELECT still returns the real label, which the tracker keeps)."""
+    return "".join("?" if ord(ch) > 0xFFFF else ch for ch in column_type)
 
 
 def differences(server: Snapshot, tracker: Snapshot) -> list[str]:
@@ -344,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from binlog_model.testing.mysql import MySQLServer, mysql_available
 
-    root = testsuite_root()
+    root = mysql_testsuite_root()
     ok, why = mysql_available()
     if root is None or not ok:
         print(f"cannot run: {why if not ok else 'mysql-testsuite is not unpacked'}", file=sys.stderr)

@@ -152,3 +152,21 @@ def test_vector_columns() -> None:
     t = table("CREATE TABLE v (a VECTOR(3), b VECTOR, c vector(16) NOT NULL)", MYSQL)
     assert types(t) == [("a", "vector(3)"), ("b", "vector(2048)"), ("c", "vector(16)")]
     assert t.columns[0].length == 3
+
+
+def test_views_take_their_names() -> None:
+    h = SchemaHistory(server_version="9.7.4")
+    h.apply_script("CREATE DATABASE d; USE d; CREATE TABLE t2 (a int UNIQUE); "
+                   "CREATE VIEW t1 AS SELECT a FROM t2; CREATE TABLE IF NOT EXISTS t1 (a int); "
+                   "RENAME TABLE t1 TO v9; CREATE TABLE t1 (b int);"
+                   "DROP VIEW IF EXISTS v9, nope; CREATE OR REPLACE ALGORITHM=MERGE VIEW d.v2 AS SELECT 1")
+    assert h.catalog.table("d", "t1").column_names == ("b",)  # type: ignore[union-attr]
+    assert dict(h.catalog.views) == {"d": frozenset({"v2"})}
+    assert SchemaHistory.from_json(h.to_json()).catalog == h.catalog
+    assert all(visible_changes(e.changes) == () for e in h if "VIEW" in e.statement.upper())
+
+
+def test_columns_named_by_words_sqlglot_reserves() -> None:
+    t = table("CREATE TABLE k (id int NOT NULL, any smallint DEFAULT '0', some int, PRIMARY KEY (id), "
+              "KEY k1 (any, some), UNIQUE (any))", MYSQL)
+    assert t.column_names == ("id", "any", "some") and t.unique_keys == (("any", ("any",)),)

@@ -31,12 +31,14 @@ from schema_tracker.ddl.create import (
     drop,
     rename_tables,
     truncate,
+    view_statement,
 )
 from schema_tracker.ddl.dialect import in_session, parse, tokenize, unsupported
 from schema_tracker.ddl.ignored import IGNORED_FIRST, IGNORED_KINDS, object_kind
 from schema_tracker.ddl.keys import settle_primary_keys
 from schema_tracker.ddl.script import (
     parse_use,
+    quote_keyword_columns,
     split_statements,
     unwrap_version_comments,
 )
@@ -106,6 +108,9 @@ def _dispatch(ctx: Ctx, sql: str) -> None:
     if kind == "INDEX" and first in ("CREATE", "DROP") and not temporary:
         index_statement(ctx, text, tokens, first)
         return
+    if kind == "VIEW" and not temporary:
+        view_statement(ctx, first, tokens)
+        return
     if kind in IGNORED_KINDS or temporary:
         return
     if kind not in ("TABLE", "TABLES", "DATABASE", "SCHEMA"):
@@ -118,7 +123,13 @@ def _dispatch(ctx: Ctx, sql: str) -> None:
         options = None
         if first == "CREATE" and kind == "TABLE":
             text, options = create_table_text(text, sql)
-        tree = parse(text)
+        try:
+            tree = parse(text)
+        except UnsupportedDDLError:
+            quoted = quote_keyword_columns(text, tokenize(text, sql)) if options is not None else text
+            if quoted == text:
+                raise
+            tree = parse(quoted)  # a column named by a word sqlglot reserves (``any``)
         if isinstance(tree, exp.Command) and first == "CREATE":
             tree = parse(without_partitioning(text, tokenize(text, sql)))
         if isinstance(tree, exp.Create):

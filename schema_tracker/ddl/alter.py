@@ -22,6 +22,7 @@ from schema_tracker.changes import (
     PrimaryKeyChanged,
     RenameColumn,
     RenameTable,
+    SchemaChange,
     TableCharsetChanged,
     UniqueKeysChanged,
     converted_column,
@@ -36,8 +37,8 @@ from schema_tracker.ddl.create import (
     read_table_options,
 )
 from schema_tracker.ddl.dialect import parse, session, tokenize, unsupported
-from schema_tracker.ddl.script import split_commas
-from schema_tracker.ddl.types import column_def
+from schema_tracker.ddl.script import split_commas, without_index_types
+from schema_tracker.ddl.types import BINARY_OF, column_def
 from schema_tracker.model import (
     TableSchema,
     normalize_charset,
@@ -62,19 +63,147 @@ def alter_table(ctx: Ctx, text: str, tokens: list[Token]) -> None:
         name_tokens, i = tokens[i:i + 1], i + 1
     db, name = qualified(ctx, name_tokens)
     ctx.target = (db, name)
-    need_table(ctx, db, name)
-    actions = _join_name_lists(split_commas(tokens[i:]))
+    actions = _join_name_lists([a for a in map(_without_partitioning, split_commas(tokens[i:])) if a])
+    if ctx.catalog.table(db, name) is None and actions \
+            and all(_is_partition_action([t.text.upper() for t in a]) for a in actions):
+        return  # partition maintenance of a table the binlog never created (a temporary one): no columns
+    before = need_table(ctx, db, name)
     # The server renames the table after every other action, wherever RENAME TO appears in the list.
     renames = [a for a in actions if a[0].text.upper() == "RENAME"
                and (len(a) < 2 or a[1].text.upper() not in ("COLUMN", "INDEX", "KEY"))]
-    for action in [a for a in actions if not any(a is r for r in renames)] + renames:
-        _alter_action(ctx, db, name, text[action[0].start:action[-1].end + 1], action)
+    first_change = len(ctx.changes)
+    others = [a for a in actions if not any(a is r for r in renames)]
+    # The server works on the original table: drops first, then column changes, then new keys (which
+    # may name columns this statement adds or renames), and the table's rename last.
+    ordered = sorted(others, key=_action_phase)
+    swapped: dict[str, str] = {}
+    for n, action in enumerate(ordered + renames):
+        if _action_phase(action) > 0 and not swapped and (n == 0 or _action_phase(ordered[n - 1]) == 0):
+            swapped = _park_swapped_columns(ctx, db, name, ordered)
+        piece = text[action[0].start:action[-1].end + 1]
+        cleaned = without_index_types(piece, tokenize(piece, text))
+        toks = action if cleaned == piece else tokenize(cleaned, text)
+        if swapped:
+            cleaned, toks = _with_parked_names(cleaned, toks, swapped)
+        _alter_action(ctx, db, name, cleaned, toks)
+    _keep_keys_of_readded_columns(ctx, before, ctx.changes[first_change:])
+
+
+def _renamed_column(words: list[str], toks: list[Token]) -> tuple[int, int] | None:
+    """(index of the old name, index of the new name) when the action renames a column
+    (``CHANGE [COLUMN] old new …`` or ``RENAME COLUMN old TO new``)."""
+    if words[:1] == ["CHANGE"]:
+        i = 2 if len(words) > 1 and words[1] == "COLUMN" else 1
+        return (i, i + 1) if i + 1 < len(toks) else None
+    if words[:2] == ["RENAME", "COLUMN"] and len(toks) > 4:
+        return 2, 4
+    return None
+
+
+def _park_swapped_columns(ctx: Ctx, db: str, name: str, actions: list[list[Token]]) -> dict[str, str]:
+    """Column names in one ALTER refer to the original table, so ``RENAME COLUMN a TO b, RENAME COLUMN b
+    TO a`` swaps them. Where a rename's new name is still held by a column this statement renames away,
+    that column first moves to a parking name (``RenameColumn`` b → ``b~1``), and its own rename then
+    starts from there: a consumer applying the renames in order ends with the server's columns."""
+    t = need_table(ctx, db, name)
+    renames = []
+    for action in actions:
+        found = _renamed_column([tk.text.upper() for tk in action], action)
+        if found is not None:
+            renames.append((action[found[0]].text, action[found[1]].text))
+    sources = {old.lower() for old, new in renames if old.lower() != new.lower()}
+    parked: dict[str, str] = {}
+    for old, new in renames:
+        holder = t.column(new)
+        if holder is not None and holder.name.lower() in sources and old.lower() != new.lower() \
+                and holder.name.lower() not in parked:
+            spot = next(f"{holder.name}~{k}" for k in range(1, 1000)
+                        if t.column(f"{holder.name}~{k}") is None)
+            ctx.emit(RenameColumn(db, name, holder.name, spot))
+            parked[holder.name.lower()] = spot
+            t = need_table(ctx, db, name)
+    return parked
+
+
+def _with_parked_names(sql: str, toks: list[Token], parked: dict[str, str]) -> tuple[str, list[Token]]:
+    """The action with the column it changes named by its parking name, if it has one."""
+    words = [tk.text.upper() for tk in toks]
+    found = _renamed_column(words, toks)
+    if words[:1] in (["MODIFY"], ["DROP"], ["ALTER"]) and found is None:
+        i = 2 if len(words) > 1 and words[1] == "COLUMN" else 1
+        found = (i, i) if i < len(toks) else None
+    if found is None or toks[found[0]].text.lower() not in parked:
+        return sql, toks
+    tok = toks[found[0]]
+    start = tok.start - toks[0].start
+    end = tok.end - toks[0].start + 1
+    new_sql = sql[:start] + "`" + parked[tok.text.lower()].replace("`", "``") + "`" + sql[end:]
+    return new_sql, tokenize(new_sql, new_sql)
+
+
+_KEY_WORDS = frozenset({"PRIMARY KEY", "PRIMARY", "UNIQUE", "INDEX", "KEY", "FULLTEXT", "SPATIAL",
+                        "CONSTRAINT", "FOREIGN", "FOREIGN KEY", "CHECK"})
+
+
+def _action_phase(action: list[Token]) -> int:
+    words = [t.text.upper() for t in action[:2]]
+    if words[0] == "DROP" and not (len(words) > 1 and words[1] == "PARTITION"):
+        return 0
+    if words[0] == "ADD" and len(words) > 1 and words[1] in _KEY_WORDS:
+        return 2
+    return 1
+
+
+def _without_partitioning(action: list[Token]) -> list[Token]:
+    """The action without a partitioning clause written after it without a comma (``DROP FOREIGN KEY c
+    PARTITION BY KEY (a)``, ``ADD … REMOVE PARTITIONING``): partitioning never changes a column."""
+    depth = 0
+    for n, tok in enumerate(action):
+        if tok.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tok.token_type == TokenType.R_PAREN:
+            depth -= 1
+        elif depth == 0 and n > 0:
+            word = tok.text.upper()
+            following = action[n + 1].text.upper() if n + 1 < len(action) else ""
+            if word == "PARTITION BY" or (word == "PARTITION" and following == "BY") \
+                    or (word == "REMOVE" and following == "PARTITIONING"):
+                return action[:n]
+    return action
+
+
+def _keep_keys_of_readded_columns(ctx: Ctx, before: TableSchema, changes: list[SchemaChange]) -> None:
+    """``DROP i, ADD i …`` in one ALTER: the server matches keys to the new column list by name, so the
+    keys on ``i`` survive (the dropped column's keys come back on the added one)."""
+    dropped = {c.column_name.lower() for c in changes if isinstance(c, DropColumn)}
+    added = {c.column.name.lower() for c in changes if isinstance(c, CreateOrModifyColumn)}
+    readded = dropped & added
+    if not readded or any(isinstance(c, RenameTable) for c in changes):
+        return
+    t = need_table(ctx, before.db, before.name)
+    explicit = before.primary_key and not before.implicit_primary_key
+    dropped_pk = any(isinstance(c, PrimaryKeyChanged) and not c.primary_key for c in changes)
+    if explicit and not dropped_pk and t.primary_key != before.primary_key \
+            and {k.lower() for k in before.primary_key} & readded \
+            and all(t.column(k) is not None for k in before.primary_key):
+        ctx.emit(PrimaryKeyChanged(t.db, t.name, before.primary_key))
+    lost = [k for k in before.unique_keys if k not in t.unique_keys and {c.lower() for c in k[1]} & readded
+            and all(t.column(c) is not None for c in k[1])]
+    if lost:
+        ctx.emit(UniqueKeysChanged(t.db, t.name, (*t.unique_keys, *lost)))
 
 
 def _is_partition_action(words: list[str]) -> bool:
     # The tokenizer may merge "PARTITION BY" into one token; its first word decides.
     return bool(words) and (words[0].split()[0] in PARTITION_ACTIONS
                             or (len(words) > 1 and words[1] == "PARTITION"))
+
+
+# Words an ALTER TABLE action starts with (a piece starting otherwise continues the previous name list).
+_ACTION_WORDS = PARTITION_ACTIONS | {"ADD", "DROP", "MODIFY", "CHANGE", "ALTER", "RENAME", "CONVERT", "FORCE",
+                                     "ENGINE", "DEFAULT", "CHARACTER", "CHARSET", "COLLATE", "ALGORITHM",
+                                     "LOCK", "TRUNCATE", "WITH", "WITHOUT", "UPGRADE", "SECONDARY_LOAD",
+                                     "SECONDARY_UNLOAD", "AUTO_INCREMENT", "COMMENT"}
 
 
 def _join_name_lists(actions: list[list[Token]]) -> list[list[Token]]:
@@ -84,7 +213,10 @@ def _join_name_lists(actions: list[list[Token]]) -> list[list[Token]]:
     for action in actions:
         bare = all(t.token_type in (TokenType.VAR, TokenType.IDENTIFIER, TokenType.DOT)
                    or t.text.upper() in ("ASC", "DESC") for t in action)
-        if bare and out and _is_partition_action([t.text.upper() for t in out[-1]]):
+        # REORGANIZE PARTITION x0, x1 INTO (…): a name list that goes on after its last name
+        named = action[0].token_type in (TokenType.VAR, TokenType.IDENTIFIER) \
+            and action[0].text.upper() not in _ACTION_WORDS
+        if (bare or named) and out and _is_partition_action([t.text.upper() for t in out[-1]]):
             out[-1] = out[-1] + action
         else:
             out.append(action)
@@ -179,6 +311,10 @@ def _convert_charset(ctx: Ctx, db: str, name: str, toks: list[Token]) -> None:
     collation = normalize_collation(collation) if collation else session().default_collation(charset)
     for col in t.columns:
         new = converted_column(col, charset, collation)
+        if charset == "binary" and new.data_type in BINARY_OF:  # CONVERT TO CHARSET binary: byte strings
+            new = replace(new, data_type=BINARY_OF[new.data_type], charset=None, collation=None)
+        elif charset == "binary" and new.data_type in ("enum", "set"):
+            new = replace(new, charset=None, collation=None)
         if new != col:
             ctx.emit(CreateOrModifyColumn(db, name, new))
     ctx.emit(TableCharsetChanged(db, name, charset, collation))
@@ -226,11 +362,12 @@ def _apply_action(ctx: Ctx, db: str, name: str, action: exp.Expression) -> None:
                     raise SchemaError(f"DROP COLUMN: unknown column {col_name!r}", table=t.qualified_name)
                 ctx.emit(DropColumn(db, name, t.column(col_name).name))  # type: ignore[union-attr]
                 t = need_table(ctx, db, name)
-        elif kind in ("INDEX", "KEY"):
+        elif kind in ("INDEX", "KEY", "CONSTRAINT"):
+            # DROP INDEX `PRIMARY` and MySQL 8.0.19+'s DROP CONSTRAINT name (any kind of constraint)
             for target in action.args.get("tables") or [action.this]:
                 drop_index(ctx, t, ident(target))
                 t = need_table(ctx, db, name)
-        elif kind not in ("FOREIGN KEY", "CONSTRAINT", "CHECK"):
+        elif kind not in ("FOREIGN KEY", "CHECK"):
             raise unsupported(f"ALTER TABLE DROP {kind} not understood")
     elif isinstance(action, exp.DropPrimaryKey):
         ctx.emit(PrimaryKeyChanged(db, name, ()))
@@ -305,7 +442,12 @@ def add_index(ctx: Ctx, t: TableSchema, key_name: str | None, parts: list[exp.Ex
 
 
 def drop_index(ctx: Ctx, t: TableSchema, key_name: str) -> None:
-    """DROP INDEX: the key leaves the unique keys, and its hidden columns go with it."""
+    """DROP INDEX: the key leaves the unique keys, and its hidden columns go with it. The index named
+    PRIMARY is the primary key."""
+    if key_name.upper() == "PRIMARY":
+        if t.primary_key and not t.implicit_primary_key:
+            ctx.emit(PrimaryKeyChanged(t.db, t.name, ()))
+        return
     remaining = keys.without_index(t.unique_keys, key_name)
     if remaining != t.unique_keys:
         ctx.emit(UniqueKeysChanged(t.db, t.name, remaining))

@@ -16,6 +16,7 @@ from schema_tracker.changes import (
     DropTable,
     RenameTable,
     TruncateTable,
+    ViewsChanged,
 )
 from schema_tracker.ddl import keys
 from schema_tracker.ddl.context import Ctx, ident, need_table, qualified, table_name
@@ -83,6 +84,34 @@ def split_create_table(text: str, tokens: list[Token]) -> tuple[str, TableOption
     return text[:tokens[end].end + 1], options
 
 
+def view_statement(ctx: Ctx, verb: str, tokens: list[Token]) -> None:
+    """CREATE/ALTER/DROP VIEW: only the view's name matters (no rows, but the name is taken)."""
+    i = next((n for n, t in enumerate(tokens) if t.text.upper() == "VIEW"), len(tokens)) + 1
+    if verb == "ALTER":
+        return
+    if verb == "DROP":
+        if i + 1 < len(tokens) and tokens[i].text.upper() == "IF" and tokens[i + 1].text.upper() == "EXISTS":
+            i += 2
+        names = [qualified(ctx, [t for t in part if t.text.upper() not in ("RESTRICT", "CASCADE")])
+                 for part in split_commas(tokens[i:])]
+        for db, name in names:
+            _set_view(ctx, db, name, present=False)
+        return
+    if i + 1 < len(tokens) and tokens[i].text.upper() == "IF":  # MariaDB: CREATE VIEW IF NOT EXISTS
+        i += 3
+    end = i + 3 if i + 1 < len(tokens) and tokens[i + 1].token_type == TokenType.DOT else i + 1
+    db, name = qualified(ctx, tokens[i:end])
+    _set_view(ctx, db, name, present=True)
+
+
+def _set_view(ctx: Ctx, db: str, name: str, *, present: bool) -> None:
+    current = ctx.catalog.views.get(ctx.catalog.fold(db), frozenset())
+    key = ctx.catalog.fold(name)
+    wanted = current | {key} if present else current - {key}
+    if wanted != current:
+        ctx.emit(ViewsChanged(db, tuple(sorted(wanted))))
+
+
 def create_table_text(text: str, statement: str) -> tuple[str, TableOptions | None]:
     """The CREATE TABLE text ``apply`` gives sqlglot (index types and column qualifiers dropped, table
     options and partitioning cut off), and the table options read from tokens (None: no definition list
@@ -104,7 +133,12 @@ def read_table_options(tail: list[Token]) -> tuple[TableOptions, bool]:
         if tail[i].token_type == TokenType.L_PAREN and i + 1 < len(tail) \
                 and tail[i + 1].text.upper() == "SELECT":
             return (charset, collation, engine), True
-        if word in _OPTIONS_END:
+        if word == "START" and i + 1 < len(tail) and tail[i + 1].text.upper() == "TRANSACTION":
+            # MySQL 8.0.21+ logs CREATE TABLE … SELECT as the full CREATE TABLE with START TRANSACTION
+            # among its options (the rows follow as row events)
+            i += 2
+            continue
+        if word in _OPTIONS_END:  # a real query after the options: the columns come from it
             return (charset, collation, engine), word not in ("PARTITION", "PARTITION BY")
         value = tail[i + 1:]
         if value and value[0].token_type == TokenType.EQ:
@@ -163,8 +197,8 @@ def create(ctx: Ctx, tree: exp.Create, options: TableOptions | None = None) -> N
         raise unsupported("CREATE TABLE without a table name")
     db, name = table_name(ctx, table)
     ctx.target = (db, name)
-    if tree.args.get("exists") and ctx.catalog.table(db, name) is not None:
-        return
+    if tree.args.get("exists") and (ctx.catalog.table(db, name) is not None or ctx.catalog.is_view(db, name)):
+        return  # the name is taken (by a table or a view): the server changes nothing
     like = next((p for p in props if isinstance(p, exp.LikeProperty)), None)
     if like is None and isinstance(schema, exp.Schema) and len(schema.expressions) == 1 \
             and isinstance(schema.expressions[0], exp.LikeProperty):
@@ -290,8 +324,12 @@ def rename_tables(ctx: Ctx, text: str, tokens: list[Token]) -> None:
         pairs.append((qualified(ctx, part[:k]), qualified(ctx, part[k + 1:])))
     for (db, name), (new_db, new_name) in pairs:
         ctx.target = (db, name)
-        if if_exists and ctx.catalog.table(db, name) is None:
+        if if_exists and ctx.catalog.table(db, name) is None and not ctx.catalog.is_view(db, name):
             continue  # MariaDB's RENAME TABLE IF EXISTS passes over a missing table
+        if ctx.catalog.table(db, name) is None and ctx.catalog.is_view(db, name):
+            _set_view(ctx, db, name, present=False)  # RENAME TABLE moves a view too
+            _set_view(ctx, new_db, new_name, present=True)
+            continue
         need_table(ctx, db, name)
         ctx.emit(RenameTable(db, name, new_db, new_name))
 

@@ -97,10 +97,17 @@ _INDEX_TYPES = frozenset({"BTREE", "HASH", "RTREE"})
 
 
 def without_index_types(text: str, tokens: list[Token]) -> str:
-    """``text`` without ``USING BTREE|HASH|RTREE`` (index types change no column; sqlglot rejects them
-    before a key's column list, as in ``PRIMARY KEY USING HASH (a)``)."""
+    """``text`` without what changes no column and sqlglot rejects: ``USING BTREE|HASH|RTREE`` (as in
+    ``PRIMARY KEY USING HASH (a)``), ASC/DESC in key part lists (``PRIMARY KEY (a DESC)``) and MySQL
+    HeatWave's ``NOT SECONDARY`` column attribute."""
     cuts = [(tokens[i].start, tokens[i + 1].end + 1) for i in range(len(tokens) - 1)
-            if tokens[i].text.upper() == "USING" and tokens[i + 1].text.upper() in _INDEX_TYPES]
+            if (tokens[i].text.upper() == "USING" and tokens[i + 1].text.upper() in _INDEX_TYPES)
+            or (tokens[i].text.upper() == "NOT" and tokens[i + 1].text.upper() == "SECONDARY")]
+    cuts += [(tokens[i].start, tokens[i].end + 1) for i in range(1, len(tokens) - 1)
+             if tokens[i].text.upper() in ("ASC", "DESC")
+             and tokens[i + 1].token_type in (TokenType.COMMA, TokenType.R_PAREN)
+             and tokens[i - 1].token_type in (TokenType.VAR, TokenType.IDENTIFIER, TokenType.R_PAREN)]
+    cuts.sort()
     for start, end in reversed(cuts):
         text = text[:start] + " " + text[end:]
     return text
@@ -169,3 +176,35 @@ def without_checks(text: str, tokens: list[Token]) -> str:
         a = start - 1 if start > 0 and tokens[start - 1].token_type == TokenType.COMMA else start
         text = text[:tokens[a].start] + " " + text[tokens[end].end + 1:]
     return text
+
+
+def quote_keyword_columns(text: str, tokens: list[Token]) -> str:
+    """CREATE TABLE text with columns named by words sqlglot reserves but MySQL does not (``any``)
+    quoted, where they start a column definition or stand alone in a key's column list. Used only when
+    sqlglot cannot parse the text as it is."""
+    start = next((i for i, t in enumerate(tokens) if t.token_type == TokenType.L_PAREN), -1)
+    end = matching_paren(tokens, start) if start >= 0 else -1
+    if end < 0:
+        return text
+    names: list[Token] = []
+    for part in split_commas(tokens[start + 1:end]):
+        head = part[0]
+        if head.token_type not in (TokenType.VAR, TokenType.IDENTIFIER) and head.text.isidentifier() \
+                and head.text.upper() not in _DEFINITION_WORDS and len(part) > 1:
+            names.append(head)
+        elif head.text.upper() in _DEFINITION_WORDS:
+            open_at = next((i for i, t in enumerate(part) if t.token_type == TokenType.L_PAREN), -1)
+            close_at = matching_paren(part, open_at) if open_at >= 0 else -1
+            for key_part in split_commas(part[open_at + 1:close_at]) if close_at > 0 else []:
+                word = key_part[0]
+                if word.token_type not in (TokenType.VAR, TokenType.IDENTIFIER) and word.text.isidentifier():
+                    names.append(word)
+    for tok in sorted(names, key=lambda t: t.start, reverse=True):
+        text = text[:tok.start] + "`" + tok.text + "`" + text[tok.end + 1:]
+    return text
+
+
+_DEFINITION_WORDS = frozenset({
+    "PRIMARY", "PRIMARY KEY", "KEY", "INDEX", "UNIQUE", "CONSTRAINT", "FOREIGN", "FOREIGN KEY", "CHECK",
+    "FULLTEXT", "SPATIAL", "LIKE", "PERIOD", "SYSTEM",
+})

@@ -57,7 +57,7 @@ _IGNORED_CONSTRAINTS = (
 )
 _TEXT_SIZES = (("tinytext", "tinyblob", 255), ("text", "blob", 65535),
                ("mediumtext", "mediumblob", 16777215), ("longtext", "longblob", 4294967295))
-_BINARY_OF = {"char": "binary", "varchar": "varbinary", "tinytext": "tinyblob", "text": "blob",
+BINARY_OF = {"char": "binary", "varchar": "varbinary", "tinytext": "tinyblob", "text": "blob",
               "mediumtext": "mediumblob", "longtext": "longblob"}
 
 
@@ -189,8 +189,8 @@ def _resolve_charset(col: ColumnSchema, table: TableSchema, charset: str | None,
         charset = "binary"  # a CHARSET=binary table: its textual columns are binary ones
     if collation is not None and charset is None:
         charset = charset_of_collation(collation)  # COLLATE binary makes a binary string too
-    if charset == "binary" and col.data_type in _BINARY_OF:
-        return _sized(replace(col, data_type=_BINARY_OF[col.data_type]), col.length if
+    if charset == "binary" and col.data_type in BINARY_OF:
+        return _sized(replace(col, data_type=BINARY_OF[col.data_type]), col.length if
                       col.data_type in ("text", "blob") else None)
     if charset == "binary":  # ENUM/SET of binary strings: information_schema names no charset
         return replace(col, charset=None, collation=None)
@@ -250,6 +250,10 @@ def _data_type(name: str, kind: exp.DataType) -> ColumnSchema:
         for p in kind.expressions:
             if isinstance(p, exp.HexString):  # 0x61 / X'61': bytes in the column's charset, decoded later
                 values.append(HEX_LABEL + p.this)
+                continue
+            if isinstance(p, exp.BitString):  # b'1001001': the same, written in bits
+                nbytes = max(1, (len(p.this) + 7) // 8)
+                values.append(HEX_LABEL + int(p.this or "0", 2).to_bytes(nbytes, "big").hex())
                 continue
             if not (isinstance(p, exp.Literal) and p.is_string):
                 raise unsupported(f"{dtype} member of column {name!r} is not a string literal")
