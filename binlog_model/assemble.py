@@ -210,6 +210,7 @@ def _check_table_map(table_map: TableMapEvent, schema: TableSchema, position: Bi
 
 def _check_always_include(schema: TableSchema, wanted: Iterable[str],
                           position: BinlogPosition | None) -> None:
+    """At start, against the snapshot: a name the table lacks is a ConfigError before any event."""
     names = {c.name.lower() for c in schema.columns}
     missing = [c for c in wanted if c not in names]
     if missing:
@@ -801,9 +802,9 @@ class StatementAssembler:
         pk = _resolve(schema.primary_key, lowered, "primary key", schema.qualified_name, position)
         wanted = self._always.get((schema.db.lower(), schema.name.lower()), ())
         if wanted:
-            _check_always_include(schema, wanted, position)
             self._always_unseen.discard((schema.db.lower(), schema.name.lower()))
-        always = tuple(i for i, n in enumerate(lowered) if n in wanted)
+        # A name the table lacks: SchemaMismatchError with the table, the position and its real columns.
+        always = tuple(sorted(_resolve(wanted, lowered, "always-include", schema.qualified_name, position)))
         marks = tuple(_HIDDEN if getattr(c, "hidden", False) else _INVISIBLE if c.invisible else _USER
                       for c in columns)
         if not pk:

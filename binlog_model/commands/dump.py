@@ -210,25 +210,10 @@ def _value_text(value: Any, ctype: int, meta: int | None = None) -> str:
     return "'" + str(value) + "'"
 
 
-# TABLE_MAP optional metadata VECTOR_DIMENSIONALITY (MySQL 9): one length-encoded count per VECTOR column.
-# The table-map parser keeps it raw (``unknown_metadata``); dump reads it for the type comment.
-_VECTOR_DIMENSIONALITY = 13
-
-
 def _vector_dimensions(table_map: Any) -> dict[int, int]:
-    """Column index -> dimensions of each VECTOR column, from the raw optional metadata ({} if absent)."""
-    raw = next((data for kind, data in getattr(table_map, "unknown_metadata", ())
-                if kind == _VECTOR_DIMENSIONALITY), None)
-    if raw is None:
-        return {}
-    counts, pos = [], 0
-    while pos < len(raw):
-        first = raw[pos]
-        width = {0xFC: 2, 0xFD: 3, 0xFE: 8}.get(first, 0)
-        counts.append(int.from_bytes(raw[pos + 1:pos + 1 + width], "little") if width else first)
-        pos += 1 + width
-    columns = [i for i, t in enumerate(table_map.column_types) if t == _CT.VECTOR]
-    return dict(zip(columns, counts, strict=False))
+    """Column index -> dimensions of each VECTOR column (TABLE_MAP's VECTOR_DIMENSIONALITY; {} if absent)."""
+    dims = getattr(table_map, "vector_dimensions", None) or ()
+    return {i: d for i, d in enumerate(dims) if d is not None}
 
 
 def _time_text(v: dt.timedelta, digits: int) -> str:
