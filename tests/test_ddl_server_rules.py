@@ -4,6 +4,9 @@ the rules that follow the server named by the binlog (FORMAT_DESCRIPTION's versi
 
 from __future__ import annotations
 
+import pytest
+
+from binlog_model.errors import UnsupportedDDLError
 from schema_tracker import Catalog, SchemaHistory, apply
 from schema_tracker.changes import (
     CreateOrModifyColumn,
@@ -170,3 +173,16 @@ def test_columns_named_by_words_sqlglot_reserves() -> None:
     t = table("CREATE TABLE k (id int NOT NULL, any smallint DEFAULT '0', some int, PRIMARY KEY (id), "
               "KEY k1 (any, some), UNIQUE (any))", MYSQL)
     assert t.column_names == ("id", "any", "some") and t.unique_keys == (("any", ("any",)),)
+
+
+def test_mysql_9_column_attributes_and_names_the_server_alters() -> None:
+    t = table("CREATE TABLE m (a YEAR UNSIGNED, i varchar(8) MASKING POLICY p1, j int)", MYSQL)
+    assert types(t) == [("a", "year"), ("i", "varchar(8)"), ("j", "int")]
+    cat = apply(Catalog(), "CREATE DATABASE d", None)[0]
+    cat, _ = apply(cat, "CREATE TABLE m (i int)", "d", session=MYSQL)
+    for sql in ("ALTER TABLE m ALTER COLUMN i SET MASKING POLICY p2",
+                "ALTER TABLE m ALTER COLUMN i DROP MASKING POLICY"):
+        assert visible_changes(apply(cat, sql, "d", session=MYSQL)[1]) == ()
+    # a 4-byte character in a name: MySQL stores '?' instead (utf8mb3 dictionary): refused, never guessed
+    with pytest.raises(UnsupportedDDLError, match="outside the BMP"):
+        apply(cat, "CREATE TABLE t1 (`\U0001f42c` int)", "d", session=MYSQL)

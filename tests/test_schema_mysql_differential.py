@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.ddl_random import generate
-from tests.mysql_ddl_differential import Report, run_file, run_files, sample_files
+from tests.mysql_ddl_differential import SERVER_ARGS, Report, run_file, run_files, sample_files
 from tests.mysql_testsuite import mysql_testsuite_root
 
 pytestmark = pytest.mark.server
@@ -54,7 +54,8 @@ def mysql_server():  # type: ignore[no-untyped-def]
     ok, why = mysql_available()
     if not ok:
         pytest.skip(why)
-    with MySQLServer() as server:  # its own server: the run drops every user database between files
+    # its own server: the run drops every user database between files
+    with MySQLServer(extra_args=SERVER_ARGS) as server:
         yield server
 
 

@@ -242,6 +242,8 @@ def _alter_action(ctx: Ctx, db: str, name: str, sql: str, toks: list[Token]) -> 
         return  # partition maintenance and row order: rows move, columns do not
     if words[0] == "ALTER" and len(words) > 1 and words[1] in ("CHECK", "CONSTRAINT"):
         return  # ALTER CHECK / CONSTRAINT c [NOT] ENFORCED: no column changes
+    if words[0] == "ALTER" and "MASKING" in words:
+        return  # ALTER COLUMN c SET/DROP MASKING POLICY: what readers see, not the column
     if words[:2] == ["RENAME", "AS"]:  # sqlglot knows RENAME [TO] only; AS is a MySQL synonym
         sql = "RENAME TO " + sql[toks[2].start - toks[0].start:]
     if words[0] == "CONVERT":
