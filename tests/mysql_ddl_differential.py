@@ -162,11 +162,11 @@ def tracker_snapshot(catalog: Catalog) -> Snapshot:
 
 
 def _shown_type(c: Any) -> str:
-    """COLUMN_TYPE as information_schema shows it: labels of a binary ENUM/SET that are not printable
-    ASCII as hex literals, and 4-byte characters as '?' (see ``_shown``)."""
-    if c.data_type in ("enum", "set") and c.charset is None and any(
-            not (v.isascii() and v.isprintable()) for v in c.enum_values):
-        labels = ("'" + v + "'" if v.isascii() and v.isprintable() else "x'" + v.encode("latin1").hex() + "'"
+    """COLUMN_TYPE as information_schema shows it: labels of a binary ENUM/SET that are not printable text
+    as hex literals, and 4-byte characters as '?' (see ``_shown``)."""
+    if c.data_type in ("enum", "set") and c.charset is None and any(not v.isprintable()
+                                                                     for v in c.enum_values):
+        labels = ("'" + v + "'" if v.isprintable() else "x'" + v.encode("latin1").hex() + "'"
                   for v in c.enum_values)
         return f"{c.data_type}({','.join(labels)})"
     return _shown(c.column_type)

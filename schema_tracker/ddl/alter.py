@@ -41,8 +41,6 @@ from schema_tracker.ddl.script import split_commas, without_index_types
 from schema_tracker.ddl.types import BINARY_OF, column_def
 from schema_tracker.model import (
     TableSchema,
-    normalize_charset,
-    normalize_collation,
 )
 
 PARTITION_ACTIONS = frozenset({"PARTITION", "REMOVE", "COALESCE", "REORGANIZE", "EXCHANGE", "REBUILD",
@@ -309,8 +307,8 @@ def _convert_charset(ctx: Ctx, db: str, name: str, toks: list[Token]) -> None:
     t = need_table(ctx, db, name)
     if charset.upper() == "DEFAULT":
         charset = ctx.catalog.database_defaults(db)[0]
-    charset = normalize_charset(charset)
-    collation = normalize_collation(collation) if collation else session().default_collation(charset)
+    charset = session().charset(charset)
+    collation = session().collation(collation) if collation else session().default_collation(charset)
     for col in t.columns:
         new = converted_column(col, charset, collation)
         if charset == "binary" and new.data_type in BINARY_OF:  # CONVERT TO CHARSET binary: byte strings
