@@ -200,3 +200,10 @@ def test_utf8_under_interpret_utf8_as_utf8mb4_and_enum_labels_in_their_charset()
     b = table("CREATE TABLE b (s set('v_å') CHARACTER SET binary, t enum(0x92) BYTE, u enum(x'c3a5') BYTE)",
               MYSQL)
     assert [c.enum_values for c in b.columns] == [("v_å",), ("\x92",), ("å",)]
+
+
+def test_visible_attribute() -> None:
+    cat = apply(Catalog(), "CREATE DATABASE d", None)[0]
+    cat, _ = apply(cat, "CREATE TABLE t (f1 int INVISIBLE, f2 int VISIBLE)", "d", session=MYSQL)
+    cat, _ = apply(cat, "ALTER TABLE t CHANGE f1 f1 INT VISIBLE, ALGORITHM = INSTANT", "d", session=MYSQL)
+    assert [c.invisible for c in cat.table("d", "t").columns] == [False, False]  # type: ignore[union-attr]

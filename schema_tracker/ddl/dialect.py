@@ -87,6 +87,8 @@ class _BinlogMySQL(MySQL):
             and self.expression(IgnoredColumnAttribute(this=exp.var(self._prev.text))),
             # ``int signed unsigned``: SIGNED is a no-op in MySQL's grammar, any UNSIGNED wins
             "SIGNED": lambda self: self.expression(IgnoredColumnAttribute(this=exp.var("SIGNED"))),
+            # VISIBLE is the default (INVISIBLE is sqlglot's own InvisibleColumnConstraint)
+            "VISIBLE": lambda self: self.expression(IgnoredColumnAttribute(this=exp.var("VISIBLE"))),
             # MySQL's charset shorthands after a string type: BYTE is binary, ASCII latin1, UNICODE ucs2
             "BYTE": lambda self: self.expression(exp.CharacterSetColumnConstraint(this=exp.var("binary"))),
             "ASCII": lambda self: self.expression(exp.CharacterSetColumnConstraint(this=exp.var("latin1"))),
