@@ -94,6 +94,7 @@ TEXTUAL_TYPES = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", 
 # sql_mode bits that change how DDL text reads (the same bits on MySQL and MariaDB).
 SQL_MODE_REAL_AS_FLOAT = 1
 SQL_MODE_ANSI_QUOTES = 4
+SQL_MODE_INTERPRET_UTF8_AS_UTF8MB4 = 1 << 33  # MySQL 9: ``utf8`` names utf8mb4, not utf8mb3
 
 # Collation ids a QUERY event's collation_server / default_collation_for_utf8mb4 commonly carries.
 _COLLATION_NAMES: Mapping[int, str] = MappingProxyType({
@@ -144,6 +145,23 @@ class ServerSession:
     @property
     def real_as_float(self) -> bool:
         return bool(self.sql_mode & SQL_MODE_REAL_AS_FLOAT)
+
+    @property
+    def utf8_is_utf8mb4(self) -> bool:
+        return self.mysql8 and bool(self.sql_mode & SQL_MODE_INTERPRET_UTF8_AS_UTF8MB4)
+
+    def charset(self, name: str) -> str:
+        """A charset name as this session reads it (``utf8`` is utf8mb3, or utf8mb4 under MySQL 9's
+        INTERPRET_UTF8_AS_UTF8MB4)."""
+        if self.utf8_is_utf8mb4 and name.lower() == "utf8":
+            return "utf8mb4"
+        return normalize_charset(name)
+
+    def collation(self, name: str) -> str:
+        """A collation name as this session reads it (``utf8_bin`` is utf8mb3_bin, or utf8mb4_bin)."""
+        if self.utf8_is_utf8mb4 and name.lower().startswith("utf8_"):
+            return "utf8mb4_" + name[5:].lower()
+        return normalize_collation(name)
 
     def default_collation(self, charset: str) -> str:
         """The collation a column or table of ``charset`` gets when none is named."""

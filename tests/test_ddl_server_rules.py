@@ -4,6 +4,9 @@ the rules that follow the server named by the binlog (FORMAT_DESCRIPTION's versi
 
 from __future__ import annotations
 
+import pytest
+
+from binlog_model.errors import UnsupportedDDLError
 from schema_tracker import Catalog, SchemaHistory, apply
 from schema_tracker.changes import (
     CreateOrModifyColumn,
@@ -170,3 +173,37 @@ def test_columns_named_by_words_sqlglot_reserves() -> None:
     t = table("CREATE TABLE k (id int NOT NULL, any smallint DEFAULT '0', some int, PRIMARY KEY (id), "
               "KEY k1 (any, some), UNIQUE (any))", MYSQL)
     assert t.column_names == ("id", "any", "some") and t.unique_keys == (("any", ("any",)),)
+
+
+def test_mysql_9_column_attributes_and_names_the_server_alters() -> None:
+    t = table("CREATE TABLE m (a YEAR UNSIGNED, i varchar(8) MASKING POLICY p1, j int)", MYSQL)
+    assert types(t) == [("a", "year"), ("i", "varchar(8)"), ("j", "int")]
+    cat = apply(Catalog(), "CREATE DATABASE d", None)[0]
+    cat, _ = apply(cat, "CREATE TABLE m (i int)", "d", session=MYSQL)
+    for sql in ("ALTER TABLE m ALTER COLUMN i SET MASKING POLICY p2",
+                "ALTER TABLE m ALTER COLUMN i DROP MASKING POLICY"):
+        assert visible_changes(apply(cat, sql, "d", session=MYSQL)[1]) == ()
+    # a 4-byte character in a name: MySQL stores '?' instead (utf8mb3 dictionary): refused, never guessed
+    with pytest.raises(UnsupportedDDLError, match="outside the BMP"):
+        apply(cat, "CREATE TABLE t1 (`\U0001f42c` int)", "d", session=MYSQL)
+
+
+def test_utf8_under_interpret_utf8_as_utf8mb4_and_enum_labels_in_their_charset() -> None:
+    utf8mb4_mode = ServerSession("9.7.4", sql_mode=1 << 33)  # INTERPRET_UTF8_AS_UTF8MB4
+    t = table("CREATE TABLE u (a char(4) CHARSET utf8, b char(2) COLLATE utf8_bin)", utf8mb4_mode)
+    assert [(c.charset, c.collation) for c in t.columns] == [("utf8mb4", "utf8mb4_0900_ai_ci"),
+                                                             ("utf8mb4", "utf8mb4_bin")]
+    assert table("CREATE TABLE v (a char(4) CHARSET utf8)", MYSQL).columns[0].charset == "utf8mb3"
+    # the server converts labels into the column's charset ('?' for what it cannot hold)
+    e = table("CREATE TABLE e (a enum('ÿá', 'Жж')) CHARACTER SET cp1251", MYSQL)
+    assert e.columns[0].enum_values == ("??", "Жж")
+    b = table("CREATE TABLE b (s set('v_å') CHARACTER SET binary, t enum(0x92) BYTE, u enum(x'c3a5') BYTE)",
+              MYSQL)
+    assert [c.enum_values for c in b.columns] == [("v_å",), ("\x92",), ("å",)]
+
+
+def test_visible_attribute() -> None:
+    cat = apply(Catalog(), "CREATE DATABASE d", None)[0]
+    cat, _ = apply(cat, "CREATE TABLE t (f1 int INVISIBLE, f2 int VISIBLE)", "d", session=MYSQL)
+    cat, _ = apply(cat, "ALTER TABLE t CHANGE f1 f1 INT VISIBLE, ALGORITHM = INSTANT", "d", session=MYSQL)
+    assert [c.invisible for c in cat.table("d", "t").columns] == [False, False]  # type: ignore[union-attr]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mysql_ddl_differential import Report, run_file
+from tests.mysql_ddl_differential import SERVER_ARGS, Report, run_file
 
 pytestmark = pytest.mark.server
 
@@ -180,7 +180,8 @@ def mysql_server():  # type: ignore[no-untyped-def]
     ok, why = mysql_available()
     if not ok:
         pytest.skip(why)
-    with MySQLServer() as server:  # its own server: run_file drops every user database first
+    # its own server: run_file drops every user database first
+    with MySQLServer(extra_args=SERVER_ARGS) as server:
         yield server
 
 

@@ -41,8 +41,6 @@ from schema_tracker.ddl.script import split_commas, without_index_types
 from schema_tracker.ddl.types import BINARY_OF, column_def
 from schema_tracker.model import (
     TableSchema,
-    normalize_charset,
-    normalize_collation,
 )
 
 PARTITION_ACTIONS = frozenset({"PARTITION", "REMOVE", "COALESCE", "REORGANIZE", "EXCHANGE", "REBUILD",
@@ -242,6 +240,8 @@ def _alter_action(ctx: Ctx, db: str, name: str, sql: str, toks: list[Token]) -> 
         return  # partition maintenance and row order: rows move, columns do not
     if words[0] == "ALTER" and len(words) > 1 and words[1] in ("CHECK", "CONSTRAINT"):
         return  # ALTER CHECK / CONSTRAINT c [NOT] ENFORCED: no column changes
+    if words[0] == "ALTER" and "MASKING" in words:
+        return  # ALTER COLUMN c SET/DROP MASKING POLICY: what readers see, not the column
     if words[:2] == ["RENAME", "AS"]:  # sqlglot knows RENAME [TO] only; AS is a MySQL synonym
         sql = "RENAME TO " + sql[toks[2].start - toks[0].start:]
     if words[0] == "CONVERT":
@@ -307,8 +307,8 @@ def _convert_charset(ctx: Ctx, db: str, name: str, toks: list[Token]) -> None:
     t = need_table(ctx, db, name)
     if charset.upper() == "DEFAULT":
         charset = ctx.catalog.database_defaults(db)[0]
-    charset = normalize_charset(charset)
-    collation = normalize_collation(collation) if collation else session().default_collation(charset)
+    charset = session().charset(charset)
+    collation = session().collation(collation) if collation else session().default_collation(charset)
     for col in t.columns:
         new = converted_column(col, charset, collation)
         if charset == "binary" and new.data_type in BINARY_OF:  # CONVERT TO CHARSET binary: byte strings

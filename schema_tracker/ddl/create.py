@@ -33,8 +33,6 @@ from schema_tracker.model import (
     ColumnSchema,
     TableSchema,
     charset_of_collation,
-    normalize_charset,
-    normalize_collation,
 )
 
 
@@ -48,9 +46,9 @@ def charset_options(options: list[exp.Expression], fallback: tuple[str, str]) ->
     charset = collation = None
     for opt in options:
         if isinstance(opt, exp.CharacterSetProperty):
-            charset = normalize_charset(opt.this.name)
+            charset = session().charset(opt.this.name)
         elif isinstance(opt, exp.CollateProperty):
-            collation = normalize_collation(opt.this.name)
+            collation = session().collation(opt.this.name)
     if charset is None and collation is None:
         return None
     if charset is not None and charset.upper() == "DEFAULT":
@@ -165,12 +163,12 @@ def options_charset(options: TableOptions, fallback: tuple[str, str]) -> tuple[s
     charset, collation, _ = options
     if charset is None and collation is None:
         return None
-    charset = normalize_charset(charset) if charset is not None else None
+    charset = session().charset(charset) if charset is not None else None
     if charset is not None and charset.upper() == "DEFAULT":
         charset = fallback[0]
     if collation is not None and collation.upper() == "DEFAULT":
         collation = None
-    coll = normalize_collation(collation) if collation \
+    coll = session().collation(collation) if collation \
         else session().default_collation(charset or fallback[0])
     return charset or charset_of_collation(coll), coll
 
@@ -357,9 +355,9 @@ def alter_database(ctx: Ctx, tokens: list[Token]) -> None:
             if j >= len(words):
                 raise unsupported("ALTER DATABASE option without a value")
             if w == "COLLATE":
-                collation = normalize_collation(words[j])
+                collation = session().collation(words[j])
             else:
-                charset = normalize_charset(words[j])
+                charset = session().charset(words[j])
             i = j
         i += 1
     if charset is None and collation is None:

@@ -87,11 +87,16 @@ class _BinlogMySQL(MySQL):
             and self.expression(IgnoredColumnAttribute(this=exp.var(self._prev.text))),
             # ``int signed unsigned``: SIGNED is a no-op in MySQL's grammar, any UNSIGNED wins
             "SIGNED": lambda self: self.expression(IgnoredColumnAttribute(this=exp.var("SIGNED"))),
+            # VISIBLE is the default (INVISIBLE is sqlglot's own InvisibleColumnConstraint)
+            "VISIBLE": lambda self: self.expression(IgnoredColumnAttribute(this=exp.var("VISIBLE"))),
             # MySQL's charset shorthands after a string type: BYTE is binary, ASCII latin1, UNICODE ucs2
             "BYTE": lambda self: self.expression(exp.CharacterSetColumnConstraint(this=exp.var("binary"))),
             "ASCII": lambda self: self.expression(exp.CharacterSetColumnConstraint(this=exp.var("latin1"))),
             "UNICODE": lambda self: self.expression(exp.CharacterSetColumnConstraint(this=exp.var("ucs2"))),
             "UNSIGNED": lambda self: self.expression(UnsignedColumnAttribute()),
+            # MySQL 9 data masking: a policy changes what a reader sees, never the column
+            "MASKING": lambda self: self._match_text_seq("POLICY") and self._parse_id_var()
+            and self.expression(IgnoredColumnAttribute(this=exp.var("MASKING POLICY"))),
             "SERIAL": lambda self: self._match_text_seq("DEFAULT", "VALUE")
             and self.expression(SerialDefaultValueColumnConstraint()),
         }
@@ -99,6 +104,7 @@ class _BinlogMySQL(MySQL):
         # FLOAT UNSIGNED: sqlglot has no unsigned FLOAT type; it rides on UINT256, read back in ``types``.
         SIGNED_TO_UNSIGNED_TYPE_TOKEN = {  # noqa: RUF012
             **MySQL.Parser.SIGNED_TO_UNSIGNED_TYPE_TOKEN, TokenType.FLOAT: TokenType.UINT256,
+            TokenType.YEAR: TokenType.YEAR,  # YEAR UNSIGNED (deprecated) is plain YEAR
         }
 
         def _parse_check_enforced(self) -> exp.Expression | None:

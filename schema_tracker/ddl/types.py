@@ -7,7 +7,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from sqlglot import exp
 
-from binlog_model.charsets import make_text_decoder
+from binlog_model.charsets import CHARSET_CODECS, make_text_decoder
 from schema_tracker.ddl.dialect import (
     IgnoredColumnAttribute,
     SerialDefaultValueColumnConstraint,
@@ -22,8 +22,6 @@ from schema_tracker.model import (
     TableSchema,
     charset_of_collation,
     mbmaxlen,
-    normalize_charset,
-    normalize_collation,
 )
 
 _INT_TYPES: dict[str, tuple[str, bool]] = {
@@ -93,16 +91,16 @@ def column_def(node: exp.ColumnDef, table: TableSchema) -> tuple[ColumnSchema, b
         elif isinstance(k, exp.DefaultColumnConstraint):
             value = k.this
             if isinstance(value, exp.Collate):  # DEFAULT '' COLLATE x: the COLLATE is the column's
-                collation = normalize_collation(value.expression.name)
+                collation = session().collation(value.expression.name)
                 value = value.this
             if isinstance(value, exp.Introducer):  # DEFAULT _utf8'abc': the value is the literal
                 value = value.expression
             is_null = isinstance(value, exp.Null)
             col = replace(col, default=None if is_null else value.sql("mysql"), has_default=True)
         elif isinstance(k, exp.CharacterSetColumnConstraint):
-            charset = normalize_charset(k.this.name)
+            charset = session().charset(k.this.name)
         elif isinstance(k, exp.CollateColumnConstraint):
-            collation = normalize_collation(k.this.name)
+            collation = session().collation(k.this.name)
         elif isinstance(k, exp.ComputedColumnConstraint):
             col = replace(col, generated=k.this.sql("mysql"), generated_stored=bool(k.args.get("persisted")))
         elif isinstance(k, exp.GeneratedAsIdentityColumnConstraint) and k.args.get("expression") is not None:
@@ -146,19 +144,34 @@ HEX_LABEL = "\x00hex:"  # marks an ENUM/SET label written as a hex literal until
 
 
 def _hex_labels(col: ColumnSchema) -> ColumnSchema:
-    if not any(v.startswith(HEX_LABEL) for v in col.enum_values):
+    """ENUM/SET labels as the server stores them in the column's charset: hex/bit labels are bytes in that
+    charset (binary: UTF-8 text when valid, else one character per byte); text labels the charset cannot
+    hold become '?' per character, as the server converts them."""
+    if col.data_type not in ("enum", "set"):
         return col
     decode = make_text_decoder(col.charset) if col.charset not in (None, "binary") else None
+    codec = CHARSET_CODECS.get(col.charset or "") if col.charset not in (None, "binary") else None
+    lossy = codec is not None and not codec.startswith(("utf", "ucs", "utf_"))
+    if not lossy and not any(v.startswith(HEX_LABEL) for v in col.enum_values):
+        return col
     if decode is None and col.charset not in (None, "binary"):
-        raise unsupported(f"hex labels of column {col.name!r}: no codec for charset {col.charset}")
+        raise unsupported(f"labels of column {col.name!r}: no codec for charset {col.charset}")
     labels = []
     for v in col.enum_values:
         if not v.startswith(HEX_LABEL):
+            if lossy and decode is not None and codec is not None:
+                v = decode(v.encode(codec, errors="replace"))
             labels.append(v)
             continue
         raw = bytes.fromhex(v[len(HEX_LABEL):]).rstrip(b" ")
         try:
-            labels.append(decode(raw) if decode is not None else raw.decode("latin1"))
+            if decode is None:  # binary: the bytes as text when they are UTF-8, else byte by byte
+                try:
+                    labels.append(raw.decode("utf-8"))
+                except UnicodeDecodeError:
+                    labels.append(raw.decode("latin1"))
+            else:
+                labels.append(decode(raw))
         except (UnicodeDecodeError, ValueError) as err:
             raise unsupported(f"hex label 0x{raw.hex()} of column {col.name!r} is not valid "
                               f"{col.charset}") from err
