@@ -32,3 +32,21 @@ def require(path: Path) -> Path:
     if not path.exists():
         pytest.skip(f"shared test material not found: {path} (set BINLOG_MODEL_SHARED)")
     return path
+
+
+def binlogs_under(root: Path) -> list[str]:
+    """Every binlog file (by its magic bytes) under ``root``, as paths relative to it, sorted; [] when
+    ``root`` is absent (a test suite that is not installed)."""
+    if not root.is_dir():
+        return []
+    found = []
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            path = Path(dirpath) / name
+            try:
+                with path.open("rb") as fh:
+                    if fh.read(4) == b"\xfebin":
+                        found.append(str(path.relative_to(root)))
+            except OSError:
+                continue
+    return sorted(found)

@@ -30,7 +30,7 @@ from binlog_model.errors import (
 )
 from binlog_model.io import iter_events
 from binlog_model.wire import NEED_DATA, BinlogDecoder, EventType, UnknownEvent
-from tests._paths import CORPUS, require
+from tests._paths import CORPUS, binlogs_under, require
 
 MYSQL_TEST = Path("/usr/share/mysql/mysql-test")
 SEED = int(os.environ.get("BINLOG_MODEL_TEST_SEED", "20260522"))
@@ -207,19 +207,7 @@ PENDING: dict[str, str] = {
 
 
 def _mysql_test_binlogs() -> list[str]:
-    if not MYSQL_TEST.exists():
-        return []
-    found = []
-    for dirpath, _dirs, files in os.walk(MYSQL_TEST):
-        for name in files:
-            path = Path(dirpath) / name
-            try:
-                with path.open("rb") as fh:
-                    if fh.read(4) == b"\xfebin":
-                        found.append(str(path.relative_to(MYSQL_TEST)))
-            except OSError:
-                continue
-    return sorted(found)
+    return binlogs_under(MYSQL_TEST)
 
 
 @pytest.mark.parametrize("relpath", _mysql_test_binlogs())

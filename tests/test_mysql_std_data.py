@@ -13,10 +13,8 @@ than its fields): no server writes them.
 from __future__ import annotations
 
 import json
-import os
 import re
 import struct
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,6 +36,7 @@ from binlog_model.wire import BinlogDecoder, EventType, UnknownEvent
 from binlog_model.wire.cursor import Cursor
 from binlog_model.wire.json_binary import parse_json_binary
 from schema_tracker.history import SchemaHistory
+from tests._paths import binlogs_under
 
 MYSQL_TEST = cache_root() / "mysql-testsuite" / "root" / "usr" / "lib" / "mysql-test"
 
@@ -75,19 +74,7 @@ EXPECTED_FAILURES: dict[str, tuple[type[BinlogError], int, str]] = {
 
 
 def _binlogs() -> list[str]:
-    if not MYSQL_TEST.is_dir():
-        return []
-    found = []
-    for dirpath, _dirs, files in os.walk(MYSQL_TEST):
-        for name in files:
-            path = Path(dirpath) / name
-            try:
-                with path.open("rb") as fh:
-                    if fh.read(4) == b"\xfebin":
-                        found.append(str(path.relative_to(MYSQL_TEST)))
-            except OSError:
-                continue
-    return sorted(found)
+    return binlogs_under(MYSQL_TEST)
 
 
 def _require_suite() -> None:
