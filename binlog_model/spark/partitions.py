@@ -141,11 +141,6 @@ def build_history(scans: Sequence[FileScan], *, history: SchemaHistory | None = 
     replay = StatementAssembler(history if history is not None else SchemaHistory(),
                                 AssemblerOptions(source=base.source, allow_incomplete_tail=True))
     for scan in scans:
-        fde = scan.format_description
-        if fde is not None and len(fde) >= 71:
-            # the kept events lack the FORMAT_DESCRIPTION: its server version (body offset 2, 50 bytes)
-            # decides how the tracker reads DDL, as in the pipeline
-            replay.history.server_version = fde[21:71].split(b"\0", 1)[0].decode("ascii", "replace")
         for event in scan.events:
             for _ in replay.feed(event):
                 pass
