@@ -208,15 +208,14 @@ def _check_table_map(table_map: TableMapEvent, schema: TableSchema, position: Bi
                                       tracked=tracked, binlog=logged)
 
 
-def _check_always_include(schema: TableSchema, wanted: Iterable[str],
-                          position: BinlogPosition | None) -> None:
-    """At start, against the snapshot: a name the table lacks is a ConfigError before any event."""
+def _check_always_include(schema: TableSchema, wanted: Iterable[str]) -> None:
+    """At start, against the snapshot: a name the table lacks is a ConfigError before any event (at a
+    TABLE_MAP the same mistake is a SchemaMismatchError with the position: ``_resolve``)."""
     names = {c.name.lower() for c in schema.columns}
     missing = [c for c in wanted if c not in names]
     if missing:
-        where = f" at {position}" if position is not None else " in the snapshot"
         raise ConfigError(f"--always-include names column(s) {', '.join(missing)} that table "
-                          f"{schema.qualified_name} does not have{where} (its columns: "
+                          f"{schema.qualified_name} does not have in the snapshot (its columns: "
                           f"{', '.join(c.name for c in schema.columns)})")
 
 
@@ -410,7 +409,7 @@ class StatementAssembler:
         for (db, t), cols in self._always.items():
             known = catalog.table(db, t)
             if known is not None:
-                _check_always_include(known, cols, None)
+                _check_always_include(known, cols)
 
     @property
     def idle(self) -> bool:

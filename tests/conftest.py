@@ -28,18 +28,21 @@ SERVER_KINDS = ("mariadb", "mysql")
 _db_counter = itertools.count(1)
 
 
+def _session_server(server: LocalServer) -> Iterator[Any]:
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture(scope="session")
 def mariadb() -> Iterator[MariaDBServer]:
     """A running local MariaDB (ROW binlog, FULL row image, FULL row metadata, GTID, ANNOTATE_ROWS)."""
     ok, reason = mariadb_available()
     if not ok:
         pytest.skip(f"no local MariaDB: {reason}")
-    server = MariaDBServer(row_image="FULL", row_metadata="FULL")
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from _session_server(MariaDBServer(row_image="FULL", row_metadata="FULL"))
 
 
 @pytest.fixture(scope="session")
@@ -48,15 +51,10 @@ def mysql() -> Iterator[MySQLServer]:
     ok, reason = mysql_available()
     if not ok:
         pytest.skip(f"no local MySQL: {reason}")
-    server = MySQLServer(row_image="FULL", row_metadata="FULL")
-    server.start()
-    if "mariadb" in server.version.lower():  # never let MariaDB stand in for MySQL
-        server.stop()
-        pytest.fail(f"the MySQL harness started {server.version}, not MySQL")
-    try:
+    for server in _session_server(MySQLServer(row_image="FULL", row_metadata="FULL")):
+        if "mariadb" in server.version.lower():  # never let MariaDB stand in for MySQL
+            pytest.fail(f"the MySQL harness started {server.version}, not MySQL")
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="session", params=SERVER_KINDS)
