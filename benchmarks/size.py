@@ -20,7 +20,7 @@ carry the statement text once per event (ANNOTATE_ROWS) and it is counted.
 
 Data sets: the spec example as MariaDB wrote it (``fixtures/golden/mariadb/spec_example``, with
 ``always_include=ppc.campaigns.currency``), the spec's own MySQL 5.7 events (the helpers of
-``tests/test_spec_golden.py``; needs the shared seeds), and a ~100k-row-change workload.
+``tests/golden/test_spec_golden.py``; needs the shared seeds), and a ~100k-row-change workload.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def _spec_seed(image: str) -> list[pb.BinlogEvent]:
     # The spec's own MySQL 5.7 row events, through the acceptance test's helpers (same stream, same schema);
     # only the assembler's image mode changes.
     sys.path.insert(0, str(ROOT))
-    import tests.test_spec_golden as spec
+    import tests.golden.test_spec_golden as spec
     from binlog_model.assemble import AssemblerOptions, StatementAssembler
 
     original = spec._assembler

@@ -138,7 +138,7 @@ CHARSET_MAXLEN: dict[str, int] = {
 _ALIASES = {"utf8": "utf8mb3"}
 
 # Where the server's single-byte tables differ from Python's codec of the same name (MariaDB 10.11,
-# checked byte by byte in tests/test_convert_charsets.py): a character, or None where the server has none
+# checked byte by byte in tests/unit/test_convert_charsets.py): a character, or None where the server has none
 # (it converts the byte to '?'), so such bytes stay RawText instead of gaining a meaning the server lacks.
 _SINGLE_BYTE_OVERRIDES: dict[str, dict[int, str | None]] = {
     # MySQL latin1 fills cp1252's five holes with the C1 controls of the same number.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerate the protobuf classes in binlog_model/_pb/ from proto/ (grpcio-tools' bundled protoc).
-# Usage: scripts/gen_proto.sh [OUT_DIR]   (default binlog_model/_pb; tests/test_proto_fresh.py passes a temp dir
+# Usage: scripts/gen_proto.sh [OUT_DIR]   (default binlog_model/_pb; tests/unit/test_proto_fresh.py passes a temp dir
 # and compares bytes, so commit the output of this script unchanged).
 # The .proto keeps its package path (binlog_model/v1/...) so its descriptor name is unique in the default pool;
 # the generated module has no imports of ours, so it is moved flat into OUT_DIR.

@@ -133,3 +133,14 @@ def mysql80(docker_client: Any) -> Iterator[Any]:
 def mysql80_compressed(docker_client: Any) -> Iterator[Any]:
     """``mysql:8.0`` as ``mysql80`` plus ``--binlog-transaction-compression=ON`` (TRANSACTION_PAYLOAD)."""
     yield from _container(docker_client, "mysql80_compressed")
+
+
+#: fixtures that bring up a real server: a test taking one (directly or through another fixture) is marked
+#: ``server`` here, so a module's pure tests still run under ``-m "not server"``
+_SERVER_FIXTURES = frozenset({"server", "mariadb", "mysql", "fresh_db", "mariadb_db", "mysql_db"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.server)

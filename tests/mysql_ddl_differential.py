@@ -19,7 +19,7 @@ Full set (documented in docs/testing.md)::
 
     PYTHONPATH=$PWD .venv/bin/python -m tests.mysql_ddl_differential --files 300 --report /tmp/ddl-report.json
 
-The CI sample (``tests/test_schema_mysql_differential.py``) runs a seeded handful of those files.
+The CI sample (``tests/differential/test_schema_mysql_differential.py``) runs a seeded handful of those files.
 """
 
 from __future__ import annotations

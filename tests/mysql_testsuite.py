@@ -60,7 +60,8 @@ _UNSAFE = re.compile(
     re.IGNORECASE)
 
 
-# Account statements: the tracker ignores them (tests/test_schema_mysql_forms.py checks that), and some
+# Account statements: the tracker ignores them (tests/differential/test_schema_mysql_forms.py checks that),
+# and some
 # files change root's own password or lock it, which would shut the run out of its server. Also USE of a
 # system schema: its tables are the server's own, outside what a binlog consumer tracks.
 _ACCOUNTS = re.compile(r"^\s*(CREATE|ALTER|DROP|RENAME)\s+(USER|ROLE)\b|\bROOT\b|"

@@ -207,7 +207,7 @@ def _position(text: str | None) -> BinlogPosition | None:
 
 
 # Fast paths for every kind but the floating and rare ones, byte-identical to json_format (proto3 JSON omits
-# zero-valued fields of a sub-message and writes 64-bit integers as strings); tests/test_spark_units.py
+# zero-valued fields of a sub-message and writes 64-bit integers as strings); tests/spark/test_spark_units.py
 # compares them with ``slow_value_json`` on every kind of the golden fixtures.
 _DATETIME_FIELDS = ("year", "month", "day", "hour", "minute", "second", "micros")
 _DATE_FIELDS = ("year", "month", "day")

@@ -268,7 +268,8 @@ SPEC_MYSQL_SERVER = {"row_image": "NOBLOB", "row_metadata": "MINIMAL", "rows_que
                      "extra_args": ("--character-set-server=latin1", "--collation-server=latin1_swedish_ci")}
 
 # Scenarios whose MySQL fixture cannot be generated yet: name -> the reason, in the owning issue's terms.
-# The generator skips them and says so; tests/test_golden_mysql.py lists them. Empty: every scenario runs.
+# The generator skips them and says so; tests/golden/test_golden_mysql.py lists them.
+# Empty: every scenario runs.
 MYSQL_SKIPPED_SCENARIOS: dict[str, str] = {}
 
 
@@ -428,7 +429,8 @@ def generate_fixture(scenario: Path, server: str, out_dir: Path, options: Golden
 
 # What the MariaDB fixture of the spec's example (fixtures/scenarios/spec_example.sql) must show differently
 # from the spec's MySQL 5.7 listing (seeds/000). "field" names a field of the spec's vocabulary; the test
-# tests/test_golden_fixtures.py checks that exactly these fields differ and that everything else matches.
+# tests/golden/test_golden_fixtures.py checks that exactly these fields differ and that everything else
+# matches.
 SPEC_EXAMPLE_MARIADB_DIFFERENCES: tuple[dict[str, str], ...] = (
     {"field": "leadingEvents",
      "spec": "none: the spec's example starts from a snapshot holding ppc.campaigns",
@@ -459,7 +461,7 @@ SPEC_EXAMPLE_MARIADB_DIFFERENCES: tuple[dict[str, str], ...] = (
 # -- the spec example on MySQL 9 -----------------------------------------------------------------------------
 
 # What the MySQL fixture of the spec's example must show differently from the spec's listing: only the GTID
-# uuids and the timestamps. tests/test_golden_mysql.py checks that exactly these fields differ.
+# uuids and the timestamps. tests/golden/test_golden_mysql.py checks that exactly these fields differ.
 SPEC_EXAMPLE_MYSQL_DIFFERENCES: tuple[dict[str, str], ...] = (
     {"field": "utcTimestamp", "spec": "each statement's own 2018 wall-clock time",
      "mysql": "2018-05-29T06:22:10Z for every event",

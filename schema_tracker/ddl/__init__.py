@@ -3,7 +3,7 @@ sqlglot).
 
 Strategy: classify a statement by its leading keywords (sqlglot's own tokenizer, never regexes), ignore
 statements that cannot change a table's columns (``ignored``), and parse the rest with sqlglot 30.30.0
-(pinned; ``tests/test_ddl_tree_shape.py`` fails loudly if its tree moves). Every change is applied to the
+(pinned; ``tests/unit/test_ddl_tree_shape.py`` fails loudly if its tree moves). Every change is applied to the
 catalog at once (``changes.apply_change``), so later actions of one ALTER see earlier ones.
 
 Modules: ``dialect`` (sqlglot's dialect, tokens, trees), ``script`` (version comments, splitting, USE),

@@ -1,6 +1,6 @@
 """ALTER TABLE: the action list split at top-level commas, each action applied in order.
 
-Fallbacks, each for a statement sqlglot returns as ``exp.Command`` (tested in tests/test_ddl_forms.py):
+Fallbacks, each for a statement sqlglot returns as ``exp.Command`` (tested in tests/unit/test_ddl_forms.py):
 an ALTER TABLE action sqlglot cannot parse (``ADD (a int, b int)``, ``CONVERT TO CHARACTER SET``, some
 index forms) is parsed on its own as ``ALTER TABLE t <action>``. ``ADD (…)`` becomes one ``ADD COLUMN``
 per definition; ``CONVERT TO`` and index/constraint actions that sqlglot still cannot parse are read from

@@ -1,5 +1,5 @@
 -- Differential DDL corpus: applied one statement at a time to a real MariaDB 10.11 and to the tracker;
--- after every statement information_schema must equal the tracker (tests/test_schema_differential.py).
+-- after every statement information_schema must equal the tracker (tests/differential/test_schema_differential.py).
 -- {db} and {db2} are replaced by unique database names; the session's default database is {db}.
 -- Hand-written for this project. Sections name the form or tricky case they cover.
 

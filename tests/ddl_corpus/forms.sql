@@ -1,4 +1,4 @@
--- Extra statement forms whose sqlglot tree shape is pinned (tests/test_ddl_tree_shape.py), beyond the
+-- Extra statement forms whose sqlglot tree shape is pinned (tests/unit/test_ddl_tree_shape.py), beyond the
 -- differential corpus: forms a MariaDB 10.11 server would reject or log differently, and statements the
 -- tracker must ignore or refuse. Hand-written for this project.
 CREATE TABLE t (a int unsigned NOT NULL AUTO_INCREMENT, b varchar(5) COLLATE latin1_bin DEFAULT 'x', e enum('a,b','it''s') CHARACTER SET utf8, g int AS (a+1) STORED, i int INVISIBLE, z smallint zerofill, f float(30), d2 decimal(7), ts datetime(6), PRIMARY KEY (a));

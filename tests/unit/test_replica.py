@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import Counter
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +17,9 @@ import pytest
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.pipeline import iter_binlog_events
 from binlog_model.testing.replica import Replica, ReplicaError
+from tests._paths import REPO
 
-MARIADB = Path(__file__).resolve().parents[1] / "fixtures" / "golden" / "mariadb"
+MARIADB = REPO / "fixtures" / "golden" / "mariadb"
 
 
 def _events(name: str) -> list[pb.BinlogEvent]:

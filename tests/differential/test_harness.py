@@ -11,8 +11,6 @@ from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.mariadb import HarnessError, MariaDBServer, mariadb_available
 from binlog_model.testing.sqltext import parse_directives, split_statements
 
-pytestmark = pytest.mark.server
-
 
 def _require_mariadb() -> None:
     ok, reason = mariadb_available()
@@ -35,6 +33,7 @@ def test_session_server_settings(mariadb: MariaDBServer) -> None:
     assert mariadb.socket.exists()
 
 
+@pytest.mark.server
 def test_startup_under_15_seconds_and_cleanup() -> None:
     _require_mariadb()
     server = MariaDBServer(row_image="MINIMAL", row_metadata="MINIMAL", server_id=7, gtid_domain_id=3)
@@ -79,6 +78,7 @@ def test_one_connection_per_execute_keeps_transactions(server: LocalServer, fres
     assert server.query("SELECT id FROM t", database=fresh_db) == [(2,)]
 
 
+@pytest.mark.server
 def test_bad_options_are_config_errors() -> None:
     with pytest.raises(ConfigError, match="row_image"):
         MariaDBServer(row_image="HALF")
@@ -86,6 +86,7 @@ def test_bad_options_are_config_errors() -> None:
         MariaDBServer(row_metadata="ALL")
 
 
+@pytest.mark.server
 def test_failed_start_shows_error_log_and_cleans_up() -> None:
     _require_mariadb()
     server = MariaDBServer(extra_args=["--no-such-option-for-test=1"])
@@ -123,6 +124,7 @@ def test_parse_directives() -> None:
     assert parse_directives(text) == {"binlog_row_image": "NOBLOB", "sql_mode": ""}
 
 
+@pytest.mark.server
 def test_start_retries_when_the_port_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     """A port taken between picking and binding (another test session) makes start() retry on a new one."""
     _require_mariadb()
@@ -148,6 +150,7 @@ def test_start_retries_when_the_port_is_taken(monkeypatch: pytest.MonkeyPatch) -
             assert server.query("SELECT 1") == [(1,)]
 
 
+@pytest.mark.server
 def test_stop_cleans_up_after_the_server_died() -> None:
     _require_mariadb()
     import os

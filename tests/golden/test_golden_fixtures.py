@@ -30,8 +30,9 @@ from binlog_model.io.files import iter_events
 from binlog_model.model import from_json, python_value
 from binlog_model.testing.golden import iter_fixture_dirs, read_meta, verify_fixture, verify_tree
 from binlog_model.wire.events import EventType
+from tests._paths import REPO
 
-GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "golden"
+GOLDEN = REPO / "fixtures" / "golden"
 MARIADB = GOLDEN / "mariadb"
 
 # Fixtures whose expected.jsonl cannot be produced yet; strict, so the fix shows up as an XPASS to act on.

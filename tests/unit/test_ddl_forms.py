@@ -1,6 +1,7 @@
 """Unit tests of ddl.apply: each supported form, token fallbacks, ignored statements, errors, lenient mode.
 
-Every statement here is hand-written for this test (no server needed); tests/test_schema_differential.py
+Every statement here is hand-written for this test (no server needed);
+tests/differential/test_schema_differential.py
 checks the same forms against a real MariaDB.
 """
 

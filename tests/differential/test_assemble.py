@@ -33,8 +33,6 @@ from schema_tracker.history import SchemaHistory
 from schema_tracker.model import Catalog
 from schema_tracker.snapshot import catalog_from_dump, catalog_from_server
 
-pytestmark = pytest.mark.server
-
 
 def _run(server: LocalServer, db: str, statements: Sequence[str], *, session: Sequence[str] = ()
          ) -> list[Path]:

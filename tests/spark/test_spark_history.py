@@ -27,7 +27,7 @@ pytest.importorskip("pyspark")
 from binlog_model.spark.datasource import plan
 from binlog_model.spark.job import local_session, run_resolve
 
-pytestmark = [pytest.mark.spark, pytest.mark.server]
+pytestmark = pytest.mark.spark
 
 BIG = 18446744073709551615
 

@@ -15,7 +15,7 @@ from binlog_model.spark.incremental import SCHEMA_FILE, read_table
 from binlog_model.spark.job import local_session, run_resolve
 from binlog_model.state import RunState, StateMismatchError
 
-pytestmark = [pytest.mark.spark, pytest.mark.server]
+pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")

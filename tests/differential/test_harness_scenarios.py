@@ -19,8 +19,6 @@ from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.mariadb import HarnessError, MariaDBServer
 from binlog_model.testing.scenario import SCENARIO_DIR, list_scenarios, load_scenario, run_scenario
 
-pytestmark = pytest.mark.server
-
 GOLDEN = SCENARIO_DIR.parent / "golden" / "mariadb"
 SCENARIOS = list_scenarios()
 

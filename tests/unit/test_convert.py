@@ -3,7 +3,7 @@
 Inputs are the wire layer's decoded Python values (docs/contracts.md "Decoded values"); columns are
 hand-written ColumnSchema values. The edge values are the ones peers get wrong: unsigned wrap-around, exact
 DECIMAL(65,30), negative TIME with micros, zero dates, charsets, ENUM 0, SET bits, BIT(64).
-``tests/test_convert_server.py`` checks the same conversions against a real MariaDB.
+``tests/differential/test_convert_server.py`` checks the same conversions against a real MariaDB.
 """
 
 from __future__ import annotations

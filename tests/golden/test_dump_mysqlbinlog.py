@@ -36,8 +36,9 @@ import pytest
 from binlog_model.commands.dump import render_event
 from binlog_model.io.files import iter_events
 from binlog_model.testing.golden import iter_fixture_dirs, read_meta
+from tests._paths import REPO
 
-MYSQL_GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "golden" / "mysql"
+MYSQL_GOLDEN = REPO / "fixtures" / "golden" / "mysql"
 
 _UNKNOWN = re.compile(r"^###   @(\d+)=!! Don't know how to handle column type=(\d+)")
 _JSON_STRING = re.compile(r"""^'"[^"\\]*"'$""")  # a JSON string scalar without escapes

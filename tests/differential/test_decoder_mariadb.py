@@ -29,8 +29,6 @@ from binlog_model.wire import (
     UserVarEvent,
 )
 
-pytestmark = pytest.mark.server
-
 
 @pytest.fixture
 def compressed_binlog(mariadb: Any) -> Iterator[None]:

@@ -5,7 +5,7 @@ at the end: no row lost, duplicated or altered, and the same columns in the same
 
 CI runs ``SEEDS`` seeds x ``STATEMENTS`` statements on the session server, a fresh database per seed.
 ``BINLOG_MODEL_SOAK=N`` runs N seeds of 5,000 statements instead (e.g. ``BINLOG_MODEL_SOAK=200 pytest
-tests/test_roundtrip.py``). ``BINLOG_MODEL_SEED=S`` reruns only seed S (as printed by a failure).
+tests/property/test_roundtrip.py``). ``BINLOG_MODEL_SEED=S`` reruns only seed S (as printed by a failure).
 
 Normal form of a value, applied to both sides (``_normal``), with why:
 - SET: the replica has a tuple of labels, pymysql a comma-joined str → joined str.

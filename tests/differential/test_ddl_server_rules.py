@@ -1,6 +1,7 @@
 """The tracker alone on the forms of issue 11 that need no server, or that MySQL 9.7 cannot run here, and on
 the rules that follow the server named by the binlog (FORMAT_DESCRIPTION's version). Every form that MySQL
-9.7 runs is also checked against its information_schema in ``tests/test_schema_mysql_forms.py``."""
+9.7 runs is also checked against its information_schema in
+``tests/differential/test_schema_mysql_forms.py``."""
 
 from __future__ import annotations
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 
 import pytest
 
 from schema_tracker.ddl import split_statements, statement_shapes
+from tests._paths import REPO, TESTS
 
-HERE = Path(__file__).parent / "ddl_corpus"
+HERE = TESTS / "ddl_corpus"
 GOLDEN = HERE / "tree_shapes.jsonl"
 SOURCES = (HERE / "differential.sql", HERE / "forms.sql")
 
@@ -48,7 +48,7 @@ def test_tree_shape_is_pinned(sql: str) -> None:
 
 
 def test_only_the_ddl_package_imports_sqlglot() -> None:
-    root = Path(__file__).parent.parent
+    root = REPO
     importers = sorted(str(p.relative_to(root)) for folder in ("binlog_model", "schema_tracker")
                        for p in (root / folder).rglob("*.py")
                        if any(line.split()[:2] in (["import", "sqlglot"], ["from", "sqlglot"])

@@ -25,8 +25,6 @@ from tests.ddl_random import generate
 from tests.mysql_ddl_differential import SERVER_ARGS, Report, run_file, run_files, sample_files
 from tests.mysql_testsuite import mysql_testsuite_root
 
-pytestmark = pytest.mark.server
-
 # The DDL MySQL logs that the tracker still refuses (a typed error, never a silent difference): a pattern
 # of the error the replay stops with, and why. The full run's figures are in the closing note.
 KNOWN_UNSUPPORTED: dict[str, str] = {

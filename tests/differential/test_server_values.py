@@ -27,8 +27,6 @@ from binlog_model.wire.rows import RowsEvent
 from binlog_model.wire.table_map import TableMapEvent
 from binlog_model.wire.values import NOT_PRESENT, Geometry, InvalidDate, InvalidDateTime, JsonDocument
 
-pytestmark = pytest.mark.server
-
 ENUM_BIG = [f"v{i}" for i in range(300)]  # > 255 members: 2-byte ENUM
 SET_BIG = [f"m{i}" for i in range(64)]  # 64 members: 8-byte SET
 BLOB_3MB = bytes(range(256)) * (3 * 1024 * 1024 // 256)
@@ -398,6 +396,7 @@ def test_mariadb_compressed_columns_are_a_typed_error_naming_the_type(mariadb: M
     assert tm.signedness is not None and tm.signedness[4] is True
 
 
+@pytest.mark.server
 def test_mariadb_old_high_precision_datetime_is_refused_not_misread(tmp_path: Path) -> None:
     """MariaDB with ``mysql56_temporal_format=OFF`` logs DATETIME(6) as the old DATETIME type with no
     fsp: its bytes must not come out as a nonsense date, but as a typed error naming the format."""

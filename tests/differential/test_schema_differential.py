@@ -17,18 +17,14 @@ from __future__ import annotations
 
 import os
 import secrets
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from schema_tracker.ddl import ServerSession, apply, split_statements
 from schema_tracker.model import Catalog
+from tests._paths import TESTS
 from tests.ddl_random import generate
 
-pytestmark = pytest.mark.server
-
-CORPUS = Path(__file__).parent / "ddl_corpus" / "differential.sql"
+CORPUS = TESTS / "ddl_corpus" / "differential.sql"
 
 Snapshot = dict[tuple[str, str], tuple[tuple[Any, ...], tuple[str, ...]]]
 

@@ -4,7 +4,7 @@ information_schema after every statement (``tests/mysql_ddl_differential.run_fil
 replay and nothing may differ.
 
 Forms MySQL 9.7 rejects (``BIT(0)``), or that need what this server lacks (a keyring for ``ALTER INSTANCE
-ROTATE INNODB MASTER KEY``), are tested on the tracker alone in ``tests/test_ddl_forms.py``.
+ROTATE INNODB MASTER KEY``), are tested on the tracker alone in ``tests/unit/test_ddl_forms.py``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from pathlib import Path
 import pytest
 
 from tests.mysql_ddl_differential import SERVER_ARGS, Report, run_file
-
-pytestmark = pytest.mark.server
 
 CASES: dict[str, list[str]] = {
     # silent drift of the past

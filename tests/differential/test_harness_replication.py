@@ -20,8 +20,6 @@ from binlog_model.testing.mariadb import MariaDBServer
 from binlog_model.testing.mysql import MySQLServer
 from binlog_model.testing.scenario import SCENARIO_DIR, run_scenario
 
-pytestmark = pytest.mark.server
-
 
 def _named(event: Any) -> Any:
     """The event with ``header.file`` reduced to the file name (files are read by path, dumps by name),

@@ -17,8 +17,6 @@ from schema_tracker.model import Catalog
 from schema_tracker.snapshot import catalog_from_dump
 from tests.mysql_ddl_differential import differences, server_snapshot, tracker_snapshot
 
-pytestmark = pytest.mark.server
-
 SCHEMA = [
     "CREATE TABLESPACE dump_ts ADD DATAFILE 'dump_ts.ibd' ENGINE=InnoDB",
     "CREATE TABLE parts (id int NOT NULL, d date NOT NULL, s varchar(8), PRIMARY KEY (id, d)) "

@@ -8,7 +8,7 @@
   separately; this catches a decoding difference that only one server's bytes show.
 - The spec example on MySQL (run with the spec's flags, see ``binlog_model.testing.golden``) equals the
   spec's listing field by field except exactly the fields its meta.json lists: the GTID uuids and the
-  timestamps. The listing is the one transcribed from the spec in ``tests/test_golden_fixtures.py``.
+  timestamps. The listing is the one transcribed from the spec in ``tests/golden/test_golden_fixtures.py``.
 - ``binlog-model fixtures verify fixtures/golden`` checks both servers' fixtures (exit status 0).
 - A fresh MySQL run of the spec example reproduces the committed expectations (server-backed).
 """
@@ -34,12 +34,12 @@ from binlog_model.testing.golden import (
     verify_fixture,
 )
 from binlog_model.testing.scenario import SCENARIO_DIR, list_scenarios, load_scenario
-from tests.test_golden_fixtures import SPEC_LISTING, _differing_fields, _project, _statement_events
+from tests._paths import REPO
+from tests.golden.test_golden_fixtures import SPEC_LISTING, _differing_fields, _project, _statement_events
 
-GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "golden"
+GOLDEN = REPO / "fixtures" / "golden"
 MYSQL = GOLDEN / "mysql"
 MARIADB = GOLDEN / "mariadb"
-REPO = GOLDEN.parents[1]
 
 
 def _events(fixture: Path) -> list[pb.BinlogEvent]:

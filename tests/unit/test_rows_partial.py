@@ -62,7 +62,8 @@ def test_truncated_partial_bits() -> None:
 def test_assembler_refuses_a_diff_that_does_not_apply_to_its_before_value() -> None:
     """The same HAND-BUILT event through the assembler: the diff (REPLACE $.a) targets a before value that is
     the scalar ``false``, which MySQL rejects; a typed JsonDiffError at the event's offset, never a guess.
-    (Diffs that apply are resolved: tests/test_mysql_json_partial.py proves that on MySQL 9.7's bytes.)"""
+    (Diffs that apply are resolved: tests/differential/test_mysql_json_partial.py proves that on MySQL
+    9.7's bytes.)"""
     from binlog_model.assemble import StatementAssembler
     from binlog_model.errors import JsonDiffError
     from schema_tracker.history import SchemaHistory

@@ -11,8 +11,6 @@ from binlog_model.testing.mysql import MySQLServer, mysql_available
 from binlog_model.testing.sid import SidFetchError, cache_root, fetch_sid_packages
 from binlog_model.testing.sqlserver import HarnessError
 
-pytestmark = pytest.mark.server
-
 
 def _require_mysql() -> None:
     ok, reason = mysql_available()
@@ -39,6 +37,7 @@ def test_session_server_settings(mysql: MySQLServer) -> None:
     assert mysql.socket.exists() and mysql.port > 0
 
 
+@pytest.mark.server
 def test_options_take_effect_and_every_server_has_its_own_uuid() -> None:
     _require_mysql()
     first = MySQLServer(row_image="MINIMAL", row_metadata="MINIMAL", rows_query_log_events=False,
@@ -67,6 +66,7 @@ def test_reset_and_position_use_mysql_9_statements(mysql: MySQLServer, mysql_db:
     assert mysql.query("SELECT @@gtid_executed") == [("",)]
 
 
+@pytest.mark.server
 def test_bad_options_are_config_errors() -> None:
     with pytest.raises(ConfigError, match="row_image"):
         MySQLServer(row_image="HALF")
@@ -76,6 +76,7 @@ def test_bad_options_are_config_errors() -> None:
         MySQLServer(server_id=0)
 
 
+@pytest.mark.server
 def test_failed_start_shows_error_log_and_cleans_up() -> None:
     _require_mysql()
     server = MySQLServer(extra_args=["--no-such-option-for-test=1"])
@@ -86,6 +87,7 @@ def test_failed_start_shows_error_log_and_cleans_up() -> None:
         _ = server.root
 
 
+@pytest.mark.server
 def test_fetch_lives_in_the_user_cache_never_the_system(monkeypatch: pytest.MonkeyPatch,
                                                         tmp_path: Path) -> None:
     _require_mysql()
@@ -98,6 +100,7 @@ def test_fetch_lives_in_the_user_cache_never_the_system(monkeypatch: pytest.Monk
     assert cache_root() == tmp_path
 
 
+@pytest.mark.server
 def test_unreachable_mirror_is_a_clear_fetch_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("BINLOG_MODEL_CACHE", str(tmp_path))
     monkeypatch.setenv("BINLOG_MODEL_SID_MIRROR", "http://127.0.0.1:9/debian")   # nothing listens there
