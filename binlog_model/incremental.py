@@ -1,6 +1,6 @@
 """Incremental, restartable ``events`` runs over a growing binlog archive (``--state DIR``).
 
-Strategy: a run loads the saved ``RunState`` (``binlog_model.state``), refuses options that differ from
+Strategy: a run loads the saved ``RunState`` (``binlog_model.io.state``), refuses options that differ from
 it, and reads only what is new: files after the saved position, and the tail of the file it stopped in
 (``io.tail.iter_from`` resumes the decoder there). Events go through the same ``StatementAssembler`` as a
 single run, starting from the saved schema history, so the concatenated output of all runs equals one run
@@ -18,7 +18,6 @@ next run resumes there; without, it is an ``IncompleteTransactionError`` after t
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -28,11 +27,12 @@ from typing import IO, Any
 
 from binlog_model.assemble import AssemblerOptions, AssemblerStats, StatementAssembler
 from binlog_model.errors import BinlogError, ConfigError
+from binlog_model.io.documents import fsync_dir, sha256_of, truncate_durably
 from binlog_model.io.files import open_binlog, sort_binlog_files
+from binlog_model.io.state import PARTIAL, RunState, StateMismatchError, recover_outputs
 from binlog_model.io.tail import FileEnd, FileStart, format_description_of, iter_from
 from binlog_model.model import encode_delimited, to_json
 from binlog_model.position import BinlogPosition
-from binlog_model.state import PARTIAL, RunState, StateMismatchError, fsync_dir, recover_outputs
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
 
@@ -61,7 +61,7 @@ def snapshot_digest(snapshot: str | os.PathLike[str] | None) -> str | None:
     if "://" in text:
         return text.split("?", 1)[0]
     try:
-        return hashlib.sha256(Path(text).read_bytes()).hexdigest()
+        return sha256_of(text)
     except OSError as err:
         raise ConfigError(f"cannot read snapshot {text}: {err}") from err
 
@@ -309,8 +309,7 @@ class _Run:
             state.outputs.append({"file": self.name, "bytes": committed})
         state.save()
         if committed:
-            with open(partial, "r+b") as fh:      # bytes after the last step (an open transaction) go
-                fh.truncate(committed)
+            truncate_durably(partial, committed)   # bytes after the last step (an open transaction) go
             os.replace(partial, out / self.name)
             self.result.output = out / self.name
         elif partial.exists():

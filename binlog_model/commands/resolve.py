@@ -108,7 +108,7 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
     """Resolve binlog PATHS (files, directories or globs; local or s3:// gs:// hdfs:// URIs) into typed
     per-table Parquet on Spark."""
     from binlog_model.io.files import absolute_name
-    from binlog_model.spark.job import SparkJobError, SparkSetupError, check_java, local_session, run_resolve
+    from binlog_model.spark.job import SparkJobError, check_java, local_session, run_resolve, spark_errors
     from binlog_model.spark.partitions import expand_paths
 
     if state_dir is not None and not paths:
@@ -117,11 +117,7 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
         raise ConfigError(f"snapshot file not found: {snapshot}")     # before Spark starts
     settings = _parse_conf(conf)
     check_java()
-    try:
-        from py4j.protocol import Py4JError
-        from pyspark.errors import PySparkException
-    except ImportError as err:
-        raise SparkSetupError("pyspark is not installed: pip install 'binlog-model[spark]'") from err
+    spark_failures = spark_errors()
     if paths:
         inputs = [(source, list(paths), absolute_name(out))]
     else:
@@ -158,7 +154,7 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
                 click.echo(f"   {name:<40} {ops.get('INSERT', 0):>7} {ops.get('UPDATE', 0):>7} "
                            f"{ops.get('DELETE', 0):>7} {ops.get('SCHEMA', 0):>7} {t.columns:>7} "
                            f"{t.schema_versions:>8}")
-    except (PySparkException, Py4JError) as err:
+    except spark_failures as err:
         _append(log, f"binlog-model: the job failed: {err}")
         raise SparkJobError.from_spark(err, str(log)) from err
     finally:

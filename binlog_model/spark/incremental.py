@@ -1,6 +1,6 @@
 """``resolve --state DIR``: incremental Spark runs that append Parquet files to the table folders.
 
-Strategy: the same ``RunState`` as ``events --state`` (``binlog_model.state``). Planning reads only what is
+Strategy: the same ``RunState`` as ``events --state`` (``binlog_model.io.state``). Planning reads only what is
 new: ``incremental.plan_starts`` gives each file's start offset, the DDL pre-pass scans the files and keeps
 the events from there on, the history continues the state's, and the first slice of a resumed file starts
 at the saved offset (``BinlogDecoder.resume`` with the file's FORMAT_DESCRIPTION). A run writes its typed
@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from binlog_model.incremental import plan_starts
+from binlog_model.io.documents import fsync_dir, read_json, read_text, write_text
 from binlog_model.io.files import open_binlog
+from binlog_model.io.state import RunState
 from binlog_model.io.tail import FileStart
 from binlog_model.spark.partitions import FileScan, Slice, build_history, plan_slices, scan_files
-from binlog_model.state import RunState, fsync_dir
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
 
@@ -122,12 +123,12 @@ def _stage_schemas(staged: Path, history: SchemaHistory) -> None:
     for (db, table), lineage in lineages.items():
         folder = staged / f"db={db}" / f"table={table}"
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / SCHEMA_FILE).write_text(typed_schema(lineage)[0] + "\n", encoding="utf-8")
+        write_text(folder / SCHEMA_FILE, typed_schema(lineage)[0] + "\n")
         for old_db, old_table in lineage.logged_names:
             if (old_db, old_table) != (db, table) and (old_db, old_table) not in lineages:
                 # Renamed: earlier runs' files of the old name follow the table to its new folder.
                 moves.append([f"db={old_db}/table={old_table}", f"db={db}/table={table}"])
-    (staged / _MOVES).write_text(json.dumps(moves), encoding="utf-8")
+    write_text(staged / _MOVES, json.dumps(moves))
 
 
 def _decoded_size(scan: FileScan) -> int:
@@ -149,7 +150,7 @@ def _publish(staged: Path, out: Path, run: str) -> None:
     if not staged.is_dir():
         return
     moves_file = staged / _MOVES
-    for old, new in json.loads(moves_file.read_text()) if moves_file.exists() else []:
+    for old, new in read_json(moves_file) if moves_file.exists() else []:
         source, target = out / old, out / new
         if source.is_dir():
             target.mkdir(parents=True, exist_ok=True)
@@ -173,7 +174,7 @@ def read_table(spark: Any, folder: str | os.PathLike[str]) -> Any:
     schema = Path(folder) / SCHEMA_FILE
     reader = spark.read
     if schema.exists():
-        reader = reader.schema(schema.read_text(encoding="utf-8").strip())
+        reader = reader.schema(read_text(schema).strip())
     return reader.parquet(os.fspath(folder))
 
 

@@ -88,6 +88,17 @@ class ResolveResult:
     tables: list[TableSummary]
 
 
+def spark_errors() -> tuple[type[BaseException], ...]:
+    """The exception types a failing Spark job raises in the driver (PySpark's and py4j's), for callers
+    outside this package that must not import pyspark themselves; ``SparkSetupError`` without pyspark."""
+    try:
+        from py4j.protocol import Py4JError
+        from pyspark.errors import PySparkException
+    except ImportError as err:
+        raise SparkSetupError("pyspark is not installed: pip install 'binlog-model[spark]'") from err
+    return (PySparkException, Py4JError)
+
+
 def check_java(java: str | None = None) -> int:
     """The major Java version on PATH (or ``JAVA_HOME``); ``SparkSetupError`` when absent or < 17."""
     exe = java or (os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME")
@@ -212,12 +223,12 @@ def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], ou
     import json
 
     from binlog_model.incremental import snapshot_digest
+    from binlog_model.io.state import RunState, StateMismatchError
     from binlog_model.pipeline import load_snapshot
     from binlog_model.spark import incremental as inc
     from binlog_model.spark.datasource import save_plan
     from binlog_model.spark.partitions import expand_paths
     from binlog_model.spark.typed import table_lineages
-    from binlog_model.state import RunState, StateMismatchError
 
     say = progress or (lambda _text: None)
     started = time.monotonic()

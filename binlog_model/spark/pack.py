@@ -23,6 +23,8 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from binlog_model.io.documents import read_bytes
+
 __all__ = ["PACKAGES", "build_pack", "runtime_notes"]
 
 # Top-level import names carried by the zip, in the order they are written.
@@ -58,7 +60,7 @@ def build_pack(dest: str | os.PathLike[str], packages: Sequence[str] = PACKAGES)
                     if file.endswith(".py") or file == "py.typed":
                         info = zipfile.ZipInfo((rel / file).as_posix(), date_time=(2020, 1, 1, 0, 0, 0))
                         info.compress_type = zipfile.ZIP_DEFLATED
-                        zf.writestr(info, (Path(folder) / file).read_bytes())
+                        zf.writestr(info, read_bytes(Path(folder) / file))
     tmp.replace(dest)
     return dest
 

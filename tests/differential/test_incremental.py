@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from binlog_model.cli import main
-from binlog_model.state import RunState
+from binlog_model.io.state import RunState
 from binlog_model.testing.mariadb import MariaDBServer, mariadb_available
 from binlog_model.testing.workload import Workload
 
@@ -239,7 +239,7 @@ def test_state_dir_must_come_with_an_out_directory(binlogs: list[Path], tmp_path
 
 
 def test_gtid_set_merges_into_disjoint_intervals() -> None:
-    from binlog_model.state import GtidSet
+    from binlog_model.io.state import GtidSet
 
     for seed in range(200):
         rng = random.Random(seed)

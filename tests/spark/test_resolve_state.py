@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 pytest.importorskip("pyspark")
+from binlog_model.io.state import RunState, StateMismatchError
 from binlog_model.spark.incremental import SCHEMA_FILE, read_table
 from binlog_model.spark.job import local_session, run_resolve
-from binlog_model.state import RunState, StateMismatchError
 
 pytestmark = pytest.mark.spark
 

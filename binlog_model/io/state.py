@@ -24,17 +24,15 @@ then holds exactly what the state says.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from binlog_model.errors import BinlogError, ConfigError
+from binlog_model.io.documents import fsync_dir, read_json, truncate_durably, write_json_atomic
 
-__all__ = ["FORMAT", "VERSION", "GtidSet", "RunState", "StateMismatchError", "atomic_write_json",
+__all__ = ["FORMAT", "VERSION", "GtidSet", "RunState", "StateMismatchError",
            "recover_outputs"]
 
 FORMAT = "binlog-model/run-state"
@@ -45,37 +43,6 @@ PARTIAL = ".partial"
 
 class StateMismatchError(ConfigError):
     """A run's options or inputs do not continue the saved state (other options, missing files)."""
-
-
-def atomic_write_json(path: Path, doc: Any) -> None:
-    """Write ``doc`` to ``path`` so that a reader (or a crash) sees the old file or the new one, whole."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, sort_keys=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    fsync_dir(path.parent)
-
-
-def fsync_dir(path: Path) -> None:
-    """Make a rename in ``path`` durable (a no-op where directories cannot be opened)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 class GtidSet:
@@ -156,7 +123,7 @@ class RunState:
         if not path.exists():
             return cls(d)
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = read_json(path)
         except (OSError, ValueError) as err:
             raise ConfigError(f"cannot read the state file {path}: {err}") from err
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
@@ -175,7 +142,7 @@ class RunState:
                 "runs": self.runs}
 
     def save(self) -> None:
-        atomic_write_json(self.path, self.to_json())
+        write_json_atomic(self.path, self.to_json())
 
     def check_options(self, options: dict[str, Any]) -> None:
         """Refuse a run whose output-shaping options differ from the ones the state was built with."""
@@ -202,7 +169,7 @@ def recover_outputs(state: RunState, out_dir: Path) -> None:
         name, size = state.open_output["file"], int(state.open_output["bytes"])
         partial = out_dir / (name + PARTIAL)
         if size and partial.exists():
-            _truncate(partial, size)
+            truncate_durably(partial, size)
             os.replace(partial, out_dir / name)
             state.outputs.append({"file": name, "bytes": size})
         state.open_output = None
@@ -211,7 +178,7 @@ def recover_outputs(state: RunState, out_dir: Path) -> None:
         final, partial = out_dir / entry["file"], out_dir / (entry["file"] + PARTIAL)
         if not final.exists() and partial.exists():
             # Killed between the commit of the state and the rename: finish the rename.
-            _truncate(partial, int(entry["bytes"]))
+            truncate_durably(partial, int(entry["bytes"]))
             os.replace(partial, final)
         elif not final.exists():
             raise BinlogError(f"the state in {state.directory} lists the output file {final}, which is "
@@ -221,10 +188,3 @@ def recover_outputs(state: RunState, out_dir: Path) -> None:
     if changed:
         state.save()
     fsync_dir(out_dir)
-
-
-def _truncate(path: Path, size: int) -> None:
-    with open(path, "r+b") as fh:
-        fh.truncate(size)
-        fh.flush()
-        os.fsync(fh.fileno())

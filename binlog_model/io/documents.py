@@ -1,0 +1,85 @@
+"""Small documents the jobs keep beside their data (run states, plans, schema files, output tails), read
+and written whole: the one place outside the binlog reader that opens local files by name.
+
+Writes that a crash must not tear go through ``write_json_atomic`` (temp file, fsync, rename, fsync of the
+folder); ``truncate_durably`` cuts an output back to its committed length.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["fsync_dir", "read_bytes", "read_json", "read_text", "sha256_of", "truncate_durably",
+           "write_json_atomic", "write_text"]
+
+PathLike = str | os.PathLike[str]
+
+
+def read_bytes(path: PathLike) -> bytes:
+    return Path(path).read_bytes()
+
+
+def read_text(path: PathLike) -> str:
+    return Path(path).read_text(encoding="utf-8")
+
+
+def write_text(path: PathLike, text: str) -> None:
+    Path(path).write_text(text, encoding="utf-8")
+
+
+def read_json(path: PathLike) -> Any:
+    """The JSON document in ``path`` (``OSError`` / ``ValueError`` for the caller to name in its error)."""
+    return json.loads(read_text(path))
+
+
+def sha256_of(path: PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def write_json_atomic(path: Path, doc: Any) -> None:
+    """Write ``doc`` to ``path`` so that a reader (or a crash) sees the old file or the new one, whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, sort_keys=True)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def fsync_dir(path: PathLike) -> None:
+    """Make a rename in ``path`` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def truncate_durably(path: PathLike, size: int) -> None:
+    """Cut ``path`` to its first ``size`` bytes and make that durable."""
+    with open(path, "r+b") as fh:
+        fh.truncate(size)
+        fh.flush()
+        os.fsync(fh.fileno())
