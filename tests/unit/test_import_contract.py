@@ -69,8 +69,7 @@ def _violations(rule: str) -> list[str]:
                 bad = _under(name, "pyspark") and not rel.startswith("binlog_model/spark/")
             elif rule == "wire":
                 bad = (rel.startswith("binlog_model/wire/") and _under(name, "binlog_model")
-                       and name != "binlog_model" and not any(_under(name, ok) for ok in WIRE_MAY_IMPORT)
-                       )
+                       and name != "binlog_model" and not any(_under(name, ok) for ok in WIRE_MAY_IMPORT))
             elif rule == "tracker":
                 bad = rel.startswith("schema_tracker/") and _under(name, "binlog_model.wire")
             if bad:
