@@ -159,13 +159,13 @@ class BinlogDecoder:
         dec.feed_format_description(format_description)
         return dec
 
-    def feed_format_description(self, event_bytes: bytes) -> FormatDescriptionEvent:
+    def feed_format_description(self, event_bytes: bytes | bytearray | memoryview) -> FormatDescriptionEvent:
         """Learn the stream layout from a whole FORMAT_DESCRIPTION event (header + body + footer).
 
         The event is not emitted by ``next_event``. Raises ``DecodeError`` subclasses like ``next_event``."""
         self._check_alive()
-        if not isinstance(event_bytes, bytes | bytearray | memoryview):
-            self._failed = True
+        if not isinstance(event_bytes, bytes | bytearray | memoryview):  # callers without type checking
+            self._failed = True  # type: ignore[unreachable]
             raise ConfigError(f"a FORMAT_DESCRIPTION event must be bytes, not {type(event_bytes).__name__}")
         if len(event_bytes) < 19:
             self._failed = True

@@ -62,22 +62,21 @@ def fde_has_checksum_alg(server_version: str) -> bool:
     return v >= split
 
 
+def _start_fields(c: Cursor) -> tuple[int, str, int]:
+    # START_EVENT_V3 and FORMAT_DESCRIPTION open alike: binlog_version, server_version, create_timestamp.
+    return c.u16("binlog_version"), cstr(c.bytes(50, "server_version")), c.u32("create_timestamp")
+
+
 def parse_start_event_v3(header: EventHeader, body: memoryview,
                          ctx: FormatContext | None = None) -> StartEventV3:
-    c = Cursor(body)
-    version = c.u16("binlog_version")
-    server = cstr(c.bytes(50, "server_version"))
-    created = c.u32("create_timestamp")
-    return StartEventV3(header, version, server, created)
+    return StartEventV3(header, *_start_fields(Cursor(body)))
 
 
 def parse_format_description_event(header: EventHeader, body: memoryview,
                                    ctx: FormatContext | None = None) -> FormatDescriptionEvent:
     """Parse an FDE body (``body`` still includes the alg byte and the CRC footer, if any)."""
     c = Cursor(body)
-    version = c.u16("binlog_version")
-    server = cstr(c.bytes(50, "server_version"))
-    created = c.u32("create_timestamp")
+    version, server, created = _start_fields(c)
     header_length = c.u8("header_length")
     rest = bytes(body[c.pos:])
     alg: int | None = None
