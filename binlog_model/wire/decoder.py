@@ -7,7 +7,9 @@ against the header length and a cap (``MAX_EVENT_SIZE``, 1 GiB max_allowed_packe
 buffering, so a corrupt length can never make the decoder wait for, or allocate, gigabytes. Stream state
 learned from the FORMAT_DESCRIPTION (header length, post-header lengths, checksum algorithm) lives here,
 as does the table_id -> TableMapEvent map the ROWS parser needs (cleared at each FORMAT_DESCRIPTION,
-i.e. at each new file). After the first error every call raises ``DecoderStateError``.
+i.e. at each new file). After the first error every call raises ``DecoderStateError``. Event bodies go to
+``parsers/`` (one module per family), ``table_map.py`` and ``rows.py``; the inner events of a
+TRANSACTION_PAYLOAD are decoded here, since they share the stream state.
 
 Resuming mid-file (Spark slices, replication from a position): keep the raw bytes of the file's
 FORMAT_DESCRIPTION event (``decoder.format_description_bytes``), then build
