@@ -26,12 +26,12 @@ from binlog_model.charsets import charset_for_collation_id, make_text_decoder
 from binlog_model.errors import ConfigError, SchemaError, UnsupportedDDLError
 from binlog_model.position import BinlogPosition
 from binlog_model.wire.events import (
-    EventType,
     FormatDescriptionEvent,
     GtidEvent,
     MariadbGtidEvent,
     QueryEvent,
 )
+from binlog_model.wire.header import EventType
 from schema_tracker import changes as _changes
 from schema_tracker.changes import SchemaChange, apply_change
 from schema_tracker.ddl import apply, parse_use, split_statements

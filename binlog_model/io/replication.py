@@ -34,6 +34,7 @@ from typing import Any, Final
 
 from binlog_model.errors import ConfigError, DecodeError, ReplicationError
 from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
+from binlog_model.wire.header import EventType
 
 __all__ = [
     "ReplicationError",
@@ -46,10 +47,6 @@ COM_BINLOG_DUMP: Final = 0x12
 BINLOG_DUMP_NON_BLOCK: Final = 0x01
 BINLOG_SEND_ANNOTATE_ROWS_EVENT: Final = 0x02  # MariaDB only
 LOG_EVENT_ARTIFICIAL_F: Final = 0x20
-_ROTATE_EVENT: Final = 4
-_FORMAT_DESCRIPTION_EVENT: Final = 15
-_HEARTBEAT_LOG_EVENT: Final = 27
-_HEARTBEAT_LOG_EVENT_V2: Final = 41
 _MARIA_SLAVE_CAPABILITY_GTID: Final = 4
 _HEADER = struct.Struct("<IBIIIH")  # timestamp, type, server_id, event_size, log_pos, flags
 _DUMP = struct.Struct("<IHI")  # position, flags, server_id
@@ -129,12 +126,13 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
     decoder: BinlogDecoder | None = None
     for packet in iter_replication_packets(conn, log_file, log_pos, server_id=server_id, blocking=blocking,
                                            mariadb_gtid=mariadb_gtid):
-        if packet.event_type in (_HEARTBEAT_LOG_EVENT, _HEARTBEAT_LOG_EVENT_V2):
+        if packet.event_type in (EventType.HEARTBEAT_LOG_EVENT, EventType.HEARTBEAT_LOG_EVENT_V2):
             continue
-        if packet.event_type == _ROTATE_EVENT and packet.artificial:
+        if packet.event_type == EventType.ROTATE_EVENT and packet.artificial:
             decoder = None  # a new file follows; its FORMAT_DESCRIPTION comes next
             continue
-        if packet.event_type == _FORMAT_DESCRIPTION_EVENT and (packet.artificial or packet.log_pos == 0):
+        if (packet.event_type == EventType.FORMAT_DESCRIPTION_EVENT
+                and (packet.artificial or packet.log_pos == 0)):
             # Starting mid-file: the server re-sends the file's FORMAT_DESCRIPTION, out of place.
             decoder = BinlogDecoder.resume(packet.raw, packet.offset, file=packet.file,
                                            verify_checksum=verify_checksum, skip_types=skip_types)
@@ -148,7 +146,7 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                                                skip_types=skip_types)
             continue
         if decoder is None:
-            if packet.event_type != _FORMAT_DESCRIPTION_EVENT:
+            if packet.event_type != EventType.FORMAT_DESCRIPTION_EVENT:
                 raise DecodeError("replication stream sent an event before any FORMAT_DESCRIPTION",
                                   file=packet.file, offset=packet.offset, expected="FORMAT_DESCRIPTION_EVENT")
             decoder = BinlogDecoder(file=packet.file, verify_checksum=verify_checksum, expect_magic=False,
@@ -194,7 +192,7 @@ def _read_stream(conn: Any, log_file: str, log_pos: int, checksum: bool) -> Iter
             raise ReplicationError(f"event_size {event_size} but the packet holds {len(raw)} bytes"
                                    f" in {current_file} near offset {next_offset}")
         artificial = bool(flags & LOG_EVENT_ARTIFICIAL_F) or event_log_pos == 0
-        if event_type == _ROTATE_EVENT and artificial:
+        if event_type == EventType.ROTATE_EVENT and artificial:
             end = len(raw) - 4 if checksum else len(raw)
             position = _U64.unpack_from(raw, _HEADER.size)[0]
             current_file = raw[_HEADER.size + 8:end].decode("utf-8", "replace")

@@ -25,7 +25,7 @@ from binlog_model.errors import ConfigError, DecodeError
 from binlog_model.io.files import binlog_size, list_binlog_files, open_binlog, sort_binlog_names
 from binlog_model.wire import NEED_DATA, BinlogDecoder, EventType
 from binlog_model.wire import events as ev
-from binlog_model.wire.events import ROWS_EVENT_TYPES
+from binlog_model.wire.header import ROWS_EVENT_TYPES
 from schema_tracker.history import SchemaHistory
 
 __all__ = ["MIN_AUTO_SLICE_BYTES", "FileScan", "Slice", "build_history", "expand_paths", "iter_slice_events",

@@ -1,20 +1,20 @@
 """The sans-IO wire layer: binlog bytes to typed events (no files, sockets or logging).
 
-Re-exports the decoder and the event vocabulary; TABLE_MAP / ROWS types live in ``table_map`` and
-``rows``, decoded column values in ``values``.
+Re-exports the decoder and the event vocabulary. Where things live: ``header`` (type codes, the common
+header, the FORMAT_DESCRIPTION layout), ``events`` (the event dataclasses and the ``Event`` union),
+``parsers/`` (body parsers by event family), ``table_map`` / ``rows`` (TABLE_MAP and ROWS events),
+``codecs/`` and ``values`` (column values), ``decoder`` (the sans-IO stream decoder).
 """
 
-from binlog_model.wire.decoder import BINLOG_MAGIC, MAX_EVENT_SIZE, NEED_DATA, BinlogDecoder
+from binlog_model.wire.decoder import BINLOG_MAGIC, MAX_EVENT_SIZE, NEED_DATA, BinlogDecoder, NeedData
 from binlog_model.wire.events import (
     AnnotateRowsEvent,
     AppendBlockEvent,
     BeginLoadQueryEvent,
     BinlogCheckpointEvent,
     DeleteFileEvent,
-    EventHeader,
-    EventType,
+    Event,
     ExecuteLoadQueryEvent,
-    FormatContext,
     FormatDescriptionEvent,
     GtidEvent,
     GtidListEvent,
@@ -39,8 +39,10 @@ from binlog_model.wire.events import (
     ViewChangeEvent,
     XaPrepareEvent,
     XidEvent,
-    event_type_name,
 )
+from binlog_model.wire.header import EventHeader, EventType, FormatContext, event_type_name
+from binlog_model.wire.rows import RowsEvent
+from binlog_model.wire.table_map import TableMapEvent
 
 __all__ = [
     "BINLOG_MAGIC",
@@ -52,6 +54,7 @@ __all__ = [
     "BinlogCheckpointEvent",
     "BinlogDecoder",
     "DeleteFileEvent",
+    "Event",
     "EventHeader",
     "EventType",
     "ExecuteLoadQueryEvent",
@@ -64,14 +67,17 @@ __all__ = [
     "IncidentEvent",
     "IntvarEvent",
     "MariadbGtidEvent",
+    "NeedData",
     "PreviousGtidsEvent",
     "QueryEvent",
     "RandEvent",
     "RotateEvent",
+    "RowsEvent",
     "RowsQueryEvent",
     "SkippedEvent",
     "StartEventV3",
     "StopEvent",
+    "TableMapEvent",
     "TransactionContextEvent",
     "TransactionPayloadEvent",
     "UndecodableEvent",

@@ -18,12 +18,7 @@ __all__ = ["Cursor"]
 _U16 = struct.Struct("<H")
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
-_I8 = struct.Struct("<b")
-_I16 = struct.Struct("<h")
 _I32 = struct.Struct("<i")
-_I64 = struct.Struct("<q")
-_F32 = struct.Struct("<f")
-_F64 = struct.Struct("<d")
 
 
 class Cursor:
@@ -89,9 +84,6 @@ class Cursor:
         self.pos += 4
         return int(v)
 
-    def u48(self, what: str = "uint48") -> int:
-        return self.uint(6, what)
-
     def u64(self, what: str = "uint64") -> int:
         self.need(8, what)
         v = _U64.unpack_from(self.buf, self.pos)[0]
@@ -111,41 +103,11 @@ class Cursor:
         self.pos += n
         return v
 
-    def i8(self, what: str = "int8") -> int:
-        self.need(1, what)
-        v = _I8.unpack_from(self.buf, self.pos)[0]
-        self.pos += 1
-        return int(v)
-
-    def i16(self, what: str = "int16") -> int:
-        self.need(2, what)
-        v = _I16.unpack_from(self.buf, self.pos)[0]
-        self.pos += 2
-        return int(v)
-
     def i32(self, what: str = "int32") -> int:
         self.need(4, what)
         v = _I32.unpack_from(self.buf, self.pos)[0]
         self.pos += 4
         return int(v)
-
-    def i64(self, what: str = "int64") -> int:
-        self.need(8, what)
-        v = _I64.unpack_from(self.buf, self.pos)[0]
-        self.pos += 8
-        return int(v)
-
-    def f32(self, what: str = "float") -> float:
-        self.need(4, what)
-        v = _F32.unpack_from(self.buf, self.pos)[0]
-        self.pos += 4
-        return float(v)
-
-    def f64(self, what: str = "double") -> float:
-        self.need(8, what)
-        v = _F64.unpack_from(self.buf, self.pos)[0]
-        self.pos += 8
-        return float(v)
 
     # -- variable-width --
     def lenenc_int(self, what: str = "length-encoded integer") -> int:
@@ -179,10 +141,6 @@ class Cursor:
         v = bytes(self.buf[self.pos:self.end])
         self.pos = self.end
         return v
-
-    def lenenc_bytes(self, what: str = "length-encoded string") -> builtins.bytes:
-        n = self.lenenc_int(what)
-        return b"" if n <= 0 else self.bytes(n, what)
 
     def u8_prefixed(self, what: str = "string") -> builtins.bytes:
         return self.bytes(self.u8(what), what)

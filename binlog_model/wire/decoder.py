@@ -7,7 +7,9 @@ against the header length and a cap (``MAX_EVENT_SIZE``, 1 GiB max_allowed_packe
 buffering, so a corrupt length can never make the decoder wait for, or allocate, gigabytes. Stream state
 learned from the FORMAT_DESCRIPTION (header length, post-header lengths, checksum algorithm) lives here,
 as does the table_id -> TableMapEvent map the ROWS parser needs (cleared at each FORMAT_DESCRIPTION,
-i.e. at each new file). After the first error every call raises ``DecoderStateError``.
+i.e. at each new file). After the first error every call raises ``DecoderStateError``. Event bodies go to
+``parsers/`` (one module per family), ``table_map.py`` and ``rows.py``; the inner events of a
+TRANSACTION_PAYLOAD are decoded here, since they share the stream state.
 
 Resuming mid-file (Spark slices, replication from a position): keep the raw bytes of the file's
 FORMAT_DESCRIPTION event (``decoder.format_description_bytes``), then build
@@ -20,8 +22,9 @@ from __future__ import annotations
 import struct
 import zlib
 from collections import deque
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Iterator, Mapping
+from enum import Enum
+from typing import Final
 
 from binlog_model.errors import (
     BadMagicError,
@@ -33,28 +36,30 @@ from binlog_model.errors import (
     TruncatedEventError,
     UnsupportedEventError,
 )
-from binlog_model.wire.cursor import Cursor
 from binlog_model.wire.events import (
-    _DEFAULT_POST_HEADER,
-    EVENT_PARSERS,
-    ROWS_EVENT_TYPES,
-    EventHeader,
-    EventType,
-    FormatContext,
+    Event,
     FormatDescriptionEvent,
     SkippedEvent,
     StartEventV3,
     TransactionPayloadEvent,
     UndecodableEvent,
-    UnknownEvent,
+)
+from binlog_model.wire.header import (
+    ROWS_EVENT_TYPES,
+    EventHeader,
+    EventType,
+    FormatContext,
+    default_context,
     event_type_name,
     legacy_context,
-    parse_format_description_event,
-    parse_start_event_v3,
-    parse_unknown_event,
 )
+from binlog_model.wire.parsers import EVENT_PARSERS, parse_unknown_event
+from binlog_model.wire.parsers.control import parse_format_description_event, parse_start_event_v3
+from binlog_model.wire.parsers.payload import inner_event_slices, unpack_transaction_payload
+from binlog_model.wire.rows import RowsEvent, parse_rows_event
+from binlog_model.wire.table_map import TableMapEvent, parse_table_map_event
 
-__all__ = ["BINLOG_MAGIC", "MAX_EVENT_SIZE", "NEED_DATA", "BinlogDecoder"]
+__all__ = ["BINLOG_MAGIC", "MAX_EVENT_SIZE", "NEED_DATA", "BinlogDecoder", "NeedData"]
 
 BINLOG_MAGIC: Final = b"\xfebin"
 # MySQL caps an event at max_allowed_packet (at most 1 GiB) plus the header and post-header; anything
@@ -68,29 +73,21 @@ _U32 = struct.Struct("<I")
 _BINLOG_IN_USE_F: Final = 0x1
 
 
-class _NeedData:
-    """The type of ``NEED_DATA``: feed more bytes (or ``b""`` at end of input) and call again."""
+class NeedData(Enum):
+    """The type of ``NEED_DATA``: feed more bytes (or ``b""`` at end of input) and call again.
 
-    _instance: _NeedData | None = None
+    A one-member enum, so ``event is not NEED_DATA`` narrows ``Event | NeedData`` to ``Event`` for type
+    checkers, and the sentinel stays one object across pickling."""
 
-    def __new__(cls) -> _NeedData:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
+    NEED_DATA = "NEED_DATA"
 
     def __repr__(self) -> str:
         return "NEED_DATA"
 
-    def __reduce__(self) -> str:
-        return "NEED_DATA"
+    __str__ = __repr__
 
 
-NEED_DATA: Final = _NeedData()
-
-
-def _default_context(server_version: str = "") -> FormatContext:
-    lengths = tuple(_DEFAULT_POST_HEADER.get(t, 0) for t in range(1, 43))
-    return FormatContext(4, 19, lengths, server_version)
+NEED_DATA: Final = NeedData.NEED_DATA
 
 
 class BinlogDecoder:
@@ -131,11 +128,11 @@ class BinlogDecoder:
         self._need_magic = expect_magic
         self._eof = False
         self._failed = False
-        self._pending: deque[Any] = deque()
+        self._pending: deque[Event] = deque()
         self._ctx: FormatContext | None = None
         self._checksum = False
         self._first_event = True
-        self._table_maps: dict[int, Any] = {}
+        self._table_maps: dict[int, TableMapEvent] = {}
         self.format_description: FormatDescriptionEvent | None = None
         self.format_description_bytes: bytes | None = None
 
@@ -149,7 +146,7 @@ class BinlogDecoder:
         ``checksum``."""
         dec = cls(file=file, verify_checksum=verify_checksum, expect_magic=False, start_offset=start_offset,
                   skip_types=skip_types)
-        dec._ctx = _default_context(server_version)
+        dec._ctx = default_context(server_version)
         dec._checksum = checksum
         dec._first_event = False
         return dec
@@ -164,13 +161,13 @@ class BinlogDecoder:
         dec.feed_format_description(format_description)
         return dec
 
-    def feed_format_description(self, event_bytes: bytes) -> FormatDescriptionEvent:
+    def feed_format_description(self, event_bytes: bytes | bytearray | memoryview) -> FormatDescriptionEvent:
         """Learn the stream layout from a whole FORMAT_DESCRIPTION event (header + body + footer).
 
         The event is not emitted by ``next_event``. Raises ``DecodeError`` subclasses like ``next_event``."""
         self._check_alive()
-        if not isinstance(event_bytes, bytes | bytearray | memoryview):
-            self._failed = True
+        if not isinstance(event_bytes, bytes | bytearray | memoryview):  # callers without type checking
+            self._failed = True  # type: ignore[unreachable]
             raise ConfigError(f"a FORMAT_DESCRIPTION event must be bytes, not {type(event_bytes).__name__}")
         if len(event_bytes) < 19:
             self._failed = True
@@ -205,7 +202,7 @@ class BinlogDecoder:
         return self._checksum
 
     @property
-    def table_maps(self) -> Mapping[int, Any]:
+    def table_maps(self) -> Mapping[int, TableMapEvent]:
         return self._table_maps
 
     @property
@@ -224,7 +221,7 @@ class BinlogDecoder:
             raise DecoderStateError("receive_data after end of input (b'' was already received)")
         self._buf += data
 
-    def next_event(self) -> Any:
+    def next_event(self) -> Event | NeedData:
         """The next event, or ``NEED_DATA`` when more input is needed (or the input is done)."""
         self._check_alive()
         try:
@@ -240,7 +237,7 @@ class BinlogDecoder:
             raise DecodeError(f"internal decoder failure: {type(err).__name__}: {err}", file=self.file,
                               offset=self.offset) from err
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[Event]:
         """Yield the events decodable from the input received so far."""
         while (event := self.next_event()) is not NEED_DATA:
             yield event
@@ -251,7 +248,7 @@ class BinlogDecoder:
             raise DecoderStateError(f"the decoder already failed{f' on {self.file}' if self.file else ''}; "
                                     "start a new one")
 
-    def _next_event(self) -> Any:
+    def _next_event(self) -> Event | NeedData:
         if self._pending:
             return self._pending.popleft()
         avail = len(self._buf) - self._pos
@@ -296,7 +293,10 @@ class BinlogDecoder:
                                           expected=f"{event_size} bytes",
                                       offset=where_offset, event_type=where_type)
             return NEED_DATA
-        raw = bytes(self._buf[start:start + event_size])
+        # The event's one copy: a view slice goes straight to ``bytes`` (slicing the bytearray itself
+        # would copy twice). The view is released before the compaction below resizes the buffer.
+        with memoryview(self._buf) as view:
+            raw = view[start:start + event_size].tobytes()
         offset = self.offset
         self._pos += event_size
         if self._pos >= _COMPACT_MIN and self._pos * 2 >= len(self._buf):
@@ -312,8 +312,8 @@ class BinlogDecoder:
             return self._pending.popleft()
         return event
 
-    def _decode(self, raw: bytes, offset: int, inner_index: int | None) -> Any:
-        ctx = self._ctx or _default_context()
+    def _decode(self, raw: bytes, offset: int, inner_index: int | None) -> Event:
+        ctx = self._ctx or default_context()
         header_len = ctx.header_length
         name = event_type_name(raw[4])
         try:
@@ -345,7 +345,7 @@ class BinlogDecoder:
                                       event_type=name, file=self.file) from err
 
     def _decode_body(self, header: EventHeader, raw: bytes, ctx: FormatContext,
-                     inner_index: int | None) -> Any:
+                     inner_index: int | None) -> Event:
         etype = header.event_type
         mv = memoryview(raw)
         if etype == EventType.FORMAT_DESCRIPTION_EVENT and inner_index is None:
@@ -404,94 +404,19 @@ class BinlogDecoder:
                 f"CRC32 mismatch: stored 0x{stored:08x}, computed 0x{computed:08x}", stored=stored,
                 computed=computed, offset=header.offset, event_type=header.type_name, file=self.file)
 
-    def _parse_table_map(self, header: EventHeader, body: memoryview, ctx: FormatContext) -> Any:
-        try:
-            from binlog_model.wire.table_map import parse_table_map_event
-        except ModuleNotFoundError as err:  # the TABLE_MAP parser has not landed: keep the raw bytes
-            if err.name != "binlog_model.wire.table_map":
-                raise
-            return UnknownEvent(header, bytes(body))
+    def _parse_table_map(self, header: EventHeader, body: memoryview, ctx: FormatContext) -> TableMapEvent:
         tm = parse_table_map_event(header, body, ctx.post_header_len(header.event_type),
                                    mariadb="mariadb" in ctx.server_version.lower())
         self._table_maps[tm.table_id] = tm
         return tm
 
-    def _parse_rows(self, header: EventHeader, body: memoryview, ctx: FormatContext) -> Any:
-        try:
-            from binlog_model.wire.rows import parse_rows_event
-        except ModuleNotFoundError as err:
-            if err.name != "binlog_model.wire.rows":
-                raise
-            return UnknownEvent(header, bytes(body))
+    def _parse_rows(self, header: EventHeader, body: memoryview, ctx: FormatContext) -> RowsEvent:
         return parse_rows_event(header, body, ctx.post_header_len(header.event_type), self._table_maps)
 
     def _parse_payload(self, header: EventHeader, body: memoryview,
                        ctx: FormatContext) -> TransactionPayloadEvent:
-        # Header fields are (type, length, value) triples of length-encoded integers up to the end mark 0.
-        c = Cursor(body)
-        fields: dict[int, int] = {}
-        while True:
-            ftype = c.lenenc_int("payload field type")
-            if ftype == 0:  # OTW_PAYLOAD_HEADER_END_MARK
-                break
-            value = c.sub(c.lenenc_int("payload field length"), "payload field value")
-            fields[ftype] = value.lenenc_int("payload field value") if value.remaining else 0
-        payload = c.view(c.remaining, "payload")
-        size = fields.get(1, len(payload))
-        compression = fields.get(2, 255)
-        uncompressed_size = fields.get(3, len(payload))
-        if size != len(payload):
-            raise TruncatedEventError(
-                f"TRANSACTION_PAYLOAD says {size} payload bytes, event holds {len(payload)}",
-                expected=f"{size} bytes")
-        if uncompressed_size > self.max_event_size * 4:
-            raise DecodeError(
-                f"TRANSACTION_PAYLOAD uncompressed size {uncompressed_size} is beyond the limit",
-                expected=f"<= {self.max_event_size * 4}")
-        if compression == 0:
-            data = _zstd_decompress(payload, uncompressed_size)
-        elif compression == 255:
-            data = bytes(payload)
-        else:
-            raise UnsupportedEventError(f"TRANSACTION_PAYLOAD compression type {compression}",
-                                        expected="0 (ZSTD) or 255 (NONE)")
-        if len(data) != uncompressed_size:
-            raise DecodeError(
-                f"TRANSACTION_PAYLOAD inflated to {len(data)} bytes, header says {uncompressed_size}",
-                expected=f"{uncompressed_size} bytes")
-        inner: list[Any] = []
-        pos = 0
-        hl = ctx.header_length
-        while pos < len(data):
-            if len(data) - pos < hl:
-                raise TruncatedEventError(f"inner event {len(inner)} header cut at payload byte {pos}",
-                                          expected=f"{hl}-byte header")
-            isize = _U32.unpack_from(data, pos + 9)[0]
-            if isize < hl or pos + isize > len(data):
-                raise TruncatedEventError(f"inner event {len(inner)} event_size {isize} overruns the payload",
-                                          expected=f"{hl} <= event_size <= {len(data) - pos}")
-            inner.append(self._decode(data[pos:pos + isize], header.offset, len(inner)))
-            pos += isize
+        compression, size, uncompressed_size, data = unpack_transaction_payload(body, self.max_event_size * 4)
+        inner = [self._decode(data[start:end], header.offset, index)
+                 for index, (start, end) in enumerate(inner_event_slices(data, ctx.header_length))]
         self._pending.extend(inner)
         return TransactionPayloadEvent(header, compression, size, uncompressed_size, len(inner))
-
-
-def _zstd_decompress(payload: memoryview, expected: int) -> bytes:
-    import zstandard
-
-    # Read at most one byte more than announced, a megabyte at a time: a lying frame can never make us
-    # allocate more than it really inflates to (``read(n)`` allocates ``n`` bytes up front).
-    out = bytearray()
-    try:
-        with zstandard.ZstdDecompressor().stream_reader(bytes(payload)) as reader:
-            while len(out) <= expected:
-                chunk = reader.read(min(expected + 1 - len(out), 1 << 20))
-                if not chunk:
-                    break
-                out += chunk
-    except zstandard.ZstdError as err:
-        raise DecodeError(f"TRANSACTION_PAYLOAD zstd stream is corrupt ({err})") from err
-    if len(out) > expected:
-        raise DecodeError(f"TRANSACTION_PAYLOAD inflated past its stated {expected} bytes",
-                          expected=f"{expected} bytes")
-    return bytes(out)

@@ -11,7 +11,6 @@ behind a header byte ``0x80 | n`` and an ``n``-byte big-endian uncompressed leng
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +19,9 @@ from binlog_model.errors import DecodeError, DecoderStateError, TruncatedEventEr
 from binlog_model.wire.codecs.dispatch import Codec
 from binlog_model.wire.codecs.json import decode_json_diffs
 from binlog_model.wire.column_types import ColumnType
+from binlog_model.wire.compression import inflate_mariadb
 from binlog_model.wire.cursor import Cursor
+from binlog_model.wire.header import EventHeader
 from binlog_model.wire.table_map import TableMapEvent
 from binlog_model.wire.values import NOT_PRESENT
 
@@ -63,8 +64,6 @@ ROWS_EVENT_KINDS: dict[int, tuple[str, int, str, bool]] = {
 _EXTRA_NDB = 0
 _EXTRA_PARTITION = 1
 _PARTIAL_JSON_UPDATES = 1
-# MariaDB allows up to 4 length bytes after the compression header byte.
-_MAX_UNCOMPRESSED = 1 << 32
 
 Row = tuple[Any, ...]
 
@@ -90,7 +89,7 @@ class RowsEvent:
     pairs. In a partial update, a JSON column updated in place holds a tuple of ``JsonDiff``.
     """
 
-    header: Any
+    header: EventHeader
     kind: str
     version: int
     table_id: int
@@ -108,7 +107,7 @@ class RowsEvent:
         return bool(self.flags & STMT_END_F)
 
 
-def parse_rows_event(header: Any, body: memoryview, post_header_len: int,
+def parse_rows_event(header: EventHeader, body: memoryview, post_header_len: int,
                      table_maps: Mapping[int, TableMapEvent]) -> RowsEvent:
     """Parse a rows event body (after the common header, before the checksum).
 
@@ -131,26 +130,6 @@ def parse_rows_event(header: Any, body: memoryview, post_header_len: int,
         raise exc.located(file=file, offset=offset, event_type=name) from None
 
 
-def _decompress(data: memoryview) -> memoryview:
-    if not data or not data[0] & 0x80:
-        raise DecodeError("compressed rows event lacks the 0x80 compression header byte",
-                          expected="0x80 | length-bytes")
-    nlen = data[0] & 0x07
-    if not 1 <= nlen <= 4 or len(data) < 1 + nlen:
-        raise TruncatedEventError(f"compressed rows event length field of {nlen} bytes",
-                                  expected="1-4 length bytes")
-    size = int.from_bytes(data[1:1 + nlen], "big")
-    try:
-        d = zlib.decompressobj()
-        out = d.decompress(data[1 + nlen:], size + 1)
-    except zlib.error as exc:
-        raise DecodeError(f"compressed rows event does not inflate: {exc}", expected="zlib data") from exc
-    if len(out) != size:
-        raise DecodeError(f"compressed rows event inflates to {len(out)} bytes, header says {size}",
-                          expected=f"{size} bytes")
-    return memoryview(out)
-
-
 def _parse_extra(raw: bytes, is_update: bool) -> RowsExtraData:
     cur = Cursor(raw)
     fields: dict[str, Any] = {}
@@ -171,8 +150,9 @@ def _parse_extra(raw: bytes, is_update: bool) -> RowsExtraData:
     return RowsExtraData(raw=raw, **fields)
 
 
-def _parse(header: Any, body: memoryview, post_header_len: int, table_maps: Mapping[int, TableMapEvent],
-           kind: str, version: int, compressed: bool, name: str) -> RowsEvent:
+def _parse(header: EventHeader, body: memoryview, post_header_len: int,
+           table_maps: Mapping[int, TableMapEvent], kind: str, version: int, compressed: bool,
+           name: str) -> RowsEvent:
     cur = Cursor(body)
     id_len = 4 if post_header_len == 6 else 6
     table_id = cur.uint(id_len, "table_id")
@@ -204,7 +184,7 @@ def _parse(header: Any, body: memoryview, post_header_len: int, table_maps: Mapp
     present_after = cur.bitmap(count, "columns-present-after bitmap") if is_update else None
     if compressed:
         # MariaDB compresses only the row images; the column count and bitmaps before them are plain.
-        buf = _decompress(cur.view(cur.remaining, "compressed rows"))
+        buf = memoryview(inflate_mariadb(cur.view(cur.remaining, "compressed rows"), "compressed rows event"))
         pos, end = 0, len(buf)
     else:
         buf, pos, end = cur.buf, cur.pos, cur.end

@@ -19,6 +19,7 @@ from binlog_model.wire.codecs.dispatch import Codec, build_row_plan
 from binlog_model.wire.codecs.strings import split_string_meta
 from binlog_model.wire.column_types import ColumnType as T
 from binlog_model.wire.cursor import Cursor
+from binlog_model.wire.header import EventHeader
 
 __all__ = ["OptionalMetadataType", "TableMapEvent", "parse_table_map_event", "real_type"]
 
@@ -78,7 +79,7 @@ class TableMapEvent:
     TLVs of unknown type raw.
     """
 
-    header: Any
+    header: EventHeader
     table_id: int
     flags: int
     schema: str
@@ -114,7 +115,7 @@ class TableMapEvent:
 MAX_COLUMNS = 4096
 
 
-def parse_table_map_event(header: Any, body: memoryview, post_header_len: int, *,
+def parse_table_map_event(header: EventHeader, body: memoryview, post_header_len: int, *,
                           mariadb: bool = False) -> TableMapEvent:
     """Parse a TABLE_MAP_EVENT body (after the common header, before the checksum).
 
@@ -137,7 +138,7 @@ def _name(raw: bytes, what: str) -> str:
         raise DecodeError(f"{what} is not valid UTF-8: {raw!r}", expected="a UTF-8 name") from exc
 
 
-def _parse(header: Any, body: memoryview, post_header_len: int, mariadb: bool) -> TableMapEvent:
+def _parse(header: EventHeader, body: memoryview, post_header_len: int, mariadb: bool) -> TableMapEvent:
     cur = Cursor(body)
     table_id = cur.uint(4 if post_header_len == 6 else 6, "table_id")
     flags = cur.u16("flags")

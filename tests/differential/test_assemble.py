@@ -324,18 +324,19 @@ def test_tagged_gtids_keep_distinct_identities() -> None:
     import uuid
 
     from binlog_model.wire import events as ev
+    from binlog_model.wire.header import EventHeader, EventType
 
     sid = uuid.UUID("1d3a69ea-6308-11e8-b040-0242ac110002")
 
-    def header(kind: int, offset: int) -> ev.EventHeader:
-        return ev.EventHeader(1, kind, 1, 10, offset + 10, 0, offset, "binlog.000001")
+    def header(kind: int, offset: int) -> EventHeader:
+        return EventHeader(1, kind, 1, 10, offset + 10, 0, offset, "binlog.000001")
 
     stream: list[Any] = []
     for offset, tag in ((100, None), (200, "batch")):
-        stream.append(ev.GtidEvent(header(ev.EventType.GTID_LOG_EVENT, offset), flags=1, sid=sid, gno=5,
+        stream.append(ev.GtidEvent(header(EventType.GTID_LOG_EVENT, offset), flags=1, sid=sid, gno=5,
                                    tag=tag))
         sql = "CREATE DATABASE d1" if tag is None else "CREATE DATABASE d2"
-        stream.append(ev.QueryEvent(header(ev.EventType.QUERY_EVENT, offset + 50), thread_id=1,
+        stream.append(ev.QueryEvent(header(EventType.QUERY_EVENT, offset + 50), thread_id=1,
                                     exec_time=0, error_code=0, schema="", query=sql,
                                     query_bytes=sql.encode()))
     first, second = StatementAssembler().assemble(stream)

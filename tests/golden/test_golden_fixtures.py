@@ -29,7 +29,7 @@ from binlog_model.cli import cli
 from binlog_model.io.files import iter_events
 from binlog_model.model import from_json, python_value
 from binlog_model.testing.golden import iter_fixture_dirs, read_meta, verify_fixture, verify_tree
-from binlog_model.wire.events import EventType
+from binlog_model.wire.header import EventType
 from tests._paths import REPO
 
 GOLDEN = REPO / "fixtures" / "golden"

@@ -25,6 +25,7 @@ import pytest
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.assemble import AssemblerOptions, StatementAssembler
 from binlog_model.wire import events as ev
+from binlog_model.wire.header import EventHeader, EventType
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import Catalog
 from schema_tracker.snapshot import catalog_from_dump
@@ -40,22 +41,22 @@ def _ts(text: str) -> int:
     return int(dt.datetime.strptime(text, "%Y-%m-%d %H:%M:%S").replace(tzinfo=dt.UTC).timestamp())
 
 
-def _header(kind: int, when: str, offset: int, end: int) -> ev.EventHeader:
-    return ev.EventHeader(timestamp=_ts(when), event_type=kind, server_id=12345, event_size=end - offset,
+def _header(kind: int, when: str, offset: int, end: int) -> EventHeader:
+    return EventHeader(timestamp=_ts(when), event_type=kind, server_id=12345, event_size=end - offset,
                           log_pos=end, flags=0, offset=offset, file="binlog.000001")
 
 
 def _gtid(sid: uuid.UUID, gno: int, when: str, offset: int, end: int) -> ev.GtidEvent:
-    return ev.GtidEvent(_header(ev.EventType.GTID_LOG_EVENT, when, offset, end), flags=1, sid=sid, gno=gno)
+    return ev.GtidEvent(_header(EventType.GTID_LOG_EVENT, when, offset, end), flags=1, sid=sid, gno=gno)
 
 
 def _query(sql: str, when: str, offset: int, end: int, db: str = "ppc") -> ev.QueryEvent:
-    return ev.QueryEvent(_header(ev.EventType.QUERY_EVENT, when, offset, end), thread_id=2, exec_time=0,
+    return ev.QueryEvent(_header(EventType.QUERY_EVENT, when, offset, end), thread_id=2, exec_time=0,
                          error_code=0, schema=db, query=sql, query_bytes=sql.encode())
 
 
 def _xid(xid: int, when: str, offset: int, end: int) -> ev.XidEvent:
-    return ev.XidEvent(_header(ev.EventType.XID_EVENT, when, offset, end), xid=xid)
+    return ev.XidEvent(_header(EventType.XID_EVENT, when, offset, end), xid=xid)
 
 
 def _history() -> SchemaHistory:

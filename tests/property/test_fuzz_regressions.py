@@ -139,7 +139,7 @@ def _hand_built_table_map(count: int) -> bytes:
 
 def test_table_map_column_count_above_the_server_limit_is_refused() -> None:
     from binlog_model.errors import DecodeError
-    from binlog_model.wire.events import EventHeader
+    from binlog_model.wire.header import EventHeader
     from binlog_model.wire.table_map import MAX_COLUMNS, parse_table_map_event
 
     header = EventHeader(0, 19, 1, 0, 0, 0, 4, "hand-built.000001")

@@ -29,7 +29,7 @@ from binlog_model.wire import (
     SkippedEvent,
     UnknownEvent,
 )
-from binlog_model.wire.events import fde_has_checksum_alg
+from binlog_model.wire.parsers.control import fde_has_checksum_alg
 from tests._paths import CORPUS, require
 
 _QUERY_BIGGER = "mysql-cdc-rs/tests/events/8.0/02_query_bigger/binlog.000733"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from binlog_model.errors import TruncatedEventError
-from binlog_model.wire.events import EventHeader
+from binlog_model.wire.header import EventHeader
 from binlog_model.wire.rows import parse_rows_event
 from binlog_model.wire.table_map import TableMapEvent, parse_table_map_event
 from binlog_model.wire.values import NOT_PRESENT, JsonDiff, JsonDocument

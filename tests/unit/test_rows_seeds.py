@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from binlog_model.errors import DecoderStateError
-from binlog_model.wire.events import EventHeader
+from binlog_model.wire.header import EventHeader
 from binlog_model.wire.rows import RowsEvent, parse_rows_event
 from binlog_model.wire.table_map import TableMapEvent, parse_table_map_event
 from binlog_model.wire.values import NOT_PRESENT

@@ -14,7 +14,7 @@ import struct
 import pytest
 
 from binlog_model.errors import DecodeError, TruncatedEventError, UnsupportedEventError
-from binlog_model.wire.events import EventHeader
+from binlog_model.wire.header import EventHeader
 from binlog_model.wire.rows import parse_rows_event
 from binlog_model.wire.table_map import TableMapEvent, parse_table_map_event
 from tests._paths import SPEC, require
