@@ -306,7 +306,7 @@ def iter_slice(path: PathLike, start: int = 0, end: int | None = None,
 class SliceReader:
     """The one read loop: the events of the byte range ``[start, end)`` of one binlog file (``end`` None:
     to the end of the file), the whole file by default. ``iter_events`` reads whole files with it, the
-    Spark layer its slices and its DDL pre-pass.
+    Spark layer its slices and its DDL pre-pass, ``io.tail`` incremental runs.
 
     A range after the file's start begins at an event boundary and resumes the decoder with the raw
     bytes of the file's FORMAT_DESCRIPTION event (``format_description``, which ``decoder``'s
@@ -315,13 +315,17 @@ class SliceReader:
     ``SkippedEvent`` without parsing the body (the DDL pre-pass skips rows and table maps this way, by
     their header length).
 
+    ``partial_tail``: the input may end inside an event (the active binlog of a running server): reading
+    stops before that event instead of raising ``TruncatedEventError``; ``read_until`` (the offset just
+    after the last byte read) minus ``decoder.offset`` is then the size of that partial event.
+
     Raises ``ConfigError`` (unreadable file, bad range) and ``DecodeError`` subclasses naming the file and
     offset; a read that fails (I/O, gzip or zlib corruption) is a ``DecodeError`` too."""
 
     def __init__(self, path: PathLike, start: int = 0, end: int | None = None,
                  format_description: bytes | None = None, *, verify_checksum: bool = True,
                  skip_types: frozenset[int] = frozenset(), chunk_size: int = 1 << 20,
-                 raw_undecodable: bool = False) -> None:
+                 raw_undecodable: bool = False, partial_tail: bool = False) -> None:
         self.name = os.fspath(path)
         if chunk_size <= 0:
             raise ConfigError(f"chunk_size must be positive, got {chunk_size}")
@@ -340,6 +344,8 @@ class SliceReader:
         self.start = start
         self.end = end
         self.chunk_size = chunk_size
+        self.partial_tail = partial_tail
+        self.read_until = start
 
     def __iter__(self) -> Iterator[Any]:
         name, decoder = self.name, self.decoder
@@ -352,7 +358,11 @@ class SliceReader:
                 chunk = _read(fh.read, name, decoder.offset, size) if size else b""
                 if remaining is not None:
                     remaining -= len(chunk)
-                decoder.receive_data(chunk)
+                self.read_until += len(chunk)
+                if chunk or not self.partial_tail:
+                    # b"" tells the decoder the input is over: a partial event then raises. With
+                    # partial_tail it is never sent, so the decoder just waits for bytes never read.
+                    decoder.receive_data(chunk)
                 while (event := decoder.next_event()) is not NEED_DATA:
                     yield event
                 if not chunk:
