@@ -34,9 +34,8 @@ if TYPE_CHECKING:
 __all__ = ["MIN_AUTO_SLICE_BYTES", "FileScan", "Slice", "build_history", "expand_paths", "iter_slice_events",
            "plan_slices", "scan_file", "scan_files"]
 
-# Row data and table maps are all the bytes of a binlog that the DDL replay never needs.
-SKIP_FOR_DDL: frozenset[int] = DDL_SKIP_TYPES
-# FORMAT_DESCRIPTION too: its server version picks the DDL rules (MySQL 8+ or MariaDB) the history follows.
+# What the DDL replay needs; FORMAT_DESCRIPTION too: its server version picks the DDL rules (MySQL 8+ or
+# MariaDB) the history follows. Rows and table maps are skipped unparsed (DDL_SKIP_TYPES).
 _KEEP = (ev.FormatDescriptionEvent, ev.GtidEvent, ev.MariadbGtidEvent, ev.QueryEvent, ev.XidEvent,
          ev.XaPrepareEvent)
 _CHUNK = 1 << 20
@@ -71,7 +70,7 @@ class Slice:
 def scan_file(path: str | os.PathLike[str], *, verify_checksum: bool = True) -> FileScan:
     """The cheap pass over one file (rows and table maps skipped by their header length)."""
     name = os.fspath(path)
-    reader = SliceReader(name, verify_checksum=verify_checksum, skip_types=SKIP_FOR_DDL, chunk_size=_CHUNK)
+    reader = SliceReader(name, verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES, chunk_size=_CHUNK)
     kept: list[Any] = []
     starts: list[int] = []
     open_tx = False
