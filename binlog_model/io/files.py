@@ -346,8 +346,16 @@ class SliceReader:
         self.chunk_size = chunk_size
         self.partial_tail = partial_tail
         self.read_until = start
+        self._started = False
 
     def __iter__(self) -> Iterator[Any]:
+        # One pass: the decoder's state belongs to the bytes already fed.
+        if self._started:
+            raise ConfigError(f"a SliceReader of {self.name} is read once; make a new one to read again")
+        self._started = True
+        return self._events()
+
+    def _events(self) -> Iterator[Any]:
         name, decoder = self.name, self.decoder
         remaining = None if self.end is None else self.end - self.start
         with open_binlog(name) as fh:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from binlog_model.errors import ConfigError, DecodeError
-from binlog_model.io.files import expand_paths, iter_events, iter_slice
+from binlog_model.io.files import SliceReader, expand_paths, iter_events, iter_slice
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 from binlog_model.spark.partitions import Slice, iter_slice_events, plan_slices, scan_file
 from binlog_model.wire.events import SkippedEvent
@@ -62,12 +62,16 @@ def test_skip_types_skip_bodies_by_header_length(path: Path) -> None:
     assert _shape(tail) == [s for s in _shape(skipped) if s[0] >= middle]
 
 
-def test_a_bad_range_is_a_config_error() -> None:
+def test_a_bad_range_or_a_second_pass_is_a_config_error() -> None:
     path = DDL_BETWEEN_DML[0]
     with pytest.raises(ConfigError, match="FORMAT_DESCRIPTION"):
         iter_slice(path, 500)
     with pytest.raises(ConfigError, match="bad byte range"):
         iter_slice(path, 500, 100, b"")
+    reader = SliceReader(path)
+    assert len(list(reader)) > 10
+    with pytest.raises(ConfigError, match="read once"):
+        iter(reader)
 
 
 def test_expansion_is_in_rotation_order(tmp_path: Path) -> None:
