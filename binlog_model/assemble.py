@@ -50,6 +50,7 @@ from binlog_model.errors import (
 from binlog_model.json_diff import resolve_partial_row
 from binlog_model.model import iter_delimited, write_delimited
 from binlog_model.position import BinlogPosition, file_sequence
+from binlog_model.resolve.ddl_pass import apply_query
 from binlog_model.schema_changes import schema_change_to_proto
 from binlog_model.table_from_metadata import table_from_table_map
 from binlog_model.types import binlog_type_mismatch, describe_binlog_column
@@ -521,7 +522,7 @@ class StatementAssembler:
             self._adopt_server_charset(event)
             # The tracker reads the statement in its client charset, strictly (a typed error when the
             # bytes are not valid there); ``text`` is what the event shows, raw bytes kept.
-            changes = self.history.apply_event(event, position, gtid or None)
+            changes = apply_query(self.history, event, position, gtid or None)
         changes = visible_changes(changes)  # no internal bookkeeping, no hidden columns
         if not changes:
             if self._in_transaction:

@@ -1,7 +1,8 @@
 """schema_tracker: the table schemas in force at every binlog position, by replaying DDL with sqlglot.
 
 ``ddl.apply`` turns one statement into typed changes and a new immutable ``Catalog``; ``SchemaHistory``
-records them by position and GTID and answers ``at(position)``; ``snapshot`` builds a starting catalog
+records them by position and GTID and answers ``at(position)``; logged statements come in as plain
+``Statement``s (this package never reads binlog events); ``snapshot`` builds a starting catalog
 from a live server or a ``mysqldump --no-data`` file.
 """
 
@@ -26,6 +27,7 @@ from schema_tracker.ddl import apply, split_statements
 from schema_tracker.history import HistoryEntry, SchemaHistory
 from schema_tracker.model import Catalog, ColumnSchema, DatabaseSchema, TableSchema
 from schema_tracker.snapshot import catalog_from_dump, catalog_from_server
+from schema_tracker.statement import Statement
 
 __all__ = [
     "AlterDatabase",
@@ -45,6 +47,7 @@ __all__ = [
     "SchemaChange",
     "SchemaHistory",
     "SkippedStatement",
+    "Statement",
     "TableCharsetChanged",
     "TableSchema",
     "TruncateTable",

@@ -17,21 +17,13 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from binlog_model.charsets import charset_for_collation_id, make_text_decoder
-from binlog_model.errors import ConfigError, SchemaError, UnsupportedDDLError
+from binlog_model.errors import ConfigError, SchemaError
 from binlog_model.position import BinlogPosition
-from binlog_model.wire.events import (
-    FormatDescriptionEvent,
-    GtidEvent,
-    MariadbGtidEvent,
-    QueryEvent,
-)
-from binlog_model.wire.header import EventType
 from schema_tracker import changes as _changes
 from schema_tracker.changes import SchemaChange, apply_change
 from schema_tracker.ddl import apply, parse_use, split_statements
@@ -41,18 +33,14 @@ from schema_tracker.model import (
     DatabaseSchema,
     ServerSession,
     TableSchema,
-    collation_name,
 )
+from schema_tracker.statement import Statement
 
-__all__ = ["DDL_PASS_SKIP_TYPES", "FORMAT", "VERSION", "HistoryEntry", "SchemaHistory", "catalog_from_json",
+__all__ = ["FORMAT", "VERSION", "HistoryEntry", "SchemaHistory", "catalog_from_json",
            "catalog_to_json", "change_from_json", "change_to_json"]
 
 FORMAT = "binlog-model/schema-history"
 VERSION = 1
-
-# Event types a DDL-only pass need not parse (rows and their table maps): pass to iter_events(skip_types=).
-DDL_PASS_SKIP_TYPES = frozenset(int(t) for t in EventType
-                                if "ROWS" in t.name or t.name == "TABLE_MAP_EVENT")
 
 _CHANGE_TYPES: dict[str, type] = {name: getattr(_changes, name) for name in _changes.__all__
                                   if dataclasses.is_dataclass(getattr(_changes, name))}
@@ -78,7 +66,8 @@ class SchemaHistory:
     EXISTS) are not recorded.
 
     ``server_version`` names the server whose DDL is replayed (FORMAT_DESCRIPTION's, kept up to date by
-    ``apply_events`` and the assembler): where MySQL and MariaDB disagree, the tracker follows it.
+    the DDL pass, ``binlog_model.resolve.ddl_pass``): where MySQL and MariaDB disagree, the tracker
+    follows it.
     """
 
     def __init__(self, initial: Catalog | None = None, *, lenient: bool = False,
@@ -115,19 +104,12 @@ class SchemaHistory:
             self._record(HistoryEntry(position, gtid, default_db, sql, changes, catalog))
         return changes
 
-    def session_of(self, event: QueryEvent) -> ServerSession:
-        """How the server read ``event``'s statement: ``server_version``, and the event's sql_mode and
-        MySQL ``default_collation_for_utf8mb4``."""
-        return ServerSession(self.server_version, event.sql_mode or 0,
-                             collation_name(event.default_collation_for_utf8mb4))
-
-    def apply_event(self, event: QueryEvent, position: BinlogPosition,
-                    gtid: str | None = None) -> tuple[SchemaChange, ...]:
-        """Apply a decoded QUERY event with its default database and session (``session_of``). The
-        statement is read in the charset its client sent it in (``charset_client``: after ``SET NAMES
-        latin1`` an ENUM label 'é' is the byte 0xE9)."""
-        sql = statement_text(event)
-        return self.apply(sql, event.schema or None, position, gtid, session=self.session_of(event))
+    def apply_statement(self, statement: Statement) -> tuple[SchemaChange, ...]:
+        """Apply a logged statement (see ``Statement``) read as ``server_version`` read it under the
+        statement's sql_mode and utf8mb4 default collation; record it when it changed anything."""
+        session = ServerSession(self.server_version, statement.sql_mode, statement.utf8mb4_collation)
+        return self.apply(statement.sql, statement.default_db, statement.position, statement.gtid,
+                          session=session)
 
     def apply_script(self, text: str, default_db: str | None = None, *, source: str = "<sql>"
                      ) -> list[tuple[str, tuple[SchemaChange, ...]]]:
@@ -142,27 +124,6 @@ class SchemaHistory:
                 continue
             out.append((sql, self.apply(sql, db, BinlogPosition(source, n))))
         return out
-
-    def apply_events(self, events: Iterable[Any]) -> int:
-        """Follow a decoded event stream (``binlog_model.io.files.iter_events``): GTID events set the GTID
-        of the statements after them, QUERY events are applied with their default database at
-        ``BinlogPosition(file base name, offset)``. Other events are passed over. Returns the number of
-        QUERY events applied."""
-        gtid: str | None = None
-        applied = 0
-        for event in events:
-            if isinstance(event, FormatDescriptionEvent):
-                self.server_version = event.server_version
-            elif isinstance(event, GtidEvent):  # ANONYMOUS_GTID (gtid_mode=OFF) has a zero sid: no GTID
-                gtid = f"{event.sid}:{event.gno}" if event.sid.int else None
-            elif isinstance(event, MariadbGtidEvent):
-                gtid = f"{event.domain_id}-{event.header.server_id}-{event.seq_no}"
-            elif isinstance(event, QueryEvent):
-                head = event.header
-                position = BinlogPosition(str(head.file or "").rsplit("/", 1)[-1], head.offset)
-                self.apply_event(event, position, gtid)
-                applied += 1
-        return applied
 
     def copy(self) -> SchemaHistory:
         """An independent history with the same entries (entries and catalogs are immutable and shared);
@@ -252,28 +213,6 @@ class SchemaHistory:
         except (OSError, ValueError) as err:
             raise SchemaError(f"cannot read schema history {path}: {err}") from err
         return cls.from_json(doc)
-
-
-def statement_text(event: QueryEvent) -> str:
-    """A QUERY event's statement decoded with its ``charset_client`` (UTF-8 when not logged). Bytes that
-    are invalid in that charset raise ``UnsupportedDDLError``: the server read them some way the tracker
-    cannot know."""
-    charset = charset_for_collation_id(event.charset_client) if event.charset_client is not None else None
-    if charset == "utf8mb3" and any(ord(ch) > 0xFFFF for ch in event.query):
-        # the server replaces what utf8mb3 cannot hold (a name becomes '?'): not followed
-        raise UnsupportedDDLError("the statement holds 4-byte characters its client charset utf8mb3 "
-                                  "cannot carry", statement=event.query)
-    if charset is None or charset in ("utf8mb4", "utf8mb3", "binary", "ascii"):
-        return event.query
-    decode = make_text_decoder(charset)
-    if decode is None:
-        raise UnsupportedDDLError(f"the statement's client charset {charset} has no decoder",
-                                  statement=event.query)
-    try:
-        return decode(event.query_bytes)
-    except (UnicodeDecodeError, ValueError) as err:
-        raise UnsupportedDDLError(f"the statement is not valid {charset} (its client charset): {err}",
-                                  statement=event.query) from err
 
 
 # --- (de)serialisation of the model --------------------------------------------------------------------

@@ -5,7 +5,7 @@ For every statement of each ``.test`` file (``tests/mysql_testsuite.py`` extract
 1. run it on the server (rejected statements are counted and passed over: they log nothing);
 2. read the bytes the server appended to its binlog with our decoder (``BinlogDecoder``), and replay every
    QUERY event with the tracker, as the server logged it (FORMAT_DESCRIPTION version, sql_mode,
-   ``default_collation_for_utf8mb4``: ``SchemaHistory.session_of``);
+   ``default_collation_for_utf8mb4``: ``ddl_pass.statement_of``);
 3. compare the tracker's catalog with information_schema: databases (charset, collation) and, per base
    table, every column (order, name, DATA_TYPE, COLUMN_TYPE with unsigned/zerofill and ENUM/SET labels,
    lengths, precision and scale, nullability, charset, collation, INVISIBLE) and the primary key, or the
@@ -36,11 +36,12 @@ from typing import Any
 
 from binlog_model.errors import BinlogError
 from binlog_model.position import BinlogPosition
+from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, statement_of
 from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
 from binlog_model.wire.events import FormatDescriptionEvent, QueryEvent
 from schema_tracker.ddl import apply
-from schema_tracker.history import DDL_PASS_SKIP_TYPES, SchemaHistory, statement_text
-from schema_tracker.model import Catalog
+from schema_tracker.history import SchemaHistory
+from schema_tracker.model import Catalog, ServerSession
 from schema_tracker.snapshot import catalog_from_server
 from tests.mysql_testsuite import ddl_heavy_files, extract_statements, mysql_testsuite_root
 
@@ -210,7 +211,7 @@ class _BinlogTail:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.fh = open(path, "rb")  # noqa: SIM115 - closed by close()
-        self.decoder = BinlogDecoder(file=path.name, skip_types=DDL_PASS_SKIP_TYPES)
+        self.decoder = BinlogDecoder(file=path.name, skip_types=DDL_SKIP_TYPES)
 
     def new_events(self) -> list[Any]:
         data = self.fh.read()
@@ -287,8 +288,10 @@ def run_file(server: Any, path: Path, statements: list[str], report: Report, lab
             for event in events:
                 position = BinlogPosition(active.name, event.header.offset)
                 try:
-                    catalog, _ = apply(catalog, statement_text(event), event.schema or None, position,
-                                       session=history.session_of(event))
+                    statement = statement_of(event, position)
+                    catalog, _ = apply(catalog, statement.sql, statement.default_db, position,
+                                       session=ServerSession(history.server_version, statement.sql_mode,
+                                                             statement.utf8mb4_collation))
                 except BinlogError as err:
                     stopped = f"{type(err).__name__}: {err}"
                     break

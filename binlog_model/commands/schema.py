@@ -1,9 +1,10 @@
 """``binlog-model schema``: replay the DDL of binlogs (or of a SQL file) and print the schema history.
 
-Strategy: a thin shell over ``schema_tracker``. Binlogs go through ``io.files.iter_events`` in a DDL-only pass
-(rows and table maps skipped unparsed) into a ``StatementAssembler``, the very code ``events`` and the Spark
-pre-pass replay DDL with, so the history (including the server charset taken from the QUERY events'
-``collation_server`` when no ``--server-charset`` is given) is the one ``events`` builds; ``--sql`` files go
+Strategy: a thin shell over ``schema_tracker``. Binlogs go through the one DDL pass
+(``resolve.ddl_pass.history_from_binlogs``: rows and table maps skipped unparsed, DDL replayed as ``events``
+replays it), the very code the library and the Spark pre-pass use, so the history (GTIDs with their tags, the
+server charset taken from the QUERY events' ``collation_server`` when no ``--server-charset`` is given) is
+the one ``events`` builds; ``--sql`` files go
 through ``SchemaHistory.apply_script``. ``--snapshot`` seeds the starting schema like everywhere else
 (``pipeline.load_snapshot``): a ``mysqldump --no-data`` file, a saved history ``.json``, or a server URL. Text
 output lists each recorded statement (position, GTID, statement, changes) and then the final catalog;
@@ -19,17 +20,15 @@ from pathlib import Path
 
 import click
 
-from binlog_model.assemble import AssemblerOptions, StatementAssembler
 from binlog_model.charsets import CHARSET_CODECS, normalize_charset
 from binlog_model.errors import ConfigError
-from binlog_model.io.files import iter_events
 from binlog_model.pipeline import load_snapshot
+from binlog_model.resolve.ddl_pass import history_from_binlogs
 from schema_tracker.changes import (
     CreateOrModifyColumn,
     CreateTable,
     SchemaChange,
 )
-from schema_tracker.history import DDL_PASS_SKIP_TYPES
 from schema_tracker.model import Catalog, ColumnSchema, charset_of_collation
 from schema_tracker.snapshot import read_sql_text
 
@@ -116,14 +115,9 @@ def command(files: tuple[Path, ...], sql_files: tuple[Path, ...], snapshot: str 
         if not path.is_file():
             raise ConfigError(f"binlog file not found: {path}")
     if files:
-        # The same replay as `events`: the assembler adopts the server charset of the first QUERY event
-        # when nothing else set it (no snapshot, no --server-charset).
-        replay = StatementAssembler(history, AssemblerOptions(allow_incomplete_tail=True))
-        if server_charset is not None:
-            replay.pin_server_charset()
-        for _ in replay.assemble(iter_events(list(files), skip_types=DDL_PASS_SKIP_TYPES)):
-            pass
-        history = replay.history
+        # The server charset of the first QUERY event is adopted when nothing else set it (no snapshot,
+        # no --server-charset), as `events` does.
+        history = history_from_binlogs(list(files), history, pin_server_charset=server_charset is not None)
     for path in sql_files:
         history.apply_script(read_sql_text(path), database, source=path.name)
     if save is not None:

@@ -4,6 +4,9 @@ Strategy: each file is read in fixed-size chunks (memory stays flat whatever the
 fresh decoder, since every binlog file starts with its own magic and FORMAT_DESCRIPTION. Many files are
 read in rotation order (numeric suffix, as the server numbers them). gzip-compressed files are detected
 by their magic bytes and read transparently. Errors come from the decoder with the file name filled in.
+``iter_slice`` is the one read loop: a whole file, or a byte range of it that resumes the decoder with the
+file's FORMAT_DESCRIPTION bytes (a Spark slice), optionally skipping event bodies by type (the DDL pre-pass).
+``expand_paths`` turns files, directories, prefixes and globs into files in rotation order.
 
 Names are local paths or URIs. A local path (or ``file://`` URI) is opened with ``open()``; any other URI
 (``s3://``, ``gs://``, ``hdfs://``, ``abfs://`` ...) through ``pyarrow.fs`` (fsspec where pyarrow has no
@@ -31,8 +34,20 @@ from binlog_model.position import file_sequence
 from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
 from binlog_model.wire.events import RotateEvent
 
-__all__ = ["absolute_name", "base_name", "binlog_size", "is_uri", "iter_events", "list_binlog_files",
-           "open_binlog", "sort_binlog_files", "sort_binlog_names"]
+__all__ = [
+    "SliceReader",
+    "absolute_name",
+    "base_name",
+    "binlog_size",
+    "expand_paths",
+    "is_uri",
+    "iter_events",
+    "iter_slice",
+    "list_binlog_files",
+    "open_binlog",
+    "sort_binlog_files",
+    "sort_binlog_names",
+]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -227,6 +242,20 @@ def open_binlog(path: PathLike) -> IO[bytes] | gzip.GzipFile:
     return fh
 
 
+def expand_paths(paths: PathLike | Iterable[PathLike]) -> list[str]:
+    """Files named by ``paths`` (local paths or URIs such as ``s3://bucket/binlogs/``): files, directories
+    or prefixes (every ``*.NNNNNN`` binlog file in them) or globs, in rotation order (``mysql-bin.000009``
+    before ``mysql-bin.000010``), each file once. Local paths come back absolute, so executors in other
+    working directories open the same files. Raises ``ConfigError`` when nothing matches."""
+    items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    found: list[str] = []
+    for item in items:
+        found.extend(list_binlog_files(item))
+    if not found:
+        raise ConfigError(f"no binlog files found in {[os.fspath(i) for i in items]}")
+    return sort_binlog_names(dict.fromkeys(found))
+
+
 def iter_events(paths: PathLike | Iterable[PathLike], *, verify_checksum: bool = True,
                 chunk_size: int = 1 << 20, skip_types: frozenset[int] = frozenset(),
                 sort: bool = True, strict_rotation: bool = False,
@@ -236,8 +265,10 @@ def iter_events(paths: PathLike | Iterable[PathLike], *, verify_checksum: bool =
     Each event's ``header.file`` is the file's path as given and ``header.offset`` its position there.
     With ``sort`` (default) several files are ordered by numeric suffix; pass ``sort=False`` to keep the
     given order. With ``strict_rotation`` a ROTATE_EVENT at the end of a file must name the next file
-    given, else ``DecoderStateError`` (a gap in the sequence). ``raw_undecodable`` (diagnostics only) yields
-    an event whose body does not decode as ``UndecodableEvent`` and goes on (see ``BinlogDecoder``).
+    given, else ``DecoderStateError`` (a gap in the sequence). ``skip_types``: event types returned as
+    ``SkippedEvent`` (header and checksum checked, body skipped by the header's length; see
+    ``iter_slice``). ``raw_undecodable`` (diagnostics only) yields an event whose body does not decode as
+    ``UndecodableEvent`` and goes on (see ``BinlogDecoder``).
 
     Raises ``ConfigError`` (unreadable file, bad chunk size) and the decoder's ``DecodeError`` subclasses
     (``BadMagicError``, ``TruncatedEventError``, ``ChecksumMismatchError`` ...) naming the file. gzip
@@ -256,24 +287,100 @@ def iter_events(paths: PathLike | Iterable[PathLike], *, verify_checksum: bool =
             raise DecoderStateError(f"the previous file rotates to {expected_next!r} but the next file "
                                     f"given is {base_name(name)!r}: files are missing from the sequence")
         expected_next = None
-        for event in _iter_file(name, verify_checksum, chunk_size, skip_types, raw_undecodable):
+        for event in iter_slice(name, verify_checksum=verify_checksum, chunk_size=chunk_size,
+                                skip_types=skip_types, raw_undecodable=raw_undecodable):
             if isinstance(event, RotateEvent) and event.header.inner_index is None:
                 expected_next = event.next_file
             yield event
 
 
-def _iter_file(name: str, verify_checksum: bool, chunk_size: int, skip_types: frozenset[int],
+def iter_slice(path: PathLike, start: int = 0, end: int | None = None,
+               format_description: bytes | None = None, *, verify_checksum: bool = True,
+               skip_types: frozenset[int] = frozenset(), chunk_size: int = 1 << 20,
                raw_undecodable: bool = False) -> Iterator[Any]:
-    decoder = BinlogDecoder(file=name, verify_checksum=verify_checksum, skip_types=skip_types,
-                            raw_undecodable=raw_undecodable)
-    with open_binlog(name) as fh:
-        while True:
-            try:
-                chunk = fh.read(chunk_size)
-            except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as err:
-                raise DecodeError(f"cannot read the file: {err}", file=name, offset=decoder.offset) from err
-            decoder.receive_data(chunk)
-            while (event := decoder.next_event()) is not NEED_DATA:
-                yield event
-            if not chunk:
-                return
+    """The events of the byte range ``[start, end)`` of one binlog file: ``iter(SliceReader(...))``."""
+    return iter(SliceReader(path, start, end, format_description, verify_checksum=verify_checksum,
+                            skip_types=skip_types, chunk_size=chunk_size, raw_undecodable=raw_undecodable))
+
+
+class SliceReader:
+    """The one read loop: the events of the byte range ``[start, end)`` of one binlog file (``end`` None:
+    to the end of the file), the whole file by default. ``iter_events`` reads whole files with it, the
+    Spark layer its slices and its DDL pre-pass, ``io.tail`` incremental runs.
+
+    A range after the file's start begins at an event boundary and resumes the decoder with the raw
+    bytes of the file's FORMAT_DESCRIPTION event (``format_description``, which ``decoder``'s
+    ``format_description_bytes`` gives after a read of the file's head). Offsets are positions in the
+    (decompressed) binlog, as the server wrote it. ``skip_types``: event types the decoder returns as
+    ``SkippedEvent`` without parsing the body (the DDL pre-pass skips rows and table maps this way, by
+    their header length).
+
+    ``partial_tail``: the input may end inside an event (the active binlog of a running server): reading
+    stops before that event instead of raising ``TruncatedEventError``; ``read_until`` (the offset just
+    after the last byte read) minus ``decoder.offset`` is then the size of that partial event.
+
+    Raises ``ConfigError`` (unreadable file, bad range) and ``DecodeError`` subclasses naming the file and
+    offset; a read that fails (I/O, gzip or zlib corruption) is a ``DecodeError`` too."""
+
+    def __init__(self, path: PathLike, start: int = 0, end: int | None = None,
+                 format_description: bytes | None = None, *, verify_checksum: bool = True,
+                 skip_types: frozenset[int] = frozenset(), chunk_size: int = 1 << 20,
+                 raw_undecodable: bool = False, partial_tail: bool = False) -> None:
+        self.name = os.fspath(path)
+        if chunk_size <= 0:
+            raise ConfigError(f"chunk_size must be positive, got {chunk_size}")
+        if start < 0 or (end is not None and end < start):
+            raise ConfigError(f"bad byte range [{start}, {end}) of {self.name}")
+        if start == 0:
+            self.decoder = BinlogDecoder(file=self.name, verify_checksum=verify_checksum,
+                                         skip_types=skip_types, raw_undecodable=raw_undecodable)
+        elif format_description is None:
+            raise ConfigError(f"a range of {self.name} that starts at {start} needs the file's "
+                              "FORMAT_DESCRIPTION bytes")
+        else:
+            self.decoder = BinlogDecoder.resume(format_description, start, file=self.name,
+                                                verify_checksum=verify_checksum, skip_types=skip_types)
+            self.decoder.raw_undecodable = raw_undecodable
+        self.start = start
+        self.end = end
+        self.chunk_size = chunk_size
+        self.partial_tail = partial_tail
+        self.read_until = start
+        self._started = False
+
+    def __iter__(self) -> Iterator[Any]:
+        # One pass: the decoder's state belongs to the bytes already fed.
+        if self._started:
+            raise ConfigError(f"a SliceReader of {self.name} is read once; make a new one to read again")
+        self._started = True
+        return self._events()
+
+    def _events(self) -> Iterator[Any]:
+        name, decoder = self.name, self.decoder
+        remaining = None if self.end is None else self.end - self.start
+        with open_binlog(name) as fh:
+            if self.start:
+                _read(fh.seek, name, decoder.offset, self.start)
+            while True:
+                size = self.chunk_size if remaining is None else min(self.chunk_size, remaining)
+                chunk = _read(fh.read, name, decoder.offset, size) if size else b""
+                if remaining is not None:
+                    remaining -= len(chunk)
+                self.read_until += len(chunk)
+                if chunk or not self.partial_tail:
+                    # b"" tells the decoder the input is over: a partial event then raises. With
+                    # partial_tail it is never sent, so the decoder just waits for bytes never read.
+                    decoder.receive_data(chunk)
+                while (event := decoder.next_event()) is not NEED_DATA:
+                    yield event
+                if not chunk:
+                    return
+
+
+def _read(operation: Any, name: str, offset: int, size: int) -> Any:
+    """``operation(size)`` (a read or seek of an open binlog), with a failure of the file or of its gzip
+    stream as a ``DecodeError`` at ``offset``: ``zlib.error`` is no ``OSError`` and would escape."""
+    try:
+        return operation(size)
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as err:
+        raise DecodeError(f"cannot read the file: {err}", file=name, offset=offset) from err

@@ -1,26 +1,23 @@
 """Reading binlog files from a saved position, and up to a half-written last event.
 
-Strategy: like ``io.files.iter_events`` (fixed-size chunks into a fresh ``BinlogDecoder`` per file), with
-two additions that incremental runs need. A file can be resumed at an event boundary with the raw bytes of
-its FORMAT_DESCRIPTION (``BinlogDecoder.resume``), and after each file a ``FileEnd`` marker says where
-decoding stopped, what the file rotates to, and how many trailing bytes were a partial event. With
-``partial_tail`` the last file may end inside an event (the active binlog of a running server): decoding
-stops before it instead of raising ``TruncatedEventError``, and the next run resumes there.
-``StatementAssembler.feed`` ignores the markers, so the stream can be fed to it unchanged.
+Strategy: the one file reader (``io.files.SliceReader``: fixed-size chunks into a fresh ``BinlogDecoder``
+per file), with two additions that incremental runs need. A file can be resumed at an event boundary with
+the raw bytes of its FORMAT_DESCRIPTION (``BinlogDecoder.resume``), and after each file a ``FileEnd``
+marker says where decoding stopped, what the file rotates to, and how many trailing bytes were a partial
+event. With ``partial_tail`` the last file may end inside an event (the active binlog of a running
+server): decoding stops before it instead of raising ``TruncatedEventError``, and the next run resumes
+there. ``StatementAssembler.feed`` ignores the markers, so the stream can be fed to it unchanged.
 """
 
 from __future__ import annotations
 
-import gzip
 import os
-import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from binlog_model.errors import DecodeError, TruncatedEventError
-from binlog_model.io.files import open_binlog
-from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
+from binlog_model.io.files import SliceReader
 from binlog_model.wire.events import RotateEvent
 
 __all__ = ["FileEnd", "FileStart", "format_description_of", "iter_from"]
@@ -67,51 +64,27 @@ def iter_from(starts: Sequence[FileStart], *, verify_checksum: bool = True, part
 
 def _iter_one(start: FileStart, verify_checksum: bool, partial_tail: bool, chunk_size: int) -> Iterator[Any]:
     name = os.fspath(start.path)
-    if start.offset:
-        if start.format_description is None:
-            raise DecodeError("resuming inside a file needs its FORMAT_DESCRIPTION event", file=name,
-                              offset=start.offset)
-        decoder = BinlogDecoder.resume(start.format_description, start.offset, file=name,
-                                       verify_checksum=verify_checksum)
-    else:
-        decoder = BinlogDecoder(file=name, verify_checksum=verify_checksum)
+    if start.offset and start.format_description is None:
+        raise DecodeError("resuming inside a file needs its FORMAT_DESCRIPTION event", file=name,
+                          offset=start.offset)
+    reader = SliceReader(name, start.offset, None, start.format_description, verify_checksum=verify_checksum,
+                         chunk_size=chunk_size, partial_tail=partial_tail)
     rotated_to: str | None = None
-    read_until = start.offset
-    with open_binlog(name) as fh:
-        if start.offset:
-            fh.seek(start.offset)
-        while True:
-            try:
-                chunk = fh.read(chunk_size)
-            except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as err:
-                raise DecodeError(f"cannot read the file: {err}", file=name, offset=decoder.offset) from err
-            read_until += len(chunk)
-            if chunk or not partial_tail:
-                # b"" tells the decoder the input is over: a partial event then raises. With partial_tail
-                # it is never sent, so the decoder just waits for bytes that a later run will read.
-                decoder.receive_data(chunk)
-            while (event := decoder.next_event()) is not NEED_DATA:
-                if isinstance(event, RotateEvent) and event.header.inner_index is None:
-                    rotated_to = event.next_file
-                yield event
-            if not chunk:
-                break
+    for event in reader:
+        if isinstance(event, RotateEvent) and event.header.inner_index is None:
+            rotated_to = event.next_file
+        yield event
+    decoder = reader.decoder
     fde = start.format_description if start.offset else decoder.format_description_bytes
-    yield FileEnd(name, decoder.offset, read_until - decoder.offset, rotated_to, fde)
+    yield FileEnd(name, decoder.offset, reader.read_until - decoder.offset, rotated_to, fde)
 
 
 def format_description_of(path: str | os.PathLike[str]) -> bytes | None:
     """The raw FORMAT_DESCRIPTION event of a binlog file (what ``BinlogDecoder.resume`` needs), read from
     its first events; None for a file without one (binlog v1/v3)."""
-    name = os.fspath(path)
-    decoder = BinlogDecoder(file=name, verify_checksum=False)
-    with open_binlog(name) as fh:
-        while decoder.format_description_bytes is None:
-            chunk = fh.read(1 << 16)
-            if not chunk:
-                return None
-            decoder.receive_data(chunk)
-            for _ in range(4):
-                if decoder.next_event() is NEED_DATA or decoder.format_description_bytes is not None:
-                    break
-    return decoder.format_description_bytes
+    reader = SliceReader(path, verify_checksum=False, chunk_size=1 << 16, partial_tail=True)
+    for seen, _ in enumerate(reader, start=1):
+        # FORMAT_DESCRIPTION is the first event (after a v4 START on the oldest servers): stop early.
+        if reader.decoder.format_description_bytes is not None or seen >= 4:
+            break
+    return reader.decoder.format_description_bytes

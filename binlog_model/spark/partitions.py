@@ -1,39 +1,41 @@
 """The DDL pre-pass and the slicing of binlog files into independent units of work.
 
 Strategy: a binlog file can be decoded on its own once the schema in force at each of its positions is
-known, because a transaction never spans files. ``scan_file`` reads one file cheaply: every TABLE_MAP and
-rows event is returned by the decoder as a ``SkippedEvent`` (header and checksum checked, body not
-parsed), and it keeps only what the schema replay needs (GTID, QUERY, XID events) plus the offsets where
-transactions start and the file's FORMAT_DESCRIPTION bytes. Scans are independent, so they run in a
-thread pool (the Spark driver) or anywhere. ``build_history`` then replays the kept events of every file
-in binlog order through a ``StatementAssembler`` (the same DDL code path as the non-Spark pipeline, with
-real positions), giving a ``SchemaHistory`` that executors receive as JSON. ``plan_slices`` cuts each file
-at transaction starts into slices of about ``slice_bytes``; a slice after the first resumes the decoder
-with the file's FORMAT_DESCRIPTION bytes (``BinlogDecoder.resume``).
+known, because a transaction never spans files. ``scan_file`` reads one file cheaply with the file
+reader (``io.files.SliceReader``) skipping the DDL pass's types (``ddl_pass.DDL_SKIP_TYPES``: every
+TABLE_MAP and rows event comes back as a ``SkippedEvent``, header and checksum checked, body not parsed),
+and it keeps only what the schema replay needs (FORMAT_DESCRIPTION, GTID, QUERY, XID events) plus the
+offsets where transactions start and the file's FORMAT_DESCRIPTION bytes. Scans are independent, so they
+run in a thread pool (the Spark driver) or anywhere. ``build_history`` then replays the kept events of
+every file in binlog order through the one DDL pass (``resolve.ddl_pass.replay_ddl``, what the ``schema``
+CLI and the library run too), giving a ``SchemaHistory`` that executors receive as JSON. ``plan_slices``
+cuts each file at transaction starts into slices of about ``slice_bytes``; ``iter_slice_events`` reads one
+with the same file reader (a slice after the first resumes the decoder with the file's
+FORMAT_DESCRIPTION bytes), so a read failure, gzip corruption included, is the reader's ``DecodeError``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from binlog_model.assemble import AssemblerOptions, StatementAssembler
-from binlog_model.errors import ConfigError, DecodeError
-from binlog_model.io.files import binlog_size, list_binlog_files, open_binlog, sort_binlog_names
-from binlog_model.wire import NEED_DATA, BinlogDecoder, EventType
+from binlog_model.errors import ConfigError
+from binlog_model.io.files import SliceReader, binlog_size, expand_paths, iter_slice
+from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
 from binlog_model.wire import events as ev
-from binlog_model.wire.header import ROWS_EVENT_TYPES
 from schema_tracker.history import SchemaHistory
+
+if TYPE_CHECKING:
+    from binlog_model.assemble import AssemblerOptions
 
 __all__ = ["MIN_AUTO_SLICE_BYTES", "FileScan", "Slice", "build_history", "expand_paths", "iter_slice_events",
            "plan_slices", "scan_file", "scan_files"]
 
-# Row data and table maps are all the bytes of a binlog that the DDL replay never needs.
-SKIP_FOR_DDL: frozenset[int] = frozenset(ROWS_EVENT_TYPES) | {int(EventType.TABLE_MAP_EVENT)}
-# FORMAT_DESCRIPTION too: its server version picks the DDL rules (MySQL 8+ or MariaDB) the history follows.
+# What the DDL replay needs; FORMAT_DESCRIPTION too: its server version picks the DDL rules (MySQL 8+ or
+# MariaDB) the history follows. Rows and table maps are skipped unparsed (DDL_SKIP_TYPES).
 _KEEP = (ev.FormatDescriptionEvent, ev.GtidEvent, ev.MariadbGtidEvent, ev.QueryEvent, ev.XidEvent,
          ev.XaPrepareEvent)
 _CHUNK = 1 << 20
@@ -65,59 +67,36 @@ class Slice:
     format_description: bytes | None
 
 
-def expand_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
-    """Files named by ``paths`` (local paths or URIs such as ``s3://bucket/binlogs/``): files, directories
-    or prefixes (every ``*.NNNNNN`` binlog file in them) or globs, in binlog order. Local paths come back
-    absolute, so executors in other working directories open the same files. Raises ``ConfigError`` when
-    nothing matches."""
-    items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
-    found: list[str] = []
-    for item in items:
-        found.extend(list_binlog_files(item))
-    if not found:
-        raise ConfigError(f"no binlog files found in {[os.fspath(i) for i in items]}")
-    return sort_binlog_names(dict.fromkeys(found))
-
-
 def scan_file(path: str | os.PathLike[str], *, verify_checksum: bool = True) -> FileScan:
     """The cheap pass over one file (rows and table maps skipped by their header length)."""
     name = os.fspath(path)
-    decoder = BinlogDecoder(file=name, verify_checksum=verify_checksum, skip_types=SKIP_FOR_DDL)
+    reader = SliceReader(name, verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES, chunk_size=_CHUNK)
     kept: list[Any] = []
     starts: list[int] = []
     open_tx = False
-    with open_binlog(name) as fh:
-        while True:
-            try:
-                chunk = fh.read(_CHUNK)
-            except (OSError, EOFError) as err:
-                raise DecodeError(f"cannot read the file: {err}", file=name, offset=decoder.offset) from err
-            decoder.receive_data(chunk)
-            while (event := decoder.next_event()) is not NEED_DATA:
-                if not isinstance(event, _KEEP) or event.header.inner_index is not None:
-                    continue
-                after_gtid = bool(kept) and isinstance(kept[-1], ev.GtidEvent | ev.MariadbGtidEvent)
-                kept.append(event)
-                offset = event.header.offset
-                if isinstance(event, ev.FormatDescriptionEvent):
-                    continue
-                if isinstance(event, ev.GtidEvent | ev.MariadbGtidEvent):
-                    starts.append(offset)
-                    open_tx = True
-                elif isinstance(event, ev.QueryEvent):
-                    word = event.query.lstrip().split(None, 1)[0].upper() if event.query.strip() else ""
-                    if word in ("COMMIT", "ROLLBACK"):
-                        open_tx = False
-                    elif not open_tx and not after_gtid:
-                        starts.append(offset)      # BEGIN without GTID, or DDL as its own unit
-                        open_tx = word in ("BEGIN", "XA")
-                    elif after_gtid and word not in ("BEGIN", "XA"):
-                        open_tx = False            # GTID + DDL: the DDL commits implicitly
-                else:
-                    open_tx = False
-            if not chunk:
-                break
-    return FileScan(name, binlog_size(name), decoder.format_description_bytes, tuple(kept),
+    for event in reader:
+        if not isinstance(event, _KEEP) or event.header.inner_index is not None:
+            continue
+        after_gtid = bool(kept) and isinstance(kept[-1], ev.GtidEvent | ev.MariadbGtidEvent)
+        kept.append(event)
+        offset = event.header.offset
+        if isinstance(event, ev.FormatDescriptionEvent):
+            continue
+        if isinstance(event, ev.GtidEvent | ev.MariadbGtidEvent):
+            starts.append(offset)
+            open_tx = True
+        elif isinstance(event, ev.QueryEvent):
+            word = event.query.lstrip().split(None, 1)[0].upper() if event.query.strip() else ""
+            if word in ("COMMIT", "ROLLBACK"):
+                open_tx = False
+            elif not open_tx and not after_gtid:
+                starts.append(offset)      # BEGIN without GTID, or DDL as its own unit
+                open_tx = word in ("BEGIN", "XA")
+            elif after_gtid and word not in ("BEGIN", "XA"):
+                open_tx = False            # GTID + DDL: the DDL commits implicitly
+        else:
+            open_tx = False
+    return FileScan(name, binlog_size(name), reader.decoder.format_description_bytes, tuple(kept),
                     tuple(sorted(set(starts))))
 
 
@@ -132,21 +111,11 @@ def scan_files(paths: Sequence[str | os.PathLike[str]], *, verify_checksum: bool
 
 def build_history(scans: Sequence[FileScan], *, history: SchemaHistory | None = None,
                   options: AssemblerOptions | None = None) -> SchemaHistory:
-    """Replay the DDL of ``scans`` (in binlog order) onto ``history`` with real positions and GTIDs.
-
-    It runs the assembler itself on the kept events, so DDL is applied exactly as the non-Spark pipeline
-    applies it (including the server charset adopted from the first QUERY). A transaction left open at the
-    end is tolerated here: the real decode reports it."""
-    base = options or AssemblerOptions()
-    replay = StatementAssembler(history if history is not None else SchemaHistory(),
-                                AssemblerOptions(source=base.source, allow_incomplete_tail=True))
-    for scan in scans:
-        for event in scan.events:
-            for _ in replay.feed(event):
-                pass
-    for _ in replay.close():
-        pass
-    return replay.history
+    """Replay the DDL of ``scans`` (in binlog order) onto ``history`` with real positions and GTIDs: the
+    one DDL pass (``replay_ddl``), so the history is the one the non-Spark pipeline builds (GTID tags,
+    the server charset adopted from the first QUERY). ``options``: only ``source`` is used."""
+    return replay_ddl((event for scan in scans for event in scan.events), history,
+                      source=options.source if options is not None else "")
 
 
 def plan_slices(scans: Sequence[FileScan], *, slice_bytes: int = 64 << 20, min_slices: int = 1
@@ -173,28 +142,7 @@ def plan_slices(scans: Sequence[FileScan], *, slice_bytes: int = 64 << 20, min_s
 
 
 def iter_slice_events(piece: Slice, *, verify_checksum: bool = True) -> Iterator[Any]:
-    """The decoded events of one slice (every event, rows included)."""
-    name = piece.path
-    if piece.start == 0:
-        decoder = BinlogDecoder(file=name, verify_checksum=verify_checksum)
-    else:
-        assert piece.format_description is not None
-        decoder = BinlogDecoder.resume(piece.format_description, piece.start, file=name,
-                                       verify_checksum=verify_checksum)
-    remaining = None if piece.end is None else piece.end - piece.start
-    with open_binlog(name) as fh:
-        if piece.start:
-            fh.seek(piece.start)
-        while True:
-            size = _CHUNK if remaining is None else min(_CHUNK, remaining)
-            try:
-                chunk = fh.read(size) if size else b""
-            except (OSError, EOFError) as err:
-                raise DecodeError(f"cannot read the file: {err}", file=name, offset=decoder.offset) from err
-            if remaining is not None:
-                remaining -= len(chunk)
-            decoder.receive_data(chunk)
-            while (event := decoder.next_event()) is not NEED_DATA:
-                yield event
-            if not chunk:
-                return
+    """The decoded events of one slice (every event, rows included). Raises the file reader's errors: a
+    ``DecodeError`` naming the file and offset for a read that fails, gzip/zlib corruption included."""
+    return iter_slice(piece.path, piece.start, piece.end, piece.format_description,
+                      verify_checksum=verify_checksum, chunk_size=_CHUNK)

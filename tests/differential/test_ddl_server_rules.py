@@ -52,6 +52,7 @@ def test_the_server_in_the_binlog_decides_widths_year_and_utf8mb4_collation() ->
 
 
 def test_history_reads_the_server_version_from_format_description() -> None:
+    from binlog_model.resolve.ddl_pass import replay_ddl
     from binlog_model.wire.events import FormatDescriptionEvent, QueryEvent
     from binlog_model.wire.header import EventHeader
 
@@ -62,7 +63,7 @@ def test_history_reads_the_server_version_from_format_description() -> None:
     create_db = QueryEvent(header(100), 1, 0, 0, "", "CREATE DATABASE d", b"")
     create = QueryEvent(header(200), 1, 0, 0, "d", "CREATE TABLE t (a int)", b"", sql_mode=0)
     history = SchemaHistory()
-    history.apply_events([fde, create_db, create])
+    replay_ddl([fde, create_db, create], history)
     assert history.server_version == "9.7.4"
     assert types(history.catalog.table("d", "t")) == [("a", "int")]  # type: ignore[arg-type]
 

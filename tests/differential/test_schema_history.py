@@ -11,8 +11,9 @@ import pytest
 from binlog_model.errors import ConfigError, SchemaError
 from binlog_model.io.files import iter_events
 from binlog_model.position import BinlogPosition
+from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
 from schema_tracker import Catalog, SchemaHistory
-from schema_tracker.history import DDL_PASS_SKIP_TYPES, FORMAT, VERSION, catalog_to_json
+from schema_tracker.history import FORMAT, VERSION, catalog_to_json
 
 P = BinlogPosition
 
@@ -91,7 +92,7 @@ def test_history_from_a_real_server_binlog(server: Any, fresh_db: str, tmp_path:
                      "ALTER TABLE t CHANGE b bb varchar(5)"], database=fresh_db)
     files = server.flush_and_collect(tmp_path)
     h = SchemaHistory(Catalog(server_charset="utf8mb4"))
-    h.apply_events(iter_events(files, skip_types=DDL_PASS_SKIP_TYPES))
+    replay_ddl(iter_events(files, skip_types=DDL_SKIP_TYPES), h)
     mine = [e for e in h if e.default_db == fresh_db]
     assert [e.statement.split()[0] for e in mine] == ["CREATE", "ALTER", "ALTER"]
     if server.label == "MariaDB":
@@ -118,7 +119,7 @@ def test_create_select_as_row_based_logging_writes_it(server: Any, fresh_db: str
     files = server.flush_and_collect(tmp_path)
     cs, coll = server.query("SELECT @@character_set_server, @@collation_server")[0]
     h = SchemaHistory(Catalog(server_charset=cs, server_collation=coll))
-    h.apply_events(iter_events(files, skip_types=DDL_PASS_SKIP_TYPES))
+    replay_ddl(iter_events(files, skip_types=DDL_SKIP_TYPES), h)
     conn = server.connect()
     try:
         live = catalog_from_server(conn, databases=[fresh_db])

@@ -168,9 +168,10 @@ def test_prebuilt_history_is_reused_not_reapplied() -> None:
     the latest catalog, where it would drop the table and break the position order."""
     path = require(CORPUS / "binlog-parser/data/gtid-fixtures/mysql-bin.01")
     from binlog_model.io.files import iter_events
+    from binlog_model.resolve.ddl_pass import replay_ddl
 
     prebuilt = SchemaHistory()
-    prebuilt.apply_events(iter_events(path))
+    replay_ddl(iter_events(path), prebuilt)
     entries = len(prebuilt.entries)
     expected = [e.SerializeToString() for e in iter_binlog_events([path])]
     got = [e.SerializeToString() for e in iter_binlog_events([path], snapshot=prebuilt)]

@@ -23,7 +23,8 @@ from binlog_model.errors import (
     UnsupportedDDLError,
 )
 from binlog_model.io.files import iter_events
-from schema_tracker.history import DDL_PASS_SKIP_TYPES, SchemaHistory
+from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
+from schema_tracker.history import SchemaHistory
 from schema_tracker.snapshot import read_sql_text
 from tests._paths import CORPUS
 
@@ -93,7 +94,7 @@ def test_corpus_sql_file_replays(path: Path) -> None:
 @pytest.mark.parametrize("path", CORPUS_BINLOGS, ids=_ids(CORPUS_BINLOGS))
 def test_corpus_binlog_ddl_replays(path: Path) -> None:
     history = SchemaHistory()
-    history.apply_events(iter_events([path], skip_types=DDL_PASS_SKIP_TYPES))
+    replay_ddl(iter_events([path], skip_types=DDL_SKIP_TYPES), history)
     for entry in history:
         assert entry.position is not None and entry.position.file == path.name
 
@@ -102,13 +103,13 @@ def test_corpus_binlog_ddl_replays(path: Path) -> None:
 @pytest.mark.parametrize("path", MARIADB_BINLOGS, ids=[p.name for p in MARIADB_BINLOGS])
 def test_mariadb_test_binlog_ddl_replays(path: Path) -> None:
     history = SchemaHistory()
-    events = iter_events([path], skip_types=DDL_PASS_SKIP_TYPES)
+    events = iter_events([path], skip_types=DDL_SKIP_TYPES)
     expected = EXPECTED_DECODE_ERRORS.get(path.name)
     if expected is None:
-        history.apply_events(events)
+        replay_ddl(events, history)
     else:
         with pytest.raises(expected):
-            history.apply_events(events)
+            replay_ddl(events, history)
 
 
 def test_corpus_has_ddl_that_was_tracked() -> None:
@@ -117,6 +118,6 @@ def test_corpus_has_ddl_that_was_tracked() -> None:
     tables = set()
     for path in CORPUS_BINLOGS:
         history = SchemaHistory()
-        history.apply_events(iter_events([path], skip_types=DDL_PASS_SKIP_TYPES))
+        replay_ddl(iter_events([path], skip_types=DDL_SKIP_TYPES), history)
         tables |= {t.qualified_name for t in history.catalog.iter_tables()}
     assert "test.int_table" in tables  # from mysql-cdc-rs 8.0 CREATE TABLE events

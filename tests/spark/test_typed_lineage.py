@@ -42,11 +42,11 @@ def test_recreated_table_is_a_new_generation_not_duplicate_columns() -> None:
 
 def test_query_bigger_corpus_demo_table_has_no_versioned_columns() -> None:
     from binlog_model.io.files import iter_events
-    from schema_tracker.history import DDL_PASS_SKIP_TYPES
+    from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
 
     path = require(CORPUS / "mysql-cdc-rs/tests/events/8.0/02_query_bigger/binlog.000733")
     history = SchemaHistory()
-    history.apply_events(iter_events(path, skip_types=DDL_PASS_SKIP_TYPES))
+    replay_ddl(iter_events(path, skip_types=DDL_SKIP_TYPES), history)
     demo = table_lineages(history)[("test", "Demo")]
     names = [c.name for c in demo.columns]
     assert len(names) == 16 and not any("__v" in n for n in names), names

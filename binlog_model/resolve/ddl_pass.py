@@ -1,0 +1,106 @@
+"""The one DDL pass: decoded binlog events -> ``SchemaHistory``, as the ``schema`` CLI, the library and the
+Spark driver all build it.
+
+Strategy: the history a pass builds must be the one ``events`` builds while it assembles, else a Spark job
+and a local run resolve the same rows against different schemas (the old ``SchemaHistory.apply_events``
+had drifted: it dropped MySQL's GTID tag and never adopted the server charset from ``collation_server``).
+So the pass does not re-implement the assembler's bookkeeping (GTID identity and its tag, transactions,
+BEGIN/COMMIT/XA/SAVEPOINT routing, the charset adoption, the server version from FORMAT_DESCRIPTION): it
+runs the ``StatementAssembler`` itself on a DDL-only stream, where rows and table maps arrive as
+``SkippedEvent``s (bodies skipped by their header length, ``DDL_SKIP_TYPES``) and are passed over.
+
+This module is also where a decoded QUERY event becomes a plain ``schema_tracker.Statement``
+(``statement_of``, ``apply_query``): ``schema_tracker`` never reads wire events.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from binlog_model.charsets import charset_for_collation_id, make_text_decoder
+from binlog_model.errors import UnsupportedDDLError
+from binlog_model.io.files import iter_events
+from binlog_model.position import BinlogPosition
+from binlog_model.wire.events import QueryEvent
+from binlog_model.wire.header import ROWS_EVENT_TYPES, EventType
+from schema_tracker.changes import SchemaChange
+from schema_tracker.history import SchemaHistory
+from schema_tracker.model import collation_name
+from schema_tracker.statement import Statement
+
+__all__ = ["DDL_SKIP_TYPES", "apply_query", "history_from_binlogs", "replay_ddl", "statement_of",
+           "statement_text"]
+
+# Event types the DDL pass never needs parsed: row events and their table maps (and ROWS_QUERY and
+# ANNOTATE_ROWS, which only label rows). Give it to the file reader as ``skip_types``.
+DDL_SKIP_TYPES: frozenset[int] = frozenset(ROWS_EVENT_TYPES) | frozenset(
+    int(t) for t in EventType if "ROWS" in t.name or t.name == "TABLE_MAP_EVENT")
+
+
+def replay_ddl(events: Iterable[Any], history: SchemaHistory | None = None, *,
+               pin_server_charset: bool = False, source: str = "") -> SchemaHistory:
+    """Replay the DDL of a decoded event stream (binlog order) onto ``history`` (extended in place; a new
+    empty one by default) and return it. Every entry carries its real position and GTID exactly as the
+    assembler records it (MySQL's tagged GTIDs keep their tag). Without a snapshot (an empty history), the
+    server charset is taken from the first DDL's ``collation_server``, as ``events`` does;
+    ``pin_server_charset`` keeps the history's own (a ``--server-charset`` given by the user).
+
+    ``source``: the assembler's source label (unused by the history). A transaction left open at the
+    end is tolerated here: the real decode reports it. Raises the tracker's ``SchemaError`` subclasses
+    (strict DDL)."""
+    # The assembler calls ``apply_query`` below: imported here, when both modules are loaded.
+    from binlog_model.assemble import AssemblerOptions, StatementAssembler
+
+    replay = StatementAssembler(history if history is not None else SchemaHistory(),
+                                AssemblerOptions(source=source, allow_incomplete_tail=True))
+    if pin_server_charset:
+        replay.pin_server_charset()
+    for _ in replay.assemble(events):
+        pass
+    return replay.history
+
+
+def history_from_binlogs(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+                         history: SchemaHistory | None = None, *, verify_checksum: bool = True,
+                         pin_server_charset: bool = False) -> SchemaHistory:
+    """``replay_ddl`` over binlog files (in rotation order), read with rows and table maps skipped."""
+    events = iter_events(paths, verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES)
+    return replay_ddl(events, history, pin_server_charset=pin_server_charset)
+
+
+def statement_of(event: QueryEvent, position: BinlogPosition | None = None,
+                 gtid: str | None = None) -> Statement:
+    """A QUERY event as the tracker reads it: its text in its client charset (``statement_text``), its
+    default database, sql_mode and MySQL ``default_collation_for_utf8mb4``."""
+    return Statement(statement_text(event), event.schema or None, position, gtid, event.sql_mode or 0,
+                     collation_name(event.default_collation_for_utf8mb4))
+
+
+def apply_query(history: SchemaHistory, event: QueryEvent, position: BinlogPosition,
+                gtid: str | None = None) -> tuple[SchemaChange, ...]:
+    """Apply one decoded QUERY event to ``history`` at ``position`` (the assembler's call)."""
+    return history.apply_statement(statement_of(event, position, gtid))
+
+
+def statement_text(event: QueryEvent) -> str:
+    """A QUERY event's statement decoded with its ``charset_client`` (UTF-8 when not logged): after ``SET
+    NAMES latin1`` an ENUM label 'é' is the byte 0xE9. Bytes that are invalid in that charset raise
+    ``UnsupportedDDLError``: the server read them some way the tracker cannot know."""
+    charset = charset_for_collation_id(event.charset_client) if event.charset_client is not None else None
+    if charset == "utf8mb3" and any(ord(ch) > 0xFFFF for ch in event.query):
+        # the server replaces what utf8mb3 cannot hold (a name becomes '?'): not followed
+        raise UnsupportedDDLError("the statement holds 4-byte characters its client charset utf8mb3 "
+                                  "cannot carry", statement=event.query)
+    if charset is None or charset in ("utf8mb4", "utf8mb3", "binary", "ascii"):
+        return event.query
+    decode = make_text_decoder(charset)
+    if decode is None:
+        raise UnsupportedDDLError(f"the statement's client charset {charset} has no decoder",
+                                  statement=event.query)
+    try:
+        return decode(event.query_bytes)
+    except (UnicodeDecodeError, ValueError) as err:
+        raise UnsupportedDDLError(f"the statement is not valid {charset} (its client charset): {err}",
+                                  statement=event.query) from err
