@@ -88,7 +88,7 @@ class ResolveResult:
     tables: list[TableSummary]
 
 
-def spark_errors() -> tuple[type[BaseException], ...]:
+def spark_errors() -> tuple[type[Exception], ...]:
     """The exception types a failing Spark job raises in the driver (PySpark's and py4j's), for callers
     outside this package that must not import pyspark themselves; ``SparkSetupError`` without pyspark."""
     try:
