@@ -28,8 +28,8 @@ import pymysql
 import pytest
 from pymysql.constants import FIELD_TYPE
 
-from binlog_model.assemble import AssemblerOptions, StatementAssembler
 from binlog_model.io.files import iter_events
+from binlog_model.resolve.assembler import AssemblerOptions, StatementAssembler
 from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.replica import Replica, ReplicaError
 from binlog_model.testing.workload import Step, Workload

@@ -35,7 +35,7 @@ from google.protobuf.struct_pb2 import NULL_VALUE
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.charsets import is_binary_charset, make_text_decoder, normalize_charset
 from binlog_model.errors import ConfigError, SchemaMismatchError
-from binlog_model.types import ColumnLike, ValueKind, canonical_data_type, integer_bits, map_column
+from binlog_model.resolve.types import ColumnLike, ValueKind, canonical_data_type, integer_bits, map_column
 from binlog_model.wire.values import (
     NOT_PRESENT,
     Geometry,

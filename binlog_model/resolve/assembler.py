@@ -37,7 +37,6 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.charsets import charset_for_collation_id, make_text_decoder
-from binlog_model.convert import Setter, make_setter
 from binlog_model.errors import (
     ConfigError,
     IncompleteTransactionError,
@@ -50,9 +49,10 @@ from binlog_model.errors import (
 from binlog_model.json_diff import resolve_partial_row
 from binlog_model.model import iter_delimited, write_delimited
 from binlog_model.position import BinlogPosition, file_sequence
-from binlog_model.schema_changes import schema_change_to_proto
-from binlog_model.table_from_metadata import table_from_table_map
-from binlog_model.types import binlog_type_mismatch, describe_binlog_column
+from binlog_model.resolve.convert import Setter, make_setter
+from binlog_model.resolve.from_table_map import table_from_table_map
+from binlog_model.resolve.schema_changes import schema_change_to_proto
+from binlog_model.resolve.types import binlog_type_mismatch, describe_binlog_column
 from binlog_model.wire import events as ev
 from binlog_model.wire.rows import RowsEvent
 from binlog_model.wire.table_map import TableMapEvent
