@@ -32,7 +32,7 @@ from binlog_model.io.tail import FileEnd, FileStart, format_description_of, iter
 from binlog_model.model import encode_delimited, to_json
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
-from binlog_model.resolve.options import AssemblerOptions
+from binlog_model.resolve.options import ResolveOptions
 from binlog_model.state import PARTIAL, RunState, StateMismatchError, fsync_dir, recover_outputs
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
@@ -72,7 +72,7 @@ def run_incremental(
     state_dir: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     *,
-    options: AssemblerOptions,
+    options: ResolveOptions,
     load_history: Callable[[], SchemaHistory],
     shaping: dict[str, Any],
     fmt: str = "jsonl",

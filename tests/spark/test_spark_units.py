@@ -44,6 +44,30 @@ def test_slices_start_at_transaction_starts_and_decode_to_the_same_events() -> N
     assert len(rows) == expected
 
 
+def test_statement_text_option_shapes_the_events_as_the_library_does() -> None:
+    history, slices = plan([LARGE])
+
+    def spark_statements(mode: str | None) -> list[str | None]:
+        given = {"path": str(LARGE), "mode": "events", "maxRows": "50"}
+        if mode is not None:
+            given["statementText"] = mode
+        options = ReadOptions.parse(given)
+        return [r["statement"] for s in slices for b in read_slice(s, history.to_json(), options)
+                for r in b.to_pylist()]
+
+    def library_statements(mode: str) -> list[str | None]:
+        return [e.statement if e.HasField("statement") else None
+                for e in iter_binlog_events(LARGE, max_rows=50, statement_text=mode)]
+
+    every, first, none = spark_statements(None), spark_statements("first"), spark_statements("none")
+    assert every == library_statements("all") and first == library_statements("first")
+    assert none == library_statements("none") == [None] * len(none)
+    # A split statement: its text on every piece, on the first only, or nowhere.
+    assert sum(t is not None for t in every) > sum(t is not None for t in first) > 0
+    with pytest.raises(ConfigError, match="statement_text must be all, first or none"):
+        ReadOptions.parse({"path": str(LARGE), "statementText": "some"})
+
+
 def test_pre_pass_history_equals_the_pipeline_history() -> None:
     files = sorted((GOLDEN / "ddl_between_dml" / "binlogs").iterdir())
     history, _ = plan(files)
