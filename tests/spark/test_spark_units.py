@@ -166,6 +166,18 @@ def test_resolve_without_java_prints_one_line(tmp_path: Path) -> None:
     assert len(lines) == 1 and lines[0].startswith("error: SparkSetupError:"), done.stderr
 
 
+def test_resolve_rejects_a_bad_always_include_before_spark_starts(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = str(Path(sys.executable).parent)     # no java: reaching Spark would be a SparkSetupError
+    done = subprocess.run([sys.executable, "-m", "binlog_model.cli", "resolve", "--out", str(tmp_path),
+                           "--always-include", "ppc.campaigns", str(LARGE)],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=120, check=False)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert lines == ["error: ConfigError: --always-include expects db.table.column, got 'ppc.campaigns'"], \
+        done.stderr
+
+
 def test_value_json_fast_paths_match_json_format() -> None:
     from binlog_model.spark.datasource import slow_value_json, value_json
 
