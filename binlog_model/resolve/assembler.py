@@ -25,7 +25,6 @@ event: unique, deterministic and increasing in binlog order.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -35,29 +34,40 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.charsets import charset_for_collation_id
 from binlog_model.errors import (
-    ConfigError,
     IncompleteTransactionError,
     JsonDiffError,
     SchemaMismatchError,
-    UncertainSchemaError,
-    UnknownTableError,
     UnsupportedDDLError,
 )
 from binlog_model.json_diff import resolve_partial_row
-from binlog_model.position import BinlogPosition, file_sequence
-from binlog_model.resolve.from_table_map import table_from_table_map
+from binlog_model.position import BinlogPosition
 from binlog_model.resolve.options import ResolveOptions
-from binlog_model.resolve.plan import RowPlan, build_plan
-from binlog_model.resolve.rows import RowBuilders, python_row_builders
+from binlog_model.resolve.plan import RowPlan
+from binlog_model.resolve.rows import RowBuilders
 from binlog_model.resolve.schema_changes import schema_change_to_proto
 from binlog_model.resolve.spill import TransactionBuffer
 from binlog_model.resolve.statement_text import printable, put_statement, query_text
+from binlog_model.resolve.tables import TableResolver
+from binlog_model.resolve.transactions import (
+    IN_TRANSACTION,
+    NEXT,
+    STATEMENT_OPEN,
+    Identity,
+    QueryKind,
+    Step,
+    TxState,
+    classify_query,
+    fallback_identity,
+    gtid_identity,
+    mariadb_identity,
+    parse_xa_end,
+    savepoint_name,
+)
 from binlog_model.wire import events as ev
 from binlog_model.wire.rows import RowsEvent
-from binlog_model.wire.table_map import TableMapEvent
 from schema_tracker.changes import SkippedStatement, visible_changes
 from schema_tracker.history import SchemaHistory
-from schema_tracker.model import TableSchema, collation_name
+from schema_tracker.model import collation_name
 
 __all__ = ["AssemblerStats", "StatementAssembler"]
 
@@ -84,20 +94,6 @@ class AssemblerStats:
     always_include_unseen: list[str] = field(default_factory=list)
 
 
-# --- checks ---------------------------------------------------------------------------------------------
-
-
-def _check_always_include(schema: TableSchema, wanted: Iterable[str]) -> None:
-    """At start, against the snapshot: a name the table lacks is a ConfigError before any event (at a
-    TABLE_MAP the same mistake is a SchemaMismatchError with the position: ``_resolve``)."""
-    names = {c.name.lower() for c in schema.columns}
-    missing = [c for c in wanted if c not in names]
-    if missing:
-        raise ConfigError(f"--always-include names column(s) {', '.join(missing)} that table "
-                          f"{schema.qualified_name} does not have in the snapshot (its columns: "
-                          f"{', '.join(c.name for c in schema.columns)})")
-
-
 # --- statement state -----------------------------------------------------------------------------------
 
 
@@ -118,14 +114,6 @@ class _Piece:
     event_index: int = 0
 
 
-@dataclass
-class _Identity:
-    server_uuid: str = ""
-    transaction_id: int = 0
-    gtid: str = ""
-    domain_id: int = 0
-
-
 class StatementAssembler:
     """Feed decoded wire events in binlog order; get committed ``BinlogEvent``s back.
 
@@ -139,30 +127,23 @@ class StatementAssembler:
         self.history = history if history is not None else SchemaHistory()
         self.options = options or ResolveOptions()
         self.stats = AssemblerStats()
-        self._always = {(db.lower(), t.lower()): tuple(c.lower() for c in cols)
-                        for (db, t), cols in self.options.always_include.items()}
-        self._always_unseen = set(self._always)
-        self._always_checked = not self._always
+        self._tables = TableResolver(self.options.always_include, self.options.image,
+                                     self._table_from_metadata)
+        self._always_checked = not self._tables.always
         self._recorded = {e.position: e for e in self.history.entries if e.position is not None}
         # A history built beforehand from this very input (the Spark driver's pre-pass) already ran every
         # QUERY up to its last entry: one at or before it that is not recorded changed nothing then (e.g.
         # DROP TABLE IF EXISTS of a table created later) and must not be re-applied to the latest catalog.
         positioned = [e.position for e in self.history.entries if e.position is not None]
         self._covered_until = max(p.sort_key() for p in positioned) if positioned else None
-        self._views: dict[tuple[int, int], tuple[TableMapEvent, Any, RowBuilders]] = {}
-        self._layouts: dict[tuple[Any, ...], tuple[Any, RowBuilders]] = {}
-        # Tables named by a DDL statement skipped in lenient mode that the tracker did not know: uncertain
-        # too, so their rows fail loudly instead of resolving from TABLE_MAP metadata.
-        self._skipped_tables: set[tuple[str, str]] = set()
         self._buffer = TransactionBuffer(self.options.spill_bytes)
         self._prepared: dict[tuple[bytes, bytes, int], TransactionBuffer] = {}   # XA xid → held events
         self._savepoints: dict[str, tuple[int, int]] = {}   # name → (events held, query_index) at it
-        self._identity: _Identity | None = None    # from the last GTID event, until the transaction ends
-        self._in_transaction = False
+        self._identity: Identity | None = None     # from the last GTID event, until the transaction ends
+        self._state = TxState.IDLE
         self._tx_first: BinlogPosition | None = None
         self._query_index = 0
         self._statement_text: str | None = None
-        self._statement_open = False
         self._pieces: dict[tuple[str, str], _Piece] = {}   # (db, table) → rows not yet emitted
         self._last_position: BinlogPosition | None = None
         self._charset_pinned = False
@@ -176,6 +157,17 @@ class StatementAssembler:
             RowsEvent: self._on_rows,
             ev.XidEvent: self._on_commit,
             ev.XaPrepareEvent: self._on_xa_prepare,
+        }
+        self._query_handlers: dict[QueryKind, Callable[[ev.QueryEvent, BinlogPosition],
+                                                       Iterator[pb.BinlogEvent]]] = {
+            QueryKind.BEGIN: self._on_begin,
+            QueryKind.COMMIT: lambda event, position: self._commit(),
+            QueryKind.ROLLBACK: self._on_rollback,
+            QueryKind.ROLLBACK_TO: self._on_rollback_to,
+            QueryKind.SAVEPOINT: self._on_savepoint,
+            QueryKind.XA_END: self._on_xa_end,
+            QueryKind.XA_OTHER: lambda event, position: iter(()),
+            QueryKind.SCHEMA: self._on_ddl,
         }
 
     # -- public --------------------------------------------------------------------------------------------
@@ -194,7 +186,7 @@ class StatementAssembler:
     def close(self) -> Iterator[pb.BinlogEvent]:
         """End of input. An open transaction is an error unless ``allow_incomplete_tail``."""
         where = self._last_position
-        if self._in_transaction or self._statement_open or len(self._buffer):
+        if self._state is not TxState.IDLE or len(self._buffer):
             self.stats.incomplete_transactions += 1
             self._end_transaction()
             if not self.options.allow_incomplete_tail:
@@ -202,7 +194,7 @@ class StatementAssembler:
                     "the binlog ends inside a transaction: no XID or COMMIT event ends it (a binlog still "
                     "being written?); pass --allow-incomplete-tail (allow_incomplete_tail=True) to stop "
                     "before it", file=where.file if where else None, offset=where.offset if where else None)
-        self.stats.always_include_unseen = sorted(f"{db}.{t}" for db, t in self._always_unseen)
+        self.stats.always_include_unseen = sorted(f"{db}.{t}" for db, t in self._tables.unseen)
         if self._prepared:
             pending = len(self._prepared)
             for held in self._prepared.values():
@@ -222,18 +214,14 @@ class StatementAssembler:
         or a history continued from an earlier run) are checked before any row, not at the first one."""
         self._always_checked = True
         h = event.header
-        catalog = self.history.at(BinlogPosition(_base_name(h.file), h.offset))
-        for (db, t), cols in self._always.items():
-            known = catalog.table(db, t)
-            if known is not None:
-                _check_always_include(known, cols)
+        self._tables.check_at_start(self.history.at(BinlogPosition(_base_name(h.file), h.offset)))
 
     @property
     def idle(self) -> bool:
         """Nothing pending: no open transaction or statement, no held events, no prepared XA, no GTID
         waiting for its transaction. Only then can a run stop and a later one resume at the next event
         without losing or repeating anything."""
-        return not (self._in_transaction or self._statement_open or len(self._buffer) or self._prepared
+        return not (self._state is not TxState.IDLE or len(self._buffer) or self._prepared
                     or self._identity is not None or self._tx_first is not None)
 
     def assemble(self, events: Iterable[Any]) -> Iterator[pb.BinlogEvent]:
@@ -250,81 +238,68 @@ class StatementAssembler:
         return iter(())
 
     def _on_gtid(self, event: ev.GtidEvent) -> Iterator[pb.BinlogEvent]:
-        if event.anonymous:
-            self._new_identity(None, event)
-            return iter(())
-        # A tagged GTID (MySQL 8.4+) numbers its transactions per (uuid, tag): the tag is part of the source,
-        # else uuid:5 and uuid:batch:5 would share one identity.
-        source = f"{event.sid}:{event.tag}" if event.tag else str(event.sid)
-        self._new_identity(_Identity(source, event.gno, f"{source}:{event.gno}"), event)
+        self._new_identity(gtid_identity(event), event)
         return iter(())
 
     def _on_mariadb_gtid(self, event: ev.MariadbGtidEvent) -> Iterator[pb.BinlogEvent]:
-        server_id = event.header.server_id
-        self._new_identity(_Identity("", event.seq_no, f"{event.domain_id}-{server_id}-{event.seq_no}",
-                                     event.domain_id), event)
+        self._new_identity(mariadb_identity(event), event)
         # MariaDB writes no BEGIN after its GTID event: a non-standalone GTID opens the transaction.
         if not event.standalone:
             self._begin()
         return iter(())
 
-    def _new_identity(self, identity: _Identity | None, event: Any) -> None:
-        if self._in_transaction or self._statement_open:
+    def _new_identity(self, identity: Identity | None, event: Any) -> None:
+        if self._state is not TxState.IDLE:
             # A new GTID while a transaction is open: the previous one never committed (crash/truncation).
             self.stats.incomplete_transactions += 1
             self._end_transaction()
         self._identity = identity
         self._tx_first = self._position(event)
 
-    def _fallback_identity(self) -> _Identity:
-        first = self._tx_first or self._last_position
-        if first is None:
-            return _Identity()
-        seq = max(file_sequence(first.file), 0)
-        # 40 offset bits: a file past 4 GiB (one huge transaction) must not run into the next sequence.
-        return _Identity("", (seq << 40) | first.offset, "")
+    def _fallback_identity(self) -> Identity:
+        return fallback_identity(self._tx_first or self._last_position)
 
     # -- transactions --------------------------------------------------------------------------------------
 
+    def _step(self, step: Step) -> None:
+        self._state = NEXT[(self._state, step)]
+
     def _begin(self) -> None:
-        self._in_transaction = True
+        self._step(Step.BEGIN)
         self._query_index = 0
         self._savepoints.clear()
 
     def _on_query(self, event: ev.QueryEvent) -> Iterator[pb.BinlogEvent]:
         position = self._position(event)
-        word = _first_words(event.query)
-        if word == "BEGIN" or word == "START TRANSACTION" or word.startswith("XA START"):
-            if self._tx_first is None:
-                self._tx_first = position
-            self._begin()
-            return iter(())
-        if word.startswith(("XA COMMIT", "XA ROLLBACK")):
-            return self._on_xa_end(event.query)
-        if word == "COMMIT":
-            return self._commit()
-        if word == "ROLLBACK":
-            self._close_statement()
-            self.stats.rolled_back_transactions += 1
-            self._end_transaction()
-            return iter(())
-        if word.startswith("ROLLBACK TO"):
-            self._close_statement()
-            name = _savepoint_name(event.query, after="TO")
-            if name is not None and name in self._savepoints:
-                # Drop the events after the savepoint and reuse their statement numbers.
-                self._buffer.truncate(self._savepoints[name][0])
-                self._query_index = self._savepoints[name][1]
-            return iter(())
-        if word.startswith("SAVEPOINT"):
-            self._close_statement()
-            name = _savepoint_name(event.query, after="SAVEPOINT")
-            if name is not None:
-                self._savepoints[name] = (len(self._buffer), self._query_index)
-            return iter(())
-        if word.startswith("XA "):
-            return iter(())
-        return self._on_ddl(event, position)
+        return self._query_handlers[classify_query(event.query)](event, position)
+
+    def _on_begin(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+        if self._tx_first is None:
+            self._tx_first = position
+        self._begin()
+        return iter(())
+
+    def _on_rollback(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+        self._close_statement()
+        self.stats.rolled_back_transactions += 1
+        self._end_transaction()
+        return iter(())
+
+    def _on_rollback_to(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+        self._close_statement()
+        name = savepoint_name(event.query, after="TO")
+        if name is not None and name in self._savepoints:
+            # Drop the events after the savepoint and reuse their statement numbers.
+            self._buffer.truncate(self._savepoints[name][0])
+            self._query_index = self._savepoints[name][1]
+        return iter(())
+
+    def _on_savepoint(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+        self._close_statement()
+        name = savepoint_name(event.query, after="SAVEPOINT")
+        if name is not None:
+            self._savepoints[name] = (len(self._buffer), self._query_index)
+        return iter(())
 
     def _on_ddl(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
         text, charset = query_text(event)
@@ -341,13 +316,13 @@ class StatementAssembler:
             changes = self.history.apply_event(event, position, gtid or None)
         changes = visible_changes(changes)  # no internal bookkeeping, no hidden columns
         if not changes:
-            if self._in_transaction:
+            if self._state in IN_TRANSACTION:
                 self.stats.statement_format_queries += 1
             return iter(())
         for change in changes:
             if isinstance(change, SkippedStatement) and change.table:
-                self._skipped_tables.add((change.db.lower(), change.table.lower()))
-        self._views.clear()
+                self._tables.skipped_tables.add((change.db.lower(), change.table.lower()))
+        self._tables.schema_changed()
         if self._tx_first is None:
             self._tx_first = position
         identity = self._identity or self._fallback_identity()
@@ -375,7 +350,7 @@ class StatementAssembler:
             out.position.CopyFrom(_pb_position(event))
             self._buffer.append(out)
             self.stats.schema_events += 1
-        if self._in_transaction:
+        if self._state in IN_TRANSACTION:
             self._query_index += 1
             return iter(())
         # DDL outside BEGIN is its own (implicitly committed) transaction.
@@ -409,8 +384,8 @@ class StatementAssembler:
         self._end_transaction()
         return iter(())
 
-    def _on_xa_end(self, query: str) -> Iterator[pb.BinlogEvent]:
-        commit, xid = _parse_xa_end(query)
+    def _on_xa_end(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+        commit, xid = parse_xa_end(event.query)
         held = self._prepared.pop(xid, None) if xid is not None else None
         if held is None:
             # No prepare seen for it (it lies before this input, or the XA ran in one piece here): the
@@ -449,9 +424,8 @@ class StatementAssembler:
     def _end_transaction(self) -> None:
         self._buffer.discard()
         self._pieces.clear()
-        self._statement_open = False
+        self._step(Step.END)
         self._statement_text = None
-        self._in_transaction = False
         self._identity = None
         self._tx_first = None
         self._query_index = 0
@@ -462,17 +436,17 @@ class StatementAssembler:
     def _on_rows_query(self, event: Any) -> Iterator[pb.BinlogEvent]:
         self._close_statement()
         self._statement_text = event.query
-        self._statement_open = True
+        self._step(Step.STATEMENT)
         return iter(())
 
     def _close_statement(self) -> None:
-        if not self._statement_open:
+        if self._state not in STATEMENT_OPEN:
             return
         had_rows = bool(self._pieces)
         for piece in self._pieces.values():
             self._emit(piece, last=True)
         self._pieces.clear()
-        self._statement_open = False
+        self._step(Step.STATEMENT_END)
         self._statement_text = None
         if had_rows:
             self._query_index += 1
@@ -482,8 +456,8 @@ class StatementAssembler:
         position = self._position(event)
         if self._tx_first is None:
             self._tx_first = position
-        self._statement_open = True
-        view = self._view(event.table_map, position)
+        self._step(Step.STATEMENT)
+        view = self._tables.builders(event.table_map, self.history.at(position), position)
         operation = _OPERATION[event.kind]
         plan = view.plan
         key = (plan.db, plan.table)
@@ -576,54 +550,8 @@ class StatementAssembler:
         piece.bytes = 0
         piece.event_index += 1
 
-    # -- rows ----------------------------------------------------------------------------------------------
-
-    def _view(self, table_map: TableMapEvent, position: BinlogPosition) -> RowBuilders:
-        catalog = self.history.at(position)
-        cached = self._views.get((table_map.table_id, id(catalog)))
-        if cached is not None and cached[0] is table_map and cached[1] is catalog:
-            return cached[2]
-        # Every transaction logs its own TABLE_MAP: reuse the view built for an identical one under the
-        # same catalog (same names, types, metadata) instead of rebuilding names, setters and checks.
-        layout = (id(catalog), table_map.schema, table_map.table, table_map.column_types,
-                  table_map.column_metas, table_map.signedness, table_map.charsets, table_map.column_names,
-                  table_map.enum_values, table_map.set_values, table_map.primary_key)
-        shared = self._layouts.get(layout)
-        if shared is not None and shared[0] is catalog:
-            self._views[(table_map.table_id, id(catalog))] = (table_map, catalog, shared[1])
-            return shared[1]
-        view = self._build_view(table_map, catalog, position)
-        if len(self._layouts) >= 4096:
-            self._layouts.clear()
-        self._layouts[layout] = (catalog, view)
-        self._views[(table_map.table_id, id(catalog))] = (table_map, catalog, view)
-        return view
-
-    def _build_view(self, table_map: TableMapEvent, catalog: Any, position: BinlogPosition) -> RowBuilders:
-        schema = catalog.table(table_map.schema, table_map.table)
-        if schema is None and (table_map.schema.lower(), table_map.table.lower()) in self._skipped_tables:
-            raise UncertainSchemaError(
-                "the table was named by a DDL statement skipped in lenient mode; its rows do not fall back "
-                "to the TABLE_MAP's metadata", table=f"{table_map.schema}.{table_map.table}",
-                position=position)
-        if schema is None:
-            schema = table_from_table_map(table_map)
-            if schema is None:
-                raise UnknownTableError(
-                    "rows for a table the schema history does not know, and the TABLE_MAP carries no column "
-                    "names (the server did not run with binlog_row_metadata=FULL); give a --snapshot that "
-                    "defines the table",
-                    table=f"{table_map.schema}.{table_map.table}", position=position)
-            self.stats.tables_from_metadata += 1
-        elif schema.uncertain:
-            raise UncertainSchemaError(
-                "the table's schema is uncertain after a DDL statement skipped in lenient mode",
-                table=schema.qualified_name, position=position)
-        wanted = self._always.get((schema.db.lower(), schema.name.lower()), ())
-        if wanted:
-            self._always_unseen.discard((schema.db.lower(), schema.name.lower()))
-        plan = build_plan(table_map, schema, wanted, position)
-        return python_row_builders(plan, self.options.image)
+    def _table_from_metadata(self) -> None:
+        self.stats.tables_from_metadata += 1
 
     # -- helpers -------------------------------------------------------------------------------------------
 
@@ -646,44 +574,6 @@ def _pb_position(event: Any) -> pb.BinlogPosition:
     if h.inner_index is not None:
         p.inner_index = h.inner_index
     return p
-
-
-_WORDS = re.compile(r"(?:\s|/\*.*?\*/|#[^\n]*\n|--\s[^\n]*\n)*([A-Za-z]+(?:\s+[A-Za-z]+)?)", re.S)
-
-
-def _first_words(query: str) -> str:
-    """The first one or two keywords of a statement, upper-cased, comments skipped."""
-    m = _WORDS.match(query)
-    if not m:
-        return ""
-    return " ".join(m.group(1).upper().split())
-
-
-_XID_PART = r"(?:X'([0-9A-Fa-f]*)'|'((?:[^'\\]|\\.|'')*)')"
-_XA_END = re.compile(r"XA\s+(COMMIT|ROLLBACK)\s+" + _XID_PART + r"(?:\s*,\s*" + _XID_PART
-                     + r")?(?:\s*,\s*(\d+))?", re.I | re.S)
-
-
-def _xid_bytes(hex_text: str | None, quoted: str | None) -> bytes:
-    if hex_text is not None:
-        return bytes.fromhex(hex_text)
-    text = (quoted or "").replace("''", "'")
-    return re.sub(r"\\(.)", r"\1", text).encode("utf-8")
-
-
-def _parse_xa_end(query: str) -> tuple[bool, tuple[bytes, bytes, int] | None]:
-    """``XA COMMIT|ROLLBACK gtrid[, bqual[, formatID]]`` (quoted or ``X'hex'``) → (commit?, xid key)."""
-    m = _XA_END.search(query)
-    if m is None:
-        return query.upper().find("ROLLBACK") < 0, None
-    gtrid = _xid_bytes(m.group(2), m.group(3))
-    bqual = _xid_bytes(m.group(4), m.group(5)) if (m.group(4) is not None or m.group(5) is not None) else b""
-    return m.group(1).upper() == "COMMIT", (gtrid, bqual, int(m.group(6)) if m.group(6) else 1)
-
-
-def _savepoint_name(query: str, after: str) -> str | None:
-    m = re.search(after + r"\s+(?:SAVEPOINT\s+)?`?([^`\s;]+)`?", query, re.I)
-    return m.group(1).lower() if m else None
 
 
 def _group_by_table(changes: Sequence[Any]) -> list[tuple[str, str, list[Any]]]:
