@@ -1,25 +1,20 @@
 """Transactions → statements → ``BinlogEvent``s: names, types, primary keys, before/after.
 
-Strategy: a push-style state machine (``StatementAssembler.feed(event)``) over decoded wire events, after
-seed 001's routing:
+Strategy: a push-style state machine (``StatementAssembler.feed(event)``) over decoded wire events. Which
+handler an event reaches and what state follows are tables in ``transactions`` (seed 001's routing); this
+module holds the handlers. A DDL QUERY becomes SCHEMA BinlogEvents (``schema_changes.schema_events``) and
+is applied to the schema history at its position. Rows are resolved with the catalog in force at the rows
+event's position (``SchemaHistory.at``; plans per TABLE_MAP layout from ``tables``), so yesterday's rows
+never meet today's schema. A statement's rows are grouped per (table, operation) — a multi-table UPDATE
+gives one BinlogEvent per table — and split into pieces of at most ``max_rows``/``max_bytes`` so a
+million-row statement streams through; the row builder (``rows``) fills each piece's event in place.
+Output of a transaction is held back until its commit (``spill``: ROLLBACK must be able to discard it).
 
-    GTID | ANONYMOUS_GTID | MariaDB GTID  →  BEGIN (QUERY)  →  [ROWS_QUERY | ANNOTATE_ROWS]  →  TABLE_MAP…
-    →  ROWS… up to STMT_END_F  →  …  →  XID | COMMIT (QUERY)              (ROLLBACK discards)
+Identity: see ``transactions.Identity``; without a GTID, ``transaction_id`` is the documented fallback
+``(file sequence << 40) | offset`` of the transaction's first event.
 
-A DDL QUERY becomes SCHEMA BinlogEvents (one per table it touches) and is applied to the schema history at
-its position. Rows are resolved with the catalog in force at the rows event's position
-(``SchemaHistory.at``), so yesterday's rows never meet today's schema. A statement's rows are grouped per
-(table, operation) — a multi-table UPDATE gives one BinlogEvent per table — and split into pieces of at
-most ``max_rows``/``max_bytes`` so a million-row statement streams through.
-
-Output of a transaction is held back until its commit (ROLLBACK and ROLLBACK TO SAVEPOINT must be able to
-discard it); a transaction larger than ``spill_bytes`` spills to a temporary file, so memory stays flat.
-
-Identity. MySQL: ``server_uuid`` = GTID source UUID, ``transaction_id`` = GTID gno. MariaDB:
-``server_uuid`` is empty, ``gtid_domain_id`` = domain and ``transaction_id`` = sequence number.
-Without a GTID (``ANONYMOUS_GTID``, or servers without GTIDs) the documented fallback is
-``server_uuid`` = "" and ``transaction_id`` = ``(file sequence << 40) | offset`` of the transaction's first
-event: unique, deterministic and increasing in binlog order.
+About 550 lines: the handlers share one state (buffer, identity, statement pieces, savepoints, prepared
+XA), so they stay in one class; everything that does not need that state lives in the modules above.
 """
 
 from __future__ import annotations
@@ -37,16 +32,15 @@ from binlog_model.errors import (
     IncompleteTransactionError,
     JsonDiffError,
     SchemaMismatchError,
-    UnsupportedDDLError,
 )
 from binlog_model.json_diff import resolve_partial_row
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.resolve.plan import RowPlan
 from binlog_model.resolve.rows import RowBuilders
-from binlog_model.resolve.schema_changes import schema_change_to_proto
+from binlog_model.resolve.schema_changes import schema_events
 from binlog_model.resolve.spill import TransactionBuffer
-from binlog_model.resolve.statement_text import printable, put_statement, query_text
+from binlog_model.resolve.statement_text import put_statement, query_text
 from binlog_model.resolve.tables import TableResolver
 from binlog_model.resolve.transactions import (
     IN_TRANSACTION,
@@ -326,26 +320,12 @@ class StatementAssembler:
         if self._tx_first is None:
             self._tx_first = position
         identity = self._identity or self._fallback_identity()
-        groups = _group_by_table(changes)
-        for index, (db, table, group) in enumerate(groups):
-            try:
-                out = pb.BinlogEvent(
-                    source=self.options.source, server_uuid=identity.server_uuid,
-                    transaction_id=identity.transaction_id, query_index=self._query_index,
-                    db=db, table=table, operation=pb.BinlogEvent.SCHEMA, gtid=identity.gtid,
-                    event_index=index, last_in_statement=index == len(groups) - 1,
-                    server_id=event.header.server_id, gtid_domain_id=identity.domain_id,
-                )
-                out.schema_changes.extend(schema_change_to_proto(c) for c in group)
-            except UnicodeEncodeError as err:
-                # Identifiers are UTF-8 in the server (and in every TABLE_MAP): one that is not valid text
-                # could never match a rows event, so it is an error, not a name to guess at.
-                raise UnsupportedDDLError(
-                    "the statement names a database, table or column whose bytes are not valid text in the "
-                    "statement's charset", table=f"{printable(db)}.{printable(table)}", position=position,
-                    statement=printable(text)) from err
-            put_statement(out, text, charset, self.options.statement_text == "all"
-                           or (self.options.statement_text == "first" and index == 0))
+        common = {"source": self.options.source, "server_uuid": identity.server_uuid,
+                  "transaction_id": identity.transaction_id, "query_index": self._query_index,
+                  "gtid": identity.gtid, "server_id": event.header.server_id,
+                  "gtid_domain_id": identity.domain_id}
+        for out in schema_events(changes, common, text=text, charset=charset,
+                                 statement_text=self.options.statement_text, position=position):
             out.utc_timestamp.CopyFrom(Timestamp(seconds=event.header.timestamp))
             out.position.CopyFrom(_pb_position(event))
             self._buffer.append(out)
@@ -574,16 +554,3 @@ def _pb_position(event: Any) -> pb.BinlogPosition:
     if h.inner_index is not None:
         p.inner_index = h.inner_index
     return p
-
-
-def _group_by_table(changes: Sequence[Any]) -> list[tuple[str, str, list[Any]]]:
-    """Consecutive changes of the same table form one SCHEMA BinlogEvent."""
-    groups: list[tuple[str, str, list[Any]]] = []
-    for change in changes:
-        db, table = change.db, change.table
-        if groups and groups[-1][0] == db and groups[-1][1] == table:
-            groups[-1][2].append(change)
-        else:
-            groups.append((db, table, [change]))
-    return groups
-
