@@ -160,12 +160,13 @@ def _spec_seed(image: str) -> list[pb.BinlogEvent]:
     # only the assembler's image mode changes.
     sys.path.insert(0, str(ROOT))
     import tests.golden.test_spec_golden as spec
-    from binlog_model.assemble import AssemblerOptions, StatementAssembler
+    from binlog_model.resolve.assembler import StatementAssembler
+    from binlog_model.resolve.options import ResolveOptions
 
     original = spec._assembler
 
     def assembler() -> StatementAssembler:
-        return StatementAssembler(spec._history(), AssemblerOptions(
+        return StatementAssembler(spec._history(), ResolveOptions(
             source=spec.SOURCE, always_include={("ppc", "campaigns"): ("currency",)},
             image=image))  # type: ignore[arg-type]
     spec._assembler = assembler

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from binlog_model.assemble import AssemblerOptions, AssemblerStats, StatementAssembler
 from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.io.documents import fsync_dir, sha256_of, truncate_durably
 from binlog_model.io.files import open_binlog, sort_binlog_files
@@ -33,6 +32,8 @@ from binlog_model.io.state import PARTIAL, RunState, StateMismatchError, recover
 from binlog_model.io.tail import FileEnd, FileStart, format_description_of, iter_from
 from binlog_model.model import encode_delimited, to_json
 from binlog_model.position import BinlogPosition
+from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
+from binlog_model.resolve.options import ResolveOptions
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
 
@@ -71,7 +72,7 @@ def run_incremental(
     state_dir: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     *,
-    options: AssemblerOptions,
+    options: ResolveOptions,
     load_history: Callable[[], SchemaHistory],
     shaping: dict[str, Any],
     fmt: str = "jsonl",

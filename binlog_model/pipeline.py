@@ -14,10 +14,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.assemble import AssemblerOptions, StatementAssembler, parse_always_include
 from binlog_model.errors import ConfigError
 from binlog_model.io.files import sort_binlog_files
 from binlog_model.io.tail import FileEnd, FileStart, iter_from
+from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
+from binlog_model.resolve.options import ResolveOptions
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import Catalog
 from schema_tracker.snapshot import catalog_from_dump, read_sql_text
@@ -82,34 +83,37 @@ def iter_binlog_events(
     statement_text: str = "all",
     database: str | None = None,
     assembler: StatementAssembler | None = None,
+    options: ResolveOptions | None = None,
+    stats: AssemblerStats | None = None,
 ) -> Iterator[pb.BinlogEvent]:
     """Yield one ``BinlogEvent`` per statement (and table) of the given binlog files, in binlog order.
 
     ``always_include``: ``{("db", "table"): ["col", ...]}`` or ``["db.table.col", ...]``: columns always
     put in ``before`` for UPDATE and DELETE. ``image``: ``changed`` (default, the spec), ``changed_with_old``
-    or ``full``. ``statement_text``: ``all`` (default), ``first`` or ``none`` (see ``AssemblerOptions``).
+    or ``full``. ``statement_text``: ``all`` (default), ``first`` or ``none`` (see ``ResolveOptions``).
+    These shaping keywords go through ``ResolveOptions.parse``; ``options`` gives them already parsed
+    instead (``source``, ``always_include``, ``image``, ``max_rows``, ``max_bytes``,
+    ``allow_incomplete_tail`` and ``statement_text`` are then not read).
     ``lenient_ddl``: skip DDL the tracker cannot follow, marking its table uncertain. ``database``: the
     database of a snapshot dump's statements before any ``USE`` (``mysqldump --no-data DB`` writes none).
     ``allow_incomplete_tail``: a transaction, or an event, cut off at the end of the last file (the active
     binlog of a running server) is dropped and counted instead of raising.
-    Pass your own ``assembler`` to read its ``stats`` and ``history`` afterwards.
+    ``stats``: an ``AssemblerStats`` the run counts into (read it after the iteration). Pass your own
+    ``assembler`` to read its ``stats`` and ``history`` afterwards (the other keywords are then not read).
 
     Raises ``BinlogError`` subclasses only: decode errors name the file and offset, schema errors the table,
     position and statement.
     """
     if assembler is None:
-        if always_include is None:
-            include: dict[tuple[str, str], tuple[str, ...]] = {}
-        elif isinstance(always_include, Mapping):
-            include = {k: tuple(v) for k, v in always_include.items()}
-        else:
-            include = parse_always_include(always_include)
-        options = AssemblerOptions(source=source, always_include=include, image=image,  # type: ignore[arg-type]
-                                   max_rows=max_rows, max_bytes=max_bytes,
-                                   allow_incomplete_tail=allow_incomplete_tail,
-                                   statement_text=statement_text)  # type: ignore[arg-type]
+        if options is None:
+            options = ResolveOptions.parse(source=source, always_include=always_include, image=image,
+                                           max_rows=max_rows, max_bytes=max_bytes,
+                                           allow_incomplete_tail=allow_incomplete_tail,
+                                           statement_text=statement_text)
         history = load_snapshot(snapshot, lenient=lenient_ddl, database=database)
         assembler = StatementAssembler(history, options)
+    if stats is not None:
+        assembler.stats = stats
     # io.tail reads a half-written last event as a stop (with allow_incomplete_tail) or an error naming
     # the flag; its FileEnd markers give the partial bytes for the stats.
     files = [Path(paths)] if isinstance(paths, str | os.PathLike) else sort_binlog_files(paths)

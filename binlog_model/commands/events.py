@@ -14,10 +14,11 @@ from typing import IO
 
 import click
 
-from binlog_model.assemble import AssemblerOptions, StatementAssembler, parse_always_include
 from binlog_model.errors import ConfigError
 from binlog_model.model import to_json, write_delimited
 from binlog_model.pipeline import iter_binlog_events, load_snapshot
+from binlog_model.resolve.assembler import AssemblerStats
+from binlog_model.resolve.options import ResolveOptions
 
 
 @click.command("events")
@@ -65,11 +66,9 @@ def command(files: tuple[Path, ...], source: str, snapshot: str | None, database
             allow_incomplete_tail: bool, no_verify_checksum: bool, statement_text: str, stats: bool,
             commit_bytes: int) -> None:
     """Decode binlog FILES into one BinlogEvent per statement (and table)."""
-    include = parse_always_include(always_include)
-    options = AssemblerOptions(source=source, always_include=include,
-                               image=image, max_rows=max_rows, max_bytes=max_bytes,  # type: ignore[arg-type]
-                               allow_incomplete_tail=allow_incomplete_tail,
-                               statement_text=statement_text)  # type: ignore[arg-type]
+    options = ResolveOptions.parse(source=source, always_include=always_include, image=image,
+                                   max_rows=max_rows, max_bytes=max_bytes,
+                                   allow_incomplete_tail=allow_incomplete_tail, statement_text=statement_text)
     if state_dir is not None:
         _incremental(files, state_dir, out, options, snapshot=snapshot, database=database,
                      lenient_ddl=lenient_ddl, fmt=fmt, json_defaults=json_defaults,
@@ -79,8 +78,10 @@ def command(files: tuple[Path, ...], source: str, snapshot: str | None, database
         raise ConfigError(f"cannot write --out {out}: the directory {out.parent} does not exist")
     if out is not None and out.is_dir():
         raise ConfigError(f"--out {out} is a directory (a directory is for --state runs): give a file name")
-    assembler = StatementAssembler(load_snapshot(snapshot, lenient=lenient_ddl, database=database), options)
-    events = iter_binlog_events(files, assembler=assembler, verify_checksum=not no_verify_checksum)
+    run = AssemblerStats()
+    # The snapshot is read here, before any output is opened, so a bad one leaves no empty --out file.
+    events = iter_binlog_events(files, options=options, stats=run, verify_checksum=not no_verify_checksum,
+                                snapshot=load_snapshot(snapshot, lenient=lenient_ddl, database=database))
     stream: IO[bytes] | IO[str]
     if fmt == "proto":
         if out is None and sys.stdout.isatty():
@@ -100,7 +101,7 @@ def command(files: tuple[Path, ...], source: str, snapshot: str | None, database
             if out:
                 stream.close()
     if stats:
-        _print_stats(assembler.stats)
+        _print_stats(run)
 
 
 def _print_stats(stats: object) -> None:
@@ -110,7 +111,7 @@ def _print_stats(stats: object) -> None:
                    "(a typo?)", err=True)
 
 
-def _incremental(files: tuple[Path, ...], state_dir: Path, out: Path | None, options: AssemblerOptions, *,
+def _incremental(files: tuple[Path, ...], state_dir: Path, out: Path | None, options: ResolveOptions, *,
                  snapshot: str | None, database: str | None, lenient_ddl: bool, fmt: str, json_defaults: bool,
                  verify_checksum: bool, stats: bool, commit_bytes: int) -> None:
     from binlog_model.incremental import run_incremental, snapshot_digest

@@ -25,6 +25,7 @@ from pathlib import Path
 import click
 
 from binlog_model.errors import ConfigError
+from binlog_model.resolve.options import ResolveOptions
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "golden" / "mariadb"
 
@@ -115,6 +116,9 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
         raise ConfigError("--state needs the binlog PATHS to follow (one state per binlog sequence)")
     if snapshot and "://" not in snapshot and not Path(snapshot).is_file():
         raise ConfigError(f"snapshot file not found: {snapshot}")     # before Spark starts
+    # The job's reader parses the same values with the same ResolveOptions.parse; here a bad --always-include
+    # is one line before any JVM starts (the typed tables always read full images).
+    ResolveOptions.parse(source=source, always_include=always_include, image="full")
     settings = _parse_conf(conf)
     check_java()
     spark_failures = spark_errors()

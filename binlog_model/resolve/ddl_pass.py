@@ -51,10 +51,11 @@ def replay_ddl(events: Iterable[Any], history: SchemaHistory | None = None, *,
     end is tolerated here: the real decode reports it. Raises the tracker's ``SchemaError`` subclasses
     (strict DDL)."""
     # The assembler calls ``apply_query`` below: imported here, when both modules are loaded.
-    from binlog_model.assemble import AssemblerOptions, StatementAssembler
+    from binlog_model.resolve.assembler import StatementAssembler
+    from binlog_model.resolve.options import ResolveOptions
 
     replay = StatementAssembler(history if history is not None else SchemaHistory(),
-                                AssemblerOptions(source=source, allow_incomplete_tail=True))
+                                ResolveOptions(source=source, allow_incomplete_tail=True))
     if pin_server_charset:
         replay.pin_server_charset()
     for _ in replay.assemble(events):

@@ -37,10 +37,11 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.assemble import AssemblerOptions, StatementAssembler, parse_always_include
 from binlog_model.errors import ConfigError
 from binlog_model.pipeline import load_snapshot
 from binlog_model.position import BinlogPosition, file_sequence
+from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.options import ResolveOptions
 from binlog_model.spark.partitions import (
     Slice,
     build_history,
@@ -120,6 +121,9 @@ class GtidSet:
         return False
 
 
+_DEFAULT_RESOLVE = ResolveOptions()
+
+
 @dataclass(frozen=True, slots=True)
 class ReadOptions:
     """The parsed reader options (all picklable)."""
@@ -127,13 +131,9 @@ class ReadOptions:
     paths: tuple[str, ...]
     source: str = ""
     snapshot: str | None = None
-    always_include: tuple[str, ...] = ()
-    image: str = "changed"
-    max_rows: int = 1000
-    max_bytes: int = 4 << 20
+    resolve: ResolveOptions = _DEFAULT_RESOLVE     # ResolveOptions.parse on the driver
     lenient_ddl: bool = False
     verify_checksum: bool = True
-    allow_incomplete_tail: bool = False
     mode: str = "rows"
     slice_bytes: int = 64 << 20
     min_slices: int = 1
@@ -158,24 +158,26 @@ class ReadOptions:
         mode = opts.get("mode", "rows").lower()
         if mode not in ("rows", "events"):
             raise ConfigError(f"mysql-binlog: mode must be rows or events, not {mode!r}")
-        include = tuple(s.strip() for s in opts.get("alwaysinclude", "").split(",") if s.strip())
-        parse_always_include(include)      # validate on the driver
+        include = [s.strip() for s in opts.get("alwaysinclude", "").split(",") if s.strip()]
+        source = opts.get("source", "")
+        # The same parse as the CLI's and iter_binlog_events': on the driver, so a bad value fails the read
+        # before any task starts.
+        resolve = ResolveOptions.parse(
+            source=source, always_include=include, image=opts.get("image", "changed"),
+            statement_text=opts.get("statementtext", "all"), max_rows=_int(opts, "maxrows", 1000),
+            max_bytes=_int(opts, "maxbytes", 4 << 20),
+            allow_incomplete_tail=_bool(opts, "allowincompletetail", False))
         return cls(
-            paths=paths, source=opts.get("source", ""), snapshot=opts.get("snapshot") or None,
-            always_include=include, image=opts.get("image", "changed"),
-            max_rows=_int(opts, "maxrows", 1000), max_bytes=_int(opts, "maxbytes", 4 << 20),
-            lenient_ddl=ddl == "lenient", verify_checksum=_bool(opts, "verifychecksum", True),
-            allow_incomplete_tail=_bool(opts, "allowincompletetail", False), mode=mode,
+            paths=paths, source=source, snapshot=opts.get("snapshot") or None, resolve=resolve,
+            lenient_ddl=ddl == "lenient", verify_checksum=_bool(opts, "verifychecksum", True), mode=mode,
             slice_bytes=_int(opts, "slicebytes", 64 << 20), min_slices=_int(opts, "minslices", 1),
             start=_position(opts.get("startposition")), stop=_position(opts.get("stopposition")),
             skip_gtids=GtidSet.parse(opts["gtidset"]) if opts.get("gtidset") else None,
             plan_file=opts.get("planfile") or None,
         )
 
-    def assembler_options(self) -> AssemblerOptions:
-        return AssemblerOptions(source=self.source, always_include=parse_always_include(self.always_include),
-                                image=self.image, max_rows=self.max_rows,  # type: ignore[arg-type]
-                                max_bytes=self.max_bytes, allow_incomplete_tail=self.allow_incomplete_tail)
+    def assembler_options(self) -> ResolveOptions:
+        return self.resolve
 
 
 def _int(opts: dict[str, str], key: str, default: int) -> int:

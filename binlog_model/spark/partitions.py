@@ -29,7 +29,7 @@ from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
 
 if TYPE_CHECKING:
-    from binlog_model.assemble import AssemblerOptions
+    from binlog_model.resolve.options import AssemblerOptions
 
 __all__ = ["MIN_AUTO_SLICE_BYTES", "FileScan", "Slice", "build_history", "expand_paths", "iter_slice_events",
            "plan_slices", "scan_file", "scan_files"]

@@ -44,11 +44,36 @@ def test_slices_start_at_transaction_starts_and_decode_to_the_same_events() -> N
     assert len(rows) == expected
 
 
+def test_statement_text_option_shapes_the_events_as_the_library_does() -> None:
+    history, slices = plan([LARGE])
+
+    def spark_statements(mode: str | None) -> list[str | None]:
+        given = {"path": str(LARGE), "mode": "events", "maxRows": "50"}
+        if mode is not None:
+            given["statementText"] = mode
+        options = ReadOptions.parse(given)
+        return [r["statement"] for s in slices for b in read_slice(s, history.to_json(), options)
+                for r in b.to_pylist()]
+
+    def library_statements(mode: str) -> list[str | None]:
+        return [e.statement if e.HasField("statement") else None
+                for e in iter_binlog_events(LARGE, max_rows=50, statement_text=mode)]
+
+    every, first, none = spark_statements(None), spark_statements("first"), spark_statements("none")
+    assert every == library_statements("all") and first == library_statements("first")
+    assert none == library_statements("none") == [None] * len(none)
+    # A split statement: its text on every piece, on the first only, or nowhere.
+    assert sum(t is not None for t in every) > sum(t is not None for t in first) > 0
+    with pytest.raises(ConfigError, match="statement_text must be all, first or none"):
+        ReadOptions.parse({"path": str(LARGE), "statementText": "some"})
+
+
 def test_pre_pass_history_equals_the_pipeline_history() -> None:
     files = sorted((GOLDEN / "ddl_between_dml" / "binlogs").iterdir())
     history, _ = plan(files)
-    from binlog_model.assemble import AssemblerOptions, StatementAssembler
     from binlog_model.io.files import iter_events
+    from binlog_model.resolve.assembler import StatementAssembler
+    from binlog_model.resolve.options import AssemblerOptions
     full = StatementAssembler(SchemaHistory(), AssemblerOptions())
     list(full.assemble(iter_events(files)))
     assert history.to_json() == full.history.to_json()
@@ -139,6 +164,18 @@ def test_resolve_without_java_prints_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: SparkSetupError:"), done.stderr
+
+
+def test_resolve_rejects_a_bad_always_include_before_spark_starts(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = str(Path(sys.executable).parent)     # no java: reaching Spark would be a SparkSetupError
+    done = subprocess.run([sys.executable, "-m", "binlog_model.cli", "resolve", "--out", str(tmp_path),
+                           "--always-include", "ppc.campaigns", str(LARGE)],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=120, check=False)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert lines == ["error: ConfigError: --always-include expects db.table.column, got 'ppc.campaigns'"], \
+        done.stderr
 
 
 def test_value_json_fast_paths_match_json_format() -> None:

@@ -1,21 +1,25 @@
-"""Typed schema changes of the tracker → the protobuf ``SchemaChange`` oneof.
+"""Typed schema changes of the tracker → the protobuf ``SchemaChange`` oneof, and SCHEMA BinlogEvents.
 
 Strategy: one small function per change type in a table keyed by the change class, so a new change type
-fails loudly (``KeyError`` → ``SchemaError``) instead of being dropped from the model.
+fails loudly (``KeyError`` → ``SchemaError``) instead of being dropped from the model. ``schema_events``
+groups one DDL statement's changes into one SCHEMA BinlogEvent per table (consecutive changes of a table).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.errors import SchemaError
-from binlog_model.types import map_column
+from binlog_model.errors import SchemaError, UnsupportedDDLError
+from binlog_model.position import BinlogPosition
+from binlog_model.resolve.options import StatementText
+from binlog_model.resolve.statement_text import printable, put_statement
+from binlog_model.resolve.types import map_column
 from schema_tracker import changes as ch
 from schema_tracker.model import ColumnSchema
 
-__all__ = ["column_definition", "schema_change_to_proto"]
+__all__ = ["column_definition", "schema_change_to_proto", "schema_events"]
 
 
 def _column_fields(column: ColumnSchema) -> dict[str, Any]:
@@ -83,3 +87,41 @@ def schema_change_to_proto(change: Any) -> pb.SchemaChange:
     if convert is None:
         raise SchemaError(f"no protobuf form for schema change {type(change).__name__}")
     return convert(change)
+
+
+def schema_events(changes: Sequence[Any], common: Mapping[str, Any], *, text: str, charset: str,
+                  statement_text: StatementText, position: BinlogPosition) -> list[pb.BinlogEvent]:
+    """The SCHEMA BinlogEvents of one DDL statement: consecutive changes of one table form one event.
+
+    ``common``: the fields every event of the statement shares (identity, query index, server id...).
+    ``text``/``charset``: the statement (``statement_text`` says which events carry it). Raises
+    ``UnsupportedDDLError`` when a name is not valid text."""
+    groups = _group_by_table(changes)
+    out = []
+    for index, (db, table, group) in enumerate(groups):
+        try:
+            event = pb.BinlogEvent(db=db, table=table, operation=pb.BinlogEvent.SCHEMA, event_index=index,
+                                   last_in_statement=index == len(groups) - 1, **common)
+            event.schema_changes.extend(schema_change_to_proto(c) for c in group)
+        except UnicodeEncodeError as err:
+            # Identifiers are UTF-8 in the server (and in every TABLE_MAP): one that is not valid text
+            # could never match a rows event, so it is an error, not a name to guess at.
+            raise UnsupportedDDLError(
+                "the statement names a database, table or column whose bytes are not valid text in the "
+                "statement's charset", table=f"{printable(db)}.{printable(table)}", position=position,
+                statement=printable(text)) from err
+        put_statement(event, text, charset, statement_text == StatementText.ALL
+                      or (statement_text == StatementText.FIRST and index == 0))
+        out.append(event)
+    return out
+
+
+def _group_by_table(changes: Sequence[Any]) -> list[tuple[str, str, list[Any]]]:
+    groups: list[tuple[str, str, list[Any]]] = []
+    for change in changes:
+        db, table = change.db, change.table
+        if groups and groups[-1][0] == db and groups[-1][1] == table:
+            groups[-1][2].append(change)
+        else:
+            groups.append((db, table, [change]))
+    return groups

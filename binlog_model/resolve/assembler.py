@@ -1,0 +1,557 @@
+"""Transactions → statements → ``BinlogEvent``s: names, types, primary keys, before/after.
+
+Strategy: a push-style state machine (``StatementAssembler.feed(event)``) over decoded wire events. Which
+handler an event reaches and what state follows are tables in ``transactions`` (seed 001's routing); this
+module holds the handlers. A DDL QUERY becomes SCHEMA BinlogEvents (``schema_changes.schema_events``) and
+is applied to the schema history at its position. Rows are resolved with the catalog in force at the rows
+event's position (``SchemaHistory.at``; plans per TABLE_MAP layout from ``tables``), so yesterday's rows
+never meet today's schema. A statement's rows are grouped per (table, operation) — a multi-table UPDATE
+gives one BinlogEvent per table — and split into pieces of at most ``max_rows``/``max_bytes`` so a
+million-row statement streams through; the row builder (``rows``) fills each piece's event in place.
+Output of a transaction is held back until its commit (``spill``: ROLLBACK must be able to discard it).
+
+Identity: see ``transactions.Identity``; without a GTID, ``transaction_id`` is the documented fallback
+``(file sequence << 40) | offset`` of the transaction's first event.
+
+About 550 lines: the handlers share one state (buffer, identity, statement pieces, savepoints, prepared
+XA), so they stay in one class; everything that does not need that state lives in the modules above.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from binlog_model._pb import binlog_event_pb2 as pb
+from binlog_model.charsets import charset_for_collation_id
+from binlog_model.errors import (
+    IncompleteTransactionError,
+    JsonDiffError,
+    SchemaMismatchError,
+)
+from binlog_model.json_diff import resolve_partial_row
+from binlog_model.position import BinlogPosition
+from binlog_model.resolve.ddl_pass import apply_query
+from binlog_model.resolve.options import ResolveOptions
+from binlog_model.resolve.plan import RowPlan
+from binlog_model.resolve.rows import RowBuilders
+from binlog_model.resolve.schema_changes import schema_events
+from binlog_model.resolve.spill import TransactionBuffer
+from binlog_model.resolve.statement_text import put_statement, query_text
+from binlog_model.resolve.tables import TableResolver
+from binlog_model.resolve.transactions import (
+    IN_TRANSACTION,
+    NEXT,
+    STATEMENT_OPEN,
+    Identity,
+    QueryKind,
+    Step,
+    TxState,
+    classify_query,
+    fallback_identity,
+    gtid_identity,
+    mariadb_identity,
+    parse_xa_end,
+    savepoint_name,
+)
+from binlog_model.wire import events as ev
+from binlog_model.wire.rows import RowsEvent
+from schema_tracker.changes import SkippedStatement, visible_changes
+from schema_tracker.history import SchemaHistory
+from schema_tracker.model import collation_name
+
+__all__ = ["AssemblerStats", "StatementAssembler"]
+
+_OPERATION = {"insert": pb.BinlogEvent.INSERT, "update": pb.BinlogEvent.UPDATE,
+              "partial_update": pb.BinlogEvent.UPDATE, "delete": pb.BinlogEvent.DELETE}
+
+
+@dataclass
+class AssemblerStats:
+    """Counters of what the assembler saw, including what it did not turn into BinlogEvents."""
+
+    transactions: int = 0
+    rolled_back_transactions: int = 0
+    incomplete_transactions: int = 0
+    statements: int = 0
+    row_changes: int = 0
+    binlog_events: int = 0
+    schema_events: int = 0
+    statement_format_queries: int = 0     # QUERY events inside transactions that are not BEGIN/COMMIT/DDL
+    tables_from_metadata: int = 0
+    unknown_events: int = 0               # UnknownEvent (types this decoder does not know), passed over
+    partial_tail_bytes: int = 0           # a half-written last event left unread (allow_incomplete_tail)
+    # --always-include tables no TABLE_MAP named (a typo, or no rows in this input): warned about at the end
+    always_include_unseen: list[str] = field(default_factory=list)
+
+
+# --- statement state -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Piece:
+    """Rows of one table of the current statement not yet emitted, all of one operation (a change of
+    operation emits them first, keeping log order)."""
+
+    view: RowBuilders
+    operation: int
+    timestamp: int
+    server_id: int
+    position: pb.BinlogPosition
+    # The outgoing event: rows are built straight into it (no copy at emit); its other fields are set then.
+    event: pb.BinlogEvent = field(default_factory=pb.BinlogEvent)
+    bytes: int = 0
+    next_row_index: int = 0     # statement-wide index of the next row of this table
+    event_index: int = 0
+
+
+class StatementAssembler:
+    """Feed decoded wire events in binlog order; get committed ``BinlogEvent``s back.
+
+    ``history`` is the schema history used for resolution and extended by the DDL seen. A history built
+    beforehand (as the Spark driver does) may already hold the DDL at a position: it is then reused, not
+    applied twice. Errors: ``SchemaMismatchError``, ``UnknownTableError``, ``UncertainSchemaError``,
+    ``UnsupportedDDLError`` (strict DDL), ``DecoderStateError`` for an impossible event order.
+    """
+
+    def __init__(self, history: SchemaHistory | None = None, options: ResolveOptions | None = None) -> None:
+        self.history = history if history is not None else SchemaHistory()
+        self.options = options or ResolveOptions()
+        self.stats = AssemblerStats()
+        self._tables = TableResolver(self.options.always_include, self.options.image,
+                                     self._table_from_metadata)
+        self._always_checked = not self._tables.always
+        self._recorded = {e.position: e for e in self.history.entries if e.position is not None}
+        # A history built beforehand from this very input (the Spark driver's pre-pass) already ran every
+        # QUERY up to its last entry: one at or before it that is not recorded changed nothing then (e.g.
+        # DROP TABLE IF EXISTS of a table created later) and must not be re-applied to the latest catalog.
+        positioned = [e.position for e in self.history.entries if e.position is not None]
+        self._covered_until = max(p.sort_key() for p in positioned) if positioned else None
+        self._buffer = TransactionBuffer(self.options.spill_bytes)
+        self._prepared: dict[tuple[bytes, bytes, int], TransactionBuffer] = {}   # XA xid → held events
+        self._savepoints: dict[str, tuple[int, int]] = {}   # name → (events held, query_index) at it
+        self._identity: Identity | None = None     # from the last GTID event, until the transaction ends
+        self._state = TxState.IDLE
+        self._tx_first: BinlogPosition | None = None
+        self._query_index = 0
+        self._statement_text: str | None = None
+        self._pieces: dict[tuple[str, str], _Piece] = {}   # (db, table) → rows not yet emitted
+        self._last_position: BinlogPosition | None = None
+        self._charset_pinned = False
+        self._handlers: dict[type, Callable[[Any], Iterator[pb.BinlogEvent]]] = {
+            ev.FormatDescriptionEvent: self._on_format_description,
+            ev.GtidEvent: self._on_gtid,
+            ev.MariadbGtidEvent: self._on_mariadb_gtid,
+            ev.QueryEvent: self._on_query,
+            ev.RowsQueryEvent: self._on_rows_query,
+            ev.AnnotateRowsEvent: self._on_rows_query,
+            RowsEvent: self._on_rows,
+            ev.XidEvent: self._on_commit,
+            ev.XaPrepareEvent: self._on_xa_prepare,
+        }
+        self._query_handlers: dict[QueryKind, Callable[[ev.QueryEvent, BinlogPosition],
+                                                       Iterator[pb.BinlogEvent]]] = {
+            QueryKind.BEGIN: self._on_begin,
+            QueryKind.COMMIT: lambda event, position: self._commit(),
+            QueryKind.ROLLBACK: self._on_rollback,
+            QueryKind.ROLLBACK_TO: self._on_rollback_to,
+            QueryKind.SAVEPOINT: self._on_savepoint,
+            QueryKind.XA_END: self._on_xa_end,
+            QueryKind.XA_OTHER: lambda event, position: iter(()),
+            QueryKind.SCHEMA: self._on_ddl,
+        }
+
+    # -- public --------------------------------------------------------------------------------------------
+
+    def feed(self, event: Any) -> Iterator[pb.BinlogEvent]:
+        """Consume one decoded event; yield the BinlogEvents it completes (on commit)."""
+        if not self._always_checked and hasattr(event, "header"):
+            self._check_always_at_start(event)
+        handler = self._handlers.get(type(event))
+        if handler is None:
+            if type(event) is ev.UnknownEvent:
+                self.stats.unknown_events += 1
+            return iter(())
+        return handler(event)
+
+    def close(self) -> Iterator[pb.BinlogEvent]:
+        """End of input. An open transaction is an error unless ``allow_incomplete_tail``."""
+        where = self._last_position
+        if self._state is not TxState.IDLE or len(self._buffer):
+            self.stats.incomplete_transactions += 1
+            self._end_transaction()
+            if not self.options.allow_incomplete_tail:
+                raise IncompleteTransactionError(
+                    "the binlog ends inside a transaction: no XID or COMMIT event ends it (a binlog still "
+                    "being written?); pass --allow-incomplete-tail (allow_incomplete_tail=True) to stop "
+                    "before it", file=where.file if where else None, offset=where.offset if where else None)
+        self.stats.always_include_unseen = sorted(f"{db}.{t}" for db, t in self._tables.unseen)
+        if self._prepared:
+            pending = len(self._prepared)
+            for held in self._prepared.values():
+                held.discard()
+            self._prepared.clear()
+            self.stats.incomplete_transactions += pending
+            if not self.options.allow_incomplete_tail:
+                raise IncompleteTransactionError(
+                    f"{pending} prepared XA transaction(s) neither committed nor rolled back in the input; "
+                    "pass --allow-incomplete-tail (allow_incomplete_tail=True) to drop them",
+                    file=where.file if where else None, offset=where.offset if where else None,
+                    expected="XA COMMIT or XA ROLLBACK")
+        return iter(())
+
+    def _check_always_at_start(self, event: Any) -> None:
+        """--always-include columns of tables the schema already knows where the input starts (a snapshot,
+        or a history continued from an earlier run) are checked before any row, not at the first one."""
+        self._always_checked = True
+        h = event.header
+        self._tables.check_at_start(self.history.at(BinlogPosition(_base_name(h.file), h.offset)))
+
+    @property
+    def idle(self) -> bool:
+        """Nothing pending: no open transaction or statement, no held events, no prepared XA, no GTID
+        waiting for its transaction. Only then can a run stop and a later one resume at the next event
+        without losing or repeating anything."""
+        return not (self._state is not TxState.IDLE or len(self._buffer) or self._prepared
+                    or self._identity is not None or self._tx_first is not None)
+
+    def assemble(self, events: Iterable[Any]) -> Iterator[pb.BinlogEvent]:
+        """Feed every event, then close: the whole stream as BinlogEvents."""
+        for event in events:
+            yield from self.feed(event)
+        yield from self.close()
+
+    # -- identity ------------------------------------------------------------------------------------------
+
+    def _on_format_description(self, event: ev.FormatDescriptionEvent) -> Iterator[pb.BinlogEvent]:
+        # Where MySQL and MariaDB read DDL differently, the tracker follows the server that wrote the binlog.
+        self.history.server_version = event.server_version
+        return iter(())
+
+    def _on_gtid(self, event: ev.GtidEvent) -> Iterator[pb.BinlogEvent]:
+        self._new_identity(gtid_identity(event), event)
+        return iter(())
+
+    def _on_mariadb_gtid(self, event: ev.MariadbGtidEvent) -> Iterator[pb.BinlogEvent]:
+        self._new_identity(mariadb_identity(event), event)
+        # MariaDB writes no BEGIN after its GTID event: a non-standalone GTID opens the transaction.
+        if not event.standalone:
+            self._begin()
+        return iter(())
+
+    def _new_identity(self, identity: Identity | None, event: Any) -> None:
+        if self._state is not TxState.IDLE:
+            # A new GTID while a transaction is open: the previous one never committed (crash/truncation).
+            self.stats.incomplete_transactions += 1
+            self._end_transaction()
+        self._identity = identity
+        self._tx_first = self._position(event)
+
+    def _fallback_identity(self) -> Identity:
+        return fallback_identity(self._tx_first or self._last_position)
+
+    # -- transactions --------------------------------------------------------------------------------------
+
+    def _step(self, step: Step) -> None:
+        self._state = NEXT[(self._state, step)]
+
+    def _begin(self) -> None:
+        self._step(Step.BEGIN)
+        self._query_index = 0
+        self._savepoints.clear()
+
+    def _on_query(self, event: ev.QueryEvent) -> Iterator[pb.BinlogEvent]:
+        position = self._position(event)
+        return self._query_handlers[classify_query(event.query)](event, position)
+
+    def _on_begin(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+        if self._tx_first is None:
+            self._tx_first = position
+        self._begin()
+        return iter(())
+
+    def _on_rollback(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+        self._close_statement()
+        self.stats.rolled_back_transactions += 1
+        self._end_transaction()
+        return iter(())
+
+    def _on_rollback_to(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+        self._close_statement()
+        name = savepoint_name(event.query, after="TO")
+        if name is not None and name in self._savepoints:
+            # Drop the events after the savepoint and reuse their statement numbers.
+            self._buffer.truncate(self._savepoints[name][0])
+            self._query_index = self._savepoints[name][1]
+        return iter(())
+
+    def _on_savepoint(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+        self._close_statement()
+        name = savepoint_name(event.query, after="SAVEPOINT")
+        if name is not None:
+            self._savepoints[name] = (len(self._buffer), self._query_index)
+        return iter(())
+
+    def _on_ddl(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+        text, charset = query_text(event)
+        recorded = self._recorded.get(position)
+        gtid = self._identity.gtid if self._identity else None
+        if recorded is not None:
+            changes = recorded.changes
+        elif self._covered_until is not None and position.sort_key() <= self._covered_until:
+            changes = ()
+        else:
+            self._adopt_server_charset(event)
+            # The tracker reads the statement in its client charset, strictly (a typed error when the
+            # bytes are not valid there); ``text`` is what the event shows, raw bytes kept.
+            changes = apply_query(self.history, event, position, gtid or None)
+        changes = visible_changes(changes)  # no internal bookkeeping, no hidden columns
+        if not changes:
+            if self._state in IN_TRANSACTION:
+                self.stats.statement_format_queries += 1
+            return iter(())
+        for change in changes:
+            if isinstance(change, SkippedStatement) and change.table:
+                self._tables.skipped_tables.add((change.db.lower(), change.table.lower()))
+        self._tables.schema_changed()
+        if self._tx_first is None:
+            self._tx_first = position
+        identity = self._identity or self._fallback_identity()
+        common = {"source": self.options.source, "server_uuid": identity.server_uuid,
+                  "transaction_id": identity.transaction_id, "query_index": self._query_index,
+                  "gtid": identity.gtid, "server_id": event.header.server_id,
+                  "gtid_domain_id": identity.domain_id}
+        for out in schema_events(changes, common, text=text, charset=charset,
+                                 statement_text=self.options.statement_text, position=position):
+            out.utc_timestamp.CopyFrom(Timestamp(seconds=event.header.timestamp))
+            out.position.CopyFrom(_pb_position(event))
+            self._buffer.append(out)
+            self.stats.schema_events += 1
+        if self._state in IN_TRANSACTION:
+            self._query_index += 1
+            return iter(())
+        # DDL outside BEGIN is its own (implicitly committed) transaction.
+        return self._commit()
+
+    def pin_server_charset(self) -> None:
+        """Keep the history's server charset (given by the caller) instead of adopting the binlog's."""
+        self._charset_pinned = True
+
+    def _adopt_server_charset(self, event: ev.QueryEvent) -> None:
+        """Without a snapshot, the server's default charset comes from the QUERY event's
+        ``collation_server`` status variable, so CREATE DATABASE/TABLE without a charset inherit the right
+        one (MariaDB 10.11 and MySQL 5.7 default to different charsets than MySQL 8)."""
+        initial = self.history.initial
+        if (self._charset_pinned or self.history.entries or initial.tables or initial.databases
+                or event.collation_server is None):
+            return
+        charset = charset_for_collation_id(event.collation_server)
+        if charset and charset != initial.server_charset:
+            self.history.initial = replace(initial, server_charset=charset,
+                                           server_collation=collation_name(event.collation_server))
+
+    def _on_xa_prepare(self, event: ev.XaPrepareEvent) -> Iterator[pb.BinlogEvent]:
+        """XA PREPARE: a one-phase XA commits now; a prepared one is held, keyed by its xid, until the
+        XA COMMIT (emitted then) or XA ROLLBACK (discarded) that a later event logs."""
+        if event.one_phase:
+            return self._commit()
+        self._close_statement()
+        self._prepared[(bytes(event.gtrid), bytes(event.bqual), event.format_id)] = self._buffer
+        self._buffer = TransactionBuffer(self.options.spill_bytes)
+        self._end_transaction()
+        return iter(())
+
+    def _on_xa_end(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+        commit, xid = parse_xa_end(event.query)
+        held = self._prepared.pop(xid, None) if xid is not None else None
+        if held is None:
+            # No prepare seen for it (it lies before this input, or the XA ran in one piece here): the
+            # open transaction, if any, ends as the statement says.
+            if commit:
+                return self._commit()
+            self._close_statement()
+            self.stats.rolled_back_transactions += 1
+            self._end_transaction()
+            return iter(())
+        if not commit:
+            held.discard()
+            self.stats.rolled_back_transactions += 1
+            return iter(())
+        self.stats.transactions += 1
+        return self._count(held.drain())
+
+    def _on_commit(self, event: Any) -> Iterator[pb.BinlogEvent]:
+        return self._commit()
+
+    def _commit(self) -> Iterator[pb.BinlogEvent]:
+        self._close_statement()
+        self.stats.transactions += 1
+        # Hand the committed events over in a buffer of their own, streamed (from the spill file when the
+        # transaction was large), so memory stays bounded whatever the transaction's size.
+        buffer = self._buffer
+        self._buffer = TransactionBuffer(self.options.spill_bytes)
+        self._end_transaction()
+        return self._count(buffer.drain())
+
+    def _count(self, events: Iterator[pb.BinlogEvent]) -> Iterator[pb.BinlogEvent]:
+        for e in events:
+            self.stats.binlog_events += 1
+            yield e
+
+    def _end_transaction(self) -> None:
+        self._buffer.discard()
+        self._pieces.clear()
+        self._step(Step.END)
+        self._statement_text = None
+        self._identity = None
+        self._tx_first = None
+        self._query_index = 0
+        self._savepoints.clear()
+
+    # -- statements ----------------------------------------------------------------------------------------
+
+    def _on_rows_query(self, event: Any) -> Iterator[pb.BinlogEvent]:
+        self._close_statement()
+        self._statement_text = event.query
+        self._step(Step.STATEMENT)
+        return iter(())
+
+    def _close_statement(self) -> None:
+        if self._state not in STATEMENT_OPEN:
+            return
+        had_rows = bool(self._pieces)
+        for piece in self._pieces.values():
+            self._emit(piece, last=True)
+        self._pieces.clear()
+        self._step(Step.STATEMENT_END)
+        self._statement_text = None
+        if had_rows:
+            self._query_index += 1
+            self.stats.statements += 1
+
+    def _on_rows(self, event: RowsEvent) -> Iterator[pb.BinlogEvent]:
+        position = self._position(event)
+        if self._tx_first is None:
+            self._tx_first = position
+        self._step(Step.STATEMENT)
+        view = self._tables.builders(event.table_map, self.history.at(position), position)
+        operation = _OPERATION[event.kind]
+        plan = view.plan
+        key = (plan.db, plan.table)
+        piece = self._pieces.get(key)
+        if piece is None:
+            piece = _Piece(view, operation, event.header.timestamp, event.header.server_id,
+                           _pb_position(event))
+            self._pieces[key] = piece
+        elif piece.operation != operation:
+            # REPLACE / INSERT … ON DUPLICATE KEY UPDATE mix operations on one table: keep their log order
+            # (row 8 must be inserted before it is updated), so a change of operation starts a new piece.
+            self._emit(piece, last=False)
+            piece.operation = operation
+            piece.timestamp = event.header.timestamp
+            piece.position = _pb_position(event)
+        images: Sequence[Any] = event.rows
+        if event.kind == "partial_update":
+            images = self._resolve_partial_json(event, plan, position)
+        per_row = max(1, event.header.event_size // max(1, len(event.rows)))
+        max_rows, max_bytes = self.options.max_rows, self.options.max_bytes
+        build = view.for_kind(event.kind)
+        start, count = 0, len(images)
+        while start < count:
+            # As many rows as the piece holds before max_rows or max_bytes splits it (at least one).
+            held = len(piece.event.rows)
+            if held and (held >= max_rows or piece.bytes + per_row > max_bytes):
+                self._emit(piece, last=False)
+                piece.timestamp = event.header.timestamp
+                piece.position = _pb_position(event)
+                held = 0
+            fits = min(max_rows - held, (max_bytes - piece.bytes) // per_row, count - start)
+            stop = start + max(fits, 1)
+            try:
+                build(piece.event.rows, images[start:stop] if start or stop < count else images,
+                      piece.next_row_index)
+            except SchemaMismatchError as err:
+                # A converter names the column; the table and the rows event's position are known here.
+                raise SchemaMismatchError(err.reason, table=f"{plan.db}.{plan.table}", position=position,
+                                          tracked=err.tracked, binlog=err.binlog) from err
+            piece.next_row_index += stop - start
+            piece.bytes += per_row * (stop - start)
+            start = stop
+        self.stats.row_changes += len(event.rows)
+        if event.is_statement_end:
+            self._close_statement()
+        return iter(())
+
+    @staticmethod
+    def _resolve_partial_json(event: RowsEvent, plan: RowPlan,
+                              position: BinlogPosition) -> list[tuple[Any, Any]]:
+        """binlog_row_value_options=PARTIAL_JSON logs JSON changes as diffs: apply them to the before image's
+        document where it holds one (the update then carries the new document like any other), else keep
+        them for the ``json_diff`` value (see json_diff.py)."""
+        out = []
+        for before, after in event.rows:
+            try:
+                out.append((before, resolve_partial_row(before, after)))
+            except JsonDiffError as err:
+                err.reason += f" (row {len(out)} of `{plan.db}`.`{plan.table}`)"
+                raise err.located(file=position.file, offset=position.offset,
+                                  event_type="PARTIAL_UPDATE_ROWS_EVENT") from None
+        return out
+
+    def _emit(self, piece: _Piece, *, last: bool) -> None:
+        out = piece.event
+        if not out.rows:
+            return
+        identity = self._identity or self._fallback_identity()
+        out.source = self.options.source
+        out.server_uuid = identity.server_uuid
+        out.transaction_id = identity.transaction_id
+        out.query_index = self._query_index
+        out.row_index = out.rows[0].row_index
+        out.db = piece.view.plan.db
+        out.table = piece.view.plan.table
+        out.operation = piece.operation  # type: ignore[assignment]
+        out.gtid = identity.gtid
+        out.event_index = piece.event_index
+        out.last_in_statement = last
+        out.server_id = piece.server_id
+        out.gtid_domain_id = identity.domain_id
+        out.utc_timestamp.seconds = piece.timestamp
+        out.position.CopyFrom(piece.position)
+        if self._statement_text is not None:
+            mode = self.options.statement_text
+            put_statement(out, self._statement_text, "",
+                           mode == "all" or (mode == "first" and piece.event_index == 0))
+        self._buffer.append(out, piece.bytes)
+        piece.event = pb.BinlogEvent()
+        piece.bytes = 0
+        piece.event_index += 1
+
+    def _table_from_metadata(self) -> None:
+        self.stats.tables_from_metadata += 1
+
+    # -- helpers -------------------------------------------------------------------------------------------
+
+    def _position(self, event: Any) -> BinlogPosition:
+        h = event.header
+        pos = BinlogPosition(_base_name(h.file), h.offset)
+        self._last_position = pos
+        return pos
+
+
+def _base_name(path: str | None) -> str:
+    """Positions name the binlog file as the server does (``mysql-bin.000042``), not the path it was read
+    from, so output does not depend on where the files sit."""
+    return os.path.basename(path) if path else ""
+
+
+def _pb_position(event: Any) -> pb.BinlogPosition:
+    h = event.header
+    p = pb.BinlogPosition(file=_base_name(h.file), offset=h.offset, next_offset=h.log_pos)
+    if h.inner_index is not None:
+        p.inner_index = h.inner_index
+    return p
