@@ -48,9 +48,9 @@ from binlog_model.errors import (
     UnsupportedDDLError,
 )
 from binlog_model.json_diff import resolve_partial_row
-from binlog_model.model import iter_delimited, write_delimited
 from binlog_model.position import BinlogPosition, file_sequence
 from binlog_model.schema_changes import schema_change_to_proto
+from binlog_model.sinks.delimited import iter_delimited, write_delimited
 from binlog_model.table_from_metadata import table_from_table_map
 from binlog_model.types import binlog_type_mismatch, describe_binlog_column
 from binlog_model.wire import events as ev

@@ -9,15 +9,16 @@ run, committed together with the state.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO
 
 import click
 
 from binlog_model.assemble import AssemblerOptions, StatementAssembler, parse_always_include
 from binlog_model.errors import ConfigError
-from binlog_model.model import to_json, write_delimited
+from binlog_model.messages import BinlogEvent
 from binlog_model.pipeline import iter_binlog_events, load_snapshot
+from binlog_model.sinks import open_sink
 
 
 @click.command("events")
@@ -81,26 +82,19 @@ def command(files: tuple[Path, ...], source: str, snapshot: str | None, database
         raise ConfigError(f"--out {out} is a directory (a directory is for --state runs): give a file name")
     assembler = StatementAssembler(load_snapshot(snapshot, lenient=lenient_ddl, database=database), options)
     events = iter_binlog_events(files, assembler=assembler, verify_checksum=not no_verify_checksum)
-    stream: IO[bytes] | IO[str]
-    if fmt == "proto":
-        if out is None and sys.stdout.isatty():
-            raise click.UsageError("--format proto writes binary: give --out FILE or redirect stdout")
-        stream = out.open("wb") if out else sys.stdout.buffer
-        try:
-            write_delimited(stream, events)
-        finally:
-            if out:
-                stream.close()
-    else:
-        stream = out.open("w", encoding="utf-8") if out else sys.stdout
-        try:
-            for event in events:
-                stream.write(to_json(event, include_defaults=json_defaults) + "\n")
-        finally:
-            if out:
-                stream.close()
+    if fmt == "proto" and out is None and sys.stdout.isatty():
+        raise click.UsageError("--format proto writes binary: give --out FILE or redirect stdout")
+    _write(events, fmt, out, json_defaults)
     if stats:
         _print_stats(assembler.stats)
+
+
+def _write(events: Iterable[BinlogEvent], fmt: str, out: Path | None, json_defaults: bool) -> int:
+    """Write ``events`` to ``out`` (a new file) or stdout with the sink of ``fmt``; returns the count."""
+    if out is None:
+        sys.stdout.flush()              # anything already printed as text comes first
+    with open_sink(fmt, out if out is not None else sys.stdout.buffer, json_defaults=json_defaults) as sink:
+        return sink.write_all(events)
 
 
 def _print_stats(stats: object) -> None:

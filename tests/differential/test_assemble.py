@@ -24,7 +24,7 @@ from binlog_model.errors import (
     UnknownTableError,
     UnsupportedDDLError,
 )
-from binlog_model.model import python_value
+from binlog_model.messages import python_value
 from binlog_model.pipeline import iter_binlog_events
 from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.mariadb import MariaDBServer

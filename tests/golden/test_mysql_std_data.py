@@ -30,7 +30,7 @@ from binlog_model.errors import (
     TruncatedEventError,
 )
 from binlog_model.io import iter_events
-from binlog_model.model import python_value
+from binlog_model.messages import python_value
 from binlog_model.testing.sid import cache_root
 from binlog_model.wire import BinlogDecoder, EventType, UnknownEvent
 from binlog_model.wire.cursor import Cursor
