@@ -45,14 +45,14 @@ _LAZY = {
     "BinlogDecoder": "binlog_model.wire.decoder",
     "NEED_DATA": "binlog_model.wire.decoder",
     "iter_events": "binlog_model.io.files",
-    "BinlogEvent": "binlog_model.model",
-    "to_json": "binlog_model.model",
-    "from_json": "binlog_model.model",
-    "to_dict": "binlog_model.model",
-    "from_dict": "binlog_model.model",
-    "write_delimited": "binlog_model.model",
-    "iter_delimited": "binlog_model.model",
-    "python_value": "binlog_model.model",
+    "BinlogEvent": "binlog_model.messages",
+    "to_json": "binlog_model.messages",
+    "from_json": "binlog_model.messages",
+    "to_dict": "binlog_model.messages",
+    "from_dict": "binlog_model.messages",
+    "write_delimited": "binlog_model.sinks.delimited",
+    "iter_delimited": "binlog_model.sinks.delimited",
+    "python_value": "binlog_model.messages",
 }
 
 

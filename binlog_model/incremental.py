@@ -23,17 +23,17 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.io.documents import fsync_dir, sha256_of, truncate_durably
 from binlog_model.io.files import open_binlog, sort_binlog_files
 from binlog_model.io.state import PARTIAL, RunState, StateMismatchError, recover_outputs
 from binlog_model.io.tail import FileEnd, FileStart, format_description_of, iter_from
-from binlog_model.model import encode_delimited, to_json
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
+from binlog_model.sinks import EventSink, open_sink
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
 
@@ -183,35 +183,32 @@ class _Mark:
 
 
 class _Writer:
-    """The run's output file: JSON lines or length-delimited protobuf, written as bytes so the committed
-    length is exact."""
+    """The run's output file: the sink of ``fmt`` (JSON lines or length-delimited protobuf), opened on the
+    first event; its byte count is the exact length a step commits."""
 
     def __init__(self, path: Path, fmt: str, json_defaults: bool) -> None:
         self.path = path
         self.fmt = fmt
         self.json_defaults = json_defaults
-        self._fh: IO[bytes] | None = None
-        self.size = 0
+        self._sink: EventSink | None = None
+
+    @property
+    def size(self) -> int:
+        return self._sink.bytes_written if self._sink is not None else 0
 
     def write(self, event: Any) -> None:
-        if self._fh is None:
-            self._fh = open(self.path, "wb")  # noqa: SIM115 - closed by close()
-        if self.fmt == "jsonl":
-            data = (to_json(event, include_defaults=self.json_defaults) + "\n").encode("utf-8")
-        else:
-            data = encode_delimited(event)
-        self._fh.write(data)
-        self.size += len(data)
+        if self._sink is None:
+            self._sink = open_sink(self.fmt, self.path, json_defaults=self.json_defaults)
+        self._sink.write(event)
 
     def sync(self) -> None:
-        if self._fh is not None:
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
+        if self._sink is not None:
+            self._sink.sync()
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        if self._sink is not None:
+            self._sink.close()
+            self._sink = None
 
 
 class _Run:

@@ -5,6 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
-.venv/bin/ruff check binlog_model schema_tracker fixtures tests benchmarks
+.venv/bin/ruff check binlog_model schema_tracker tests benchmarks
 .venv/bin/mypy
 .venv/bin/pytest "$@"

@@ -9,16 +9,17 @@ run, committed together with the state.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO
 
 import click
 
 from binlog_model.errors import ConfigError
-from binlog_model.model import to_json, write_delimited
+from binlog_model.messages import BinlogEvent
 from binlog_model.pipeline import iter_binlog_events, load_snapshot
 from binlog_model.resolve.assembler import AssemblerStats
 from binlog_model.resolve.options import ResolveOptions
+from binlog_model.sinks import open_sink
 
 
 @click.command("events")
@@ -79,29 +80,22 @@ def command(files: tuple[Path, ...], source: str, snapshot: str | None, database
     if out is not None and out.is_dir():
         raise ConfigError(f"--out {out} is a directory (a directory is for --state runs): give a file name")
     run = AssemblerStats()
+    if fmt == "proto" and out is None and sys.stdout.isatty():
+        raise click.UsageError("--format proto writes binary: give --out FILE or redirect stdout")
     # The snapshot is read here, before any output is opened, so a bad one leaves no empty --out file.
     events = iter_binlog_events(files, options=options, stats=run, verify_checksum=not no_verify_checksum,
                                 snapshot=load_snapshot(snapshot, lenient=lenient_ddl, database=database))
-    stream: IO[bytes] | IO[str]
-    if fmt == "proto":
-        if out is None and sys.stdout.isatty():
-            raise click.UsageError("--format proto writes binary: give --out FILE or redirect stdout")
-        stream = out.open("wb") if out else sys.stdout.buffer
-        try:
-            write_delimited(stream, events)
-        finally:
-            if out:
-                stream.close()
-    else:
-        stream = out.open("w", encoding="utf-8") if out else sys.stdout
-        try:
-            for event in events:
-                stream.write(to_json(event, include_defaults=json_defaults) + "\n")
-        finally:
-            if out:
-                stream.close()
+    _write(events, fmt, out, json_defaults)
     if stats:
         _print_stats(run)
+
+
+def _write(events: Iterable[BinlogEvent], fmt: str, out: Path | None, json_defaults: bool) -> int:
+    """Write ``events`` to ``out`` (a new file) or stdout with the sink of ``fmt``; returns the count."""
+    if out is None:
+        sys.stdout.flush()              # anything already printed as text comes first
+    with open_sink(fmt, out if out is not None else sys.stdout.buffer, json_defaults=json_defaults) as sink:
+        return sink.write_all(events)
 
 
 def _print_stats(stats: object) -> None:

@@ -26,8 +26,7 @@ import click
 
 from binlog_model.errors import ConfigError
 from binlog_model.resolve.options import ResolveOptions
-
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "golden" / "mariadb"
+from binlog_model.testing.bundled import golden_dir
 
 
 def _say(text: str) -> None:
@@ -125,7 +124,7 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
     if paths:
         inputs = [(source, list(paths), absolute_name(out))]
     else:
-        scenarios = sorted(d for d in FIXTURES.iterdir() if (d / "binlogs").is_dir())
+        scenarios = sorted(d for d in golden_dir("mariadb").iterdir() if (d / "binlogs").is_dir())
         inputs = [(source or f"golden:{d.name}", [str(d / "binlogs")], f"{absolute_name(out)}/{d.name}")
                   for d in scenarios]
         _say(f"no paths given: resolving the {len(inputs)} bundled golden fixture histories")

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.model import iter_delimited, write_delimited
+from binlog_model.sinks.delimited import iter_delimited, write_delimited
 
 __all__ = ["TransactionBuffer"]
 

@@ -10,13 +10,13 @@ moved into ``OUT/db=…/table=…/`` under names starting with the run (``run-NN
 rename, so a reader sees a file whole or not at all; the state then drops ``publishing``. A run killed
 before the commit leaves a staging folder that the next run deletes; one killed while publishing is
 finished by the next run (moving what is left). Resolve runs read closed files: a file whose last
-transaction is not complete fails the run before anything is committed.
+transaction is not complete fails the run before anything is committed. The folder layout, the staged
+schema files and the publishing moves are ``binlog_model.sinks.parquet``'s.
 """
 
 from __future__ import annotations
 
 import io
-import json
 import os
 import shutil
 from collections.abc import Sequence
@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from binlog_model.incremental import plan_starts
-from binlog_model.io.documents import fsync_dir, read_json, read_text, write_text
+from binlog_model.io.documents import read_text
 from binlog_model.io.files import open_binlog
 from binlog_model.io.state import RunState
 from binlog_model.io.tail import FileStart
+from binlog_model.sinks.parquet import SCHEMA_FILE, publish, stage_layout
 from binlog_model.spark.partitions import FileScan, Slice, build_history, plan_slices, scan_files
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
@@ -47,7 +48,7 @@ def recover(state: RunState, out: Path) -> None:
     """Finish a publish a killed run left half done, and delete staging folders no state commits."""
     pending = state.options.get("publishing")
     if pending:
-        _publish(out / STAGING / pending, out, pending)
+        publish(out / STAGING / pending, out, pending)
         state.options = {k: v for k, v in state.options.items() if k != "publishing"}
         state.save()
     staging = out / STAGING
@@ -103,14 +104,10 @@ def commit_and_publish(state: RunState, out: Path, staged: Path, history: Schema
     state.runs += 1
     state.options = {**state.options, "publishing": staged.name}
     state.save()
-    _publish(staged, out, staged.name)
+    publish(staged, out, staged.name)
     state.options = {k: v for k, v in state.options.items() if k != "publishing"}
     state.save()
     shutil.rmtree(out / STAGING, ignore_errors=True)
-
-
-SCHEMA_FILE = "_schema.ddl"
-_MOVES = "_moves.json"
 
 
 def _stage_schemas(staged: Path, history: SchemaHistory) -> None:
@@ -119,16 +116,13 @@ def _stage_schemas(staged: Path, history: SchemaHistory) -> None:
     from binlog_model.spark.typed import table_lineages, typed_schema
 
     lineages = table_lineages(history)
-    moves: list[list[str]] = []
+    moves: list[tuple[str, str, str, str]] = []
     for (db, table), lineage in lineages.items():
-        folder = staged / f"db={db}" / f"table={table}"
-        folder.mkdir(parents=True, exist_ok=True)
-        write_text(folder / SCHEMA_FILE, typed_schema(lineage)[0] + "\n")
         for old_db, old_table in lineage.logged_names:
             if (old_db, old_table) != (db, table) and (old_db, old_table) not in lineages:
                 # Renamed: earlier runs' files of the old name follow the table to its new folder.
-                moves.append([f"db={old_db}/table={old_table}", f"db={db}/table={table}"])
-    write_text(staged / _MOVES, json.dumps(moves))
+                moves.append((old_db, old_table, db, table))
+    stage_layout(staged, {key: typed_schema(lineage)[0] for key, lineage in lineages.items()}, moves)
 
 
 def _decoded_size(scan: FileScan) -> int:
@@ -141,31 +135,6 @@ def _decoded_size(scan: FileScan) -> int:
         while chunk := fh.read(1 << 20):
             total += len(chunk)
         return total
-
-
-def _publish(staged: Path, out: Path, run: str) -> None:
-    """Move every data file of ``staged`` into the same table folder under ``out``, the schema files
-    over the old ones, and the files of renamed tables' old folders to the new ones. Idempotent: what is
-    already moved is not found again."""
-    if not staged.is_dir():
-        return
-    moves_file = staged / _MOVES
-    for old, new in read_json(moves_file) if moves_file.exists() else []:
-        source, target = out / old, out / new
-        if source.is_dir():
-            target.mkdir(parents=True, exist_ok=True)
-            for path in sorted(source.glob("*.parquet")):
-                os.replace(path, target / path.name)
-            shutil.rmtree(source)
-    for path in sorted(staged.rglob("*.parquet")):
-        folder = out / path.parent.relative_to(staged)
-        folder.mkdir(parents=True, exist_ok=True)
-        os.replace(path, folder / f"{run}-{path.name}")
-        fsync_dir(folder)
-    for path in sorted(staged.rglob(SCHEMA_FILE)):
-        folder = out / path.parent.relative_to(staged)
-        if any(folder.glob("*.parquet")):
-            os.replace(path, folder / SCHEMA_FILE)
 
 
 def read_table(spark: Any, folder: str | os.PathLike[str]) -> Any:

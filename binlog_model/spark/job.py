@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from binlog_model.errors import BinlogError
+from binlog_model.sinks import parquet
 
 __all__ = ["ResolveResult", "SparkJobError", "SparkSetupError", "TableSummary", "check_java", "local_session",
            "root_cause", "run_resolve"]
@@ -281,8 +282,7 @@ def _resolve(spark: Any, files: list[str], out: str | os.PathLike[str], options:
 
     from binlog_model.spark.typed import typed_frame, untyped_lineage
 
-    # Parquet timestamps as INT64 microseconds (readable everywhere), not Spark's legacy INT96.
-    spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+    parquet.configure(spark)            # timestamps as INT64 microseconds, not Spark's legacy INT96
     changes = spark.read.format("mysql-binlog").options(**options).load().cache()
     decode_started = time.monotonic()
     stop = threading.Event()
@@ -312,7 +312,6 @@ def _resolve(spark: Any, files: list[str], out: str | os.PathLike[str], options:
     for name, ops in logged.items():
         if name not in owners:
             by_table[name] = TableSummary(name[0], name[1], dict(ops))
-    out_dir = os.fspath(out).rstrip("/")
     keys = sorted(k for k, s in by_table.items() if set(s.operations) - {"SCHEMA"})
     for n, key in enumerate(keys, 1):
         summary = by_table[key]
@@ -333,8 +332,7 @@ def _resolve(spark: Any, files: list[str], out: str | os.PathLike[str], options:
             lineage = untyped_lineage(key[0], key[1], names)
             summary.untyped = True
             say(f"{key[0]}.{key[1]} has no schema in the history: its columns are written as strings")
-        target = f"{out_dir}/db={key[0]}/table={key[1]}"
-        typed_frame(changes, lineage).write.mode("overwrite").parquet(target)
+        target = parquet.write_table(typed_frame(changes, lineage), out, key[0], key[1])
         summary.columns = len(lineage.columns)
         summary.schema_versions = len(lineage.versions)
         summary.path = target

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from binlog_model.errors import BinlogError, ConfigError
-from binlog_model.model import to_json
+from binlog_model.messages import to_json
 from binlog_model.pipeline import iter_binlog_events, load_snapshot
 
 __all__ = [

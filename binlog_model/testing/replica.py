@@ -1,7 +1,7 @@
 """An in-memory replica that applies BinlogEvents, to prove the model loses nothing (differential tests).
 
 Strategy: tables are ``(db, table)`` → column names in order, primary key, and rows as ``{column: value}``
-dicts of ``binlog_model.model.python_value`` values. Tables with a primary key index rows by the key tuple;
+dicts of ``binlog_model.messages.python_value`` values. Tables with a primary key index rows by the key tuple;
 tables without one keep a list and find a row by a full before-image match (the multiset semantics of a
 server applying row events to a key-less table). The replica needs complete images: decode with
 ``image="full"`` from a server running ``binlog_row_image=FULL``; the one exception is an UPDATE of a keyed
@@ -24,7 +24,7 @@ from typing import Any
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import BinlogError
 from binlog_model.json_diff import apply_json_diff_text
-from binlog_model.model import python_value
+from binlog_model.messages import python_value
 
 __all__ = ["Replica", "ReplicaError", "ReplicaTable"]
 

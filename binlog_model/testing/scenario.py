@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from binlog_model.errors import ConfigError
+from binlog_model.testing.bundled import SCENARIO_DIR, golden_dir
 from binlog_model.testing.mariadb import run_statements
 from binlog_model.testing.sqltext import parse_directives, split_statements
 
 __all__ = ["SCENARIO_DIR", "Scenario", "list_scenarios", "load_scenario", "run_scenario",
            "scenario_for_dialect", "scenario_label", "server_dialect"]
 
-SCENARIO_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios"
 
 _ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
 _CREATE_DATABASE = re.compile(r"^\s*CREATE\s+(?:DATABASE|SCHEMA)\s+(?:IF\s+NOT\s+EXISTS\s+)?`?([\w$]+)`?",
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     from binlog_model.testing.mariadb import MariaDBServer
 
     args = list(sys.argv[1:] if argv is None else argv)
-    out_root = Path(args.pop(0)) if args else SCENARIO_DIR.parent / "golden" / "mariadb"
+    out_root = Path(args.pop(0)) if args else golden_dir("mariadb")
     paths = [Path(a) if a.endswith(".sql") else SCENARIO_DIR / f"{a}.sql" for a in args] or list_scenarios()
     with MariaDBServer(row_image="FULL", row_metadata="FULL") as server:
         for scenario_path in paths:

@@ -23,7 +23,7 @@ from binlog_model.errors import (
     UnknownTableError,
     UnsupportedDDLError,
 )
-from binlog_model.model import python_value
+from binlog_model.messages import python_value
 from binlog_model.pipeline import iter_binlog_events
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import AssemblerOptions, parse_always_include

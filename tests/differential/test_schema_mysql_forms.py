@@ -196,7 +196,7 @@ def test_form_replays_to_the_servers_catalog(mysql_server, case: str) -> None:  
 def test_rows_of_tables_with_hidden_invisible_and_gipk_columns_resolve(mysql_server) -> None:  # type: ignore[no-untyped-def]
     # The tracker keeps hidden and invisible columns; rows must still resolve (MySQL 9.7 writes invisible
     # and GIPK columns into the row image and leaves functional indexes' hidden columns out).
-    from binlog_model.model import python_value
+    from binlog_model.messages import python_value
     from binlog_model.pipeline import iter_binlog_events
 
     mysql_server.reset_binlogs()

@@ -15,7 +15,7 @@ import pytest
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import IncompleteTransactionError, UnknownTableError
-from binlog_model.model import python_value
+from binlog_model.messages import python_value
 from binlog_model.pipeline import iter_binlog_events
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import Catalog

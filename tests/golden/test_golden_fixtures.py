@@ -27,7 +27,7 @@ from click.testing import CliRunner
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.cli import cli
 from binlog_model.io.files import iter_events
-from binlog_model.model import from_json, python_value
+from binlog_model.messages import from_json, python_value
 from binlog_model.testing.golden import iter_fixture_dirs, read_meta, verify_fixture, verify_tree
 from binlog_model.wire.header import EventType
 from tests._paths import REPO

@@ -24,7 +24,7 @@ from click.testing import CliRunner
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.cli import cli
-from binlog_model.model import from_json, python_value
+from binlog_model.messages import from_json, python_value
 from binlog_model.testing.golden import (
     MYSQL_SKIPPED_SCENARIOS,
     SPEC_EXAMPLE_MYSQL_DIFFERENCES,

@@ -29,7 +29,7 @@ from binlog_model.errors import (
     TruncatedEventError,
 )
 from binlog_model.io import iter_events
-from binlog_model.model import python_value
+from binlog_model.messages import python_value
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import AssemblerOptions
 from binlog_model.testing.sid import cache_root

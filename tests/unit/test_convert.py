@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import ConfigError, SchemaError, SchemaMismatchError
-from binlog_model.model import python_value
+from binlog_model.messages import python_value
 from binlog_model.resolve.convert import make_converter, make_setter, to_value
 from binlog_model.resolve.types import ValueKind, map_column
 from binlog_model.wire.values import NOT_PRESENT, Geometry, InvalidDate, InvalidDateTime, JsonDocument

@@ -1,4 +1,5 @@
-"""binlog_model.model: the spec's fields, proto3 JSON/dict round trips and length-delimited streams.
+"""binlog_model.messages and sinks.delimited: the spec's fields, proto3 JSON/dict round trips and
+length-delimited streams.
 
 The sample event is the spec's first example (INSERT into ppc.campaigns, GTID ...:8) written out by hand
 as the spec lists it, plus one value of every kind and every schema change, so a round trip that loses any
@@ -15,7 +16,7 @@ import pytest
 from google.protobuf.internal.encoder import _VarintBytes  # independent varint encoder
 
 from binlog_model.errors import DecodeError, TruncatedEventError
-from binlog_model.model import (
+from binlog_model.messages import (
     BinlogEvent,
     Column,
     ColumnDefinition,
@@ -31,18 +32,20 @@ from binlog_model.model import (
     SetValue,
     Value,
     Vector,
-    encode_delimited,
     from_dict,
     from_json,
-    iter_delimited,
-    parse_delimited,
-    read_delimited,
     to_dict,
     to_display_dict,
     to_json,
+)
+from binlog_model.messages import ColumnType as CT
+from binlog_model.sinks.delimited import (
+    encode_delimited,
+    iter_delimited,
+    parse_delimited,
+    read_delimited,
     write_delimited,
 )
-from binlog_model.model import ColumnType as CT
 
 # The names the spec lists for a BinlogEvent and a Row (lowerCamelCase in JSON).
 SPEC_EVENT_FIELDS = {"utcTimestamp", "source", "serverUuid", "transactionId", "queryIndex", "rowIndex",

@@ -1,7 +1,10 @@
-"""The BinlogEvent model: the generated protobuf classes plus JSON, dict and stream helpers.
+"""The BinlogEvent messages: the generated protobuf classes, their JSON and dict forms, and Python values.
 
 Strategy: the messages are the generated ``binlog_model._pb.binlog_event_pb2`` classes, re-exported here so
-no caller imports generated code directly. Serialisation helpers are thin and strict:
+no caller imports generated code directly. (This module was ``binlog_model.model``; it is named for what it
+holds so it no longer shares a name with ``schema_tracker.model``, the tracked schema.) Writing streams of
+messages (JSON lines, length-delimited protobuf, Parquet) is ``binlog_model.sinks``. The helpers are thin
+and strict:
 
 - JSON / dict: protobuf's canonical proto3 JSON mapping (``json_format``). Field names are lowerCamelCase
   (``utcTimestamp``, ``serverUuid``: the spec's names, derived from the snake_case proto fields); 64-bit
@@ -9,11 +12,7 @@ no caller imports generated code directly. Serialisation helpers are thin and st
   2^53 survive JavaScript; enums are names (``"operation": "INSERT"``); the timestamp is RFC 3339 text;
   fields at their default value are omitted unless ``include_defaults=True``. ``to_json`` writes one compact
   line (JSON Lines friendly) with non-ASCII text as is.
-- Streams: length-delimited records, each a base-128 varint byte length followed by the message bytes
-  (what Java's ``writeDelimitedTo`` / ``parseDelimitedFrom`` use). ``iter_delimited`` reads lazily and
-  never trusts a length prefix with an allocation: it reads in bounded chunks. A stream that ends inside a
-  record raises ``TruncatedEventError``; bytes that are not a record raise ``DecodeError``; both carry the
-  byte offset of the record.
+- ``python_value`` turns a model ``Value`` back into the Python value the wire layer decoded.
 - ``to_display_dict`` is a readable view close to the spec's listings (columns as ``name → plain value``);
   it is for people and logs, not for round trips (it drops the Integer/Long distinction).
 """
@@ -22,14 +21,12 @@ from __future__ import annotations
 
 import base64
 import datetime
-import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from decimal import Decimal
-from typing import IO, Any
+from typing import Any
 
 from google.protobuf import json_format
-from google.protobuf.message import DecodeError as _ProtobufDecodeError
 from google.protobuf.message import Message
 
 from binlog_model._pb.binlog_event_pb2 import (
@@ -63,11 +60,10 @@ from binlog_model._pb.binlog_event_pb2 import (
     Value,
     Vector,
 )
-from binlog_model.errors import DecodeError, TruncatedEventError
+from binlog_model.errors import DecodeError
 from binlog_model.wire import values as _wire_values
 
 __all__ = [
-    "MAX_RECORD_SIZE",
     "AlterDatabase",
     "BinlogEvent",
     "BinlogPosition",
@@ -97,22 +93,14 @@ __all__ = [
     "TruncateTable",
     "Value",
     "Vector",
-    "encode_delimited",
     "from_dict",
     "from_json",
-    "iter_delimited",
-    "parse_delimited",
     "python_value",
-    "read_delimited",
     "to_dict",
     "to_display_dict",
     "to_json",
-    "write_delimited",
 ]
 
-# protobuf refuses messages of 2 GiB or more; a larger length prefix can only be garbage.
-MAX_RECORD_SIZE = (1 << 31) - 1
-_CHUNK = 1 << 20
 _UTC = datetime.UTC
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
 _DIFF_OP_NAMES = {JsonDiffOperation.REPLACE: "REPLACE", JsonDiffOperation.INSERT: "INSERT",
@@ -155,106 +143,6 @@ def from_json(text: str | bytes) -> BinlogEvent:
         raise DecodeError(f"JSON {type(data).__name__} is not a BinlogEvent object",
                           expected="BinlogEvent proto3 JSON")
     return from_dict(data)
-
-
-# -- length-delimited streams ------------------------------------------------------------------------------
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def encode_delimited(event: Message) -> bytes:
-    """``event`` as one length-delimited record (varint length, then the message bytes)."""
-    body = event.SerializeToString()
-    return _varint(len(body)) + body
-
-
-def write_delimited(stream: IO[bytes], events: Message | Iterable[Message]) -> int:
-    """Write one message, or each of an iterable of them, to a binary stream as length-delimited records.
-
-    Returns the number of bytes written.
-    """
-    if isinstance(events, Message):
-        events = (events,)
-    written = 0
-    for event in events:
-        record = encode_delimited(event)
-        stream.write(record)
-        written += len(record)
-    return written
-
-
-def iter_delimited(stream: IO[bytes], *, file: str | None = None) -> Iterator[BinlogEvent]:
-    """Yield the ``BinlogEvent`` records of a length-delimited binary stream, reading lazily.
-
-    ``file`` names the stream in errors. Raises ``TruncatedEventError`` when the stream ends inside a
-    record (length prefix or body) and ``DecodeError`` for a malformed length prefix, a length above
-    ``MAX_RECORD_SIZE``, or bytes that do not parse as a ``BinlogEvent``; errors carry the record's offset.
-    """
-    offset = 0
-    while True:
-        length, prefix_size = _read_varint(stream, offset, file)
-        if length is None:
-            return
-        body = _read_exact(stream, length, offset, file)
-        event = BinlogEvent()
-        try:
-            event.ParseFromString(body)
-        except _ProtobufDecodeError as exc:
-            raise DecodeError(f"record of {length} bytes is not a BinlogEvent: {exc}", file=file,
-                              offset=offset, expected="BinlogEvent message bytes") from exc
-        yield event
-        offset += prefix_size + length
-
-
-read_delimited = iter_delimited  # the name assemble.py uses
-
-
-def parse_delimited(data: bytes | bytearray | memoryview, *, file: str | None = None) -> list[BinlogEvent]:
-    """All records of a length-delimited byte string (see ``iter_delimited`` for errors)."""
-    return list(iter_delimited(io.BytesIO(bytes(data)), file=file))
-
-
-def _read_varint(stream: IO[bytes], offset: int, file: str | None) -> tuple[int | None, int]:
-    # (length, prefix size), or (None, 0) at a clean end of stream.
-    value = 0
-    for i in range(10):
-        byte = stream.read(1)
-        if not byte:
-            if i == 0:
-                return None, 0
-            raise TruncatedEventError(f"stream ends inside a record length prefix after {i} bytes",
-                                      file=file, offset=offset, expected="varint record length")
-        b = byte[0]
-        value |= (b & 0x7F) << (7 * i)
-        if not b & 0x80:
-            if value > MAX_RECORD_SIZE:
-                raise DecodeError(f"record length {value} exceeds the protobuf limit {MAX_RECORD_SIZE}",
-                                  file=file, offset=offset, expected="varint record length")
-            return value, i + 1
-    raise DecodeError("record length prefix is longer than 10 bytes", file=file, offset=offset,
-                      expected="varint record length")
-
-
-def _read_exact(stream: IO[bytes], length: int, offset: int, file: str | None) -> bytes:
-    # Bounded chunks, so a garbage length cannot allocate gigabytes before the stream runs out.
-    parts: list[bytes] = []
-    remaining = length
-    while remaining:
-        chunk = stream.read(min(remaining, _CHUNK))
-        if not chunk:
-            raise TruncatedEventError(f"stream ends inside a record: {length - remaining} of {length} "
-                                      f"bytes present", file=file, offset=offset,
-                                      expected=f"{length}-byte BinlogEvent record")
-        parts.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(parts)
 
 
 # -- values back to Python ---------------------------------------------------------------------------------

@@ -1,0 +1,87 @@
+"""What every event sink shares: a binary stream, the events and bytes written to it, flush/sync/close.
+
+Strategy: a sink turns each ``BinlogEvent`` into one record of bytes (``encode``) and appends it to a
+binary stream. It counts events and bytes, so a caller that commits output (``binlog_model.incremental``)
+knows the exact committed length. A sink opened on a path owns the file and closes it; one given a stream
+(stdout, a caller's file) leaves it open. Sinks are context managers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, Self
+
+from google.protobuf.message import Message
+
+__all__ = ["EventSink"]
+
+
+class EventSink:
+    """Records of ``BinlogEvent`` s appended to a binary stream; subclasses say how an event is encoded.
+
+    ``events`` and ``bytes_written`` count what this sink wrote.
+    """
+
+    def __init__(self, stream: IO[bytes], *, owns_stream: bool = False) -> None:
+        self._stream: IO[bytes] | None = stream
+        self._owns = owns_stream
+        self.events = 0
+        self.bytes_written = 0
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], **options: Any) -> Self:
+        """A sink writing a new file at ``path`` (replacing one that exists); it closes the file."""
+        return cls(Path(path).open("wb"), owns_stream=True, **options)
+
+    def encode(self, event: Message) -> bytes:
+        """The record bytes of one event."""
+        raise NotImplementedError
+
+    def write(self, event: Message) -> int:
+        """Append one event; returns the bytes written."""
+        return self._append(self.encode(event))
+
+    def write_all(self, events: Iterable[Message]) -> int:
+        """Append every event of ``events`` (lazily, one at a time); returns how many were written."""
+        before = self.events
+        for event in events:
+            self.write(event)
+        return self.events - before
+
+    def _append(self, record: bytes) -> int:
+        if self._stream is None:
+            raise ValueError("write to a closed sink")
+        self._stream.write(record)
+        self.events += 1
+        self.bytes_written += len(record)
+        return len(record)
+
+    def flush(self) -> None:
+        if self._stream is not None:
+            self._stream.flush()
+
+    def sync(self) -> None:
+        """Flush and fsync: what was written survives a crash (for streams backed by a file)."""
+        if self._stream is not None:
+            self._stream.flush()
+            os.fsync(self._stream.fileno())
+
+    def close(self) -> None:
+        """Flush; close the stream if this sink opened it. Closing twice is harmless."""
+        if self._stream is None:
+            return
+        stream, self._stream = self._stream, None
+        if self._owns:
+            stream.close()
+        else:
+            stream.flush()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()

@@ -1,0 +1,65 @@
+"""Packaging: the scenarios and golden fixtures ship as package data of ``binlog_model``; there is no
+top-level ``fixtures`` Python package (PyPI already has one by that name), and the repository's
+``fixtures/`` folder stays the one place they live."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from importlib import resources
+from pathlib import Path
+
+from binlog_model.testing.bundled import FIXTURES_DIR, GOLDEN_DIR, SCENARIO_DIR, golden_dir
+from binlog_model.testing.scenario import list_scenarios
+from tests._paths import REPO
+
+
+def _repo_files(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_bundled_fixtures_are_the_repository_folder() -> None:
+    link = REPO / "binlog_model" / "fixtures"
+    assert link.is_symlink() and link.resolve() == (REPO / "fixtures").resolve()
+    assert (REPO / "fixtures").resolve() == FIXTURES_DIR
+    assert SCENARIO_DIR == FIXTURES_DIR / "scenarios" and GOLDEN_DIR == FIXTURES_DIR / "golden"
+    assert not (REPO / "fixtures" / "__init__.py").exists()
+    packaged = resources.files("binlog_model") / "fixtures" / "scenarios" / "spec_example.sql"
+    assert packaged.read_bytes() == (REPO / "fixtures" / "scenarios" / "spec_example.sql").read_bytes()
+    assert {p.name for p in list_scenarios()} >= {"spec_example.sql", "all_types.sql"}
+    assert (golden_dir("mariadb") / "spec_example" / "expected.jsonl").is_file()
+
+
+def test_pyproject_ships_no_top_level_fixtures_package() -> None:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    assert not any(p.startswith("fixtures") for p in config["packages"]["find"]["include"])
+    assert "fixtures" not in config["package-data"]
+    shipped = set(config["package-data"]["binlog_model"])
+    assert {"fixtures/scenarios/**/*.sql", "fixtures/golden/**/*"} <= shipped
+
+
+def test_wheel_has_the_fixtures_under_binlog_model(tmp_path: Path) -> None:
+    """Build a wheel from a copy of the sources (the build leaves build/ and egg-info behind) and list it."""
+    src = tmp_path / "src"
+    for name in ("binlog_model", "schema_tracker", "fixtures"):
+        shutil.copytree(REPO / name, src / name, symlinks=True,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, src / name)
+    if (REPO / "setup.py").exists():
+        shutil.copy(REPO / "setup.py", src / "setup.py")
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps",
+                           "--no-build-isolation", "-q", "-w", str(tmp_path / "dist")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    (wheel,) = (tmp_path / "dist").glob("binlog_model-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert tops == {"binlog_model", "schema_tracker"}
+    prefix = "binlog_model/fixtures/"
+    shipped = {n.removeprefix(prefix) for n in names if n.startswith(prefix)}
+    assert shipped == _repo_files(REPO / "fixtures")
+    assert "binlog_model/testing/bundled.py" in names and "binlog_model/sinks/delimited.py" in names
