@@ -34,7 +34,8 @@ def _pin_one_core() -> None:
 
 
 def _ours_resolved(args: dict[str, Any]) -> dict[str, Any]:
-    from binlog_model.pipeline import iter_binlog_events, load_snapshot
+    from binlog_model.io.snapshots import load_snapshot
+    from binlog_model.pipeline import iter_binlog_events
 
     history = load_snapshot(args["snapshot"])
     began = time.perf_counter()

@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.pipeline import iter_binlog_events, load_snapshot
+from binlog_model.io.snapshots import load_snapshot
+from binlog_model.pipeline import iter_binlog_events
 
 __all__ = ["debezium_envelopes", "debezium_value", "measure_events"]
 

@@ -38,7 +38,7 @@ from binlog_model.position import BinlogPosition
 # public name -> module that defines it (imported on first attribute access)
 _LAZY = {
     "iter_binlog_events": "binlog_model.pipeline",
-    "load_snapshot": "binlog_model.pipeline",
+    "load_snapshot": "binlog_model.io.snapshots",
     "StatementAssembler": "binlog_model.resolve.assembler",
     "AssemblerOptions": "binlog_model.resolve.options",
     "ResolveOptions": "binlog_model.resolve.options",

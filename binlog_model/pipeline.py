@@ -1,71 +1,23 @@
 """Binlog files → BinlogEvents: the library's one-call entry point.
 
-Strategy: a thin loop — ``io.files.iter_events`` feeds ``StatementAssembler`` — plus the loading of a
-starting schema (snapshot). A snapshot may be a ``mysqldump --no-data`` file (``.sql``), a saved schema
-history (``.json``, as ``binlog-model schema --json`` or ``SchemaHistory.save`` write), a ``Catalog`` or a
-``SchemaHistory``.
+Strategy: a thin loop — ``io.files.iter_events`` feeds ``StatementAssembler``, starting from the schema
+``io.snapshots.load_snapshot`` reads (a dump, a saved history, a live server, a ``Catalog`` or a history).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.errors import ConfigError
 from binlog_model.io.files import sort_binlog_files
+from binlog_model.io.snapshots import Snapshot, load_snapshot
 from binlog_model.io.tail import FileEnd, FileStart, iter_from
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
-from schema_tracker.history import SchemaHistory
-from schema_tracker.model import Catalog
-from schema_tracker.snapshot import catalog_from_dump, read_sql_text
 
-__all__ = ["iter_binlog_events", "load_snapshot"]
-
-Snapshot = str | os.PathLike[str] | Catalog | SchemaHistory | None
-
-
-def load_snapshot(snapshot: Snapshot, *, lenient: bool = False, database: str | None = None,
-                  catalog: Catalog | None = None) -> SchemaHistory:
-    """A schema history to start from: a ``mysqldump --no-data`` file, a saved history (``.json``), a live
-    server (``mysql://user@host:port/db``, see ``binlog_model.live``), a ``Catalog`` or a history.
-
-    ``database``: the database of a dump's statements before any ``USE`` (a dump of one database has none;
-    its header comment is used when this is not given). ``catalog``: the server defaults to start a dump
-    from. Raises ``ConfigError`` for an unreadable or unknown snapshot and the tracker's ``SchemaError``
-    subclasses for DDL it cannot follow."""
-    if snapshot is None:
-        return SchemaHistory(catalog, lenient=lenient)
-    if isinstance(snapshot, SchemaHistory):
-        return snapshot
-    if isinstance(snapshot, Catalog):
-        return SchemaHistory(snapshot, lenient=lenient)
-    text = os.fspath(snapshot)
-    if "://" in text:
-        from binlog_model.live import catalog_from_url
-        return SchemaHistory(catalog_from_url(text, database=database), lenient=lenient)
-    path = Path(snapshot)
-    if not path.is_file():
-        raise ConfigError(f"snapshot file not found: {path}")
-    if path.suffix.lower() == ".json" or _looks_like_json(path):
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as err:
-            raise ConfigError(f"cannot read snapshot {path}: {err}") from err
-        if isinstance(doc, dict) and "history" in doc:     # ``binlog-model schema --json`` output
-            doc = doc["history"]
-        return SchemaHistory.from_json(doc)
-    dump = catalog_from_dump(read_sql_text(path), catalog, default_db=database, lenient=lenient)
-    return SchemaHistory(dump, lenient=lenient)
-
-
-def _looks_like_json(path: Path) -> bool:
-    with open(path, "rb") as fh:
-        head = fh.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
-    return head.startswith(b"{")
+__all__ = ["iter_binlog_events"]
 
 
 def iter_binlog_events(

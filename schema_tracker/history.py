@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from binlog_model.errors import ConfigError, SchemaError
@@ -202,17 +200,6 @@ class SchemaHistory:
             raise SchemaError("schema history document is inconsistent: replaying its changes does not give "
                               "its final catalog")
         return history
-
-    def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_json(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
-
-    @classmethod
-    def load(cls, path: str | Path) -> SchemaHistory:
-        try:
-            doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as err:
-            raise SchemaError(f"cannot read schema history {path}: {err}") from err
-        return cls.from_json(doc)
 
 
 # --- (de)serialisation of the model --------------------------------------------------------------------

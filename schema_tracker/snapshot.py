@@ -9,7 +9,6 @@ with ``ddl`` so both paths agree on every attribute.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from binlog_model.errors import SchemaError
@@ -17,20 +16,9 @@ from schema_tracker.changes import CreateTable, apply_change
 from schema_tracker.ddl import apply, parse_use, split_statements
 from schema_tracker.model import Catalog, DatabaseSchema, ServerSession, TableSchema, charset_of_collation
 
-__all__ = ["catalog_from_dump", "catalog_from_server", "dump_header_database", "read_sql_text"]
+__all__ = ["catalog_from_dump", "catalog_from_server", "dump_header_database"]
 
 _SYSTEM_DBS = ("information_schema", "performance_schema", "mysql", "sys")
-
-
-def read_sql_text(path: str | Path) -> str:
-    """Read a SQL file, honouring a UTF-16/UTF-8 byte-order mark (some dumps are UTF-16)."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as err:
-        raise SchemaError(f"cannot read SQL file {path}: {err}") from err
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return raw.decode("utf-16")
-    return raw.decode("utf-8-sig", errors="replace")
 
 
 # mysqldump / mariadb-dump of one database write no USE line, only this header comment.

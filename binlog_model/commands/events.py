@@ -15,8 +15,9 @@ from pathlib import Path
 import click
 
 from binlog_model.errors import ConfigError
+from binlog_model.io.snapshots import load_snapshot
 from binlog_model.messages import BinlogEvent
-from binlog_model.pipeline import iter_binlog_events, load_snapshot
+from binlog_model.pipeline import iter_binlog_events
 from binlog_model.resolve.assembler import AssemblerStats
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.sinks import open_sink

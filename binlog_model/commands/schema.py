@@ -6,7 +6,7 @@ replays it), the very code the library and the Spark pre-pass use, so the histor
 server charset taken from the QUERY events' ``collation_server`` when no ``--server-charset`` is given) is
 the one ``events`` builds; ``--sql`` files go
 through ``SchemaHistory.apply_script``. ``--snapshot`` seeds the starting schema like everywhere else
-(``pipeline.load_snapshot``): a ``mysqldump --no-data`` file, a saved history ``.json``, or a server URL. Text
+(``io.snapshots.load_snapshot``): a ``mysqldump --no-data`` file, a saved history ``.json``, or a server URL. Text
 output lists each recorded statement (position, GTID, statement, changes) and then the final catalog;
 ``--json`` prints one document: the versioned history (``binlog-model/schema-history``, with the final catalog
 and every column attribute). Errors are ``BinlogError``s, which ``binlog_model.cli`` turns into one line and
@@ -22,7 +22,7 @@ import click
 
 from binlog_model.charsets import CHARSET_CODECS, normalize_charset
 from binlog_model.errors import ConfigError
-from binlog_model.pipeline import load_snapshot
+from binlog_model.io.snapshots import load_snapshot, read_sql_text, save_history
 from binlog_model.resolve.ddl_pass import history_from_binlogs
 from schema_tracker.changes import (
     CreateOrModifyColumn,
@@ -30,7 +30,6 @@ from schema_tracker.changes import (
     SchemaChange,
 )
 from schema_tracker.model import Catalog, ColumnSchema, charset_of_collation
-from schema_tracker.snapshot import read_sql_text
 
 __all__ = ["command", "describe_change", "describe_column"]
 
@@ -121,7 +120,7 @@ def command(files: tuple[Path, ...], sql_files: tuple[Path, ...], snapshot: str 
     for path in sql_files:
         history.apply_script(read_sql_text(path), database, source=path.name)
     if save is not None:
-        history.save(save)
+        save_history(history, save)
     if as_json:
         click.echo(json.dumps(history.to_json(), indent=1, sort_keys=True))
         return

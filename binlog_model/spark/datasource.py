@@ -38,7 +38,7 @@ from pyspark.sql.types import StructType
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import ConfigError
-from binlog_model.pipeline import load_snapshot
+from binlog_model.io.snapshots import load_snapshot
 from binlog_model.position import BinlogPosition, file_sequence
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import ResolveOptions

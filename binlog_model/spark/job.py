@@ -201,9 +201,9 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
     plan_dir = tempfile.TemporaryDirectory(prefix="binlog-model-plan-")
     if snapshot and database:
         # A dump without USE read with --database: hand the data source the history it makes.
-        from binlog_model.pipeline import load_snapshot
+        from binlog_model.io.snapshots import load_snapshot, save_history
         options["snapshot"] = os.path.join(plan_dir.name, "snapshot.json")
-        load_snapshot(snapshot, lenient=lenient_ddl, database=database).save(options["snapshot"])
+        save_history(load_snapshot(snapshot, lenient=lenient_ddl, database=database), options["snapshot"])
     history, slices = plan(files, **{k: v for k, v in options.items() if k != "paths"})
     lineages = table_lineages(history)
     say(f"planned {len(files)} files as {len(slices)} slices; {len(history.entries)} DDL statements")
@@ -224,8 +224,8 @@ def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], ou
     import json
 
     from binlog_model.incremental import snapshot_digest
+    from binlog_model.io.snapshots import load_snapshot
     from binlog_model.io.state import RunState, StateMismatchError
-    from binlog_model.pipeline import load_snapshot
     from binlog_model.spark import incremental as inc
     from binlog_model.spark.datasource import save_plan
     from binlog_model.spark.partitions import expand_paths

@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from binlog_model.errors import BinlogError, ConfigError
+from binlog_model.io.snapshots import load_snapshot, save_history
 from binlog_model.messages import to_json
-from binlog_model.pipeline import iter_binlog_events, load_snapshot
+from binlog_model.pipeline import iter_binlog_events
 
 __all__ = [
     "EXPECTED_NAME",
@@ -416,7 +417,7 @@ def generate_fixture(scenario: Path, server: str, out_dir: Path, options: Golden
                              run=spec_run.run if spec_run else None)
     finally:
         live.stop()
-    SchemaHistory(catalog).save(out_dir / SNAPSHOT_NAME)
+    save_history(SchemaHistory(catalog), out_dir / SNAPSHOT_NAME)
     if spec_run is not None:
         meta = read_meta(out_dir)
         meta["spec_run"] = spec_run.meta()

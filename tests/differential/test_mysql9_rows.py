@@ -23,6 +23,7 @@ from pymysql.constants import FIELD_TYPE
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.cli import main as cli_main
 from binlog_model.io.files import iter_events
+from binlog_model.io.snapshots import save_history
 from binlog_model.json_diff import apply_json_diff_text
 from binlog_model.messages import python_value
 from binlog_model.sinks.delimited import iter_delimited
@@ -221,7 +222,7 @@ def test_acceptance_every_feature_rebuilds_to_select(mysql: MySQLServer, workloa
     mysql.flush_and_collect()   # older files belong to earlier tests
     conn = mysql.connect()
     try:
-        SchemaHistory(catalog_from_server(conn, databases=[db])).save(tmp_path / "history.json")
+        save_history(SchemaHistory(catalog_from_server(conn, databases=[db])), tmp_path / "history.json")
         with conn.cursor() as cur:
             for statement in _workload(db):
                 cur.execute(statement)

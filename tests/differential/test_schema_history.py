@@ -10,6 +10,7 @@ import pytest
 
 from binlog_model.errors import ConfigError, SchemaError
 from binlog_model.io.files import iter_events
+from binlog_model.io.snapshots import load_history, save_history
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
 from schema_tracker import Catalog, SchemaHistory
@@ -46,11 +47,11 @@ def test_positions_must_not_go_backwards() -> None:
 def test_json_round_trip_replays_changes_without_sql(tmp_path: Path) -> None:
     h = build()
     path = tmp_path / "history.json"
-    h.save(path)
+    save_history(h, path)
     doc = json.loads(path.read_text())
     assert (doc["format"], doc["version"]) == (FORMAT, VERSION)
     assert doc["entries"][2]["changes"][0]["type"] == "RenameColumn"
-    back = SchemaHistory.load(path)
+    back = load_history(path)
     assert [(e.position, e.gtid, e.statement, e.changes) for e in back] == \
         [(e.position, e.gtid, e.statement, e.changes) for e in h]
     assert catalog_to_json(back.catalog) == catalog_to_json(h.catalog)

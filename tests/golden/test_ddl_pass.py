@@ -10,7 +10,7 @@ import pytest
 
 from binlog_model.charsets import charset_for_collation_id
 from binlog_model.io.files import iter_events
-from binlog_model.pipeline import load_snapshot
+from binlog_model.io.snapshots import load_snapshot
 from binlog_model.wire.events import QueryEvent
 from tests._histories import three_histories
 from tests._paths import REPO

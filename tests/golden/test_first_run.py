@@ -168,8 +168,9 @@ def test_live_server_snapshot_equals_the_dump(one_db_binlogs: tuple[Any, str, Pa
         status, from_dump, err = _run([*args, "--snapshot", str(dump)], capsys)
         assert status == 0, err
         assert from_url == from_dump
+        from binlog_model.io.snapshots import read_sql_text
         from binlog_model.live import catalog_from_url
-        from schema_tracker.snapshot import catalog_from_dump, read_sql_text
+        from schema_tracker.snapshot import catalog_from_dump
         live = catalog_from_url(url)
         dumped = catalog_from_dump(read_sql_text(dump), live.__class__(server_charset=live.server_charset,
                                                                         server_collation=live.server_collation))
@@ -245,7 +246,7 @@ def test_a_reader_that_stops_early_ends_the_run_quietly() -> None:
 def test_schema_mismatch_names_mysql_types() -> None:
     from binlog_model.errors import SchemaMismatchError
     from binlog_model.io.files import iter_events
-    from binlog_model.pipeline import load_snapshot
+    from binlog_model.io.snapshots import load_snapshot
     from binlog_model.resolve.assembler import StatementAssembler
     from binlog_model.wire.events import QueryEvent
 

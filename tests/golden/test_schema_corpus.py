@@ -23,9 +23,9 @@ from binlog_model.errors import (
     UnsupportedDDLError,
 )
 from binlog_model.io.files import iter_events
+from binlog_model.io.snapshots import read_sql_text
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
 from schema_tracker.history import SchemaHistory
-from schema_tracker.snapshot import read_sql_text
 from tests._paths import CORPUS
 
 MARIADB_TEST = Path("/usr/share/mysql/mysql-test")
