@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 from binlog_model.cli import main
 from binlog_model.commands.schema import command
-from schema_tracker.history import FORMAT, SchemaHistory
+from binlog_model.io.snapshots import load_history
+from schema_tracker.history import FORMAT
 from tests._paths import CORPUS, require
 
 BINLOG = CORPUS / "mysql-cdc-rs/tests/events/8.0/02_query_bigger/binlog.000733"
@@ -42,7 +43,7 @@ def test_sql_json_output_is_one_versioned_document(tmp_path: Path) -> None:
     (table,) = doc["final"]["tables"]
     assert table["primary_key"] == ["b"]
     assert {c["name"]: c["charset"] for c in table["columns"]} == {"b": None, "e": "latin1", "c": "latin1"}
-    assert SchemaHistory.load(saved).catalog.table("db", "t") is not None
+    assert load_history(saved).catalog.table("db", "t") is not None
 
 
 def test_snapshot_seeds_the_catalog(tmp_path: Path) -> None:
