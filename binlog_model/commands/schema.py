@@ -6,7 +6,8 @@ replays it), the very code the library and the Spark pre-pass use, so the histor
 server charset taken from the QUERY events' ``collation_server`` when no ``--server-charset`` is given) is
 the one ``events`` builds; ``--sql`` files go
 through ``SchemaHistory.apply_script``. ``--snapshot`` seeds the starting schema like everywhere else
-(``io.snapshots.load_snapshot``): a ``mysqldump --no-data`` file, a saved history ``.json``, or a server URL. Text
+(``io.snapshots.load_snapshot``): a ``mysqldump --no-data`` file, a saved history ``.json``, or a server URL.
+Text
 output lists each recorded statement (position, GTID, statement, changes) and then the final catalog;
 ``--json`` prints one document: the versioned history (``binlog-model/schema-history``, with the final catalog
 and every column attribute). Errors are ``BinlogError``s, which ``binlog_model.cli`` turns into one line and
