@@ -52,6 +52,7 @@ _LAZY = {
     "write_delimited": "binlog_model.model",
     "iter_delimited": "binlog_model.model",
     "python_value": "binlog_model.model",
+    "compiled_core": "binlog_model.compiled",
 }
 
 
