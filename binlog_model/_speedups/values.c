@@ -57,12 +57,17 @@ int bm_value_size(const bm_col *c, const unsigned char *p, Py_ssize_t avail, Py_
         if (avail < w) return BM_ERR_DATA;
         uint64_t len = le(p, w);
         if (len > (uint64_t)(avail - w)) return BM_ERR_DATA;
+        /* Values the Python codecs reject while decoding: a GEOMETRY without its SRID, a VECTOR that is
+         * not whole float32s. */
+        if ((c->wire == W_GEOMETRY && len < 4) || (c->wire == W_VECTOR && len % 4)) return BM_ERR_DATA;
         *size = w + (Py_ssize_t)len;
         return BM_OK;
     }
     default: return BM_ERR_DATA;
     }
     if (avail < n) return BM_ERR_DATA;
+    /* An old-format DATETIME this large is MariaDB's pre-10.1 DATETIME(n): the Python codec rejects it. */
+    if (c->wire == W_DATETIME && le(p, 8) > 99991231235959ull) return BM_ERR_DATA;
     *size = n;
     return BM_OK;
 }
