@@ -195,7 +195,17 @@ PyObject *bm_build_rows(bm_plan *plan, const unsigned char *buf, Py_ssize_t pos,
             if ((rc = put_primary_key(&x, before, after))) goto done;
             if ((rc = put_update(&x, image_mode, before, after, changed, is_always))) goto done;
         }
-        PyObject *row = PyBytes_FromStringAndSize((const char *)x.row.data, x.row.len);
+        /* Framed as one entry of BinlogEvent.rows (field 11): the event's bytes are then a concatenation. */
+        int vs = bm_varint_size((uint64_t)x.row.len);
+        PyObject *row = PyBytes_FromStringAndSize(NULL, 1 + vs + x.row.len);
+        if (row) {
+            unsigned char *w = (unsigned char *)PyBytes_AS_STRING(row);
+            *w++ = 0x5a;
+            uint64_t v = (uint64_t)x.row.len;
+            while (v >= 0x80) { *w++ = (unsigned char)(v | 0x80); v >>= 7; }
+            *w++ = (unsigned char)v;
+            memcpy(w, x.row.data, (size_t)x.row.len);
+        }
         if (!row || PyList_Append(list, row) < 0) {
             Py_XDECREF(row);
             rc = BM_ERR_PY;
