@@ -160,7 +160,8 @@ def _spec_seed(image: str) -> list[pb.BinlogEvent]:
     # only the assembler's image mode changes.
     sys.path.insert(0, str(ROOT))
     import tests.golden.test_spec_golden as spec
-    from binlog_model.assemble import AssemblerOptions, StatementAssembler
+    from binlog_model.resolve.assembler import StatementAssembler
+    from binlog_model.resolve.options import AssemblerOptions
 
     original = spec._assembler
 

@@ -39,8 +39,9 @@ from binlog_model.position import BinlogPosition
 _LAZY = {
     "iter_binlog_events": "binlog_model.pipeline",
     "load_snapshot": "binlog_model.pipeline",
-    "StatementAssembler": "binlog_model.assemble",
-    "AssemblerOptions": "binlog_model.assemble",
+    "StatementAssembler": "binlog_model.resolve.assembler",
+    "AssemblerOptions": "binlog_model.resolve.options",
+    "ResolveOptions": "binlog_model.resolve.options",
     "BinlogDecoder": "binlog_model.wire.decoder",
     "NEED_DATA": "binlog_model.wire.decoder",
     "iter_events": "binlog_model.io.files",

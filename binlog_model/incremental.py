@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from binlog_model.assemble import AssemblerOptions, AssemblerStats, StatementAssembler
 from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.io.files import open_binlog, sort_binlog_files
 from binlog_model.io.tail import FileEnd, FileStart, format_description_of, iter_from
 from binlog_model.model import encode_delimited, to_json
 from binlog_model.position import BinlogPosition
+from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
+from binlog_model.resolve.options import AssemblerOptions
 from binlog_model.state import PARTIAL, RunState, StateMismatchError, fsync_dir, recover_outputs
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory

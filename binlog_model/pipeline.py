@@ -14,10 +14,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.assemble import AssemblerOptions, StatementAssembler, parse_always_include
 from binlog_model.errors import ConfigError
 from binlog_model.io.files import sort_binlog_files
 from binlog_model.io.tail import FileEnd, FileStart, iter_from
+from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.options import AssemblerOptions, parse_always_include
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import Catalog
 from schema_tracker.snapshot import catalog_from_dump, read_sql_text

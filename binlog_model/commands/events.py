@@ -14,10 +14,11 @@ from typing import IO
 
 import click
 
-from binlog_model.assemble import AssemblerOptions, StatementAssembler, parse_always_include
 from binlog_model.errors import ConfigError
 from binlog_model.model import to_json, write_delimited
 from binlog_model.pipeline import iter_binlog_events, load_snapshot
+from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.options import AssemblerOptions, parse_always_include
 
 
 @click.command("events")

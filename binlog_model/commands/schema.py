@@ -19,11 +19,12 @@ from pathlib import Path
 
 import click
 
-from binlog_model.assemble import AssemblerOptions, StatementAssembler
 from binlog_model.charsets import CHARSET_CODECS, normalize_charset
 from binlog_model.errors import ConfigError
 from binlog_model.io.files import iter_events
 from binlog_model.pipeline import load_snapshot
+from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.options import AssemblerOptions
 from schema_tracker.changes import (
     CreateOrModifyColumn,
     CreateTable,

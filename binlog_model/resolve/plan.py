@@ -9,15 +9,34 @@ and the column's name, key position and visibility. Nothing here holds behaviour
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Any
 
-__all__ = ["ColumnMark", "PlanColumn", "PlanKind", "RowPlan"]
+from binlog_model.charsets import is_binary_charset, normalize_charset
+from binlog_model.errors import SchemaMismatchError
+from binlog_model.position import BinlogPosition
+from binlog_model.resolve.statement_text import printable
+from binlog_model.resolve.types import (
+    ColumnLike,
+    ValueKind,
+    binlog_type_mismatch,
+    canonical_data_type,
+    describe_binlog_column,
+    integer_bits,
+    map_column,
+)
+from binlog_model.wire.table_map import TableMapEvent, real_type
+from schema_tracker.model import TableSchema
+
+__all__ = ["ColumnMark", "PlanColumn", "PlanKind", "RowPlan", "build_plan", "plan_column"]
 
 
 class PlanKind(IntEnum):
     """How a logged value becomes a ``Value``: one case per builder (the C switch uses these numbers)."""
 
+    NONE = 0         # a HIDDEN column: never converted, so never mapped
     INT = 1          # int_value (TINYINT..INT signed, smaller unsigned, YEAR)
     LONG = 2         # long_value (INT UNSIGNED, BIGINT signed)
     UINT64 = 3       # uint64_value (BIGINT UNSIGNED)
@@ -59,6 +78,7 @@ class PlanColumn:
     mark: ColumnMark
     pk_position: int                # position in the primary key, -1 for other columns
     always: bool                    # in every UPDATE/DELETE before image (always-include; all without PK)
+    data_type: str = ""             # the tracked data type as written (``int``, ``varchar``): error messages
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,3 +89,127 @@ class RowPlan:
     primary_key: tuple[int, ...]    # image indexes of the key columns, in key order
     always: tuple[int, ...]         # image indexes of the always-included columns, ascending
     has_marks: bool                 # any column INVISIBLE or HIDDEN
+
+
+# --- building -------------------------------------------------------------------------------------------
+
+_DEFAULT_CHARSET = "utf8mb4"           # a text column whose charset the schema does not know
+_FIXED_BINARY_LENGTH = {"uuid": 16, "inet6": 16, "inet4": 4}
+_KINDS = {
+    ValueKind.INT: PlanKind.INT, ValueKind.LONG: PlanKind.LONG, ValueKind.UINT64: PlanKind.UINT64,
+    ValueKind.DECIMAL: PlanKind.DECIMAL, ValueKind.FLOAT: PlanKind.FLOAT, ValueKind.DOUBLE: PlanKind.DOUBLE,
+    ValueKind.STRING: PlanKind.TEXT, ValueKind.SET: PlanKind.SET, ValueKind.BYTES: PlanKind.BYTES,
+    ValueKind.BIT: PlanKind.BIT, ValueKind.DATE: PlanKind.DATE, ValueKind.DATETIME: PlanKind.DATETIME,
+    ValueKind.TIMESTAMP: PlanKind.TIMESTAMP, ValueKind.TIME: PlanKind.TIME, ValueKind.JSON: PlanKind.JSON,
+    ValueKind.GEOMETRY: PlanKind.GEOMETRY, ValueKind.VECTOR: PlanKind.VECTOR,
+}
+_INTEGER_KINDS = (PlanKind.INT, PlanKind.LONG, PlanKind.UINT64)
+
+
+def plan_column(column: ColumnLike, *, index: int = 0, type_code: int = 0, meta: int = 0,
+                mark: ColumnMark = ColumnMark.USER, pk_position: int = -1,
+                always: bool = False) -> PlanColumn:
+    """One tracked column as plan data. Raises ``SchemaError`` for a data type the model does not map
+    (a HIDDEN column is never mapped: its type is the server's, and it is never emitted)."""
+    if mark == ColumnMark.HIDDEN:
+        return PlanColumn(index, column.name, type_code, meta, PlanKind.NONE, column.unsigned, 0, "", (), 0,
+                          mark, pk_position, always, column.data_type)
+    data_type = canonical_data_type(column.data_type)
+    kind = _KINDS[map_column(column).value_kind]
+    if kind == PlanKind.TEXT and data_type == "enum":
+        kind = PlanKind.ENUM
+    int_bits = (integer_bits(data_type) or 32) if kind in _INTEGER_KINDS else 0  # YEAR: an INT, 32 bits
+    charset = normalize_charset(column.charset or _DEFAULT_CHARSET) if kind == PlanKind.TEXT else ""
+    labels = tuple(column.enum_values) if kind in (PlanKind.ENUM, PlanKind.SET) else ()
+    pad_to = 0
+    if kind == PlanKind.BYTES:
+        # The binlog drops the trailing 0x00 bytes of fixed-length binary values (BINARY(N), MariaDB's UUID,
+        # INET6, INET4); SELECT returns all N bytes, so the builders put them back.
+        fixed = data_type == "binary" or (data_type == "char" and is_binary_charset(column.charset))
+        pad_to = (column.length or 0) if fixed else _FIXED_BINARY_LENGTH.get(data_type, 0)
+    return PlanColumn(index, column.name, type_code, meta, kind, column.unsigned, int_bits, charset, labels,
+                      pad_to, mark, pk_position, always, column.data_type)
+
+
+def build_plan(table_map: TableMapEvent, schema: TableSchema, always_include: Sequence[str],
+               position: BinlogPosition) -> RowPlan:
+    """The RowPlan of ``table_map`` under the tracked ``schema`` (the catalog in force at ``position``).
+
+    ``always_include``: the column names always put in UPDATE/DELETE before images (lowercase).
+    Raises ``SchemaMismatchError`` (with the table, position and both column lists) when the TABLE_MAP and
+    the schema disagree, or a key or always-include column is not in the table; ``SchemaError`` for a data
+    type the model does not map.
+    """
+    columns = logged_columns(table_map, schema)
+    check_table_map(table_map, schema, position, columns)
+    lowered = [c.name.lower() for c in columns]
+    pk = _indexes(schema.primary_key, lowered, "primary key", schema.qualified_name, position)
+    # A name the table lacks: SchemaMismatchError with the table, the position and its real columns.
+    always = tuple(sorted(_indexes(always_include, lowered, "always-include", schema.qualified_name,
+                                   position)))
+    marks = [ColumnMark.HIDDEN if getattr(c, "hidden", False) else ColumnMark.INVISIBLE if c.invisible
+             else ColumnMark.USER for c in columns]
+    if not pk:
+        # Without a primary key the before image is the row's only identity: keep all of it.
+        always = tuple(i for i, m in enumerate(marks) if m != ColumnMark.HIDDEN)
+    key_position = {index: n for n, index in enumerate(pk)}
+    kept = set(always)
+    plan_columns = tuple(
+        plan_column(c, index=i, type_code=real_type(table_map.column_types[i], table_map.column_metas[i]),
+                    meta=table_map.column_metas[i], mark=marks[i], pk_position=key_position.get(i, -1),
+                    always=i in kept)
+        for i, c in enumerate(columns))
+    return RowPlan(schema.db, schema.name, plan_columns, pk, always, any(marks))
+
+
+def logged_columns(table_map: TableMapEvent, schema: TableSchema) -> Sequence[Any]:
+    """The tracked columns the TABLE_MAP logs. MySQL 8.0.17 logged the hidden generated columns of
+    functional indexes; later servers leave them out, so when the counts say so they are dropped here."""
+    columns = schema.columns
+    if len(columns) != table_map.column_count and any(getattr(c, "hidden", False) for c in columns):
+        visible = [c for c in columns if not getattr(c, "hidden", False)]
+        if len(visible) == table_map.column_count:
+            return visible
+    return columns
+
+
+def check_table_map(table_map: TableMapEvent, schema: TableSchema, position: BinlogPosition,
+                    columns: Sequence[Any]) -> None:
+    """``SchemaMismatchError`` when the TABLE_MAP's column count, names (FULL metadata) or types disagree
+    with the tracked ``columns``."""
+    tracked = [f"{c.name} {c.column_type}" for c in columns]
+    logged = [f"@{i + 1} {describe_binlog_column(t, m)}"
+              for i, (t, m) in enumerate(zip(table_map.column_types, table_map.column_metas, strict=True))]
+    if len(columns) != len(table_map.column_types):
+        raise SchemaMismatchError(
+            f"TABLE_MAP has {len(table_map.column_types)} columns, the tracked schema {len(columns)}",
+            table=schema.qualified_name, position=position, tracked=tracked, binlog=logged)
+    if table_map.column_names is not None:
+        # FULL row metadata names the columns: a tracked schema with other names at this position is wrong
+        # even when the types agree (e.g. two same-typed columns swapped).
+        logged_names = [n.lower() for n in table_map.column_names]
+        if logged_names != [c.name.lower() for c in columns]:
+            raise SchemaMismatchError("TABLE_MAP column names differ from the tracked schema",
+                                      table=schema.qualified_name, position=position, tracked=tracked,
+                                      binlog=list(table_map.column_names))
+    for i, column in enumerate(columns):
+        if getattr(column, "hidden", False):
+            continue   # a functional index's expression column: its type is the server's, never emitted
+        problem = binlog_type_mismatch(table_map.column_types[i], table_map.column_metas[i], column)
+        if problem:
+            raise SchemaMismatchError(f"column {i + 1} ({column.name}): {problem}",
+                                      table=schema.qualified_name, position=position,
+                                      tracked=tracked, binlog=logged)
+
+
+def _indexes(wanted: Sequence[str], lowered: Sequence[str], what: str, table: str,
+             position: BinlogPosition) -> tuple[int, ...]:
+    """Column indexes of ``wanted`` names (case-insensitive); a name the table lacks is an error."""
+    out = []
+    for name in wanted:
+        try:
+            out.append(lowered.index(name.lower()))
+        except ValueError:
+            raise SchemaMismatchError(f"{what} column {printable(name)!r} is not a column of the table",
+                                      table=table, position=position, tracked=list(lowered)) from None
+    return tuple(out)

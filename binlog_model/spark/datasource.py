@@ -37,10 +37,11 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.assemble import AssemblerOptions, StatementAssembler, parse_always_include
 from binlog_model.errors import ConfigError
 from binlog_model.pipeline import load_snapshot
 from binlog_model.position import BinlogPosition, file_sequence
+from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.options import AssemblerOptions, parse_always_include
 from binlog_model.spark.partitions import (
     Slice,
     build_history,

@@ -20,9 +20,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from binlog_model.assemble import AssemblerOptions, StatementAssembler
 from binlog_model.errors import ConfigError, DecodeError
 from binlog_model.io.files import binlog_size, list_binlog_files, open_binlog, sort_binlog_names
+from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.options import AssemblerOptions
 from binlog_model.wire import NEED_DATA, BinlogDecoder, EventType
 from binlog_model.wire import events as ev
 from binlog_model.wire.events import ROWS_EVENT_TYPES

@@ -37,7 +37,7 @@ from typing import Any
 import pyarrow as pa
 
 from binlog_model.position import BinlogPosition
-from binlog_model.types import ValueKind, map_column
+from binlog_model.resolve.types import ValueKind, map_column
 from schema_tracker import changes as ch
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import ColumnSchema

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from binlog_model.errors import DecodeError, DecoderStateError, TruncatedEventError, UnsupportedEventError
@@ -30,6 +30,7 @@ __all__ = [
     "RELAXED_UNIQUE_CHECKS_F",
     "ROWS_EVENT_KINDS",
     "STMT_END_F",
+    "RowImages",
     "RowsEvent",
     "RowsExtraData",
     "parse_rows_event",
@@ -88,6 +89,11 @@ class RowsEvent:
     ``rows``: for insert/delete a tuple of row tuples (one value per table column; ``NOT_PRESENT`` where
     the image omits a column, ``None`` for NULL); for update/partial_update a tuple of (before, after)
     pairs. In a partial update, a JSON column updated in place holds a tuple of ``JsonDiff``.
+
+    The row images are decoded lazily, on the first access to ``rows`` (the compiled row builder reads
+    ``images`` directly and never needs them as Python values). Everything before the images (post-header,
+    extra data, column count, bitmaps, MariaDB inflation) is checked when the event is decoded; an error in
+    the images themselves is raised by the first access to ``rows``, with the same message and location.
     """
 
     header: Any
@@ -100,12 +106,42 @@ class RowsEvent:
     column_count: int
     columns_present: tuple[bool, ...]
     columns_present_after: tuple[bool, ...] | None
-    rows: tuple[Any, ...]
+    images: RowImages
     compressed: bool = False
+    _rows: list[tuple[Any, ...]] = field(default_factory=list, init=False, repr=False, compare=False)
+
+    @property
+    def rows(self) -> tuple[Any, ...]:
+        cache = self._rows
+        if not cache:
+            cache.append(_decode_images(self))
+        return cache[0]
 
     @property
     def is_statement_end(self) -> bool:
         return bool(self.flags & STMT_END_F)
+
+
+@dataclass(frozen=True, slots=True)
+class RowImages:
+    """The undecoded row images of a rows event: ``buf[pos:end]`` (the body, or the inflated MariaDB
+    images), and the raw columns-present bitmaps they are read with."""
+
+    buf: bytes | memoryview
+    pos: int
+    end: int
+    present: bytes
+    present_after: bytes | None
+    name: str      # the upstream event type name, for error locations
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RowImages):
+            return NotImplemented
+        return (bytes(self.buf[self.pos:self.end]) == bytes(other.buf[other.pos:other.end])
+                and self.present == other.present and self.present_after == other.present_after)
+
+    def __hash__(self) -> int:
+        return hash(bytes(self.buf[self.pos:self.end]))
 
 
 def parse_rows_event(header: Any, body: memoryview, post_header_len: int,
@@ -200,21 +236,57 @@ def _parse(header: Any, body: memoryview, post_header_len: int, table_maps: Mapp
             f"rows event has {count} columns but the TABLE_MAP of `{table_map.schema}`.`{table_map.table}` "
             f"(table_id {table_id}) has {table_map.column_count}",
             expected=f"{table_map.column_count} columns")
-    present = cur.bitmap(count, "columns-present bitmap")
-    present_after = cur.bitmap(count, "columns-present-after bitmap") if is_update else None
+    nbytes = (count + 7) >> 3
+    present_raw = bytes(cur.view(nbytes, "columns-present bitmap"))
+    present = _bits(present_raw, count)
+    present_after_raw: bytes | None = None
+    present_after: tuple[bool, ...] | None = None
+    if is_update:
+        present_after_raw = bytes(cur.view(nbytes, "columns-present-after bitmap"))
+        present_after = _bits(present_after_raw, count)
     if compressed:
         # MariaDB compresses only the row images; the column count and bitmaps before them are plain.
-        buf = _decompress(cur.view(cur.remaining, "compressed rows"))
+        buf: bytes | memoryview = _decompress(cur.view(cur.remaining, "compressed rows"))
         pos, end = 0, len(buf)
     else:
         buf, pos, end = cur.buf, cur.pos, cur.end
-        if end != len(buf):
-            buf = buf[:end]
+        if not isinstance(buf.obj, bytes):
+            # The images are read after this call returns: keep them in bytes nobody can change.
+            buf, pos, end = bytes(buf[pos:end]), 0, end - pos
+    images = RowImages(buf, pos, end, present_raw, present_after_raw, name)
+    return RowsEvent(header=header, kind=kind, version=version, table_id=table_id, flags=flags,
+                     extra_data=extra, table_map=table_map, column_count=count, columns_present=present,
+                     columns_present_after=present_after, images=images, compressed=compressed)
+
+
+def _bits(raw: bytes, nbits: int) -> tuple[bool, ...]:
+    return tuple(bool(raw[i >> 3] & (1 << (i & 7))) for i in range(nbits))
+
+
+def _decode_images(event: RowsEvent) -> tuple[Any, ...]:
+    """The row images as Python values (``RowsEvent.rows``); errors as the eager decoder raised them."""
+    header = event.header
+    try:
+        return _decode_rows(event)
+    except DecodeError as exc:
+        raise exc.located(file=getattr(header, "file", None), offset=getattr(header, "offset", None),
+                          event_type=event.images.name) from None
+
+
+def _decode_rows(event: RowsEvent) -> tuple[Any, ...]:
+    table_map = event.table_map
+    images = event.images
+    count = event.column_count
+    buf, pos, end = images.buf, images.pos, images.end
+    if not isinstance(buf, memoryview):
+        buf = memoryview(buf)
+    if end != len(buf):
+        buf = buf[:end]
     plan = table_map.row_plan
-    idx_before = tuple(i for i, p in enumerate(present) if p)
+    idx_before = tuple(i for i, p in enumerate(event.columns_present) if p)
     rows: list[Any] = []
     try:
-        if not is_update:
+        if event.kind not in ("update", "partial_update"):
             while pos < end:
                 start = pos
                 row, pos = _image(buf, pos, plan, idx_before, count, None)
@@ -222,10 +294,10 @@ def _parse(header: Any, body: memoryview, post_header_len: int, table_maps: Mapp
                     raise _no_progress(end - pos)
                 rows.append(row)
         else:
-            assert present_after is not None
-            idx_after = tuple(i for i, p in enumerate(present_after) if p)
+            assert event.columns_present_after is not None
+            idx_after = tuple(i for i, p in enumerate(event.columns_present_after) if p)
             json_cols = tuple(i for i, t in enumerate(table_map.column_types) if t == ColumnType.JSON)
-            partial = kind == "partial_update"
+            partial = event.kind == "partial_update"
             while pos < end:
                 start = pos
                 before, pos = _image(buf, pos, plan, idx_before, count, None)
@@ -238,11 +310,9 @@ def _parse(header: Any, body: memoryview, post_header_len: int, table_maps: Mapp
                 rows.append((before, after))
     except DecodeError as exc:
         exc.reason += (f" (row {len(rows)} of `{table_map.schema}`.`{table_map.table}`, "
-                       f"table_id {table_id})")
+                       f"table_id {event.table_id})")
         raise
-    return RowsEvent(header=header, kind=kind, version=version, table_id=table_id, flags=flags,
-                     extra_data=extra, table_map=table_map, column_count=count, columns_present=present,
-                     columns_present_after=present_after, rows=tuple(rows), compressed=compressed)
+    return tuple(rows)
 
 
 def _no_progress(remaining: int) -> DecodeError:

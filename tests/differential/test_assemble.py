@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.assemble import AssemblerOptions, StatementAssembler, parse_always_include, parse_trace_info
 from binlog_model.errors import (
     ConfigError,
     IncompleteTransactionError,
@@ -26,6 +25,9 @@ from binlog_model.errors import (
 )
 from binlog_model.model import python_value
 from binlog_model.pipeline import iter_binlog_events
+from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.options import AssemblerOptions, parse_always_include
+from binlog_model.resolve.statement_text import parse_trace_info
 from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.mariadb import MariaDBServer
 from binlog_model.testing.mysql import MySQLServer
@@ -272,7 +274,7 @@ def test_table_map_names_catch_a_same_typed_column_swap(server: LocalServer, fre
 
 
 def test_update_change_detection_is_strict_about_json_types_and_signed_zero() -> None:
-    from binlog_model.assemble import _differs
+    from binlog_model.resolve.rows import _differs
     from binlog_model.wire.values import NOT_PRESENT, JsonDocument
 
     assert _differs(JsonDocument({"x": 1}), JsonDocument({"x": True}))
@@ -293,7 +295,7 @@ def test_spilled_transactions_stream_out_unchanged() -> None:
 
 
 def test_rollback_to_a_savepoint_inside_the_spilled_part() -> None:
-    from binlog_model.assemble import _TransactionBuffer
+    from binlog_model.resolve.spill import TransactionBuffer as _TransactionBuffer
 
     buffer = _TransactionBuffer(spill_bytes=50)
     for i in range(20):

@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.convert import make_converter
 from binlog_model.io.files import iter_events
+from binlog_model.resolve.convert import make_converter
+from binlog_model.resolve.types import binlog_type_mismatch
 from binlog_model.testing.localserver import LocalServer
-from binlog_model.types import binlog_type_mismatch
 from binlog_model.wire.rows import RowsEvent
 from schema_tracker.snapshot import catalog_from_server
 

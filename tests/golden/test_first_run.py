@@ -243,10 +243,10 @@ def test_a_reader_that_stops_early_ends_the_run_quietly() -> None:
 
 
 def test_schema_mismatch_names_mysql_types() -> None:
-    from binlog_model.assemble import StatementAssembler
     from binlog_model.errors import SchemaMismatchError
     from binlog_model.io.files import iter_events
     from binlog_model.pipeline import load_snapshot
+    from binlog_model.resolve.assembler import StatementAssembler
     from binlog_model.wire.events import QueryEvent
 
     wrong = ("CREATE DATABASE ppc;\nUSE ppc;\n"

@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.assemble import AssemblerOptions, StatementAssembler
 from binlog_model.cli import main as cli_main
 from binlog_model.errors import (
     BinlogError,
@@ -31,6 +30,8 @@ from binlog_model.errors import (
 )
 from binlog_model.io import iter_events
 from binlog_model.model import python_value
+from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.options import AssemblerOptions
 from binlog_model.testing.sid import cache_root
 from binlog_model.wire import BinlogDecoder, EventType, UnknownEvent
 from binlog_model.wire.cursor import Cursor

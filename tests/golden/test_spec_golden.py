@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.assemble import AssemblerOptions, StatementAssembler
+from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.options import AssemblerOptions
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import Catalog

@@ -28,8 +28,9 @@ import pymysql
 import pytest
 from pymysql.constants import FIELD_TYPE
 
-from binlog_model.assemble import AssemblerOptions, StatementAssembler
 from binlog_model.io.files import iter_events
+from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.options import AssemblerOptions
 from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.replica import Replica, ReplicaError
 from binlog_model.testing.workload import Step, Workload

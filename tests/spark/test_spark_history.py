@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
-from binlog_model.assemble import AssemblerOptions, StatementAssembler
 from binlog_model.errors import SchemaMismatchError
 from binlog_model.io.files import iter_events
+from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.options import AssemblerOptions
 from binlog_model.wire import QueryEvent
 from schema_tracker.history import SchemaHistory
 

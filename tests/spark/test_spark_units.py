@@ -47,8 +47,9 @@ def test_slices_start_at_transaction_starts_and_decode_to_the_same_events() -> N
 def test_pre_pass_history_equals_the_pipeline_history() -> None:
     files = sorted((GOLDEN / "ddl_between_dml" / "binlogs").iterdir())
     history, _ = plan(files)
-    from binlog_model.assemble import AssemblerOptions, StatementAssembler
     from binlog_model.io.files import iter_events
+    from binlog_model.resolve.assembler import StatementAssembler
+    from binlog_model.resolve.options import AssemblerOptions
     full = StatementAssembler(SchemaHistory(), AssemblerOptions())
     list(full.assemble(iter_events(files)))
     assert history.to_json() == full.history.to_json()

@@ -1,4 +1,4 @@
-"""binlog_model.convert: decoded wire values + tracked column → typed protobuf Value.
+"""binlog_model.resolve.convert: decoded wire values + tracked column → typed protobuf Value.
 
 Inputs are the wire layer's decoded Python values (docs/contracts.md "Decoded values"); columns are
 hand-written ColumnSchema values. The edge values are the ones peers get wrong: unsigned wrap-around, exact
@@ -17,10 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.convert import make_converter, make_setter, to_value
 from binlog_model.errors import ConfigError, SchemaError, SchemaMismatchError
 from binlog_model.model import python_value
-from binlog_model.types import ValueKind, map_column
+from binlog_model.resolve.convert import make_converter, make_setter, to_value
+from binlog_model.resolve.types import ValueKind, map_column
 from binlog_model.wire.values import NOT_PRESENT, Geometry, InvalidDate, InvalidDateTime, JsonDocument
 from schema_tracker.model import ColumnSchema as C
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from binlog_model.types import type_mapping_markdown
+from binlog_model.resolve.types import type_mapping_markdown
 from tests._paths import REPO
 
 

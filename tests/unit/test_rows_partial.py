@@ -56,7 +56,7 @@ def test_value_options_zero_means_full_values() -> None:
 def test_truncated_partial_bits() -> None:
     body = _event(bytes.fromhex("01"))
     with pytest.raises(TruncatedEventError, match="partial JSON bitmap"):
-        parse_rows_event(_header(39), memoryview(body), 10, _maps())
+        parse_rows_event(_header(39), memoryview(body), 10, _maps()).rows  # noqa: B018 - images decode on access
 
 
 def test_assembler_refuses_a_diff_that_does_not_apply_to_its_before_value() -> None:
@@ -64,8 +64,8 @@ def test_assembler_refuses_a_diff_that_does_not_apply_to_its_before_value() -> N
     the scalar ``false``, which MySQL rejects; a typed JsonDiffError at the event's offset, never a guess.
     (Diffs that apply are resolved: tests/differential/test_mysql_json_partial.py proves that on MySQL
     9.7's bytes.)"""
-    from binlog_model.assemble import StatementAssembler
     from binlog_model.errors import JsonDiffError
+    from binlog_model.resolve.assembler import StatementAssembler
     from schema_tracker.history import SchemaHistory
     from schema_tracker.model import Catalog
     from schema_tracker.snapshot import catalog_from_dump

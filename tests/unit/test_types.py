@@ -1,4 +1,4 @@
-"""binlog_model.types: the MySQL type → model mapping and the TABLE_MAP compatibility check.
+"""binlog_model.resolve.types: the MySQL type → model mapping and the TABLE_MAP compatibility check.
 
 The spec case uses the spec's own bytes and SQL: its CREATE TABLE is replayed by the schema tracker and its
 BINLOG '...' TABLE_MAP event (real MySQL 5.7 bytes, extracted from the spec at test time) is parsed by the
@@ -14,7 +14,7 @@ import pytest
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import SchemaError
-from binlog_model.types import (
+from binlog_model.resolve.types import (
     ValueKind,
     binlog_type_matches,
     binlog_type_mismatch,

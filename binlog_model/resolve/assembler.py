@@ -24,20 +24,16 @@ event: unique, deterministic and increasing in binlog order.
 
 from __future__ import annotations
 
-import itertools
-import math
 import os
 import re
-import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.charsets import charset_for_collation_id, make_text_decoder
-from binlog_model.convert import Setter, make_setter
+from binlog_model.charsets import charset_for_collation_id
 from binlog_model.errors import (
     ConfigError,
     IncompleteTransactionError,
@@ -48,60 +44,25 @@ from binlog_model.errors import (
     UnsupportedDDLError,
 )
 from binlog_model.json_diff import resolve_partial_row
-from binlog_model.model import iter_delimited, write_delimited
 from binlog_model.position import BinlogPosition, file_sequence
-from binlog_model.schema_changes import schema_change_to_proto
-from binlog_model.table_from_metadata import table_from_table_map
-from binlog_model.types import binlog_type_mismatch, describe_binlog_column
+from binlog_model.resolve.from_table_map import table_from_table_map
+from binlog_model.resolve.options import ResolveOptions
+from binlog_model.resolve.plan import RowPlan, build_plan
+from binlog_model.resolve.rows import RowBuilders, python_row_builders
+from binlog_model.resolve.schema_changes import schema_change_to_proto
+from binlog_model.resolve.spill import TransactionBuffer
+from binlog_model.resolve.statement_text import printable, put_statement, query_text
 from binlog_model.wire import events as ev
 from binlog_model.wire.rows import RowsEvent
 from binlog_model.wire.table_map import TableMapEvent
-from binlog_model.wire.values import NOT_PRESENT
 from schema_tracker.changes import SkippedStatement, visible_changes
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import TableSchema, collation_name
 
-__all__ = ["AssemblerOptions", "AssemblerStats", "StatementAssembler", "parse_always_include",
-           "parse_trace_info"]
+__all__ = ["AssemblerStats", "StatementAssembler"]
 
-UpdateImage = Literal["changed", "changed_with_old", "full"]
-StatementText = Literal["all", "first", "none"]
 _OPERATION = {"insert": pb.BinlogEvent.INSERT, "update": pb.BinlogEvent.UPDATE,
               "partial_update": pb.BinlogEvent.UPDATE, "delete": pb.BinlogEvent.DELETE}
-
-
-@dataclass(frozen=True)
-class AssemblerOptions:
-    """How statements become BinlogEvents.
-
-    ``always_include``: per table (``(db, table)``, compared case-insensitively) the columns always put in
-    ``before`` for UPDATE and DELETE (the spec's ``currency``). ``image``: ``"changed"`` (the spec: ``after``
-    holds the changed columns), ``"changed_with_old"`` (also the old values of changed columns in
-    ``before``), ``"full"`` (complete before and after images as logged). ``max_rows``/``max_bytes`` bound
-    one BinlogEvent; ``spill_bytes`` bounds the memory a pending transaction may hold.
-    ``allow_incomplete_tail``: a transaction still open at the end of input is dropped and counted in
-    ``stats.incomplete_transactions`` instead of raising (for binlogs still being written).
-    ``statement_text``: where the statement's SQL goes: ``"all"`` its BinlogEvents (default), ``"first"``
-    only the first piece of each split statement, ``"none"`` nowhere (a multi-row INSERT's text can be
-    most of an event's bytes). ``trace_info`` is kept either way.
-    """
-
-    source: str = ""
-    always_include: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
-    image: UpdateImage = "changed"
-    max_rows: int = 1000
-    max_bytes: int = 4 << 20
-    spill_bytes: int = 64 << 20
-    allow_incomplete_tail: bool = False
-    statement_text: StatementText = "all"
-
-    def __post_init__(self) -> None:
-        if self.image not in ("changed", "changed_with_old", "full"):
-            raise ConfigError(f"image must be changed, changed_with_old or full, not {self.image!r}")
-        if self.statement_text not in ("all", "first", "none"):
-            raise ConfigError(f"statement_text must be all, first or none, not {self.statement_text!r}")
-        if self.max_rows < 1 or self.max_bytes < 1:
-            raise ConfigError("max_rows and max_bytes must be positive")
 
 
 @dataclass
@@ -123,89 +84,7 @@ class AssemblerStats:
     always_include_unseen: list[str] = field(default_factory=list)
 
 
-def parse_always_include(specs: Iterable[str]) -> dict[tuple[str, str], tuple[str, ...]]:
-    """``["ppc.campaigns.currency", ...]`` → ``{("ppc", "campaigns"): ("currency",)}``."""
-    out: dict[tuple[str, str], list[str]] = {}
-    for spec in specs:
-        parts = spec.split(".")
-        if len(parts) != 3 or not all(parts):
-            raise ConfigError(f"--always-include expects db.table.column, got {spec!r}")
-        out.setdefault((parts[0].lower(), parts[1].lower()), []).append(parts[2])
-    return {k: tuple(v) for k, v in out.items()}
-
-
-# A leading plain comment, not an executable (/*!) or optimizer-hint (/*+) comment.
-_TRACE = re.compile(r"\A\s*/\*(?![!+])\s*(.*?)\s*\*/", re.S)
-
-
-def parse_trace_info(statement: str | None) -> str | None:
-    """The trace comment that leads a statement, e.g. ``/* reqid:123:service:method */ UPDATE …`` →
-    ``"reqid:123:service:method"``. Any leading ``/* … */`` comment is accepted (its text, trimmed);
-    MySQL executable comments ``/*! … */`` and optimizer hints ``/*+ … */`` are not trace info."""
-    if not statement:
-        return None
-    m = _TRACE.match(statement)
-    return m.group(1) if m and m.group(1) else None
-
-
-# --- resolved table views -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _TableView:
-    db: str
-    table: str
-    names: tuple[str, ...]
-    setters: tuple[Setter, ...]      # fill a row's Value in place from a decoded value, per column
-    primary_key: tuple[int, ...]
-    always: tuple[int, ...]
-    # Per column: _USER, _INVISIBLE (emitted, marked) or _HIDDEN (never emitted); None when all are _USER.
-    marks: tuple[int, ...] | None = None
-
-
-_USER, _INVISIBLE, _HIDDEN = 0, 1, 2
-
-
-def _never_set(value: pb.Value, raw: Any) -> None:   # pragma: no cover - hidden columns are never emitted
-    raise AssertionError("a hidden column's value is never emitted")
-
-
-def _logged_columns(table_map: TableMapEvent, schema: TableSchema) -> Sequence[Any]:
-    """The tracked columns the TABLE_MAP logs. MySQL 8.0.17 logged the hidden generated columns of
-    functional indexes; later servers leave them out, so when the counts say so they are dropped here."""
-    columns = schema.columns
-    if len(columns) != table_map.column_count and any(getattr(c, "hidden", False) for c in columns):
-        visible = [c for c in columns if not getattr(c, "hidden", False)]
-        if len(visible) == table_map.column_count:
-            return visible
-    return columns
-
-
-def _check_table_map(table_map: TableMapEvent, schema: TableSchema, position: BinlogPosition,
-                     columns: Sequence[Any]) -> None:
-    tracked = [f"{c.name} {c.column_type}" for c in columns]
-    logged = [f"@{i + 1} {describe_binlog_column(t, m)}"
-              for i, (t, m) in enumerate(zip(table_map.column_types, table_map.column_metas, strict=True))]
-    if len(columns) != len(table_map.column_types):
-        raise SchemaMismatchError(
-            f"TABLE_MAP has {len(table_map.column_types)} columns, the tracked schema {len(columns)}",
-            table=schema.qualified_name, position=position, tracked=tracked, binlog=logged)
-    if table_map.column_names is not None:
-        # FULL row metadata names the columns: a tracked schema with other names at this position is wrong
-        # even when the types agree (e.g. two same-typed columns swapped).
-        logged_names = [n.lower() for n in table_map.column_names]
-        if logged_names != [c.name.lower() for c in columns]:
-            raise SchemaMismatchError("TABLE_MAP column names differ from the tracked schema",
-                                      table=schema.qualified_name, position=position, tracked=tracked,
-                                      binlog=list(table_map.column_names))
-    for i, column in enumerate(columns):
-        if getattr(column, "hidden", False):
-            continue   # a functional index's expression column: its type is the server's, never emitted
-        problem = binlog_type_mismatch(table_map.column_types[i], table_map.column_metas[i], column)
-        if problem:
-            raise SchemaMismatchError(f"column {i + 1} ({column.name}): {problem}",
-                                      table=schema.qualified_name, position=position,
-                                      tracked=tracked, binlog=logged)
+# --- checks ---------------------------------------------------------------------------------------------
 
 
 def _check_always_include(schema: TableSchema, wanted: Iterable[str]) -> None:
@@ -219,68 +98,6 @@ def _check_always_include(schema: TableSchema, wanted: Iterable[str]) -> None:
                           f"{', '.join(c.name for c in schema.columns)})")
 
 
-# --- the pending transaction's output ------------------------------------------------------------------
-
-
-class _TransactionBuffer:
-    """BinlogEvents of the open transaction, in memory until ``spill_bytes``, then in a temporary file."""
-
-    def __init__(self, spill_bytes: int) -> None:
-        self._spill_bytes = spill_bytes
-        self._events: list[pb.BinlogEvent] = []
-        self._bytes = 0
-        self._file: Any = None          # spilled events (length-delimited), oldest first
-        self._spilled = 0
-
-    def __len__(self) -> int:
-        return self._spilled + len(self._events)
-
-    def append(self, event: pb.BinlogEvent, size: int | None = None) -> None:
-        """Hold ``event``; ``size`` is its approximate byte size when the caller knows it (else measured)."""
-        self._events.append(event)
-        self._bytes += event.ByteSize() if size is None else size
-        if self._bytes > self._spill_bytes:
-            if self._file is None:
-                self._file = tempfile.TemporaryFile(prefix="binlog-model-tx-")  # noqa: SIM115 (closed by discard)
-            write_delimited(self._file, self._events)
-            self._spilled += len(self._events)
-            self._events.clear()
-            self._bytes = 0
-
-    def truncate(self, count: int) -> None:
-        """Drop every event after the first ``count`` (ROLLBACK TO SAVEPOINT)."""
-        if count >= self._spilled:
-            del self._events[count - self._spilled:]
-            return
-        # Rare: the savepoint lies inside the spilled part; copy the first ``count`` events one by one.
-        kept = tempfile.TemporaryFile(prefix="binlog-model-tx-")  # noqa: SIM115 (closed by discard)
-        write_delimited(kept, itertools.islice(self._iter_spilled(), count))
-        self._file.close()
-        self._file = kept
-        self._spilled = count
-        self._events.clear()
-        self._bytes = 0
-
-    def _iter_spilled(self) -> Iterator[pb.BinlogEvent]:
-        if self._file is None:
-            return iter(())
-        self._file.seek(0)
-        return iter_delimited(self._file)
-
-    def drain(self) -> Iterator[pb.BinlogEvent]:
-        yield from self._iter_spilled()
-        yield from self._events
-        self.discard()
-
-    def discard(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-        self._events = []
-        self._spilled = 0
-        self._bytes = 0
-
-
 # --- statement state -----------------------------------------------------------------------------------
 
 
@@ -289,7 +106,7 @@ class _Piece:
     """Rows of one table of the current statement not yet emitted, all of one operation (a change of
     operation emits them first, keeping log order)."""
 
-    view: _TableView
+    view: RowBuilders
     operation: int
     timestamp: int
     server_id: int
@@ -318,9 +135,9 @@ class StatementAssembler:
     ``UnsupportedDDLError`` (strict DDL), ``DecoderStateError`` for an impossible event order.
     """
 
-    def __init__(self, history: SchemaHistory | None = None, options: AssemblerOptions | None = None) -> None:
+    def __init__(self, history: SchemaHistory | None = None, options: ResolveOptions | None = None) -> None:
         self.history = history if history is not None else SchemaHistory()
-        self.options = options or AssemblerOptions()
+        self.options = options or ResolveOptions()
         self.stats = AssemblerStats()
         self._always = {(db.lower(), t.lower()): tuple(c.lower() for c in cols)
                         for (db, t), cols in self.options.always_include.items()}
@@ -332,13 +149,13 @@ class StatementAssembler:
         # DROP TABLE IF EXISTS of a table created later) and must not be re-applied to the latest catalog.
         positioned = [e.position for e in self.history.entries if e.position is not None]
         self._covered_until = max(p.sort_key() for p in positioned) if positioned else None
-        self._views: dict[tuple[int, int], tuple[TableMapEvent, Any, _TableView]] = {}
-        self._layouts: dict[tuple[Any, ...], tuple[Any, _TableView]] = {}
+        self._views: dict[tuple[int, int], tuple[TableMapEvent, Any, RowBuilders]] = {}
+        self._layouts: dict[tuple[Any, ...], tuple[Any, RowBuilders]] = {}
         # Tables named by a DDL statement skipped in lenient mode that the tracker did not know: uncertain
         # too, so their rows fail loudly instead of resolving from TABLE_MAP metadata.
         self._skipped_tables: set[tuple[str, str]] = set()
-        self._buffer = _TransactionBuffer(self.options.spill_bytes)
-        self._prepared: dict[tuple[bytes, bytes, int], _TransactionBuffer] = {}   # XA xid → held events
+        self._buffer = TransactionBuffer(self.options.spill_bytes)
+        self._prepared: dict[tuple[bytes, bytes, int], TransactionBuffer] = {}   # XA xid → held events
         self._savepoints: dict[str, tuple[int, int]] = {}   # name → (events held, query_index) at it
         self._identity: _Identity | None = None    # from the last GTID event, until the transaction ends
         self._in_transaction = False
@@ -510,7 +327,7 @@ class StatementAssembler:
         return self._on_ddl(event, position)
 
     def _on_ddl(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
-        text, charset = _query_text(event)
+        text, charset = query_text(event)
         recorded = self._recorded.get(position)
         gtid = self._identity.gtid if self._identity else None
         if recorded is not None:
@@ -550,9 +367,9 @@ class StatementAssembler:
                 # could never match a rows event, so it is an error, not a name to guess at.
                 raise UnsupportedDDLError(
                     "the statement names a database, table or column whose bytes are not valid text in the "
-                    "statement's charset", table=f"{_printable(db)}.{_printable(table)}", position=position,
-                    statement=_printable(text)) from err
-            _put_statement(out, text, charset, self.options.statement_text == "all"
+                    "statement's charset", table=f"{printable(db)}.{printable(table)}", position=position,
+                    statement=printable(text)) from err
+            put_statement(out, text, charset, self.options.statement_text == "all"
                            or (self.options.statement_text == "first" and index == 0))
             out.utc_timestamp.CopyFrom(Timestamp(seconds=event.header.timestamp))
             out.position.CopyFrom(_pb_position(event))
@@ -588,7 +405,7 @@ class StatementAssembler:
             return self._commit()
         self._close_statement()
         self._prepared[(bytes(event.gtrid), bytes(event.bqual), event.format_id)] = self._buffer
-        self._buffer = _TransactionBuffer(self.options.spill_bytes)
+        self._buffer = TransactionBuffer(self.options.spill_bytes)
         self._end_transaction()
         return iter(())
 
@@ -620,7 +437,7 @@ class StatementAssembler:
         # Hand the committed events over in a buffer of their own, streamed (from the spill file when the
         # transaction was large), so memory stays bounded whatever the transaction's size.
         buffer = self._buffer
-        self._buffer = _TransactionBuffer(self.options.spill_bytes)
+        self._buffer = TransactionBuffer(self.options.spill_bytes)
         self._end_transaction()
         return self._count(buffer.drain())
 
@@ -668,7 +485,8 @@ class StatementAssembler:
         self._statement_open = True
         view = self._view(event.table_map, position)
         operation = _OPERATION[event.kind]
-        key = (view.db, view.table)
+        plan = view.plan
+        key = (plan.db, plan.table)
         piece = self._pieces.get(key)
         if piece is None:
             piece = _Piece(view, operation, event.header.timestamp, event.header.server_id,
@@ -683,31 +501,38 @@ class StatementAssembler:
             piece.position = _pb_position(event)
         images: Sequence[Any] = event.rows
         if event.kind == "partial_update":
-            images = self._resolve_partial_json(event, view, position)
+            images = self._resolve_partial_json(event, plan, position)
         per_row = max(1, event.header.event_size // max(1, len(event.rows)))
         max_rows, max_bytes = self.options.max_rows, self.options.max_bytes
-        build = self._row_builder(event.kind)
-        for image in images:
-            rows = piece.event.rows
-            if rows and (len(rows) >= max_rows or piece.bytes + per_row > max_bytes):
+        build = view.for_kind(event.kind)
+        start, count = 0, len(images)
+        while start < count:
+            # As many rows as the piece holds before max_rows or max_bytes splits it (at least one).
+            held = len(piece.event.rows)
+            if held and (held >= max_rows or piece.bytes + per_row > max_bytes):
                 self._emit(piece, last=False)
                 piece.timestamp = event.header.timestamp
                 piece.position = _pb_position(event)
+                held = 0
+            fits = min(max_rows - held, (max_bytes - piece.bytes) // per_row, count - start)
+            stop = start + max(fits, 1)
             try:
-                build(piece.event.rows, view, image, piece.next_row_index)
+                build(piece.event.rows, images[start:stop] if start or stop < count else images,
+                      piece.next_row_index)
             except SchemaMismatchError as err:
                 # A converter names the column; the table and the rows event's position are known here.
-                raise SchemaMismatchError(err.reason, table=f"{view.db}.{view.table}", position=position,
+                raise SchemaMismatchError(err.reason, table=f"{plan.db}.{plan.table}", position=position,
                                           tracked=err.tracked, binlog=err.binlog) from err
-            piece.next_row_index += 1
-            piece.bytes += per_row
+            piece.next_row_index += stop - start
+            piece.bytes += per_row * (stop - start)
+            start = stop
         self.stats.row_changes += len(event.rows)
         if event.is_statement_end:
             self._close_statement()
         return iter(())
 
     @staticmethod
-    def _resolve_partial_json(event: RowsEvent, view: _TableView,
+    def _resolve_partial_json(event: RowsEvent, plan: RowPlan,
                               position: BinlogPosition) -> list[tuple[Any, Any]]:
         """binlog_row_value_options=PARTIAL_JSON logs JSON changes as diffs: apply them to the before image's
         document where it holds one (the update then carries the new document like any other), else keep
@@ -717,7 +542,7 @@ class StatementAssembler:
             try:
                 out.append((before, resolve_partial_row(before, after)))
             except JsonDiffError as err:
-                err.reason += f" (row {len(out)} of `{view.db}`.`{view.table}`)"
+                err.reason += f" (row {len(out)} of `{plan.db}`.`{plan.table}`)"
                 raise err.located(file=position.file, offset=position.offset,
                                   event_type="PARTIAL_UPDATE_ROWS_EVENT") from None
         return out
@@ -732,8 +557,8 @@ class StatementAssembler:
         out.transaction_id = identity.transaction_id
         out.query_index = self._query_index
         out.row_index = out.rows[0].row_index
-        out.db = piece.view.db
-        out.table = piece.view.table
+        out.db = piece.view.plan.db
+        out.table = piece.view.plan.table
         out.operation = piece.operation  # type: ignore[assignment]
         out.gtid = identity.gtid
         out.event_index = piece.event_index
@@ -744,7 +569,7 @@ class StatementAssembler:
         out.position.CopyFrom(piece.position)
         if self._statement_text is not None:
             mode = self.options.statement_text
-            _put_statement(out, self._statement_text, "",
+            put_statement(out, self._statement_text, "",
                            mode == "all" or (mode == "first" and piece.event_index == 0))
         self._buffer.append(out, piece.bytes)
         piece.event = pb.BinlogEvent()
@@ -753,7 +578,7 @@ class StatementAssembler:
 
     # -- rows ----------------------------------------------------------------------------------------------
 
-    def _view(self, table_map: TableMapEvent, position: BinlogPosition) -> _TableView:
+    def _view(self, table_map: TableMapEvent, position: BinlogPosition) -> RowBuilders:
         catalog = self.history.at(position)
         cached = self._views.get((table_map.table_id, id(catalog)))
         if cached is not None and cached[0] is table_map and cached[1] is catalog:
@@ -774,7 +599,7 @@ class StatementAssembler:
         self._views[(table_map.table_id, id(catalog))] = (table_map, catalog, view)
         return view
 
-    def _build_view(self, table_map: TableMapEvent, catalog: Any, position: BinlogPosition) -> _TableView:
+    def _build_view(self, table_map: TableMapEvent, catalog: Any, position: BinlogPosition) -> RowBuilders:
         schema = catalog.table(table_map.schema, table_map.table)
         if schema is None and (table_map.schema.lower(), table_map.table.lower()) in self._skipped_tables:
             raise UncertainSchemaError(
@@ -794,32 +619,11 @@ class StatementAssembler:
             raise UncertainSchemaError(
                 "the table's schema is uncertain after a DDL statement skipped in lenient mode",
                 table=schema.qualified_name, position=position)
-        columns = _logged_columns(table_map, schema)
-        _check_table_map(table_map, schema, position, columns)
-        names = tuple(c.name for c in columns)
-        lowered = [n.lower() for n in names]
-        pk = _resolve(schema.primary_key, lowered, "primary key", schema.qualified_name, position)
         wanted = self._always.get((schema.db.lower(), schema.name.lower()), ())
         if wanted:
             self._always_unseen.discard((schema.db.lower(), schema.name.lower()))
-        # A name the table lacks: SchemaMismatchError with the table, the position and its real columns.
-        always = tuple(sorted(_resolve(wanted, lowered, "always-include", schema.qualified_name, position)))
-        marks = tuple(_HIDDEN if getattr(c, "hidden", False) else _INVISIBLE if c.invisible else _USER
-                      for c in columns)
-        if not pk:
-            # Without a primary key the before image is the row's only identity: keep all of it.
-            always = tuple(i for i, m in enumerate(marks) if m != _HIDDEN)
-        setters = tuple(_never_set if m == _HIDDEN else make_setter(c)
-                        for c, m in zip(columns, marks, strict=True))
-        return _TableView(schema.db, schema.name, names, setters, pk, always, marks if any(marks) else None)
-
-    def _row_builder(self, kind: str) -> Callable[[Any, _TableView, Any, int], None]:
-        if kind == "insert":
-            return _insert_row
-        if kind == "delete":
-            return _delete_row_full if self.options.image == "full" else _delete_row
-        image = self.options.image
-        return lambda rows, view, pair, index: _update_row(rows, view, pair, index, image)
+        plan = build_plan(table_map, schema, wanted, position)
+        return python_row_builders(plan, self.options.image)
 
     # -- helpers -------------------------------------------------------------------------------------------
 
@@ -828,178 +632,6 @@ class StatementAssembler:
         pos = BinlogPosition(_base_name(h.file), h.offset)
         self._last_position = pos
         return pos
-
-
-def _columns(target: Any, view: _TableView, image: Sequence[Any], indexes: Iterable[int]) -> None:
-    # Fill each Column's Value in place (no Value built and copied in): the row-building hot loop.
-    names = view.names
-    setters = view.setters
-    add = target.add
-    if view.marks is not None:
-        _marked_columns(target, view, image, indexes)
-        return
-    for i in indexes:
-        value = image[i]
-        if value is NOT_PRESENT:
-            continue
-        column = add()      # add() then set: faster in upb than add(name=...)
-        column.name = names[i]
-        setters[i](column.value, value)
-
-
-def _marked_columns(target: Any, view: _TableView, image: Sequence[Any], indexes: Iterable[int]) -> None:
-    # A table with invisible or hidden columns: mark the invisible ones, leave the hidden ones out.
-    assert view.marks is not None
-    for i in indexes:
-        value = image[i]
-        mark = view.marks[i]
-        if value is NOT_PRESENT or mark == _HIDDEN:
-            continue
-        column = target.add()
-        column.name = view.names[i]
-        view.setters[i](column.value, value)
-        if mark == _INVISIBLE:
-            column.invisible = True
-
-
-def _all_columns(target: Any, view: _TableView, image: Sequence[Any]) -> None:
-    # _columns over every column, walking names, setters and values together (no index lookups).
-    if view.marks is not None:
-        _marked_columns(target, view, image, range(len(image)))
-        return
-    add = target.add
-    for name, set_value, value in zip(view.names, view.setters, image, strict=True):
-        if value is NOT_PRESENT:
-            continue
-        column = add()
-        column.name = name
-        set_value(column.value, value)
-
-
-def _primary_key(row: pb.Row, view: _TableView, *images: Sequence[Any]) -> None:
-    """The primary key from the first image that has every key column."""
-    for image in images:
-        if all(image[i] is not NOT_PRESENT for i in view.primary_key):
-            _columns(row.primary_key, view, image, view.primary_key)
-            return
-
-
-# Row builders add one Row to ``rows`` (the outgoing event's repeated field) and fill it in place.
-
-
-def _new_row(rows: Any, index: int) -> pb.Row:
-    row = rows.add()
-    row.row_index = index
-    return row
-
-
-def _insert_row(rows: Any, view: _TableView, image: Sequence[Any], index: int) -> None:
-    row = _new_row(rows, index)
-    _primary_key(row, view, image)
-    _all_columns(row.after, view, image)
-
-
-def _delete_row(rows: Any, view: _TableView, image: Sequence[Any], index: int) -> None:
-    row = _new_row(rows, index)
-    _primary_key(row, view, image)
-    _columns(row.before, view, image, view.always)
-
-
-def _delete_row_full(rows: Any, view: _TableView, image: Sequence[Any], index: int) -> None:
-    row = _new_row(rows, index)
-    _primary_key(row, view, image)
-    _all_columns(row.before, view, image)
-
-
-def _update_row(rows: Any, view: _TableView, pair: tuple[Sequence[Any], Sequence[Any]], index: int,
-                image: UpdateImage) -> None:
-    before, after = pair
-    row = _new_row(rows, index)
-    _primary_key(row, view, before, after)
-    if image == "full":
-        _all_columns(row.before, view, before)
-        _all_columns(row.after, view, after)
-        return
-    changed = [i for i, a in enumerate(after) if a is not NOT_PRESENT and _differs(before[i], a)]
-    if image == "changed_with_old":
-        shown = sorted(set(view.always) | set(changed))
-    else:
-        shown = list(view.always)
-    # An always-included column missing from the before image (MINIMAL) is taken from the after image.
-    _columns(row.before, view, [before[i] if before[i] is not NOT_PRESENT else after[i]
-                                for i in range(len(before))], shown)
-    _columns(row.after, view, after, changed)
-
-
-def _differs(old: Any, new: Any) -> bool:
-    """Whether an UPDATE changed a column: absent before, another type, another value, or the sign of a
-    zero (``0.0 == -0.0`` in Python, not in the row)."""
-    if old is NOT_PRESENT or type(old) is not type(new) or old != new:
-        return True
-    return type(new) is float and math.copysign(1.0, old) != math.copysign(1.0, new)
-
-
-def _resolve(wanted: Sequence[str], lowered: Sequence[str], what: str, table: str,
-             position: BinlogPosition) -> tuple[int, ...]:
-    """Column indexes of ``wanted`` names (case-insensitive); a name the table lacks is an error."""
-    out = []
-    for name in wanted:
-        try:
-            out.append(lowered.index(name.lower()))
-        except ValueError:
-            raise SchemaMismatchError(f"{what} column {_printable(name)!r} is not a column of the table",
-                                      table=table, position=position, tracked=list(lowered)) from None
-    return tuple(out)
-
-
-def _printable(text: str) -> str:
-    """``text`` with the undecodable bytes it carries (surrogate escapes) shown as ``\\xNN``."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
-
-def _is_text(text: str) -> bool:
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _query_text(event: ev.QueryEvent) -> tuple[str, str]:
-    """A QUERY's statement as text, and the charset it was logged in ("" when unknown).
-
-    The decoder gives UTF-8 with surrogate escapes; a statement sent in another charset (latin1, gbk, ...)
-    is decoded in its ``charset_client`` instead, so its identifiers and text come out right. Bytes valid
-    in neither keep their surrogate escapes (``_put_statement`` stores them raw)."""
-    text = event.query
-    collation = event.charset_client
-    charset = (charset_for_collation_id(collation) if collation is not None else None) or ""
-    if _is_text(text) or not charset:
-        return text, charset
-    decode = make_text_decoder(charset)
-    if decode is not None:
-        try:
-            return decode(event.query_bytes), charset
-        except (UnicodeDecodeError, ValueError):
-            pass
-    return text, charset
-
-
-def _put_statement(out: pb.BinlogEvent, text: str, charset: str, with_text: bool) -> None:
-    """Set ``statement`` (when ``with_text``) and ``trace_info``; text that is not valid goes to
-    ``statement_raw`` as its exact bytes, never as a guess."""
-    valid = _is_text(text)
-    if with_text:
-        if valid:
-            out.statement = text
-        else:
-            out.statement_raw.data = text.encode("utf-8", "surrogateescape")
-            out.statement_raw.charset = charset
-    trace = parse_trace_info(text)
-    if trace is not None and (valid or _is_text(trace)):
-        out.trace_info = trace
 
 
 def _base_name(path: str | None) -> str:

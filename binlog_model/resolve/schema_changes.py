@@ -11,7 +11,7 @@ from typing import Any
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import SchemaError
-from binlog_model.types import map_column
+from binlog_model.resolve.types import map_column
 from schema_tracker import changes as ch
 from schema_tracker.model import ColumnSchema
 

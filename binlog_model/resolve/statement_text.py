@@ -1,0 +1,80 @@
+"""A statement's SQL text in the output: its charset, its trace comment, and bytes that are not text.
+
+Statements come from QUERY events (DDL, decoded by the wire layer as UTF-8 with surrogate escapes) and from
+ROWS_QUERY / ANNOTATE_ROWS events. Text that is not valid goes to ``statement_raw`` as its exact bytes,
+never as a guess; ``printable`` shows such text in error messages.
+"""
+
+from __future__ import annotations
+
+import re
+
+from binlog_model._pb import binlog_event_pb2 as pb
+from binlog_model.charsets import charset_for_collation_id, make_text_decoder
+from binlog_model.wire import events as ev
+
+__all__ = ["is_text", "parse_trace_info", "printable", "put_statement", "query_text"]
+
+# A leading plain comment, not an executable (/*!) or optimizer-hint (/*+) comment.
+_TRACE = re.compile(r"\A\s*/\*(?![!+])\s*(.*?)\s*\*/", re.S)
+
+
+def parse_trace_info(statement: str | None) -> str | None:
+    """The trace comment that leads a statement, e.g. ``/* reqid:123:service:method */ UPDATE …`` →
+    ``"reqid:123:service:method"``. Any leading ``/* … */`` comment is accepted (its text, trimmed);
+    MySQL executable comments ``/*! … */`` and optimizer hints ``/*+ … */`` are not trace info."""
+    if not statement:
+        return None
+    m = _TRACE.match(statement)
+    return m.group(1) if m and m.group(1) else None
+
+
+def printable(text: str) -> str:
+    """``text`` with the undecodable bytes it carries (surrogate escapes) shown as ``\\xNN``."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def is_text(text: str) -> bool:
+    """Whether ``text`` is valid text (no surrogate escapes of undecodable bytes)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def query_text(event: ev.QueryEvent) -> tuple[str, str]:
+    """A QUERY's statement as text, and the charset it was logged in ("" when unknown).
+
+    The decoder gives UTF-8 with surrogate escapes; a statement sent in another charset (latin1, gbk, ...)
+    is decoded in its ``charset_client`` instead, so its identifiers and text come out right. Bytes valid
+    in neither keep their surrogate escapes (``put_statement`` stores them raw)."""
+    text = event.query
+    collation = event.charset_client
+    charset = (charset_for_collation_id(collation) if collation is not None else None) or ""
+    if is_text(text) or not charset:
+        return text, charset
+    decode = make_text_decoder(charset)
+    if decode is not None:
+        try:
+            return decode(event.query_bytes), charset
+        except (UnicodeDecodeError, ValueError):
+            pass
+    return text, charset
+
+
+def put_statement(out: pb.BinlogEvent, text: str, charset: str, with_text: bool) -> None:
+    """Set ``statement`` (when ``with_text``) and ``trace_info``; text that is not valid goes to
+    ``statement_raw`` as its exact bytes, never as a guess."""
+    valid = is_text(text)
+    if with_text:
+        if valid:
+            out.statement = text
+        else:
+            out.statement_raw.data = text.encode("utf-8", "surrogateescape")
+            out.statement_raw.charset = charset
+    trace = parse_trace_info(text)
+    if trace is not None and (valid or is_text(trace)):
+        out.trace_info = trace
