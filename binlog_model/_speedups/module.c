@@ -5,6 +5,7 @@
  * the Python builder). build_rows() runs the plan over one event's row images (rows.c). The entry points are
  * described in docs/speedups.md.
  */
+#include "json_text.h"
 #include "values.h"
 
 /* TABLE_MAP column type codes (binlog_model/wire/column_types.py). */
@@ -277,6 +278,8 @@ static PyMethodDef methods[] = {
     {"build_rows", build_rows, METH_VARARGS,
      "build_rows(plan, buf, pos, end, present, present_after, operation, image_mode, first_row_index) "
      "-> (list of Row bytes, end position), or None when the bytes are bad (run the Python reference)"},
+    {"json_text", bm_py_json_text, METH_O,
+     "json_text(data) -> str | None: MySQL binary JSON as JSON text (None: the Python reference decides)"},
     {NULL, NULL, 0, NULL},
 };
 
