@@ -24,6 +24,7 @@ event: unique, deterministic and increasing in binlog order.
 
 from __future__ import annotations
 
+import builtins
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -118,7 +119,7 @@ class _Piece:
     next_row_index: int = 0     # statement-wide index of the next row of this table
     event_index: int = 0
     # Rows the compiled builder made, after those in ``event.rows``: framed entries of BinlogEvent.rows.
-    frames: list[bytes] = field(default_factory=list)
+    frames: list[builtins.bytes] = field(default_factory=list)
 
 
 @dataclass
