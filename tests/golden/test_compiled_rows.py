@@ -44,6 +44,7 @@ class _Checked:
     def __init__(self) -> None:
         self.rows_by_c = 0
         self.fallbacks = 0
+        self.tables: set[tuple[str, str]] = set()    # (db, table) of the rows C built
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
         build = compiled_rows.CompiledRows.build
@@ -61,6 +62,7 @@ class _Checked:
             assert b"".join(frames) == reference.SerializeToString(), (
                 f"C and Python rows differ: {event.header.file} offset {event.header.offset}")
             checker.rows_by_c += len(frames)
+            checker.tables.add((self.plan.db, self.plan.table))
             return frames
 
         monkeypatch.setattr(compiled_rows.CompiledRows, "build", checked)
