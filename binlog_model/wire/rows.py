@@ -143,6 +143,11 @@ class RowImages:
     def __hash__(self) -> int:
         return hash(bytes(self.buf[self.pos:self.end]))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A memoryview does not pickle: ship just the image bytes.
+        data = bytes(self.buf[self.pos:self.end])
+        return RowImages, (data, 0, len(data), self.present, self.present_after, self.name)
+
 
 def parse_rows_event(header: Any, body: memoryview, post_header_len: int,
                      table_maps: Mapping[int, TableMapEvent]) -> RowsEvent:
