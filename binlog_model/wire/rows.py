@@ -264,8 +264,19 @@ def _parse(header: Any, body: memoryview, post_header_len: int, table_maps: Mapp
                      columns_present_after=present_after, images=images, compressed=compressed)
 
 
+_BITMAPS: dict[tuple[bytes, int], tuple[bool, ...]] = {}
+
+
 def _bits(raw: bytes, nbits: int) -> tuple[bool, ...]:
-    return tuple(bool(raw[i >> 3] & (1 << (i & 7))) for i in range(nbits))
+    # Every event of a table logs the same few bitmaps: build each tuple once.
+    key = (raw, nbits)
+    bits = _BITMAPS.get(key)
+    if bits is None:
+        bits = tuple(bool(raw[i >> 3] & (1 << (i & 7))) for i in range(nbits))
+        if len(_BITMAPS) >= 1024:
+            _BITMAPS.clear()
+        _BITMAPS[key] = bits
+    return bits
 
 
 def _decode_images(event: RowsEvent) -> tuple[Any, ...]:
