@@ -561,9 +561,9 @@ int bm_values_differ(const bm_col *c, const unsigned char *a, Py_ssize_t na, con
         sb->len = 0;
         if ((rc = bm_put_value(c, a, na, sa)) != BM_OK) return rc;
         if ((rc = bm_put_value(c, b, nb, sb)) != BM_OK) return rc;
-        return sa->len != sb->len || memcmp(sa->data, sb->data, (size_t)sa->len) != 0;
+        return sa->len != sb->len || (sa->len && memcmp(sa->data, sb->data, (size_t)sa->len) != 0);
     }
     default:
-        return na != nb || memcmp(a, b, (size_t)na) != 0;
+        return na != nb || (na && memcmp(a, b, (size_t)na) != 0);
     }
 }
