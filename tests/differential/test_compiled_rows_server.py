@@ -4,6 +4,7 @@ The all-types table of ``test_convert_server`` (edge values, NULLs, zero and inv
 latin1 text...), then UPDATEs and DELETEs under each ``binlog_row_image`` (FULL, MINIMAL, NOBLOB), resolved
 with the compiled core and without it in every image mode: the serialized BinlogEvents must be the same
 bytes, and the C builder must have built rows (``tests/golden/test_compiled_rows.py`` has the machinery).
+MariaDB's compressed rows events (``log_bin_compress``), which no stored binlog holds, are made here too.
 """
 
 from __future__ import annotations
@@ -11,7 +12,10 @@ from __future__ import annotations
 import pytest
 
 from binlog_model.compiled import speedups
+from binlog_model.io.files import iter_events
 from binlog_model.testing.localserver import LocalServer
+from binlog_model.testing.mariadb import MariaDBServer
+from binlog_model.wire.rows import RowsEvent
 from schema_tracker.snapshot import catalog_from_server
 from tests.differential.test_convert_server import _workload
 from tests.golden.test_compiled_rows import _compare
@@ -46,3 +50,32 @@ def test_live_binlog_resolves_the_same_compiled(server: LocalServer, fresh_db: s
     for image in ("changed", "changed_with_old", "full"):
         checker = _compare(files, monkeypatch, snapshot=catalog, image=image, lenient_ddl=True)
         assert (fresh_db, "t") in checker.tables    # C built this table's rows (not a Python fallback)
+
+
+def test_mariadb_compressed_rows_resolve_the_same_compiled(mariadb: MariaDBServer, mariadb_db: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """MariaDB's compressed rows events (log_bin_compress): C reads the inflated images."""
+    conn = mariadb.connect(mariadb_db)
+    try:
+        catalog = catalog_from_server(conn, databases=[mariadb_db])
+    finally:
+        conn.close()
+    mariadb.execute(["SET GLOBAL log_bin_compress = ON", "SET GLOBAL log_bin_compress_min_len = 10"])
+    try:
+        mariadb.execute([
+            "CREATE TABLE t (id INT PRIMARY KEY, s VARCHAR(200), l TEXT CHARACTER SET latin1, "
+            "d DECIMAL(9,3))",
+            "INSERT INTO t VALUES " + ", ".join(f"({i}, REPEAT('é{i}', 20), REPEAT('x', {i}), {i}.5)"
+                                                for i in range(1, 40)),
+            "UPDATE t SET s = CONCAT(s, '!') WHERE id < 20",
+            "DELETE FROM t WHERE id > 30",
+        ], database=mariadb_db)
+    finally:
+        mariadb.execute(["SET GLOBAL log_bin_compress = OFF", "SET GLOBAL log_bin_compress_min_len = 256"])
+    files = mariadb.flush_and_collect()
+    compressed = [e for e in iter_events(files) if isinstance(e, RowsEvent) and e.compressed
+                  and e.table_map.schema == mariadb_db]
+    assert {e.kind for e in compressed} == {"insert", "update", "delete"}
+    for image in ("changed", "full"):
+        checker = _compare(files, monkeypatch, snapshot=catalog, image=image, lenient_ddl=True)
+        assert (mariadb_db, "t") in checker.tables
