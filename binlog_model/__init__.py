@@ -53,6 +53,7 @@ _LAZY = {
     "write_delimited": "binlog_model.sinks.delimited",
     "iter_delimited": "binlog_model.sinks.delimited",
     "python_value": "binlog_model.messages",
+    "compiled_core": "binlog_model.compiled",
 }
 
 

@@ -15,6 +15,7 @@ import sys
 
 import click
 
+from binlog_model.compiled import compiled_core
 from binlog_model.errors import BinlogError
 
 # modules under binlog_model.commands; the subcommand's name is the module's with "-" for "_"
@@ -34,7 +35,9 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="binlog-model")
+# the second line says which row builder this process runs (click %-formats the message: escape the reason)
+@click.version_option(package_name="binlog-model", message="%(prog)s, version %(version)s\ncompiled core: "
+                      + compiled_core().replace("%", "%%"))
 def cli() -> None:
     """MySQL / MariaDB row-based binlogs to typed BinlogEvents."""
 

@@ -11,10 +11,12 @@ are resolved here too, and the tables they name that no TABLE_MAP touched are re
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from binlog_model.errors import ConfigError, UncertainSchemaError, UnknownTableError
 from binlog_model.position import BinlogPosition
+from binlog_model.resolve.compiled_rows import compile_rows
 from binlog_model.resolve.from_table_map import table_from_table_map
 from binlog_model.resolve.options import ImageMode
 from binlog_model.resolve.plan import build_plan
@@ -103,7 +105,11 @@ class TableResolver:
         wanted = self.always.get((schema.db.lower(), schema.name.lower()), ())
         if wanted:
             self.unseen.discard((schema.db.lower(), schema.name.lower()))
-        return python_row_builders(build_plan(table_map, schema, wanted, position), self._image)
+        plan = build_plan(table_map, schema, wanted, position)
+        builders = python_row_builders(plan, self._image)
+        # The compiled builder when the core is on and C handles every column; else Python alone.
+        compiled = compile_rows(plan, table_map, self._image)
+        return builders if compiled is None else replace(builders, compiled=compiled)
 
 
 def _check_always_include(schema: TableSchema, wanted: Iterable[str]) -> None:

@@ -21,7 +21,7 @@ from binlog_model.errors import BinlogError, DecodeError, TruncatedEventError
 from binlog_model.messages import BinlogEvent
 from binlog_model.sinks.base import EventSink
 
-__all__ = ["MAX_RECORD_SIZE", "DelimitedSink", "encode_delimited", "frame", "iter_delimited",
+__all__ = ["MAX_RECORD_SIZE", "DelimitedSink", "encode_delimited", "frame", "iter_delimited", "iter_frames",
            "parse_delimited", "read_delimited", "write_delimited"]
 
 # protobuf refuses messages of 2 GiB or more; a larger length prefix can only be garbage.
@@ -84,19 +84,25 @@ def iter_delimited(stream: IO[bytes], *, file: str | None = None) -> Iterator[Bi
     record (length prefix or body) and ``DecodeError`` for a malformed length prefix, a length above
     ``MAX_RECORD_SIZE``, or bytes that do not parse as a ``BinlogEvent``; errors carry the record's offset.
     """
+    for offset, body in iter_frames(stream, file=file):
+        event = BinlogEvent()
+        try:
+            event.ParseFromString(body)
+        except _ProtobufDecodeError as exc:
+            raise DecodeError(f"record of {len(body)} bytes is not a BinlogEvent: {exc}", file=file,
+                              offset=offset, expected="BinlogEvent message bytes") from exc
+        yield event
+
+
+def iter_frames(stream: IO[bytes], *, file: str | None = None) -> Iterator[tuple[int, bytes]]:
+    """The (offset, body) of each length-delimited record of ``stream``, unparsed; errors as
+    ``iter_delimited``'s for the framing."""
     offset = 0
     while True:
         length, prefix_size = _read_varint(stream, offset, file)
         if length is None:
             return
-        body = _read_exact(stream, length, offset, file)
-        event = BinlogEvent()
-        try:
-            event.ParseFromString(body)
-        except _ProtobufDecodeError as exc:
-            raise DecodeError(f"record of {length} bytes is not a BinlogEvent: {exc}", file=file,
-                              offset=offset, expected="BinlogEvent message bytes") from exc
-        yield event
+        yield offset, _read_exact(stream, length, offset, file)
         offset += prefix_size + length
 
 

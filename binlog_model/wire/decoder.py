@@ -330,7 +330,10 @@ class BinlogDecoder:
             if not self.raw_undecodable or etype == EventType.FORMAT_DESCRIPTION_EVENT:
                 return self._decode_body(header, raw, ctx, inner_index)
             try:
-                return self._decode_body(header, raw, ctx, inner_index)
+                event = self._decode_body(header, raw, ctx, inner_index)
+                if isinstance(event, RowsEvent):
+                    event.rows  # noqa: B018 - row images decode lazily; here a bad one must show raw now
+                return event
             except ChecksumMismatchError:
                 raise   # the bytes themselves are damaged: not a body to show
             except (DecodeError, DecoderStateError) as err:

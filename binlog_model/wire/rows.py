@@ -12,10 +12,16 @@ behind a header byte ``0x80 | n`` and an ``n``-byte big-endian uncompressed leng
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from binlog_model.errors import DecodeError, DecoderStateError, TruncatedEventError, UnsupportedEventError
+from binlog_model.errors import (
+    BinlogError,
+    DecodeError,
+    DecoderStateError,
+    TruncatedEventError,
+    UnsupportedEventError,
+)
 from binlog_model.wire.codecs.dispatch import Codec
 from binlog_model.wire.codecs.json import decode_json_diffs
 from binlog_model.wire.column_types import ColumnType
@@ -31,6 +37,7 @@ __all__ = [
     "RELAXED_UNIQUE_CHECKS_F",
     "ROWS_EVENT_KINDS",
     "STMT_END_F",
+    "RowImages",
     "RowsEvent",
     "RowsExtraData",
     "parse_rows_event",
@@ -87,6 +94,11 @@ class RowsEvent:
     ``rows``: for insert/delete a tuple of row tuples (one value per table column; ``NOT_PRESENT`` where
     the image omits a column, ``None`` for NULL); for update/partial_update a tuple of (before, after)
     pairs. In a partial update, a JSON column updated in place holds a tuple of ``JsonDiff``.
+
+    The row images are decoded lazily, on the first access to ``rows`` (the compiled row builder reads
+    ``images`` directly and never needs them as Python values). Everything before the images (post-header,
+    extra data, column count, bitmaps, MariaDB inflation) is checked when the event is decoded; an error in
+    the images themselves is raised by the first access to ``rows``, with the same message and location.
     """
 
     header: EventHeader
@@ -99,12 +111,47 @@ class RowsEvent:
     column_count: int
     columns_present: tuple[bool, ...]
     columns_present_after: tuple[bool, ...] | None
-    rows: tuple[Any, ...]
+    images: RowImages
     compressed: bool = False
+    _rows: list[tuple[Any, ...]] = field(default_factory=list, init=False, repr=False, compare=False)
+
+    @property
+    def rows(self) -> tuple[Any, ...]:
+        cache = self._rows
+        if not cache:
+            cache.append(_decode_images(self))
+        return cache[0]
 
     @property
     def is_statement_end(self) -> bool:
         return bool(self.flags & STMT_END_F)
+
+
+@dataclass(frozen=True, slots=True)
+class RowImages:
+    """The undecoded row images of a rows event: ``buf[pos:end]`` (the body, or the inflated MariaDB
+    images), and the raw columns-present bitmaps they are read with."""
+
+    buf: bytes | memoryview
+    pos: int
+    end: int
+    present: bytes
+    present_after: bytes | None
+    name: str      # the upstream event type name, for error locations
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RowImages):
+            return NotImplemented
+        return (bytes(self.buf[self.pos:self.end]) == bytes(other.buf[other.pos:other.end])
+                and self.present == other.present and self.present_after == other.present_after)
+
+    def __hash__(self) -> int:
+        return hash(bytes(self.buf[self.pos:self.end]))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A memoryview does not pickle: ship just the image bytes.
+        data = bytes(self.buf[self.pos:self.end])
+        return RowImages, (data, 0, len(data), self.present, self.present_after, self.name)
 
 
 def parse_rows_event(header: EventHeader, body: memoryview, post_header_len: int,
@@ -180,21 +227,74 @@ def _parse(header: EventHeader, body: memoryview, post_header_len: int,
             f"rows event has {count} columns but the TABLE_MAP of `{table_map.schema}`.`{table_map.table}` "
             f"(table_id {table_id}) has {table_map.column_count}",
             expected=f"{table_map.column_count} columns")
-    present = cur.bitmap(count, "columns-present bitmap")
-    present_after = cur.bitmap(count, "columns-present-after bitmap") if is_update else None
+    nbytes = (count + 7) >> 3
+    present_raw = bytes(cur.view(nbytes, "columns-present bitmap"))
+    present = _bits(present_raw, count)
+    present_after_raw: bytes | None = None
+    present_after: tuple[bool, ...] | None = None
+    if is_update:
+        present_after_raw = bytes(cur.view(nbytes, "columns-present-after bitmap"))
+        present_after = _bits(present_after_raw, count)
     if compressed:
         # MariaDB compresses only the row images; the column count and bitmaps before them are plain.
-        buf = memoryview(inflate_mariadb(cur.view(cur.remaining, "compressed rows"), "compressed rows event"))
+        buf: bytes | memoryview = memoryview(inflate_mariadb(cur.view(cur.remaining, "compressed rows"),
+                                                              "compressed rows event"))
         pos, end = 0, len(buf)
     else:
         buf, pos, end = cur.buf, cur.pos, cur.end
-        if end != len(buf):
-            buf = buf[:end]
+        if not isinstance(buf.obj, bytes):
+            # The images are read after this call returns: keep them in bytes nobody can change.
+            buf, pos, end = bytes(buf[pos:end]), 0, end - pos
+    images = RowImages(buf, pos, end, present_raw, present_after_raw, name)
+    return RowsEvent(header=header, kind=kind, version=version, table_id=table_id, flags=flags,
+                     extra_data=extra, table_map=table_map, column_count=count, columns_present=present,
+                     columns_present_after=present_after, images=images, compressed=compressed)
+
+
+_BITMAPS: dict[tuple[bytes, int], tuple[bool, ...]] = {}
+
+
+def _bits(raw: bytes, nbits: int) -> tuple[bool, ...]:
+    # Every event of a table logs the same few bitmaps: build each tuple once.
+    key = (raw, nbits)
+    bits = _BITMAPS.get(key)
+    if bits is None:
+        bits = tuple(bool(raw[i >> 3] & (1 << (i & 7))) for i in range(nbits))
+        if len(_BITMAPS) >= 1024:
+            _BITMAPS.clear()
+        _BITMAPS[key] = bits
+    return bits
+
+
+def _decode_images(event: RowsEvent) -> tuple[Any, ...]:
+    """The row images as Python values (``RowsEvent.rows``); errors as the eager decoder raised them."""
+    header = event.header
+    file, offset = getattr(header, "file", None), getattr(header, "offset", None)
+    try:
+        return _decode_rows(event)
+    except DecodeError as exc:
+        raise exc.located(file=file, offset=offset, event_type=event.images.name) from None
+    except BinlogError:
+        raise
+    except Exception as err:  # a bug in a codec must still surface as our error, as the decoder's do
+        raise DecodeError(f"internal decoder failure: {type(err).__name__}: {err}", file=file, offset=offset,
+                          event_type=event.images.name) from err
+
+
+def _decode_rows(event: RowsEvent) -> tuple[Any, ...]:
+    table_map = event.table_map
+    images = event.images
+    count = event.column_count
+    buf, pos, end = images.buf, images.pos, images.end
+    if not isinstance(buf, memoryview):
+        buf = memoryview(buf)
+    if end != len(buf):
+        buf = buf[:end]
     plan = table_map.row_plan
-    idx_before = tuple(i for i, p in enumerate(present) if p)
+    idx_before = tuple(i for i, p in enumerate(event.columns_present) if p)
     rows: list[Any] = []
     try:
-        if not is_update:
+        if event.kind not in ("update", "partial_update"):
             while pos < end:
                 start = pos
                 row, pos = _image(buf, pos, plan, idx_before, count, None)
@@ -202,10 +302,10 @@ def _parse(header: EventHeader, body: memoryview, post_header_len: int,
                     raise _no_progress(end - pos)
                 rows.append(row)
         else:
-            assert present_after is not None
-            idx_after = tuple(i for i, p in enumerate(present_after) if p)
+            assert event.columns_present_after is not None
+            idx_after = tuple(i for i, p in enumerate(event.columns_present_after) if p)
             json_cols = tuple(i for i, t in enumerate(table_map.column_types) if t == ColumnType.JSON)
-            partial = kind == "partial_update"
+            partial = event.kind == "partial_update"
             while pos < end:
                 start = pos
                 before, pos = _image(buf, pos, plan, idx_before, count, None)
@@ -218,11 +318,9 @@ def _parse(header: EventHeader, body: memoryview, post_header_len: int,
                 rows.append((before, after))
     except DecodeError as exc:
         exc.reason += (f" (row {len(rows)} of `{table_map.schema}`.`{table_map.table}`, "
-                       f"table_id {table_id})")
+                       f"table_id {event.table_id})")
         raise
-    return RowsEvent(header=header, kind=kind, version=version, table_id=table_id, flags=flags,
-                     extra_data=extra, table_map=table_map, column_count=count, columns_present=present,
-                     columns_present_after=present_after, rows=tuple(rows), compressed=compressed)
+    return tuple(rows)
 
 
 def _no_progress(remaining: int) -> DecodeError:

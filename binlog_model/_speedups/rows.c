@@ -1,0 +1,264 @@
+/* The row builder: row images of one rows event -> the serialized protobuf ``Row`` of each row.
+ *
+ * Mirrors wire/rows.py (image walking: a NULL bitmap over the present columns, then the non-NULL values)
+ * and the Python row builders (primary key from the first image holding every key column; INSERT after
+ * image; DELETE always-included before image or all of it; UPDATE full / changed / changed_with_old).
+ * Each image is first split into per-column slots (absent, NULL, or the value's byte span, every length
+ * checked against the image end); the Row is then written from the slots. Any problem with the bytes returns
+ * None to Python, which re-runs the reference builder on the event and raises its typed error.
+ */
+#include "json_text.h"
+#include "values.h"
+
+enum { S_ABSENT = 0, S_NULL = 1, S_VALUE = 2 };
+
+typedef struct {
+    int state;
+    Py_ssize_t start;
+    Py_ssize_t size;
+    Py_ssize_t text;        /* a MySQL binary JSON value: its JSON text in ctx.json, from here ... */
+    Py_ssize_t text_len;    /* ... for this many bytes */
+} slot;
+
+typedef struct {
+    bm_plan *plan;
+    const unsigned char *buf;
+    bm_buf row, value, sa, sb;
+    bm_buf json;            /* the JSON text of the current row's binary JSON values */
+} ctx;
+
+enum { OP_INSERT = 1, OP_UPDATE = 2, OP_DELETE = 3 };
+enum { IMG_FULL = 0, IMG_CHANGED = 1, IMG_CHANGED_WITH_OLD = 2 };
+
+static int parse_image(ctx *x, Py_ssize_t *pos, Py_ssize_t end, const unsigned char *present, slot *slots) {
+    bm_plan *plan = x->plan;
+    const unsigned char *buf = x->buf;
+    Py_ssize_t npresent = 0;
+    for (Py_ssize_t i = 0; i < plan->ncols; i++)
+        if (present[i >> 3] & (1 << (i & 7))) npresent++;
+    Py_ssize_t nbytes = (npresent + 7) >> 3;
+    Py_ssize_t p = *pos;
+    if (end - p < nbytes) return BM_ERR_DATA;
+    const unsigned char *nulls = buf + p;
+    p += nbytes;
+    Py_ssize_t k = 0;
+    for (Py_ssize_t i = 0; i < plan->ncols; i++) {
+        if (!(present[i >> 3] & (1 << (i & 7)))) {
+            slots[i].state = S_ABSENT;
+            continue;
+        }
+        if (nulls[k >> 3] & (1 << (k & 7))) {
+            slots[i].state = S_NULL;
+        } else {
+            Py_ssize_t size;
+            const bm_col *c = &plan->cols[i];
+            if (bm_value_size(c, buf + p, end - p, &size)) return BM_ERR_DATA;
+            slots[i].state = S_VALUE;
+            slots[i].start = p;
+            slots[i].size = size;
+            if (c->wire == W_JSON) {
+                /* Rendered now, emitted or not: the Python decoder parses every JSON value of the image,
+                 * so a document it refuses must send the event to it even when the column is not shown. */
+                Py_ssize_t at = x->json.len;
+                int rc = bm_json_to_text(buf + p + c->wmeta, size - c->wmeta, &x->json);
+                if (rc) return rc;
+                slots[i].text = at;
+                slots[i].text_len = x->json.len - at;
+            }
+            p += size;
+        }
+        k++;
+    }
+    *pos = p;
+    return BM_OK;
+}
+
+/* One Column{name, value, invisible} as field `tag` of the Row. Absent and hidden columns are not written. */
+static int put_column(ctx *x, unsigned char tag, Py_ssize_t i, const slot *s) {
+    const bm_col *c = &x->plan->cols[i];
+    if (s->state == S_ABSENT || c->mark == 2) return BM_OK;
+    bm_buf *v = &x->value;
+    v->len = 0;
+    int rc;
+    if (s->state == S_NULL) {
+        rc = bm_put_null(v);
+    } else if (c->wire == W_JSON) {   /* json_value: the text rendered while the image was read */
+        rc = bm_buf_byte(v, 0x72) || bm_buf_varint(v, (uint64_t)s->text_len) ||
+             bm_buf_put(v, x->json.data + s->text, s->text_len) ? BM_ERR_PY : BM_OK;
+    } else {
+        rc = bm_put_value(c, x->buf + s->start, s->size, v);
+    }
+    if (rc) return rc;
+    Py_ssize_t clen = 1 + bm_varint_size((uint64_t)v->len) + v->len;
+    if (c->name.len) clen += 1 + bm_varint_size((uint64_t)c->name.len) + c->name.len;
+    if (c->mark == 1) clen += 2;
+    bm_buf *r = &x->row;
+    if (bm_buf_byte(r, tag) || bm_buf_varint(r, (uint64_t)clen)) return BM_ERR_PY;
+    if (c->name.len && (bm_buf_byte(r, 0x0a) || bm_buf_varint(r, (uint64_t)c->name.len) ||
+                        bm_buf_put(r, c->name.ptr, c->name.len)))
+        return BM_ERR_PY;
+    if (bm_buf_byte(r, 0x12) || bm_buf_varint(r, (uint64_t)v->len) || bm_buf_put(r, v->data, v->len))
+        return BM_ERR_PY;
+    if (c->mark == 1 && (bm_buf_byte(r, 0x18) || bm_buf_byte(r, 0x01))) return BM_ERR_PY;
+    return BM_OK;
+}
+
+static int put_all(ctx *x, unsigned char tag, const slot *slots) {
+    for (Py_ssize_t i = 0; i < x->plan->ncols; i++) {
+        int rc = put_column(x, tag, i, &slots[i]);
+        if (rc) return rc;
+    }
+    return BM_OK;
+}
+
+/* The primary key from the first image that has every key column (NULL counts as present). */
+static int put_primary_key(ctx *x, const slot *first, const slot *second) {
+    bm_plan *plan = x->plan;
+    const slot *images[2] = {first, second};
+    for (int m = 0; m < 2; m++) {
+        const slot *img = images[m];
+        if (!img) break;
+        int complete = 1;
+        for (Py_ssize_t k = 0; k < plan->npk; k++)
+            if (img[plan->pk[k]].state == S_ABSENT) complete = 0;
+        if (!complete) continue;
+        for (Py_ssize_t k = 0; k < plan->npk; k++) {
+            int rc = put_column(x, 0x12, plan->pk[k], &img[plan->pk[k]]);
+            if (rc) return rc;
+        }
+        return BM_OK;
+    }
+    return BM_OK;
+}
+
+static int put_update(ctx *x, int image_mode, const slot *before, const slot *after, char *changed,
+                      const char *is_always) {
+    bm_plan *plan = x->plan;
+    if (image_mode == IMG_FULL) {
+        int rc = put_all(x, 0x1a, before);
+        return rc ? rc : put_all(x, 0x22, after);
+    }
+    for (Py_ssize_t i = 0; i < plan->ncols; i++) {
+        changed[i] = 0;
+        if (after[i].state == S_ABSENT) continue;
+        const slot *b = &before[i], *a = &after[i];
+        if (b->state == S_ABSENT || b->state != a->state) {
+            changed[i] = 1;
+        } else if (a->state == S_VALUE && plan->cols[i].wire == W_JSON) {
+            /* JsonDocument equality: the rendered texts */
+            changed[i] = a->text_len != b->text_len ||
+                         (a->text_len && memcmp(x->json.data + a->text, x->json.data + b->text,
+                                                (size_t)a->text_len) != 0);
+        } else if (a->state == S_VALUE) {
+            int d = bm_values_differ(&plan->cols[i], x->buf + b->start, b->size, x->buf + a->start, a->size,
+                                     &x->sa, &x->sb);
+            if (d < 0) return d;
+            changed[i] = (char)d;
+        }
+    }
+    for (Py_ssize_t i = 0; i < plan->ncols; i++) {
+        if (!(is_always[i] || (image_mode == IMG_CHANGED_WITH_OLD && changed[i]))) continue;
+        /* An always-included column missing from the before image (MINIMAL) comes from the after image. */
+        const slot *s = before[i].state != S_ABSENT ? &before[i] : &after[i];
+        int rc = put_column(x, 0x1a, i, s);
+        if (rc) return rc;
+    }
+    for (Py_ssize_t i = 0; i < plan->ncols; i++) {
+        if (!changed[i]) continue;
+        int rc = put_column(x, 0x22, i, &after[i]);
+        if (rc) return rc;
+    }
+    return BM_OK;
+}
+
+PyObject *bm_build_rows(bm_plan *plan, const unsigned char *buf, Py_ssize_t pos, Py_ssize_t end,
+                        const unsigned char *present, Py_ssize_t present_len,
+                        const unsigned char *present_after, Py_ssize_t present_after_len,
+                        int operation, int image_mode, uint64_t first_row_index) {
+    Py_ssize_t n = plan->ncols;
+    Py_ssize_t need = (n + 7) >> 3;
+    if (present_len < need || (operation == OP_UPDATE && (!present_after || present_after_len < need)) ||
+        pos < 0 || pos > end)
+        Py_RETURN_NONE;
+    ctx x;
+    x.plan = plan;
+    x.buf = buf;
+    bm_buf_init(&x.row);
+    bm_buf_init(&x.value);
+    bm_buf_init(&x.sa);
+    bm_buf_init(&x.sb);
+    bm_buf_init(&x.json);
+    PyObject *list = PyList_New(0);
+    slot *before = PyMem_Calloc((size_t)(2 * n + 1), sizeof(slot));
+    char *flags = PyMem_Calloc((size_t)(2 * n + 1), 1);
+    int rc = BM_OK;
+    if (!list || !before || !flags) {
+        if (list) PyErr_NoMemory();
+        rc = BM_ERR_PY;
+        goto done;
+    }
+    slot *after = before + n;
+    char *changed = flags, *is_always = flags + n;
+    for (Py_ssize_t k = 0; k < plan->nalways; k++) is_always[plan->always[k]] = 1;
+    uint64_t index = first_row_index;
+    while (pos < end) {
+        Py_ssize_t start = pos;
+        x.json.len = 0;
+        if ((rc = parse_image(&x, &pos, end, present, before))) goto done;
+        if (operation == OP_UPDATE && (rc = parse_image(&x, &pos, end, present_after, after))) goto done;
+        if (pos == start) { rc = BM_ERR_DATA; goto done; }   /* an empty image would never end */
+        x.row.len = 0;
+        if (index && (bm_buf_byte(&x.row, 0x08) || bm_buf_varint(&x.row, index))) { rc = BM_ERR_PY; goto done; }
+        if (operation == OP_INSERT) {
+            if ((rc = put_primary_key(&x, before, NULL)) || (rc = put_all(&x, 0x22, before))) goto done;
+        } else if (operation == OP_DELETE) {
+            if ((rc = put_primary_key(&x, before, NULL))) goto done;
+            if (image_mode == IMG_FULL) {
+                rc = put_all(&x, 0x1a, before);
+            } else {
+                for (Py_ssize_t k = 0; k < plan->nalways && !rc; k++)
+                    rc = put_column(&x, 0x1a, plan->always[k], &before[plan->always[k]]);
+            }
+            if (rc) goto done;
+        } else {
+            if ((rc = put_primary_key(&x, before, after))) goto done;
+            if ((rc = put_update(&x, image_mode, before, after, changed, is_always))) goto done;
+        }
+        /* Framed as one entry of BinlogEvent.rows (field 11): the event's bytes are then a concatenation. */
+        int vs = bm_varint_size((uint64_t)x.row.len);
+        PyObject *row = PyBytes_FromStringAndSize(NULL, 1 + vs + x.row.len);
+        if (row) {
+            unsigned char *w = (unsigned char *)PyBytes_AS_STRING(row);
+            *w++ = 0x5a;
+            uint64_t v = (uint64_t)x.row.len;
+            while (v >= 0x80) { *w++ = (unsigned char)(v | 0x80); v >>= 7; }
+            *w++ = (unsigned char)v;
+            if (x.row.len) memcpy(w, x.row.data, (size_t)x.row.len);   /* an empty Row: no data yet */
+        }
+        if (!row || PyList_Append(list, row) < 0) {
+            Py_XDECREF(row);
+            rc = BM_ERR_PY;
+            goto done;
+        }
+        Py_DECREF(row);
+        index++;
+    }
+done:
+    PyMem_Free(before);
+    PyMem_Free(flags);
+    bm_buf_free(&x.row);
+    bm_buf_free(&x.value);
+    bm_buf_free(&x.sa);
+    bm_buf_free(&x.sb);
+    bm_buf_free(&x.json);
+    if (rc == BM_ERR_PY) {
+        Py_XDECREF(list);
+        return NULL;
+    }
+    if (rc == BM_ERR_DATA) {
+        Py_DECREF(list);
+        Py_RETURN_NONE;
+    }
+    PyObject *result = Py_BuildValue("(Nn)", list, pos);
+    return result;
+}

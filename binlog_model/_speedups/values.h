@@ -1,0 +1,24 @@
+/* Reading one logged value and writing its protobuf Value bytes (values.c). */
+#ifndef BM_VALUES_H
+#define BM_VALUES_H
+
+#include "plan.h"
+
+/* Bytes of the DECIMAL(precision, scale) packed form. */
+Py_ssize_t bm_decimal_size(int precision, int scale);
+
+/* The byte size of the value of column c at p, with avail bytes left in the image: BM_OK or BM_ERR_DATA
+ * (truncated; a length prefix is checked against avail, never trusted). */
+int bm_value_size(const bm_col *c, const unsigned char *p, Py_ssize_t avail, Py_ssize_t *size);
+
+/* Append the Value's oneof field (tag + payload) for the value at p[0:size]. */
+int bm_put_value(const bm_col *c, const unsigned char *p, Py_ssize_t size, bm_buf *out);
+
+/* Value { null_value: NULL_VALUE }. */
+int bm_put_null(bm_buf *out);
+
+/* 1 when an UPDATE changed the (non-NULL) value, 0 when not; sa/sb are scratch buffers. */
+int bm_values_differ(const bm_col *c, const unsigned char *a, Py_ssize_t na, const unsigned char *b,
+                     Py_ssize_t nb, bm_buf *sa, bm_buf *sb);
+
+#endif
