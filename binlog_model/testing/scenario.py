@@ -33,7 +33,6 @@ from binlog_model.testing.sqltext import parse_directives, split_statements
 __all__ = ["SCENARIO_DIR", "Scenario", "list_scenarios", "load_scenario", "run_scenario",
            "scenario_for_dialect", "scenario_label", "server_dialect"]
 
-
 _ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
 _CREATE_DATABASE = re.compile(r"^\s*CREATE\s+(?:DATABASE|SCHEMA)\s+(?:IF\s+NOT\s+EXISTS\s+)?`?([\w$]+)`?",
                               re.IGNORECASE)
