@@ -435,7 +435,8 @@ class Runner:
         return {"inputs": t.inputs, "by_target": t.by_target, "seconds": round(elapsed, 1),
                 "inputs_per_second": round(t.inputs / max(elapsed, 1e-9), 1), "bytes_in": t.bytes_in,
                 "max_input": t.max_input, "findings": t.findings, "leak_checks": t.leak_checks,
-                "leaks": t.leaks, "traced_inputs": t.traced, "max_bytes_left_after_call": t.max_left, "traced_peak_by_input_size": t.peak_by_size,
+                "leaks": t.leaks, "traced_inputs": t.traced, "max_bytes_left_after_call": t.max_left,
+                "traced_peak_by_input_size": t.peak_by_size,
                 "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                 "target_stats": {x.name: x.stats for x in self.targets}, **extra}
 

@@ -56,7 +56,7 @@ def build(out: Path = DEFAULT_OUT, cc: str = "auto") -> dict[str, str]:
     """Build the sanitized extension into ``out/lib``; return (and save) what was built."""
     clang = find_clang() if cc in ("auto", "clang") else None
     if cc == "clang" and (clang is None or _atheris_runtime() is None):
-        raise SystemExit("--cc clang needs a clang on PATH and atheris installed (its ASan+libFuzzer runtime)")
+        raise SystemExit("--cc clang needs a clang on PATH and atheris (its ASan+libFuzzer runtime)")
     use_clang = clang is not None and _atheris_runtime() is not None
     compiler = clang if use_clang else (shutil.which("gcc") or "gcc")
     assert compiler is not None
@@ -70,8 +70,9 @@ def build(out: Path = DEFAULT_OUT, cc: str = "auto") -> dict[str, str]:
     if use_clang:
         wrapper = out / "link-without-sanitizer-runtime.sh"
         # each original argument is shifted off the front and, unless a -fsanitize flag, appended again
-        wrapper.write_text('#!/bin/sh\nfor a in "$@"; do case "$a" in -fsanitize*) ;; *) set -- "$@" "$a" ;; esac;'
-                           f' shift; done\nexec {compiler} "$@"\n')
+        wrapper.write_text('#!/bin/sh\nfor a in "$@"; do\n'
+                           '  case "$a" in -fsanitize*) ;; *) set -- "$@" "$a" ;; esac\n'
+                           f'  shift\ndone\nexec {compiler} "$@"\n')
         wrapper.chmod(0o755)
         linker = f"{wrapper} -shared"
     env = {**os.environ, "CC": compiler, "LDSHARED": linker, "CFLAGS": cflags,
@@ -128,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     env = run_env(args.out)
     if args.action == "env":
-        for key in ("LD_PRELOAD", "PYTHONMALLOC", "ASAN_OPTIONS", "UBSAN_OPTIONS", "BINLOG_MODEL_FUZZ_SPEEDUPS",
-                    "BINLOG_MODEL_FUZZ_TOOLCHAIN", "PYTHONPATH"):
+        for key in ("LD_PRELOAD", "PYTHONMALLOC", "ASAN_OPTIONS", "UBSAN_OPTIONS",
+                    "BINLOG_MODEL_FUZZ_SPEEDUPS", "BINLOG_MODEL_FUZZ_TOOLCHAIN", "PYTHONPATH"):
             print(f"export {key}='{env[key]}'")
         return 0
     command = command or [sys.executable, "-m", "benchmarks.fuzz.native", "json"]
