@@ -126,7 +126,8 @@ static int kind_fits(int kind, int wire) {
     case K_TIME: return wire == W_TIME || wire == W_TIME2;
     case K_GEOMETRY: return wire == W_GEOMETRY;
     case K_VECTOR: return wire == W_VECTOR;
-    default: return 0;   /* K_JSON: until json_text.c lands */
+    case K_JSON: return wire == W_JSON || wire == W_VARLEN;   /* MySQL binary JSON; MariaDB LONGTEXT */
+    default: return 0;
     }
 }
 

@@ -7,6 +7,7 @@
  * checked against the image end); the Row is then written from the slots. Any problem with the bytes returns
  * None to Python, which re-runs the reference builder on the event and raises its typed error.
  */
+#include "json_text.h"
 #include "values.h"
 
 enum { S_ABSENT = 0, S_NULL = 1, S_VALUE = 2 };
@@ -15,12 +16,15 @@ typedef struct {
     int state;
     Py_ssize_t start;
     Py_ssize_t size;
+    Py_ssize_t text;        /* a MySQL binary JSON value: its JSON text in ctx.json, from here ... */
+    Py_ssize_t text_len;    /* ... for this many bytes */
 } slot;
 
 typedef struct {
     bm_plan *plan;
     const unsigned char *buf;
     bm_buf row, value, sa, sb;
+    bm_buf json;            /* the JSON text of the current row's binary JSON values */
 } ctx;
 
 enum { OP_INSERT = 1, OP_UPDATE = 2, OP_DELETE = 3 };
@@ -47,10 +51,20 @@ static int parse_image(ctx *x, Py_ssize_t *pos, Py_ssize_t end, const unsigned c
             slots[i].state = S_NULL;
         } else {
             Py_ssize_t size;
-            if (bm_value_size(&plan->cols[i], buf + p, end - p, &size)) return BM_ERR_DATA;
+            const bm_col *c = &plan->cols[i];
+            if (bm_value_size(c, buf + p, end - p, &size)) return BM_ERR_DATA;
             slots[i].state = S_VALUE;
             slots[i].start = p;
             slots[i].size = size;
+            if (c->wire == W_JSON) {
+                /* Rendered now, emitted or not: the Python decoder parses every JSON value of the image,
+                 * so a document it refuses must send the event to it even when the column is not shown. */
+                Py_ssize_t at = x->json.len;
+                int rc = bm_json_to_text(buf + p + c->wmeta, size - c->wmeta, &x->json);
+                if (rc) return rc;
+                slots[i].text = at;
+                slots[i].text_len = x->json.len - at;
+            }
             p += size;
         }
         k++;
@@ -65,7 +79,15 @@ static int put_column(ctx *x, unsigned char tag, Py_ssize_t i, const slot *s) {
     if (s->state == S_ABSENT || c->mark == 2) return BM_OK;
     bm_buf *v = &x->value;
     v->len = 0;
-    int rc = s->state == S_NULL ? bm_put_null(v) : bm_put_value(c, x->buf + s->start, s->size, v);
+    int rc;
+    if (s->state == S_NULL) {
+        rc = bm_put_null(v);
+    } else if (c->wire == W_JSON) {   /* json_value: the text rendered while the image was read */
+        rc = bm_buf_byte(v, 0x72) || bm_buf_varint(v, (uint64_t)s->text_len) ||
+             bm_buf_put(v, x->json.data + s->text, s->text_len) ? BM_ERR_PY : BM_OK;
+    } else {
+        rc = bm_put_value(c, x->buf + s->start, s->size, v);
+    }
     if (rc) return rc;
     Py_ssize_t clen = 1 + bm_varint_size((uint64_t)v->len) + v->len;
     if (c->name.len) clen += 1 + bm_varint_size((uint64_t)c->name.len) + c->name.len;
@@ -122,6 +144,10 @@ static int put_update(ctx *x, int image_mode, const slot *before, const slot *af
         const slot *b = &before[i], *a = &after[i];
         if (b->state == S_ABSENT || b->state != a->state) {
             changed[i] = 1;
+        } else if (a->state == S_VALUE && plan->cols[i].wire == W_JSON) {
+            /* JsonDocument equality: the rendered texts */
+            changed[i] = a->text_len != b->text_len ||
+                         memcmp(x->json.data + a->text, x->json.data + b->text, (size_t)a->text_len) != 0;
         } else if (a->state == S_VALUE) {
             int d = bm_values_differ(&plan->cols[i], x->buf + b->start, b->size, x->buf + a->start, a->size,
                                      &x->sa, &x->sb);
@@ -160,6 +186,7 @@ PyObject *bm_build_rows(bm_plan *plan, const unsigned char *buf, Py_ssize_t pos,
     bm_buf_init(&x.value);
     bm_buf_init(&x.sa);
     bm_buf_init(&x.sb);
+    bm_buf_init(&x.json);
     PyObject *list = PyList_New(0);
     slot *before = PyMem_Calloc((size_t)(2 * n + 1), sizeof(slot));
     char *flags = PyMem_Calloc((size_t)(2 * n + 1), 1);
@@ -175,6 +202,7 @@ PyObject *bm_build_rows(bm_plan *plan, const unsigned char *buf, Py_ssize_t pos,
     uint64_t index = first_row_index;
     while (pos < end) {
         Py_ssize_t start = pos;
+        x.json.len = 0;
         if ((rc = parse_image(&x, &pos, end, present, before))) goto done;
         if (operation == OP_UPDATE && (rc = parse_image(&x, &pos, end, present_after, after))) goto done;
         if (pos == start) { rc = BM_ERR_DATA; goto done; }   /* an empty image would never end */
@@ -195,7 +223,17 @@ PyObject *bm_build_rows(bm_plan *plan, const unsigned char *buf, Py_ssize_t pos,
             if ((rc = put_primary_key(&x, before, after))) goto done;
             if ((rc = put_update(&x, image_mode, before, after, changed, is_always))) goto done;
         }
-        PyObject *row = PyBytes_FromStringAndSize((const char *)x.row.data, x.row.len);
+        /* Framed as one entry of BinlogEvent.rows (field 11): the event's bytes are then a concatenation. */
+        int vs = bm_varint_size((uint64_t)x.row.len);
+        PyObject *row = PyBytes_FromStringAndSize(NULL, 1 + vs + x.row.len);
+        if (row) {
+            unsigned char *w = (unsigned char *)PyBytes_AS_STRING(row);
+            *w++ = 0x5a;
+            uint64_t v = (uint64_t)x.row.len;
+            while (v >= 0x80) { *w++ = (unsigned char)(v | 0x80); v >>= 7; }
+            *w++ = (unsigned char)v;
+            memcpy(w, x.row.data, (size_t)x.row.len);
+        }
         if (!row || PyList_Append(list, row) < 0) {
             Py_XDECREF(row);
             rc = BM_ERR_PY;
@@ -211,6 +249,7 @@ done:
     bm_buf_free(&x.value);
     bm_buf_free(&x.sa);
     bm_buf_free(&x.sb);
+    bm_buf_free(&x.json);
     if (rc == BM_ERR_PY) {
         Py_XDECREF(list);
         return NULL;

@@ -471,6 +471,16 @@ int bm_put_value(const bm_col *c, const unsigned char *p, Py_ssize_t size, bm_bu
         return put_varint_field(out, T_TIMESTAMP, 1, (uint64_t)timestamp_micros(c, p));
     case K_TIME:
         return put_varint_field(out, T_TIME, 1, (uint64_t)time_micros(c, p));
+    case K_JSON: {
+        /* MariaDB's JSON is LONGTEXT: UTF-8 text as json_value, else kept as utf8mb4 raw_text_value.
+         * (MySQL's binary JSON is rendered by rows.c with json_text.c.) */
+        static const unsigned char t_json[] = {0x72};
+        static const bm_col utf8mb4 = {.charset_name = {"utf8mb4", 7}};
+        int w = c->wmeta;
+        if (c->wire != W_VARLEN) return BM_ERR_DATA;
+        if (valid_utf8(p + w, size - w)) return put_len_field(out, t_json, 1, p + w, size - w);
+        return put_raw_text(&utf8mb4, p + w, size - w, out);
+    }
     case K_GEOMETRY: {
         int w = c->wmeta;
         Py_ssize_t n = size - w;

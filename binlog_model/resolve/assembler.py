@@ -45,6 +45,7 @@ from binlog_model.errors import (
 )
 from binlog_model.json_diff import resolve_partial_row
 from binlog_model.position import BinlogPosition, file_sequence
+from binlog_model.resolve.compiled_rows import compile_rows
 from binlog_model.resolve.from_table_map import table_from_table_map
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.resolve.plan import RowPlan, build_plan
@@ -116,6 +117,8 @@ class _Piece:
     bytes: int = 0
     next_row_index: int = 0     # statement-wide index of the next row of this table
     event_index: int = 0
+    # Rows the compiled builder made, after those in ``event.rows``: framed entries of BinlogEvent.rows.
+    frames: list[bytes] = field(default_factory=list)
 
 
 @dataclass
@@ -499,16 +502,25 @@ class StatementAssembler:
             piece.operation = operation
             piece.timestamp = event.header.timestamp
             piece.position = _pb_position(event)
-        images: Sequence[Any] = event.rows
-        if event.kind == "partial_update":
-            images = self._resolve_partial_json(event, plan, position)
-        per_row = max(1, event.header.event_size // max(1, len(event.rows)))
+        # The compiled builder reads the event's row images itself; None: the Python builder does it.
+        frames = view.compiled.build(event, piece.next_row_index) if view.compiled is not None else None
+        images: Sequence[Any] = ()
+        if frames is not None:
+            count = len(frames)
+        else:
+            images = event.rows
+            if event.kind == "partial_update":
+                images = self._resolve_partial_json(event, plan, position)
+            count = len(images)
+            if piece.frames:
+                _merge_frames(piece)    # keep the rows in log order
+        per_row = max(1, event.header.event_size // max(1, count))
         max_rows, max_bytes = self.options.max_rows, self.options.max_bytes
         build = view.for_kind(event.kind)
-        start, count = 0, len(images)
+        start = 0
         while start < count:
             # As many rows as the piece holds before max_rows or max_bytes splits it (at least one).
-            held = len(piece.event.rows)
+            held = len(piece.event.rows) + len(piece.frames)
             if held and (held >= max_rows or piece.bytes + per_row > max_bytes):
                 self._emit(piece, last=False)
                 piece.timestamp = event.header.timestamp
@@ -516,6 +528,12 @@ class StatementAssembler:
                 held = 0
             fits = min(max_rows - held, (max_bytes - piece.bytes) // per_row, count - start)
             stop = start + max(fits, 1)
+            if frames is not None:
+                piece.frames.extend(frames[start:stop] if start or stop < count else frames)
+                piece.next_row_index += stop - start
+                piece.bytes += per_row * (stop - start)
+                start = stop
+                continue
             try:
                 build(piece.event.rows, images[start:stop] if start or stop < count else images,
                       piece.next_row_index)
@@ -526,7 +544,7 @@ class StatementAssembler:
             piece.next_row_index += stop - start
             piece.bytes += per_row * (stop - start)
             start = stop
-        self.stats.row_changes += len(event.rows)
+        self.stats.row_changes += count
         if event.is_statement_end:
             self._close_statement()
         return iter(())
@@ -548,6 +566,8 @@ class StatementAssembler:
         return out
 
     def _emit(self, piece: _Piece, *, last: bool) -> None:
+        if piece.frames:
+            _merge_frames(piece)
         out = piece.event
         if not out.rows:
             return
@@ -623,7 +643,9 @@ class StatementAssembler:
         if wanted:
             self._always_unseen.discard((schema.db.lower(), schema.name.lower()))
         plan = build_plan(table_map, schema, wanted, position)
-        return python_row_builders(plan, self.options.image)
+        builders = python_row_builders(plan, self.options.image)
+        compiled = compile_rows(plan, table_map, self.options.image)
+        return builders if compiled is None else replace(builders, compiled=compiled)
 
     # -- helpers -------------------------------------------------------------------------------------------
 
@@ -697,3 +719,8 @@ def _group_by_table(changes: Sequence[Any]) -> list[tuple[str, str, list[Any]]]:
             groups.append((db, table, [change]))
     return groups
 
+
+def _merge_frames(piece: _Piece) -> None:
+    """Move the compiled builder's rows into the piece's event (parsed by upb, in C)."""
+    piece.event.MergeFromString(b"".join(piece.frames))
+    piece.frames.clear()

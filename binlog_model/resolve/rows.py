@@ -50,6 +50,7 @@ class RowBuilders:
     insert: BuildRows
     update: BuildRows
     delete: BuildRows
+    compiled: Any = None    # the plan compiled for C (resolve.compiled_rows.CompiledRows), when it compiles
 
     def for_kind(self, kind: str) -> BuildRows:
         """The builder of a rows event's ``kind`` (``insert``, ``update``, ``partial_update``, ``delete``)."""
