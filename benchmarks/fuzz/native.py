@@ -147,9 +147,10 @@ class Capture:
     operation: int
 
 
-def capture_rows(paths: list[Path], limit: int = 2000) -> list[Capture]:
+def capture_rows(paths: list[Path], per_file: int = 100) -> list[Capture]:
     """Run the pipeline over ``paths`` with the compiled core on and keep what ``CompiledRows.build`` is
-    given (plan columns through ``compile_plan``, images as bytes)."""
+    given (plan columns through ``compile_plan``, images as bytes): the distinct events, at most
+    ``per_file`` of each file so every file's tables and types are represented."""
     from binlog_model.errors import BinlogError
     from binlog_model.pipeline import iter_binlog_events
     from binlog_model.resolve import compiled_rows
@@ -157,6 +158,7 @@ def capture_rows(paths: list[Path], limit: int = 2000) -> list[Capture]:
     captured: list[Capture] = []
     seen: set[bytes] = set()
     plans: dict[int, tuple[Any, Any, Any]] = {}
+    taken = [0]
     real_compile = compiled_rows.speedups.compile_plan
     real_build = compiled_rows.CompiledRows.build
 
@@ -168,12 +170,13 @@ def capture_rows(paths: list[Path], limit: int = 2000) -> list[Capture]:
     def build(self: Any, event: Any, first_row_index: int) -> Any:
         operation = compiled_rows._OPERATION.get(event.kind)
         spec = plans.get(id(self._plan))
-        if operation is not None and spec is not None and len(captured) < limit:
+        if operation is not None and spec is not None and taken[0] < per_file:
             images = event.images
             body = bytes(images.buf[images.pos:images.end])
             key = body + images.present + (images.present_after or b"")
             if key not in seen:
                 seen.add(key)
+                taken[0] += 1
                 captured.append(Capture(*spec, body, images.present, images.present_after, operation))
         return real_build(self, event, first_row_index)
 
@@ -181,6 +184,7 @@ def capture_rows(paths: list[Path], limit: int = 2000) -> list[Capture]:
     compiled_rows.CompiledRows.build = build  # type: ignore[method-assign]
     try:
         for path in paths:
+            taken[0] = 0
             try:
                 for _ in iter_binlog_events(path, verify_checksum=False, lenient_ddl=True,
                                             allow_incomplete_tail=True, image="full"):
