@@ -14,10 +14,11 @@ and forgotten). The interpreter is not instrumented, so the ASan runtime must be
 - gcc (always there): the same sanitizers with gcc's ``libasan.so`` preloaded; no C coverage for
   libFuzzer, so the seeded mutation loop of ``benchmarks.fuzz.native`` drives it.
 
-``PYTHONMALLOC=malloc`` makes every Python object a malloc block ASan and LeakSanitizer can see; leaks are
-checked mid-run (``__lsan_do_recoverable_leak_check``, see ``native.py``), not at exit, where the
-interpreter's own unfreed start-up blocks would drown them. ``BINLOG_MODEL_FUZZ_SPEEDUPS`` tells
-``benchmarks.fuzz.native`` where the sanitized module is; it refuses to run on any other build.
+``PYTHONMALLOC=malloc`` makes every Python object a malloc block ASan can see. Leaks are checked by
+``native.py`` with tracemalloc around each sampled C call; LeakSanitizer is off unless ``--lsan``
+(on CPython 3.11 it reports objects only frames reference, and at exit the interpreter's start-up
+blocks). ``BINLOG_MODEL_FUZZ_SPEEDUPS`` tells ``benchmarks.fuzz.native`` where the sanitized module is;
+it refuses to run on any other build.
 """
 
 from __future__ import annotations
@@ -93,8 +94,11 @@ def build(out: Path = DEFAULT_OUT, cc: str = "auto") -> dict[str, str]:
     return info
 
 
-def run_env(out: Path = DEFAULT_OUT, base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment for a Python process over the sanitized build in ``out`` (built first)."""
+def run_env(out: Path = DEFAULT_OUT, base: dict[str, str] | None = None,
+            lsan: bool = False) -> dict[str, str]:
+    """The environment for a Python process over the sanitized build in ``out`` (built first). ``lsan``:
+    LeakSanitizer on (for ``native --lsan``; its exit-time report then lists the interpreter's own
+    start-up blocks too)."""
     info_file = out / "build.json"
     if not info_file.is_file():
         raise SystemExit(f"no sanitized build in {out}: run `python -m benchmarks.fuzz.sanitized build`")
@@ -103,8 +107,7 @@ def run_env(out: Path = DEFAULT_OUT, base: dict[str, str] | None = None) -> dict
     env.update(
         LD_PRELOAD=info["preload"],
         PYTHONMALLOC="malloc",
-        # detect_leaks stays on for the mid-run checks; the exit-time check is skipped (os._exit).
-        ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:allocator_may_return_null=0:"
+        ASAN_OPTIONS=f"detect_leaks={int(lsan)}:abort_on_error=0:halt_on_error=1:allocator_may_return_null=0:"
                      "print_summary=1:symbolize=1:handle_segv=1",
         UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1",
         BINLOG_MODEL_FUZZ_SPEEDUPS=str(Path(info["module"]).parent),
@@ -121,13 +124,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("action", choices=("build", "env", "run"))
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     p.add_argument("--cc", choices=("auto", "gcc", "clang"), default="auto")
+    p.add_argument("--lsan", action="store_true", help="run: LeakSanitizer on (with native --lsan)")
     argv = sys.argv[1:] if argv is None else argv
     command = argv[argv.index("--") + 1:] if "--" in argv else []
     args = p.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     if args.action == "build":
         print(json.dumps(build(args.out, args.cc)))
         return 0
-    env = run_env(args.out)
+    env = run_env(args.out, lsan=args.lsan)
     if args.action == "env":
         for key in ("LD_PRELOAD", "PYTHONMALLOC", "ASAN_OPTIONS", "UBSAN_OPTIONS",
                     "BINLOG_MODEL_FUZZ_SPEEDUPS", "BINLOG_MODEL_FUZZ_TOOLCHAIN", "PYTHONPATH"):
