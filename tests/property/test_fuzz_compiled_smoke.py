@@ -20,7 +20,7 @@ import pytest
 
 from tests._paths import REPO
 
-SECONDS = 30
+SECONDS = 20
 
 
 @pytest.mark.fuzz
@@ -46,7 +46,7 @@ def test_compiled_core_fuzz_smoke_under_asan(tmp_path: Path) -> None:
     assert summary["findings"] == 0 and summary["leaks"] == 0
     # It really ran, on both entry points, and the checks did work.
     assert set(summary["by_target"]) == {"rows", "json"}
-    assert summary["inputs"] >= 5000
+    assert summary["inputs"] >= 3000
     assert summary["traced_inputs"] > 100
     stats = summary["target_stats"]
     assert stats["rows"]["rows_built"] > 0 and stats["rows"]["handed_back"] > 0
