@@ -89,6 +89,15 @@ def _lsan() -> Callable[[], int] | None:
     return check  # type: ignore[no-any-return]
 
 
+def rss_mb() -> float:
+    """The process's resident set now (peak RSS alone cannot show growth during the run)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0.0
+    return round(pages * os.sysconf("SC_PAGE_SIZE") / (1 << 20), 1)
+
+
 def sanitizer_loaded() -> bool:
     try:
         ctypes.CDLL(None).__asan_init  # noqa: B018 - the symbol's presence is the answer
@@ -516,6 +525,7 @@ def main(argv: list[str] | None = None) -> int:
             "toolchain": os.environ.get("BINLOG_MODEL_FUZZ_TOOLCHAIN", "none"),
             "seeds": {t.name: len(t.seeds) for t in targets}, "seed": args.seed, "engine": args.engine,
             "command": " ".join(["python -m benchmarks.fuzz.native", *sys.argv[1:]])}
+    info["rss_after_setup_mb"] = rss_mb()
     print(json.dumps({"start": info}), flush=True)
     runner.leak_check(label="after-setup")  # a clean baseline: later reports are the fuzzed calls'
     if args.replay is not None:
@@ -529,7 +539,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         _loop(runner, args, index_file)
     runner.leak_check(label="end")
-    summary = runner.summary(**info)
+    summary = runner.summary(**info, rss_end_mb=rss_mb())
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
     print(json.dumps({"summary": summary}, sort_keys=True), flush=True)
     sys.stdout.flush()
