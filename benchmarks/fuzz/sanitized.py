@@ -88,6 +88,8 @@ def build(out: Path = DEFAULT_OUT, cc: str = "auto") -> dict[str, str]:
     else:
         preload = subprocess.run([compiler, "-print-file-name=libasan.so"], capture_output=True, text=True,
                                  check=True).stdout.strip()
+    if not Path(preload).is_file():
+        raise SystemExit(f"no ASan runtime to preload ({preload!r}): gcc's comes with libasan (libgcc-*-dev)")
     info = {"toolchain": "clang+libFuzzer" if use_clang else "gcc", "compiler": compiler, "cflags": cflags,
             "module": str(built[0]), "preload": preload}
     (out / "build.json").write_text(json.dumps(info, indent=1))
