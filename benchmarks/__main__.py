@@ -74,6 +74,7 @@ def print_mysql_table(results: dict[str, dict[str, Any]], version: str,
     """Print the MySQL side's table and its ratio line; return the ratios."""
     _print_rows(results, out)
     ratios = {"ours/mysqlbinlog": _ratio(results, "ours", "mysqlbinlog"),
+              "ours-proto/mysqlbinlog": _ratio(results, "ours-proto", "mysqlbinlog"),
               "ours/mysqlbinlog -vv": _ratio(results, "ours", "mysqlbinlog -vv"),
               "ours/pmr": _ratio(results, "ours", "pmr"),
               "ours-decoder/pmr": _ratio(results, "ours-decoder", "pmr")}
@@ -92,6 +93,7 @@ def print_table(results: dict[str, dict[str, Any]], out: Any = print) -> dict[st
         return ours / peer if ours and peer else None
 
     ratios = {"ours/pmr": ratio("pmr"), "ours/mariadb-binlog": ratio("mariadb-binlog"),
+              "ours-proto/mariadb-binlog": _ratio(results, "ours-proto", "mariadb-binlog"),
               "ours/mariadb-binlog -vv": ratio("mariadb-binlog -vv"),
               "ours-decoder/pmr": (results["ours-decoder"]["rows_per_s"] or 0) / results["pmr"]["rows_per_s"]
               if results.get("pmr", {}).get("rows_per_s") else None}
@@ -138,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"repetition {rep + 1}/{repeat}", flush=True)
             step = [
                 run_case("ours", files, nbytes=nbytes, snapshot=str(cached.snapshot)),
+                run_case("ours-proto", files, nbytes=nbytes, snapshot=str(cached.snapshot)),
                 run_case("ours-decoder", files, nbytes=nbytes),
                 run_mariadb_binlog(files, nbytes=nbytes, rows=workload.row_changes),
                 run_mariadb_binlog(files, nbytes=nbytes, rows=workload.row_changes, verbose=2),
@@ -189,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _check_counts(results: dict[str, dict[str, Any]], workload: Workload) -> None:
-    for case in ("ours", "ours-decoder", "pmr"):
+    for case in ("ours", "ours-proto", "ours-decoder", "pmr"):
         if case in results and results[case]["rows"] != workload.row_changes:
             print(f"WARNING: {case} counted {results[case]['rows']} row changes, "
                   f"the workload made {workload.row_changes}")
@@ -211,6 +214,7 @@ def _measure_mysql(workload: Workload, repeat: int, *, pmr: bool) -> dict[str, A
             print(f"MySQL repetition {rep + 1}/{repeat}", flush=True)
             step = [
                 run_case("ours", files, nbytes=nbytes, snapshot=str(cached.snapshot)),
+                run_case("ours-proto", files, nbytes=nbytes, snapshot=str(cached.snapshot)),
                 run_case("ours-decoder", files, nbytes=nbytes),
                 run_mysqlbinlog(files, nbytes=nbytes, rows=workload.row_changes),
                 run_mysqlbinlog(files, nbytes=nbytes, rows=workload.row_changes, verbose=2),

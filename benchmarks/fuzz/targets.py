@@ -20,10 +20,17 @@ from typing import Any
 from binlog_model.errors import BinlogError
 from binlog_model.position import BinlogPosition
 from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
+from binlog_model.wire.rows import RowsEvent
 
 
 class DifferentialMismatch(AssertionError):
     """Whole and chunked decoding of the same bytes ended differently."""
+
+
+def _touch(event: Any) -> None:
+    # A rows event decodes its row images on first access to ``rows``: read them, as consumers do.
+    if isinstance(event, RowsEvent):
+        event.rows  # noqa: B018
 
 
 def _decode(data: bytes, chunks: list[int], verify: bool) -> tuple[int, BinlogError | None]:
@@ -36,12 +43,14 @@ def _decode(data: bytes, chunks: list[int], verify: bool) -> tuple[int, BinlogEr
                 break
             decoder.receive_data(data[pos:pos + size])
             pos += size
-            while decoder.next_event() is not NEED_DATA:
+            while (event := decoder.next_event()) is not NEED_DATA:
+                _touch(event)
                 count += 1
         if pos < len(data):
             decoder.receive_data(data[pos:])
         decoder.receive_data(b"")
-        while decoder.next_event() is not NEED_DATA:
+        while (event := decoder.next_event()) is not NEED_DATA:
+            _touch(event)
             count += 1
     except BinlogError as err:
         return count, err

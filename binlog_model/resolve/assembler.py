@@ -24,6 +24,7 @@ event: unique, deterministic and increasing in binlog order.
 
 from __future__ import annotations
 
+import builtins
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -118,7 +119,8 @@ class _Piece:
     next_row_index: int = 0     # statement-wide index of the next row of this table
     event_index: int = 0
     # Rows the compiled builder made, after those in ``event.rows``: framed entries of BinlogEvent.rows.
-    frames: list[bytes] = field(default_factory=list)
+    frames: list[builtins.bytes] = field(default_factory=list)
+    frames_first: int = 0       # row_index of the first of ``frames``
 
 
 @dataclass
@@ -138,7 +140,11 @@ class StatementAssembler:
     ``UnsupportedDDLError`` (strict DDL), ``DecoderStateError`` for an impossible event order.
     """
 
-    def __init__(self, history: SchemaHistory | None = None, options: ResolveOptions | None = None) -> None:
+    def __init__(self, history: SchemaHistory | None = None, options: ResolveOptions | None = None, *,
+                 serialized: bool = False) -> None:
+        # serialized: yield each BinlogEvent as its serialized bytes (what a proto sink writes); the rows
+        # the compiled builder made are then never parsed into messages.
+        self._serialized = serialized
         self.history = history if history is not None else SchemaHistory()
         self.options = options or ResolveOptions()
         self.stats = AssemblerStats()
@@ -157,7 +163,7 @@ class StatementAssembler:
         # Tables named by a DDL statement skipped in lenient mode that the tracker did not know: uncertain
         # too, so their rows fail loudly instead of resolving from TABLE_MAP metadata.
         self._skipped_tables: set[tuple[str, str]] = set()
-        self._buffer = TransactionBuffer(self.options.spill_bytes)
+        self._buffer = TransactionBuffer(self.options.spill_bytes, serialized=self._serialized)
         self._prepared: dict[tuple[bytes, bytes, int], TransactionBuffer] = {}   # XA xid → held events
         self._savepoints: dict[str, tuple[int, int]] = {}   # name → (events held, query_index) at it
         self._identity: _Identity | None = None    # from the last GTID event, until the transaction ends
@@ -408,7 +414,7 @@ class StatementAssembler:
             return self._commit()
         self._close_statement()
         self._prepared[(bytes(event.gtrid), bytes(event.bqual), event.format_id)] = self._buffer
-        self._buffer = TransactionBuffer(self.options.spill_bytes)
+        self._buffer = TransactionBuffer(self.options.spill_bytes, serialized=self._serialized)
         self._end_transaction()
         return iter(())
 
@@ -440,7 +446,7 @@ class StatementAssembler:
         # Hand the committed events over in a buffer of their own, streamed (from the spill file when the
         # transaction was large), so memory stays bounded whatever the transaction's size.
         buffer = self._buffer
-        self._buffer = TransactionBuffer(self.options.spill_bytes)
+        self._buffer = TransactionBuffer(self.options.spill_bytes, serialized=self._serialized)
         self._end_transaction()
         return self._count(buffer.drain())
 
@@ -529,6 +535,8 @@ class StatementAssembler:
             fits = min(max_rows - held, (max_bytes - piece.bytes) // per_row, count - start)
             stop = start + max(fits, 1)
             if frames is not None:
+                if not piece.frames:
+                    piece.frames_first = piece.next_row_index
                 piece.frames.extend(frames[start:stop] if start or stop < count else frames)
                 piece.next_row_index += stop - start
                 piece.bytes += per_row * (stop - start)
@@ -566,17 +574,19 @@ class StatementAssembler:
         return out
 
     def _emit(self, piece: _Piece, *, last: bool) -> None:
-        if piece.frames:
-            _merge_frames(piece)
         out = piece.event
-        if not out.rows:
+        # Only compiled rows, and bytes wanted: the event's fields go around them without parsing them.
+        as_bytes = self._serialized and bool(piece.frames) and not out.rows
+        if piece.frames and not as_bytes:
+            _merge_frames(piece)
+        if not out.rows and not as_bytes:
             return
         identity = self._identity or self._fallback_identity()
         out.source = self.options.source
         out.server_uuid = identity.server_uuid
         out.transaction_id = identity.transaction_id
         out.query_index = self._query_index
-        out.row_index = out.rows[0].row_index
+        out.row_index = piece.frames_first if as_bytes else out.rows[0].row_index
         out.db = piece.view.plan.db
         out.table = piece.view.plan.table
         out.operation = piece.operation  # type: ignore[assignment]
@@ -591,7 +601,11 @@ class StatementAssembler:
             mode = self.options.statement_text
             put_statement(out, self._statement_text, "",
                            mode == "all" or (mode == "first" and piece.event_index == 0))
-        self._buffer.append(out, piece.bytes)
+        if as_bytes:
+            self._buffer.append(_with_rows(out.SerializeToString(), piece.frames), piece.bytes)
+            piece.frames = []
+        else:
+            self._buffer.append(out, piece.bytes)
         piece.event = pb.BinlogEvent()
         piece.bytes = 0
         piece.event_index += 1
@@ -724,3 +738,38 @@ def _merge_frames(piece: _Piece) -> None:
     """Move the compiled builder's rows into the piece's event (parsed by upb, in C)."""
     piece.event.MergeFromString(b"".join(piece.frames))
     piece.frames.clear()
+
+
+def _with_rows(head: bytes, frames: list[bytes]) -> bytes:
+    """A serialized BinlogEvent without rows, with the rows' framed entries put in field order (after field
+    10, before 12): the same bytes protobuf writes for the whole message."""
+    pos, end = 0, len(head)
+    while pos < end:
+        tag, at = _varint(head, pos)
+        if tag >> 3 > 11:
+            break
+        wire = tag & 7
+        if wire == 0:
+            _, at = _varint(head, at)
+        elif wire == 2:
+            size, at = _varint(head, at)
+            at += size
+        elif wire == 1:
+            at += 8
+        elif wire == 5:
+            at += 4
+        else:   # pragma: no cover - BinlogEvent has no group fields
+            raise AssertionError(f"unexpected wire type {wire} in a serialized BinlogEvent")
+        pos = at
+    return b"".join((head[:pos], *frames, head[pos:]))
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return value, pos

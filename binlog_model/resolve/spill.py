@@ -9,21 +9,25 @@ from __future__ import annotations
 
 import itertools
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.model import iter_delimited, write_delimited
 
 __all__ = ["TransactionBuffer"]
 
 
 class TransactionBuffer:
-    """BinlogEvents of the open transaction, in memory until ``spill_bytes``, then in a temporary file."""
+    """BinlogEvents of the open transaction, in memory until ``spill_bytes``, then in a temporary file.
 
-    def __init__(self, spill_bytes: int) -> None:
+    An event is held as a message, or as its serialized bytes (what the compiled row builder's pieces
+    become); ``drain`` gives them all as messages, or all as bytes with ``serialized=True``.
+    """
+
+    def __init__(self, spill_bytes: int, *, serialized: bool = False) -> None:
         self._spill_bytes = spill_bytes
-        self._events: list[pb.BinlogEvent] = []
+        self.serialized = serialized
+        self._events: list[pb.BinlogEvent | bytes] = []
         self._bytes = 0
         self._file: Any = None          # spilled events (length-delimited), oldest first
         self._spilled = 0
@@ -31,14 +35,16 @@ class TransactionBuffer:
     def __len__(self) -> int:
         return self._spilled + len(self._events)
 
-    def append(self, event: pb.BinlogEvent, size: int | None = None) -> None:
+    def append(self, event: pb.BinlogEvent | bytes, size: int | None = None) -> None:
         """Hold ``event``; ``size`` is its approximate byte size when the caller knows it (else measured)."""
         self._events.append(event)
-        self._bytes += event.ByteSize() if size is None else size
+        if size is None:
+            size = len(event) if isinstance(event, bytes) else event.ByteSize()
+        self._bytes += size
         if self._bytes > self._spill_bytes:
             if self._file is None:
                 self._file = tempfile.TemporaryFile(prefix="binlog-model-tx-")  # noqa: SIM115 (closed by discard)
-            write_delimited(self._file, self._events)
+            _write_frames(self._file, (_body(e) for e in self._events))
             self._spilled += len(self._events)
             self._events.clear()
             self._bytes = 0
@@ -50,22 +56,30 @@ class TransactionBuffer:
             return
         # Rare: the savepoint lies inside the spilled part; copy the first ``count`` events one by one.
         kept = tempfile.TemporaryFile(prefix="binlog-model-tx-")  # noqa: SIM115 (closed by discard)
-        write_delimited(kept, itertools.islice(self._iter_spilled(), count))
+        _write_frames(kept, itertools.islice(self._iter_spilled(), count))
         self._file.close()
         self._file = kept
         self._spilled = count
         self._events.clear()
         self._bytes = 0
 
-    def _iter_spilled(self) -> Iterator[pb.BinlogEvent]:
+    def _iter_spilled(self) -> Iterator[bytes]:
         if self._file is None:
             return iter(())
         self._file.seek(0)
-        return iter_delimited(self._file)
+        return _read_frames(self._file)
 
-    def drain(self) -> Iterator[pb.BinlogEvent]:
-        yield from self._iter_spilled()
-        yield from self._events
+    def drain(self) -> Iterator[Any]:
+        """Every held event in order: messages, or serialized bytes when ``serialized``."""
+        if self.serialized:
+            yield from self._iter_spilled()
+            for e in self._events:
+                yield e if isinstance(e, bytes) else e.SerializeToString()
+        else:
+            for body in self._iter_spilled():
+                yield pb.BinlogEvent.FromString(body)
+            for e in self._events:
+                yield pb.BinlogEvent.FromString(e) if isinstance(e, bytes) else e
         self.discard()
 
     def discard(self) -> None:
@@ -75,3 +89,39 @@ class TransactionBuffer:
         self._events = []
         self._spilled = 0
         self._bytes = 0
+
+
+def _body(event: pb.BinlogEvent | bytes) -> bytes:
+    return event if isinstance(event, bytes) else event.SerializeToString()
+
+
+def _write_frames(stream: Any, bodies: Iterable[bytes]) -> None:
+    # Our own temporary file: a varint length, then the serialized event.
+    for body in bodies:
+        n = len(body)
+        prefix = bytearray()
+        while n >= 0x80:
+            prefix.append((n & 0x7F) | 0x80)
+            n >>= 7
+        prefix.append(n)
+        stream.write(bytes(prefix))
+        stream.write(body)
+
+
+def _read_frames(stream: Any) -> Iterator[bytes]:
+    while True:
+        n = shift = 0
+        while True:
+            b = stream.read(1)
+            if not b:
+                if shift:
+                    raise EOFError("spill file ends inside a length prefix")   # pragma: no cover
+                return
+            n |= (b[0] & 0x7F) << shift
+            shift += 7
+            if not b[0] & 0x80:
+                break
+        body = stream.read(n)
+        if len(body) != n:
+            raise EOFError("spill file ends inside a record")   # pragma: no cover - our own file
+        yield body

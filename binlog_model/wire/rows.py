@@ -143,6 +143,11 @@ class RowImages:
     def __hash__(self) -> int:
         return hash(bytes(self.buf[self.pos:self.end]))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A memoryview does not pickle: ship just the image bytes.
+        data = bytes(self.buf[self.pos:self.end])
+        return RowImages, (data, 0, len(data), self.present, self.present_after, self.name)
+
 
 def parse_rows_event(header: Any, body: memoryview, post_header_len: int,
                      table_maps: Mapping[int, TableMapEvent]) -> RowsEvent:
@@ -259,8 +264,19 @@ def _parse(header: Any, body: memoryview, post_header_len: int, table_maps: Mapp
                      columns_present_after=present_after, images=images, compressed=compressed)
 
 
+_BITMAPS: dict[tuple[bytes, int], tuple[bool, ...]] = {}
+
+
 def _bits(raw: bytes, nbits: int) -> tuple[bool, ...]:
-    return tuple(bool(raw[i >> 3] & (1 << (i & 7))) for i in range(nbits))
+    # Every event of a table logs the same few bitmaps: build each tuple once.
+    key = (raw, nbits)
+    bits = _BITMAPS.get(key)
+    if bits is None:
+        bits = tuple(bool(raw[i >> 3] & (1 << (i & 7))) for i in range(nbits))
+        if len(_BITMAPS) >= 1024:
+            _BITMAPS.clear()
+        _BITMAPS[key] = bits
+    return bits
 
 
 def _decode_images(event: RowsEvent) -> tuple[Any, ...]:

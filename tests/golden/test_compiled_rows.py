@@ -23,7 +23,7 @@ import pytest
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.compiled import speedups
 from binlog_model.errors import BinlogError
-from binlog_model.pipeline import iter_binlog_events
+from binlog_model.pipeline import iter_binlog_events, iter_serialized_events
 from binlog_model.resolve import compiled_rows
 from binlog_model.resolve.rows import python_row_builders
 from binlog_model.testing.golden import binlog_files, fixture_options, iter_fixture_dirs, read_meta
@@ -44,6 +44,7 @@ class _Checked:
     def __init__(self) -> None:
         self.rows_by_c = 0
         self.fallbacks = 0
+        self.tables: set[tuple[str, str]] = set()    # (db, table) of the rows C built
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
         build = compiled_rows.CompiledRows.build
@@ -61,20 +62,24 @@ class _Checked:
             assert b"".join(frames) == reference.SerializeToString(), (
                 f"C and Python rows differ: {event.header.file} offset {event.header.offset}")
             checker.rows_by_c += len(frames)
+            checker.tables.add((self.plan.db, self.plan.table))
             return frames
 
         monkeypatch.setattr(compiled_rows.CompiledRows, "build", checked)
 
 
-def _resolve(paths: Any, monkeypatch: pytest.MonkeyPatch, compiled: bool,
+def _resolve(paths: Any, monkeypatch: pytest.MonkeyPatch, compiled: bool, serialized: bool = False,
              **options: Any) -> tuple[list[bytes], tuple[type[BaseException], str] | None]:
     with monkeypatch.context() as patch:
         if not compiled:
             patch.setattr(compiled_rows, "speedups", None)
         out: list[bytes] = []
         try:
-            for event in iter_binlog_events(paths, **options):
-                out.append(event.SerializeToString())
+            if serialized:
+                out.extend(iter_serialized_events(paths, **options))
+            else:
+                for event in iter_binlog_events(paths, **options):
+                    out.append(event.SerializeToString())
         except BinlogError as err:
             return out, (type(err), str(err))
         return out, None
@@ -90,6 +95,10 @@ def _compare(paths: Any, monkeypatch: pytest.MonkeyPatch, **options: Any) -> _Ch
     assert len(compiled) == len(reference)
     for i, (a, b) in enumerate(zip(compiled, reference, strict=True)):
         assert a == b, f"BinlogEvent #{i} differs"
+    # The proto path: the compiled rows wrapped into event bytes without a parse, the same bytes again.
+    serialized, error = _resolve(paths, monkeypatch, compiled=True, serialized=True, **options)
+    assert error == ref_error
+    assert serialized == reference
     return checker
 
 
