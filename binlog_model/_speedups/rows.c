@@ -147,7 +147,8 @@ static int put_update(ctx *x, int image_mode, const slot *before, const slot *af
         } else if (a->state == S_VALUE && plan->cols[i].wire == W_JSON) {
             /* JsonDocument equality: the rendered texts */
             changed[i] = a->text_len != b->text_len ||
-                         memcmp(x->json.data + a->text, x->json.data + b->text, (size_t)a->text_len) != 0;
+                         (a->text_len && memcmp(x->json.data + a->text, x->json.data + b->text,
+                                                (size_t)a->text_len) != 0);
         } else if (a->state == S_VALUE) {
             int d = bm_values_differ(&plan->cols[i], x->buf + b->start, b->size, x->buf + a->start, a->size,
                                      &x->sa, &x->sb);
@@ -232,7 +233,7 @@ PyObject *bm_build_rows(bm_plan *plan, const unsigned char *buf, Py_ssize_t pos,
             uint64_t v = (uint64_t)x.row.len;
             while (v >= 0x80) { *w++ = (unsigned char)(v | 0x80); v >>= 7; }
             *w++ = (unsigned char)v;
-            memcpy(w, x.row.data, (size_t)x.row.len);
+            if (x.row.len) memcpy(w, x.row.data, (size_t)x.row.len);   /* an empty Row: no data yet */
         }
         if (!row || PyList_Append(list, row) < 0) {
             Py_XDECREF(row);

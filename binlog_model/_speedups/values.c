@@ -162,6 +162,15 @@ static int put_int(const bm_col *c, const unsigned char *p, bm_buf *out) {
 
 /* The exact plain text of a packed DECIMAL, as format(Decimal, "f") with no negative zero. A digit group
  * holding more than its digits (corrupt bytes) is BM_ERR_DATA: Python keeps such values its own way. */
+/* n decimal digits of v, zero-padded on the left. */
+static int put_digits(char *out, uint32_t v, int n) {
+    for (int i = n - 1; i >= 0; i--) {
+        out[i] = (char)('0' + v % 10);
+        v /= 10;
+    }
+    return n;
+}
+
 static int decimal_text(const bm_col *c, const unsigned char *p, char *text, Py_ssize_t *tlen) {
     int precision = c->wmeta, scale = c->scale, intg = precision - scale;
     Py_ssize_t n = bm_decimal_size(precision, scale);
@@ -179,13 +188,13 @@ static int decimal_text(const bm_col *c, const unsigned char *p, char *text, Py_
         uint32_t g = (uint32_t)be(d + pos, DIG2BYTES[lead]);
         pos += DIG2BYTES[lead];
         if (g >= POW10[lead]) return BM_ERR_DATA;
-        nd += sprintf(digits + nd, "%u", g);
+        nd += put_digits(digits + nd, g, lead);   /* leading zeros are stripped below */
     }
     for (int i = 0; i < intg / 9; i++) {
         uint32_t g = (uint32_t)be(d + pos, 4);
         pos += 4;
         if (g >= 1000000000u) return BM_ERR_DATA;
-        nd += sprintf(digits + nd, "%09u", g);
+        nd += put_digits(digits + nd, g, 9);
     }
     /* The whole part is an integer: no leading zeros, "0" when empty or zero. */
     int skip = 0;
@@ -198,13 +207,13 @@ static int decimal_text(const bm_col *c, const unsigned char *p, char *text, Py_
         uint32_t g = (uint32_t)be(d + pos, 4);
         pos += 4;
         if (g >= 1000000000u) return BM_ERR_DATA;
-        nf += sprintf(frac + nf, "%09u", g);
+        nf += put_digits(frac + nf, g, 9);
     }
     int tail = scale % 9;
     if (tail) {
         uint32_t g = (uint32_t)be(d + pos, DIG2BYTES[tail]);
         if (g >= POW10[tail]) return BM_ERR_DATA;
-        nf += sprintf(frac + nf, "%0*u", tail, g);
+        nf += put_digits(frac + nf, g, tail);
     }
     for (int i = 0; i < nd; i++)
         if (digits[i] != '0') allzero = 0;
@@ -318,6 +327,14 @@ static int64_t timestamp_micros(const bm_col *c, const unsigned char *p) {
 static int valid_utf8(const unsigned char *s, Py_ssize_t n) {
     Py_ssize_t i = 0;
     while (i < n) {
+        /* ASCII runs eight bytes at a time */
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if (w & 0x8080808080808080ull) break;
+            i += 8;
+        }
+        if (i >= n) break;
         unsigned char c = s[i];
         if (c < 0x80) { i++; continue; }
         if (c >= 0xC2 && c <= 0xDF) {
@@ -544,9 +561,9 @@ int bm_values_differ(const bm_col *c, const unsigned char *a, Py_ssize_t na, con
         sb->len = 0;
         if ((rc = bm_put_value(c, a, na, sa)) != BM_OK) return rc;
         if ((rc = bm_put_value(c, b, nb, sb)) != BM_OK) return rc;
-        return sa->len != sb->len || memcmp(sa->data, sb->data, (size_t)sa->len) != 0;
+        return sa->len != sb->len || (sa->len && memcmp(sa->data, sb->data, (size_t)sa->len) != 0);
     }
     default:
-        return na != nb || memcmp(a, b, (size_t)na) != 0;
+        return na != nb || (na && memcmp(a, b, (size_t)na) != 0);
     }
 }

@@ -1,13 +1,14 @@
 """The compiled row builder's Python side: compile a ``RowPlan`` for C, and run it over a rows event.
 
 ``compile_rows(plan, table_map, image)`` returns ``None`` when the compiled core is off
-(``binlog_model.compiled``) or any column needs what only Python does (JSON until its C renderer lands,
-charsets other than utf8mb3/utf8mb4/latin1/ascii/binary, unusual type/kind pairs): the whole plan then uses
-the Python builder, never a mix per value. ``CompiledRows.build(event, first_row_index)`` returns the
-serialized ``Row`` of every row of the event, byte-identical to what the Python builder makes, or ``None``
-when C met anything it does not handle exactly (bad or truncated bytes, a value Python rejects): the caller
-then runs the Python builder on the same event, which produces the same rows or raises the typed
-``BinlogError`` with its exact message and position. So the two paths never differ in their errors.
+(``binlog_model.compiled``) or any column needs what only Python does (charsets other than
+utf8mb3/utf8mb4/latin1/ascii/binary, unusual type/kind pairs, HIDDEN columns C cannot size): the whole
+plan then uses the Python builder, never a mix per value. ``CompiledRows.build(event, first_row_index)``
+returns the serialized ``Row`` of every row of the event (framed as a ``BinlogEvent.rows`` entry),
+byte-identical to what the Python builder makes, or ``None`` when C met anything it does not handle exactly
+(bad or truncated bytes, a value Python rejects): the caller then runs the Python builder on the same
+event, which produces the same rows or raises the typed ``BinlogError`` with its exact message and
+position. So the two paths never differ in their errors. See docs/speedups.md.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ class CompiledRows:
         self._mode = image_mode
 
     def build(self, event: RowsEvent, first_row_index: int) -> list[bytes] | None:
-        """Each row's serialized ``Row``, or None: then run the Python builder on ``event``."""
+        """Each row as one framed entry of ``BinlogEvent.rows`` (tag, length, the serialized ``Row``), with
+        row_index from ``first_row_index`` on; or None: then run the Python builder on ``event``."""
         operation = _OPERATION.get(event.kind)
         if operation is None or speedups is None:   # PARTIAL_UPDATE: the JSON diffs are Python's
             return None

@@ -53,6 +53,7 @@ from binlog_model.wire.events import (
     parse_start_event_v3,
     parse_unknown_event,
 )
+from binlog_model.wire.rows import RowsEvent
 
 __all__ = ["BINLOG_MAGIC", "MAX_EVENT_SIZE", "NEED_DATA", "BinlogDecoder"]
 
@@ -330,7 +331,10 @@ class BinlogDecoder:
             if not self.raw_undecodable or etype == EventType.FORMAT_DESCRIPTION_EVENT:
                 return self._decode_body(header, raw, ctx, inner_index)
             try:
-                return self._decode_body(header, raw, ctx, inner_index)
+                event = self._decode_body(header, raw, ctx, inner_index)
+                if isinstance(event, RowsEvent):
+                    event.rows  # noqa: B018 - row images decode lazily; here a bad one must show raw now
+                return event
             except ChecksumMismatchError:
                 raise   # the bytes themselves are damaged: not a body to show
             except (DecodeError, DecoderStateError) as err:

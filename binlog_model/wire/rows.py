@@ -16,7 +16,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from binlog_model.errors import DecodeError, DecoderStateError, TruncatedEventError, UnsupportedEventError
+from binlog_model.errors import (
+    BinlogError,
+    DecodeError,
+    DecoderStateError,
+    TruncatedEventError,
+    UnsupportedEventError,
+)
 from binlog_model.wire.codecs.dispatch import Codec
 from binlog_model.wire.codecs.json import decode_json_diffs
 from binlog_model.wire.column_types import ColumnType
@@ -282,11 +288,16 @@ def _bits(raw: bytes, nbits: int) -> tuple[bool, ...]:
 def _decode_images(event: RowsEvent) -> tuple[Any, ...]:
     """The row images as Python values (``RowsEvent.rows``); errors as the eager decoder raised them."""
     header = event.header
+    file, offset = getattr(header, "file", None), getattr(header, "offset", None)
     try:
         return _decode_rows(event)
     except DecodeError as exc:
-        raise exc.located(file=getattr(header, "file", None), offset=getattr(header, "offset", None),
-                          event_type=event.images.name) from None
+        raise exc.located(file=file, offset=offset, event_type=event.images.name) from None
+    except BinlogError:
+        raise
+    except Exception as err:  # a bug in a codec must still surface as our error, as the decoder's do
+        raise DecodeError(f"internal decoder failure: {type(err).__name__}: {err}", file=file, offset=offset,
+                          event_type=event.images.name) from err
 
 
 def _decode_rows(event: RowsEvent) -> tuple[Any, ...]:
