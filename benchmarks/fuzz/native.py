@@ -1,0 +1,553 @@
+"""Fuzz the compiled core's entry points (``binlog_model._speedups``), meant to run under ASan + UBSan.
+
+    python -m benchmarks.fuzz.sanitized build                              # once: the sanitized module
+    python -m benchmarks.fuzz.sanitized run -- python -m benchmarks.fuzz.native all --inputs 1000000
+    python -m benchmarks.fuzz.sanitized run -- python -m benchmarks.fuzz.native rows --engine atheris \\
+        -- -runs=1000000 -max_len=8192 -rss_limit_mb=4096       # coverage-guided (clang build + atheris)
+    python -m benchmarks.fuzz.native json --replay 123 --seed 16  # input 123 again (the loop engine)
+
+Targets:
+- ``rows``: ``build_rows`` over the row images of real rows events, with the plans the assembler compiled
+  for them (captured by running the pipeline over the seed binlogs with the compiled core on). An input is
+  ``[seed u16][mode u8][n u8][n x (column u8, meta u16)][images]``: which captured event, the image mode,
+  TABLE_MAP metadata overrides (untrusted bytes too, so ``compile_plan`` is fuzzed with them) and the image
+  bytes, mutated. The answer must be None or rows that each parse as a ``Row``, ending inside the input.
+- ``json``: ``json_text`` on binary JSON documents (every JSON value of the seed binlogs, generated
+  documents, damaged ones); differential against the Python reference on every input: C may hand a
+  document back (None) but never renders one the reference refuses, and never renders it differently.
+
+Engines: ``loop`` (default; no coverage, so it works with the gcc build): input ``i`` is a pure function of
+``(seed, i)``, a mutant of a seed input (byte edits, splices, edge values, truncation); ``atheris``:
+libFuzzer over the same input format, coverage-guided when the module was built with clang
+(``sanitized build`` picks clang when it can). Checks in both: a sanitizer report ends the process (exit
+status != 0, the report on stderr); every ``--mem-every``-th input's C call runs again under tracemalloc:
+its peak must stay under ``64 x input + 1 MiB``, and once its result is dropped nothing it allocated may
+remain (the leak check: the C code allocates only through the Python allocators, which tracemalloc sees).
+LeakSanitizer (``--lsan``, every ``--leak-every`` inputs) is opt-in: on CPython 3.11 it reports objects
+that only frames reference, because frames live in mmap'd chunks it does not scan. The summary (last stdout
+line, ``OUT/summary.json``) has inputs, inputs/s, peak RSS and the traced peaks by input size. Exit status
+1 on any finding.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import gc
+import json
+import os
+import random
+import resource
+import struct
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from benchmarks.fuzz import mutate
+
+MEM_FACTOR = 64
+MEM_CONSTANT = 1 << 20
+# Bytes a call may leave traced after its result is dropped (the harness's own bookkeeping objects).
+LEAK_SLACK = 512
+_HEAD = struct.Struct("<HBB")
+_OVERRIDE = struct.Struct("<BH")
+
+
+class Finding(AssertionError):
+    """The compiled core broke its contract on this input (not a sanitizer report: those abort)."""
+
+
+def load_speedups() -> ModuleType:
+    """The compiled module: the sanitized build named by ``BINLOG_MODEL_FUZZ_SPEEDUPS`` when set (and then
+    only that one), else whatever the loader picks; exits when the core is off."""
+    where = os.environ.get("BINLOG_MODEL_FUZZ_SPEEDUPS")
+    import binlog_model
+
+    if where:
+        binlog_model.__path__.insert(0, where)  # the sanitized module shadows an in-place build
+    from binlog_model.compiled import compiled_core, speedups
+
+    if speedups is None:
+        raise SystemExit(f"compiled core: {compiled_core()}; nothing to fuzz")
+    if where and Path(str(speedups.__file__)).resolve().parent != Path(where).resolve():
+        raise SystemExit(f"loaded {speedups.__file__}, not the sanitized build in {where}")
+    return speedups
+
+
+def _lsan() -> Callable[[], int] | None:
+    """LeakSanitizer's mid-run check, when the process has an ASan runtime."""
+    try:
+        check = ctypes.CDLL(None).__lsan_do_recoverable_leak_check
+    except AttributeError:
+        return None
+    check.restype = ctypes.c_int
+    return check  # type: ignore[no-any-return]
+
+
+def rss_mb() -> float:
+    """The process's resident set now (peak RSS alone cannot show growth during the run)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0.0
+    return round(pages * os.sysconf("SC_PAGE_SIZE") / (1 << 20), 1)
+
+
+def sanitizer_loaded() -> bool:
+    try:
+        ctypes.CDLL(None).__asan_init  # noqa: B018 - the symbol's presence is the answer
+    except AttributeError:
+        return False
+    return True
+
+
+# --- seeds -----------------------------------------------------------------------------------------
+
+
+def seed_binlogs() -> list[Path]:
+    from benchmarks.fuzz.seeds import _binlog_files, binlog_roots
+
+    return [p for root in binlog_roots() if root.is_dir() for p in _binlog_files(root)]
+
+
+def json_documents(paths: list[Path]) -> list[bytes]:
+    """Every binary JSON document the real decoder meets in ``paths`` (collected as it parses them)."""
+    import binlog_model.wire.codecs.json as json_codec
+    from binlog_model.errors import BinlogError
+    from binlog_model.io.files import iter_events
+
+    docs: list[bytes] = []
+    real = json_codec.parse_json_binary
+
+    def collect(data: Any) -> Any:
+        docs.append(bytes(data))
+        return real(data)
+
+    json_codec.parse_json_binary = collect
+    try:
+        for path in paths:
+            try:
+                for event in iter_events(path, verify_checksum=False):
+                    rows = getattr(event, "rows", None)
+                    if rows is not None:
+                        list(rows)
+            except BinlogError:
+                pass  # a test-suite file that is corrupt on purpose: what came before still counts
+    finally:
+        json_codec.parse_json_binary = real
+    return docs
+
+
+@dataclass
+class Capture:
+    """One rows event the assembler gave the compiled builder: its plan's columns and the images."""
+
+    columns: tuple[Any, ...]
+    primary_key: tuple[int, ...]
+    always: tuple[int, ...]
+    images: bytes
+    present: bytes
+    present_after: bytes | None
+    operation: int
+
+
+def capture_rows(paths: list[Path], per_file: int = 100) -> list[Capture]:
+    """Run the pipeline over ``paths`` with the compiled core on and keep what ``CompiledRows.build`` is
+    given (plan columns through ``compile_plan``, images as bytes): the distinct events, at most
+    ``per_file`` of each file so every file's tables and types are represented."""
+    from binlog_model.errors import BinlogError
+    from binlog_model.pipeline import iter_binlog_events
+    from binlog_model.resolve import compiled_rows
+
+    captured: list[Capture] = []
+    seen: set[bytes] = set()
+    plans: dict[int, tuple[Any, Any, Any]] = {}
+    taken = [0]
+    real_compile = compiled_rows.speedups.compile_plan
+    real_build = compiled_rows.CompiledRows.build
+
+    def compile_plan(columns: Any, primary_key: Any, always: Any) -> Any:
+        plan = real_compile(columns, primary_key, always)
+        plans[id(plan)] = (columns, primary_key, always)
+        return plan
+
+    def build(self: Any, event: Any, first_row_index: int) -> Any:
+        operation = compiled_rows._OPERATION.get(event.kind)
+        spec = plans.get(id(self._plan))
+        if operation is not None and spec is not None and taken[0] < per_file:
+            images = event.images
+            body = bytes(images.buf[images.pos:images.end])
+            key = body + images.present + (images.present_after or b"")
+            if key not in seen:
+                seen.add(key)
+                taken[0] += 1
+                captured.append(Capture(*spec, body, images.present, images.present_after, operation))
+        return real_build(self, event, first_row_index)
+
+    compiled_rows.speedups.compile_plan = compile_plan
+    compiled_rows.CompiledRows.build = build  # type: ignore[method-assign]
+    try:
+        for path in paths:
+            taken[0] = 0
+            try:
+                for _ in iter_binlog_events(path, verify_checksum=False, lenient_ddl=True,
+                                            allow_incomplete_tail=True, image="full"):
+                    pass
+            except BinlogError:
+                pass
+    finally:
+        compiled_rows.speedups.compile_plan = real_compile
+        compiled_rows.CompiledRows.build = real_build  # type: ignore[method-assign]
+    return captured
+
+
+# --- targets ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Target:
+    name: str
+    seeds: list[bytes]
+    run: Callable[[bytes], Any]
+    c_call: Callable[[bytes], Any]          # the C part alone (what the memory bound is held against)
+    generate: Callable[[random.Random], bytes] | None = None
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+def json_target(speedups: ModuleType, paths: list[Path]) -> Target:
+    from binlog_model.errors import BinlogError
+    from binlog_model.wire.json_binary import parse_json_binary
+    from binlog_model.wire.values import JsonDocument
+
+    seeds = sorted(set(json_documents(paths)))
+    rng = random.Random(14)
+    for _ in range(300):
+        t, body = mutate.json_encode(mutate._json_random(rng), large=rng.random() < 0.3)
+        seeds.append(bytes([t]) + body)
+    stats = {"rendered": 0, "handed_back": 0}
+
+    def run(data: bytes) -> None:
+        got = speedups.json_text(data)
+        try:
+            want: str | None = JsonDocument(parse_json_binary(data)).to_json()
+        except BinlogError:
+            want = None
+        if got is None:
+            stats["handed_back"] += 1
+            return
+        stats["rendered"] += 1
+        if want is None:
+            raise Finding(f"C renders a document the reference refuses: {got[:200]!r}")
+        if got != want:
+            raise Finding(f"C {got[:200]!r} != reference {want[:200]!r}")
+
+    return Target("json", seeds, run, speedups.json_text, mutate.json_document, stats)
+
+
+def encode_rows_input(seed: int, mode: int, overrides: list[tuple[int, int]], images: bytes) -> bytes:
+    return (_HEAD.pack(seed, mode, len(overrides)) + b"".join(_OVERRIDE.pack(c, m) for c, m in overrides)
+            + images)
+
+
+def rows_target(speedups: ModuleType, paths: list[Path]) -> Target:
+    from binlog_model._pb import binlog_event_pb2 as pb
+
+    captures = capture_rows(paths)
+    if not captures:
+        raise SystemExit("rows: no rows event reached the compiled builder (is it wired into the assembler?)")
+    seeds = [encode_rows_input(i, i % 3, [], c.images) for i, c in enumerate(captures)]
+    stats = {"rows_built": 0, "handed_back": 0, "plan_refused": 0, "parsed": 0}
+    compiled: dict[tuple[int, bytes], Any] = {}
+
+    def call(data: bytes) -> Any:
+        if len(data) < _HEAD.size:
+            return None
+        index, mode, n = _HEAD.unpack_from(data)
+        capture = captures[index % len(captures)]
+        at = _HEAD.size + n * _OVERRIDE.size
+        if len(data) < at:
+            return None
+        overrides = data[_HEAD.size:at]
+        key = (index % len(captures), overrides)
+        plan = compiled.get(key)
+        if plan is None:
+            columns = [list(c) for c in capture.columns]
+            for k in range(n):
+                col, meta = _OVERRIDE.unpack_from(overrides, k * _OVERRIDE.size)
+                if columns:
+                    columns[col % len(columns)][2] = meta  # the TABLE_MAP metadata of that column
+            try:
+                plan = speedups.compile_plan(tuple(map(tuple, columns)), capture.primary_key, capture.always)
+            except (NotImplementedError, ValueError, OverflowError, TypeError, UnicodeError):
+                plan = False
+            if len(compiled) > 4096:
+                compiled.clear()
+            compiled[key] = plan
+        if plan is False:
+            stats["plan_refused"] += 1
+            return None
+        images = data[at:]
+        return speedups.build_rows(plan, images, 0, len(images), capture.present, capture.present_after,
+                                   capture.operation, mode % 3, index)
+
+    def run(data: bytes) -> None:
+        out = call(data)
+        if out is None:
+            stats["handed_back"] += 1
+            return
+        rows, end = out
+        if not isinstance(rows, list) or not 0 <= end <= len(data):
+            raise Finding(f"build_rows answered {type(rows).__name__}, end {end} for {len(data)} bytes")
+        stats["rows_built"] += len(rows)
+        if stats["rows_built"] % 7 == 0:  # a sample of the rows must be valid Row messages
+            for raw in rows:
+                pb.Row.FromString(raw)
+                stats["parsed"] += 1
+
+    def generate(rng: random.Random) -> bytes:
+        # A seed with its metadata overridden: edge values, or a neighbour of the real one.
+        index = rng.randrange(len(captures))
+        capture = captures[index]
+        overrides = []
+        for _ in range(rng.randint(1, 3)):
+            col = rng.randrange(max(1, len(capture.columns)))
+            real = capture.columns[col][2] if capture.columns else 0
+            overrides.append((col, rng.choice((0, 1, 0xFF, 0x100, 0xFFFF, 0x3F3F, 0x4141, 0x0A0A,
+                                               max(0, real + rng.randint(-3, 3)) & 0xFFFF))))
+        return encode_rows_input(index, rng.randrange(3), overrides, capture.images)
+
+    return Target("rows", seeds, run, call, generate, stats)
+
+
+TARGETS = {"json": json_target, "rows": rows_target}
+
+
+# --- engines ---------------------------------------------------------------------------------------
+
+
+def make_input(target: Target, seed: int, index: int) -> bytes:
+    rng = random.Random(f"{seed}:{target.name}:{index}")
+    if target.generate is not None and rng.random() < 0.25:
+        data = target.generate(rng)
+    else:
+        data = rng.choice(target.seeds)
+    if target.name == "rows":
+        # Keep the header (which seed, mode, overrides) mostly intact: damage the images behind it.
+        head = _HEAD.size + _HEAD.unpack_from(data)[2] * _OVERRIDE.size if len(data) >= _HEAD.size else 0
+        if rng.random() < 0.1:
+            head = 0
+        prefix, body = data[:head], data[head:]
+    else:
+        prefix, body = b"", data
+    for _ in range(rng.choice((0, 1, 1, 1, 2, 2, 3, 4, 8))):
+        body = mutate.mutate_bytes(rng, body, target.seeds)
+    if rng.random() < 0.15 and body:
+        body = body[:rng.randrange(len(body))]  # truncated
+    return prefix + body
+
+
+@dataclass
+class Totals:
+    inputs: int = 0
+    bytes_in: int = 0
+    max_input: int = 0
+    findings: int = 0
+    leak_checks: int = 0
+    leaks: int = 0
+    traced: int = 0
+    max_left: int = 0
+    peak_by_size: dict[str, int] = field(default_factory=dict)
+    by_target: dict[str, int] = field(default_factory=dict)
+
+
+def _bucket(size: int) -> str:
+    for limit, name in ((256, "<256B"), (1 << 10, "<1KiB"), (4 << 10, "<4KiB"), (16 << 10, "<16KiB"),
+                        (64 << 10, "<64KiB")):
+        if size < limit:
+            return name
+    return ">=64KiB"
+
+
+class Runner:
+    def __init__(self, targets: list[Target], out: Path, leak_every: int, mem_every: int,
+                 lsan: bool) -> None:
+        self.targets = targets
+        self.out = out
+        self.leak_every = leak_every
+        self.mem_every = mem_every
+        self.totals = Totals()
+        self.lsan = _lsan() if lsan else None
+        self.started = time.monotonic()
+
+    def one(self, target: Target, data: bytes, label: str) -> None:
+        t = self.totals
+        t.inputs += 1
+        t.bytes_in += len(data)
+        t.max_input = max(t.max_input, len(data))
+        t.by_target[target.name] = t.by_target.get(target.name, 0) + 1
+        if self.mem_every and t.inputs % self.mem_every == 0:
+            self.trace(target, data, label)
+        try:
+            target.run(data)
+        except Finding as err:
+            self.finding(target, data, label, str(err))
+        if self.leak_every and t.inputs % self.leak_every == 0:
+            self.leak_check(target, data, label)
+
+    def trace(self, target: Target, data: bytes, label: str) -> None:
+        """The C call under tracemalloc: its peak against the input's size, and what it leaves allocated
+        once its result is dropped (a leak: every allocation of the C code goes through the Python
+        allocators, which tracemalloc sees). A first untraced call warms the harness's plan cache."""
+        t = self.totals
+        target.c_call(data)
+        tracemalloc.start()
+        try:
+            result = target.c_call(data)
+            peak = tracemalloc.get_traced_memory()[1]
+            del result
+            left = tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+        t.traced += 1
+        bucket = _bucket(len(data))
+        t.peak_by_size[bucket] = max(t.peak_by_size.get(bucket, 0), peak)
+        t.max_left = max(t.max_left, left)
+        if peak > MEM_FACTOR * len(data) + MEM_CONSTANT:
+            self.finding(target, data, label, f"memory: traced peak {peak} bytes for {len(data)} bytes")
+        if left > LEAK_SLACK:
+            t.leaks += 1
+            self.finding(target, data, label, f"leak: {left} bytes still allocated after the call")
+
+    def leak_check(self, target: Target | None = None, data: bytes = b"", label: str = "end") -> None:
+        if self.lsan is None:
+            return
+        gc.collect()
+        self.totals.leak_checks += 1
+        sys.stderr.flush()
+        if self.lsan():
+            self.totals.leaks += 1
+            self.finding(target, data, label, "LeakSanitizer found unreachable blocks (report on stderr)")
+
+    def finding(self, target: Target | None, data: bytes, label: str, what: str) -> None:
+        self.totals.findings += 1
+        folder = self.out / "findings"
+        folder.mkdir(parents=True, exist_ok=True)
+        name = f"{target.name if target else 'all'}-{label}"
+        (folder / f"{name}.bin").write_bytes(data)
+        (folder / f"{name}.txt").write_text(what + "\n")
+        print(json.dumps({"finding": name, "what": what[:500]}), flush=True)
+
+    def summary(self, **extra: Any) -> dict[str, Any]:
+        t = self.totals
+        elapsed = time.monotonic() - self.started
+        return {"inputs": t.inputs, "by_target": t.by_target, "seconds": round(elapsed, 1),
+                "inputs_per_second": round(t.inputs / max(elapsed, 1e-9), 1), "bytes_in": t.bytes_in,
+                "max_input": t.max_input, "findings": t.findings, "leak_checks": t.leak_checks,
+                "leaks": t.leaks, "traced_inputs": t.traced, "max_bytes_left_after_call": t.max_left,
+                "traced_peak_by_input_size": t.peak_by_size,
+                "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                "target_stats": {x.name: x.stats for x in self.targets}, **extra}
+
+
+def _loop(runner: Runner, args: argparse.Namespace, index_file: Path) -> None:
+    stop = args.start + args.inputs if args.inputs else 1 << 62
+    deadline = time.monotonic() + args.seconds if args.seconds else float("inf")
+    last = time.monotonic()
+    index = args.start
+    with index_file.open("r+b") as fh:
+        while index < stop and time.monotonic() < deadline:
+            target = runner.targets[index % len(runner.targets)]
+            data = make_input(target, args.seed, index)
+            fh.seek(0)
+            fh.write(struct.pack("<q", index))  # a sanitizer abort leaves the index of its input here
+            runner.one(target, data, f"seed{args.seed}-input{index}")
+            index += 1
+            if time.monotonic() - last >= 30:
+                last = time.monotonic()
+                print(json.dumps({"progress": runner.summary()}), flush=True)
+
+
+def _atheris(runner: Runner, args: argparse.Namespace, fuzzer_args: list[str]) -> None:
+    import atheris
+
+    target = runner.targets[0]
+    corpus = args.out / f"corpus-{target.name}"
+    if not corpus.is_dir() or not any(corpus.iterdir()):
+        corpus.mkdir(parents=True, exist_ok=True)
+        for i, data in enumerate(target.seeds):
+            (corpus / f"seed-{i:05d}").write_bytes(data)
+
+    def one(data: bytes) -> None:
+        runner.one(target, data, "atheris")
+        if runner.totals.findings:
+            raise RuntimeError("finding (see the line above and OUT/findings)")
+
+    # libFuzzer's own leak check is LeakSanitizer's, with the same CPython 3.11 false reports (see --lsan);
+    # the tracemalloc check covers the C code's allocations.
+    if not any(a.startswith("-detect_leaks=") for a in fuzzer_args):
+        fuzzer_args = ["-detect_leaks=0", *fuzzer_args]
+    atheris.Setup([sys.argv[0], *fuzzer_args, str(corpus)], one)
+    atheris.Fuzz()
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    fuzzer_args = argv[argv.index("--") + 1:] if "--" in argv else []
+    argv = argv[:argv.index("--")] if "--" in argv else argv
+    p = argparse.ArgumentParser(prog="python -m benchmarks.fuzz.native", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("target", choices=(*TARGETS, "all"))
+    p.add_argument("--engine", choices=("loop", "atheris"), default="loop")
+    p.add_argument("--seed", type=int, default=16)
+    p.add_argument("--inputs", type=int, default=0, help="stop after this many inputs (loop)")
+    p.add_argument("--seconds", type=float, default=0, help="stop after this long (loop)")
+    p.add_argument("--start", type=int, default=0, help="first input index (loop)")
+    p.add_argument("--replay", type=int, help="run input REPLAY of --seed only, then stop")
+    p.add_argument("--lsan", action="store_true",
+                   help="also run LeakSanitizer every --leak-every inputs (see docs/fuzzing.md: CPython 3.11 "
+                        "gives false reports)")
+    p.add_argument("--leak-every", type=int, default=20000)
+    p.add_argument("--mem-every", type=int, default=100)
+    p.add_argument("--out", type=Path, default=Path("/tmp/binlog-model-native-fuzz"))
+    args = p.parse_args(argv)
+    speedups = load_speedups()
+    args.out.mkdir(parents=True, exist_ok=True)
+    paths = seed_binlogs()
+    names = list(TARGETS) if args.target == "all" else [args.target]
+    targets = [TARGETS[n](speedups, paths) for n in names]
+    runner = Runner(targets, args.out, args.leak_every, args.mem_every, args.lsan)
+    info = {"module": str(speedups.__file__), "sanitized": sanitizer_loaded(),
+            "toolchain": os.environ.get("BINLOG_MODEL_FUZZ_TOOLCHAIN", "none"),
+            "seeds": {t.name: len(t.seeds) for t in targets}, "seed": args.seed, "engine": args.engine,
+            "command": " ".join(["python -m benchmarks.fuzz.native", *sys.argv[1:]])}
+    info["rss_after_setup_mb"] = rss_mb()
+    print(json.dumps({"start": info}), flush=True)
+    runner.leak_check(label="after-setup")  # a clean baseline: later reports are the fuzzed calls'
+    if args.replay is not None:
+        args.start, args.inputs = args.replay, 1
+    index_file = args.out / "current.index"
+    index_file.write_bytes(struct.pack("<q", -1))
+    if args.engine == "atheris":
+        if len(targets) != 1:
+            raise SystemExit("the atheris engine fuzzes one target at a time")
+        _atheris(runner, args, fuzzer_args)
+    else:
+        _loop(runner, args, index_file)
+    runner.leak_check(label="end")
+    summary = runner.summary(**info, rss_end_mb=rss_mb())
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
+    print(json.dumps({"summary": summary}, sort_keys=True), flush=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # No interpreter shutdown: LeakSanitizer's exit-time report would list the interpreter's own unfreed
+    # start-up blocks; the leak checks above already covered the fuzzed calls.
+    os._exit(1 if runner.totals.findings else 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
