@@ -17,7 +17,7 @@ import click
 from binlog_model.errors import ConfigError
 from binlog_model.io.snapshots import load_snapshot
 from binlog_model.messages import BinlogEvent
-from binlog_model.pipeline import iter_binlog_events
+from binlog_model.pipeline import iter_binlog_events, iter_serialized_events
 from binlog_model.resolve.assembler import AssemblerStats
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.sinks import open_sink
@@ -84,15 +84,19 @@ def command(files: tuple[Path, ...], source: str, snapshot: str | None, database
     if fmt == "proto" and out is None and sys.stdout.isatty():
         raise click.UsageError("--format proto writes binary: give --out FILE or redirect stdout")
     # The snapshot is read here, before any output is opened, so a bad one leaves no empty --out file.
-    events = iter_binlog_events(files, options=options, stats=run, verify_checksum=not no_verify_checksum,
-                                snapshot=load_snapshot(snapshot, lenient=lenient_ddl, database=database))
+    # Protobuf output takes each event's bytes as the compiled row builder made them, never parsed back.
+    read = iter_serialized_events if fmt == "proto" else iter_binlog_events
+    events = read(files, options=options, stats=run, verify_checksum=not no_verify_checksum,
+                  snapshot=load_snapshot(snapshot, lenient=lenient_ddl, database=database))
     _write(events, fmt, out, json_defaults)
     if stats:
         _print_stats(run)
 
 
-def _write(events: Iterable[BinlogEvent], fmt: str, out: Path | None, json_defaults: bool) -> int:
-    """Write ``events`` to ``out`` (a new file) or stdout with the sink of ``fmt``; returns the count."""
+def _write(events: Iterable[BinlogEvent] | Iterable[bytes], fmt: str, out: Path | None,
+           json_defaults: bool) -> int:
+    """Write ``events`` (messages, or serialized ones for ``proto``) to ``out`` (a new file) or stdout with
+    the sink of ``fmt``; returns the count."""
     if out is None:
         sys.stdout.flush()              # anything already printed as text comes first
     with open_sink(fmt, out if out is not None else sys.stdout.buffer, json_defaults=json_defaults) as sink:

@@ -16,6 +16,8 @@ from typing import IO, Any, Self
 
 from google.protobuf.message import Message
 
+from binlog_model._pb.binlog_event_pb2 import BinlogEvent
+
 __all__ = ["EventSink"]
 
 
@@ -40,11 +42,18 @@ class EventSink:
         """The record bytes of one event."""
         raise NotImplementedError
 
-    def write(self, event: Message) -> int:
-        """Append one event; returns the bytes written."""
+    def write(self, event: Message | bytes) -> int:
+        """Append one event; returns the bytes written. Bytes are an already serialized ``BinlogEvent``:
+        a sink that writes protobuf takes them as they are (``DelimitedSink``), the others parse them."""
+        if isinstance(event, bytes):
+            return self.write_serialized(event)
         return self._append(self.encode(event))
 
-    def write_all(self, events: Iterable[Message]) -> int:
+    def write_serialized(self, body: bytes | bytearray | memoryview) -> int:
+        """Append one event given as its serialized bytes."""
+        return self.write(BinlogEvent.FromString(bytes(body)))
+
+    def write_all(self, events: Iterable[Message] | Iterable[bytes]) -> int:
         """Append every event of ``events`` (lazily, one at a time); returns how many were written."""
         before = self.events
         for event in events:
