@@ -90,7 +90,7 @@ def _view_classes() -> dict[str, Any]:
     def add(name: str, fields: Sequence[tuple[int, str, int]]) -> None:
         message = file.message_type.add(name=name)
         for number, field_name, kind in fields:
-            message.field.add(name=field_name, number=number, type=kind, label=_REPEATED)  # type: ignore[arg-type]
+            message.field.add(name=field_name, number=number, type=kind, label=_REPEATED)
 
     add("RowsView", [(1, "row_index", _F.TYPE_UINT64), (2, "primary_key", _F.TYPE_BYTES),
                      (3, "before", _F.TYPE_BYTES), (4, "after", _F.TYPE_BYTES)])
