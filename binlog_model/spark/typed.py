@@ -452,4 +452,17 @@ def typed_frame(changes: Any, lineage: TableLineage) -> Any:
         logged = logged | ((F.col("db") == db) & (F.col("table") == table))
     # The serialized event rides on the first change row of each event: typed in bulk from its bytes.
     events = changes.where(logged & (F.col("operation") != "SCHEMA") & F.col("event").isNotNull())
-    return events.select("event").mapInArrow(lambda batches: typed_batches(batches, lineage, schema), ddl)
+    return map_in_arrow(events.select("event"), lambda batches: typed_batches(batches, lineage, schema), ddl)
+
+
+def map_in_arrow(frame: Any, func: Any, ddl: str) -> Any:
+    """``frame.mapInArrow(func, ddl)`` without pandas: pyspark's method builds its UDF through
+    ``pandas_udf``, which refuses to run without pandas although an Arrow map never uses it; the same UDF
+    is built here directly (pyarrow only, as the data source)."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql.udf import UserDefinedFunction
+    from pyspark.util import PythonEvalType
+
+    udf = UserDefinedFunction(func, returnType=ddl, evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF)
+    column = udf(*[frame[name] for name in frame.columns])
+    return DataFrame(frame._jdf.mapInArrow(column._jc, False, None), frame.sparkSession)
