@@ -15,11 +15,13 @@ Spark type cannot hold is null and its column is listed in ``binlog_invalid``, i
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from google.protobuf.internal.type_checkers import ToShortestFloat
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.position import BinlogPosition, file_sequence
@@ -141,7 +143,7 @@ def _integers(values: Sequence[int], source: pa.DataType, target: pa.DataType
                    else _false(len(arr)))
     elif pa.types.is_floating(target):
         exact = 2 ** (24 if target == pa.float32() else 53)
-        big = (pc.greater(arr, exact) if source == pa.uint64()
+        big = (pc.greater(arr, pa.scalar(exact, source)) if source == pa.uint64()
                else pc.or_(pc.greater(_i(arr), exact), pc.less(_i(arr), -exact)))
         if pc.any(big).as_py():
             return None                 # may not be exact in the float type: the reference decides
@@ -151,7 +153,10 @@ def _integers(values: Sequence[int], source: pa.DataType, target: pa.DataType
     else:
         return None
     good = pc.invert(bad)
-    return pc.if_else(good, pc.cast(arr, target, safe=False), pa.scalar(None, target)), bad
+    kept = pc.if_else(good, arr, pa.scalar(0, source))         # what does not fit is null, never cut
+    if pa.types.is_decimal(target):
+        kept = pc.cast(kept, pa.decimal128(38, target.scale))    # Arrow casts integers to wide decimals only
+    return pc.if_else(good, pc.cast(kept, target), pa.scalar(None, target)), bad
 
 
 def _convert_kind(number: int, items: Sequence[Any], target: pa.DataType) -> tuple[pa.Array, pa.Array] | None:
@@ -185,6 +190,10 @@ def _convert_kind(number: int, items: Sequence[Any], target: pa.DataType) -> tup
             return pc.cast(pa.array(items, pa.string()), target), none
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return None                 # some value does not fit exactly: the reference marks which
+    if number == 8 and target == pa.float64():
+        # A FLOAT in a widened DOUBLE column: the shortest decimal that reads back as the float, as the
+        # value JSON has it (not the float's exact binary value).
+        return pa.array([ToShortestFloat(v) if math.isfinite(v) else v for v in items], target), none
     if number in (7, 8) and pa.types.is_floating(target) and (number == 8 or target == pa.float64()):
         return pa.array(items, pa.float32() if number == 8 else pa.float64()).cast(target), none
     if number == 9:
@@ -209,6 +218,8 @@ def convert_values(values: Sequence[bytes], target: pa.DataType) -> tuple[pa.Arr
     invalid = _false(n)
     if not n:
         return out, invalid
+    if pa.types.is_nested(target):        # VECTOR: rare, and Arrow cannot scatter lists in place
+        return _one_by_one(values, target)
     kinds = pc.index_in(pc.binary_slice(pa.array(values, pa.binary()), 0, 1), value_set=_TAGS)
     view = _ValuesView.FromString(b"".join(values))
     slow = pc.is_null(kinds)
@@ -226,17 +237,23 @@ def convert_values(values: Sequence[bytes], target: pa.DataType) -> tuple[pa.Arr
         out = pc.replace_with_mask(out, mask, done[0])
         invalid = pc.replace_with_mask(invalid, mask, done[1])
     if pc.any(slow).as_py():
-        picked, flags = [], []
-        for i in pc.indices_nonzero(slow).to_pylist():
-            try:
-                picked.append(convert_value(slow_value_json(pb.Value.FromString(values[i])), target))
-                flags.append(False)
-            except _Invalid:
-                picked.append(None)
-                flags.append(True)
-        out = pc.replace_with_mask(out, slow, pa.array(picked, target))
-        invalid = pc.replace_with_mask(invalid, slow, pa.array(flags, pa.bool_()))
+        picked, flags = _one_by_one([values[i] for i in pc.indices_nonzero(slow).to_pylist()], target)
+        out = pc.replace_with_mask(out, slow, picked)
+        invalid = pc.replace_with_mask(invalid, slow, flags)
     return out, invalid
+
+
+def _one_by_one(values: Sequence[bytes], target: pa.DataType) -> tuple[pa.Array, pa.Array]:
+    """The reference conversion, value by value."""
+    picked, flags = [], []
+    for value in values:
+        try:
+            picked.append(convert_value(slow_value_json(pb.Value.FromString(value)), target))
+            flags.append(False)
+        except _Invalid:
+            picked.append(None)
+            flags.append(True)
+    return pa.array(picked, target), pa.array(flags, pa.bool_())
 
 
 # -- rows ---------------------------------------------------------------------------------------------------
