@@ -38,7 +38,8 @@ from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.position import file_sequence
 from binlog_model.spark.value_json import OPERATIONS, slow_value_json
 
-__all__ = ["ARROW_SCHEMA", "MAP_TYPE", "ArrowBatch", "value_texts"]
+__all__ = ["ARROW_SCHEMA", "MAP_TYPE", "ArrowBatch", "binary_array", "concatenated", "kinds_of", "scatter",
+           "value_texts"]
 
 MAP_TYPE = pa.map_(pa.string(), pa.string())
 ORDER_KEY = pa.struct([("fileSeq", pa.int64()), ("offset", pa.int64()), ("innerIndex", pa.int32()),
@@ -265,45 +266,74 @@ def _first_byte(number: int, kind: int) -> bytes:
 _TAGS = pa.array([_first_byte(n, k) for n, _, k in _VALUE_FIELDS], pa.binary())
 
 
-def value_texts(values: Sequence[bytes]) -> pa.Array:
+def binary_array(values: Sequence[bytes] | pa.Array) -> pa.Array:
+    """``values`` as an Arrow binary array (each bytes object made once, from a protobuf container)."""
+    return values if isinstance(values, pa.Array) else pa.array(list(values), pa.binary())
+
+
+def concatenated(values: pa.Array) -> memoryview:
+    """The bytes of every element of a binary array, back to back (its data buffer: no join)."""
+    if not len(values):
+        return memoryview(b"")
+    _, offsets, data = values.buffers()
+    if data is None:
+        return memoryview(b"")
+    bounds = memoryview(offsets).cast("i")       # int32 offsets (binary, not large_binary)
+    return memoryview(data)[bounds[values.offset]:bounds[values.offset + len(values)]]
+
+
+def kinds_of(values: pa.Array) -> pa.Array:
+    """Per serialized Value, the index of its kind in ``_VALUE_FIELDS`` (null: no kind, or unknown)."""
+    return pc.index_in(pc.binary_slice(values, 0, 1), value_set=_TAGS)
+
+
+def scatter(pieces: list[pa.Array], kinds: pa.Array) -> pa.Array:
+    """Per-kind results (``pieces``, in kind order, each in value order) back in value order: the stable
+    sort of the kinds puts the values in the pieces' order, and its inverse takes them back."""
+    order = pc.sort_indices(kinds)
+    return pc.take(pa.concat_arrays(pieces), pc.sort_indices(order))
+
+
+_NO_KIND = len(_VALUE_FIELDS)
+
+
+def value_texts(values: Sequence[bytes] | pa.Array) -> pa.Array:
     """The canonical value JSON (``value_json``) of each serialized ``Value`` in ``values``, as one Arrow
     string array, built per kind."""
+    values = binary_array(values)
     n = len(values)
     if not n:
         return pa.array([], pa.string())
-    kinds = pc.index_in(pc.binary_slice(pa.array(values, pa.binary()), 0, 1), value_set=_TAGS)
-    view = _ValuesView.FromString(b"".join(values))
-    out = pa.nulls(n, pa.string())
-    slow: list[int] = []
+    kinds = pc.fill_null(kinds_of(values), _NO_KIND)
+    view = _ValuesView.FromString(concatenated(values))
+    counts = {row["values"]: row["counts"] for row in pc.value_counts(kinds).to_pylist()}
+    pieces: list[pa.Array] = []
     for index, (number, name, _) in enumerate(_VALUE_FIELDS):
-        mask = pc.fill_null(pc.equal(kinds, index), False)
-        count = pc.sum(mask).as_py() or 0
         items = getattr(view, name)
-        if count != len(items):
+        if counts.get(index, 0) != len(items):
             raise _Mismatch
-        if not count:
+        if not len(items):
             continue
         texts = _kind_texts(number, items)
         if texts is None:
-            slow.extend(pc.indices_nonzero(mask).to_pylist())
-            continue
-        out = pc.replace_with_mask(out, mask, texts)
-    slow.extend(pc.indices_nonzero(pc.is_null(kinds)).to_pylist())
-    if slow:
-        slow.sort()
-        mask = pc.is_in(_arange(n), value_set=pa.array(slow, pa.int64()))
-        texts = pa.array([slow_value_json(pb.Value.FromString(values[i])) for i in slow], pa.string())
-        out = pc.replace_with_mask(out, mask, texts)
-    return out
+            texts = _texts_one_by_one(pc.filter(values, pc.equal(kinds, index)))
+        pieces.append(texts)
+    if counts.get(_NO_KIND):
+        pieces.append(_texts_one_by_one(pc.filter(values, pc.equal(kinds, _NO_KIND))))
+    return scatter(pieces, kinds)
+
+
+def _texts_one_by_one(values: pa.Array) -> pa.Array:
+    return pa.array([slow_value_json(pb.Value.FromString(v)) for v in values.to_pylist()], pa.string())
 
 
 def _map_column(entries: Sequence[bytes], rows: int, null: list[bool]) -> pa.Array:
     """One ``map<string,string>`` column from the column entries of ``rows`` rows, each row's entries
     after an empty sentinel entry."""
-    arr = pa.array(entries, pa.binary())
+    arr = binary_array(entries)
     offsets = _boundaries(pc.equal(pc.binary_length(arr), 0), rows)
-    columns = _ColumnsView.FromString(b"".join(entries))
-    total = len(entries) - rows
+    columns = _ColumnsView.FromString(concatenated(arr))
+    total = len(arr) - rows
     if len(columns.name) != total or len(columns.value) != total:
         raise _Mismatch
     return pa.MapArray.from_arrays(offsets, pa.array(columns.name, pa.string()), value_texts(columns.value),

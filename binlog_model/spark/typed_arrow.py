@@ -31,7 +31,6 @@ from binlog_model.spark.arrow_batch import _LABEL_SENTINEL as _SET_SENTINEL
 from binlog_model.spark.arrow_batch import _LABEL_SENTINEL_TEXT as _SET_SENTINEL_TEXT
 from binlog_model.spark.arrow_batch import (
     _ROW_SENTINEL,
-    _TAGS,
     _VALUE_FIELDS,
     EventView,
     _after_zero_sentinels,
@@ -43,6 +42,9 @@ from binlog_model.spark.arrow_batch import (
     _Mismatch,
     _RowsView,
     _ValuesView,
+    binary_array,
+    concatenated,
+    kinds_of,
 )
 from binlog_model.spark.typed import META_FIELDS, TableLineage
 from binlog_model.spark.typed_values import _INT_RANGE, _Invalid, convert_value
@@ -210,7 +212,7 @@ def _convert_kind(number: int, items: Sequence[Any], target: pa.DataType) -> tup
     return None
 
 
-def convert_values(values: Sequence[bytes], target: pa.DataType) -> tuple[pa.Array, pa.Array]:
+def convert_values(values: Sequence[bytes] | pa.Array, target: pa.DataType) -> tuple[pa.Array, pa.Array]:
     """Serialized ``Value``s → (``target`` array, invalid mask), as ``typed_values.convert_value`` gives one
     by one."""
     n = len(values)
@@ -218,10 +220,11 @@ def convert_values(values: Sequence[bytes], target: pa.DataType) -> tuple[pa.Arr
     invalid = _false(n)
     if not n:
         return out, invalid
+    values = binary_array(values)
     if pa.types.is_nested(target):        # VECTOR: rare, and Arrow cannot scatter lists in place
-        return _one_by_one(values, target)
-    kinds = pc.index_in(pc.binary_slice(pa.array(values, pa.binary()), 0, 1), value_set=_TAGS)
-    view = _ValuesView.FromString(b"".join(values))
+        return _one_by_one(values.to_pylist(), target)
+    kinds = kinds_of(values)
+    view = _ValuesView.FromString(concatenated(values))
     slow = pc.is_null(kinds)
     for index, (number, name, _) in enumerate(_VALUE_FIELDS):
         mask = pc.fill_null(pc.equal(kinds, index), False)
@@ -237,7 +240,7 @@ def convert_values(values: Sequence[bytes], target: pa.DataType) -> tuple[pa.Arr
         out = pc.replace_with_mask(out, mask, done[0])
         invalid = pc.replace_with_mask(invalid, mask, done[1])
     if pc.any(slow).as_py():
-        picked, flags = _one_by_one([values[i] for i in pc.indices_nonzero(slow).to_pylist()], target)
+        picked, flags = _one_by_one(pc.filter(values, slow).to_pylist(), target)
         out = pc.replace_with_mask(out, slow, picked)
         invalid = pc.replace_with_mask(invalid, slow, flags)
     return out, invalid
@@ -294,12 +297,12 @@ class _Rows:
         n = self.size
         view = _RowsView.FromString(b"".join(self.blobs))
         row_index = pc.cast(_after_zero_sentinels(view.row_index, n, pa.uint64()), _I64)
-        entries = pa.array(getattr(view, image), pa.binary())
+        entries = binary_array(getattr(view, image))
         is_sentinel = pc.equal(pc.binary_length(entries), 0)
         offsets = _boundaries(is_sentinel, n)
         entry_row = pc.filter(pc.subtract(pc.cumulative_sum(pc.cast(is_sentinel, _I64)), 1),
                               pc.invert(is_sentinel))
-        columns = _ColumnsView.FromString(b"".join(getattr(view, image)))
+        columns = _ColumnsView.FromString(concatenated(entries))
         total = len(entries) - n
         if len(columns.name) != total or len(columns.value) != total:
             raise _Mismatch
@@ -326,7 +329,7 @@ class _Rows:
             rows_j = pc.filter(entry_row, mask)
             if len(pc.unique(rows_j)) != len(rows_j):
                 raise _Mismatch
-            converted, bad = convert_values(pc.filter(values, mask).to_pylist(), arrow)
+            converted, bad = convert_values(pc.filter(values, mask), arrow)
             out.append(pc.replace_with_mask(pa.nulls(n, arrow), pc.is_in(_arange(n), value_set=rows_j),
                                             converted))
             if pc.any(bad).as_py():
