@@ -351,21 +351,23 @@ _DELETE = pb.BinlogEvent.DELETE
 class ArrowBatch:
     """Output rows of serialized events, as Arrow columns of ``ARROW_SCHEMA``. ``add`` takes one event's
     bytes (a row per row change; one row for an event without rows, or every event in ``events`` mode);
-    ``build`` makes the record batch. Per event only: its fields are repeated with ``list * n``."""
+    ``build`` makes the record batch. An event's fields are kept once per event and repeated per row by
+    Arrow (``take``); the statement text and the event bytes ride on its first row only."""
 
     def __init__(self, events_mode: bool = False) -> None:
         self.events_mode = events_mode
         self.size = 0
         self.payloads: list[bytes] = []
-        self.plain: dict[str, list[Any]] = {name: [] for name in _PLAIN}
+        self.fields: dict[str, list[Any]] = {name: [] for name in (*_PLAIN, "fileSeq", "inner")}
+        self.row_event: list[int] = []          # per row: its event's index
+        self.first_row: list[int | None] = []   # per row: its event's index on its first row, else null
         self.row_blobs: list[bytes] = []      # per event: its rows, each after _ROW_SENTINEL
         self.null_pk: list[bool] = []
         self.null_before: list[bool] = []
         self.null_after: list[bool] = []
-        self.file_seq: list[int] = []
-        self.inner: list[int] = []
 
     def add(self, payload: bytes) -> None:
+        index = len(self.payloads)
         self.payloads.append(payload)
         event = EventView.FromString(payload)
         rows = event.rows
@@ -386,7 +388,7 @@ class ArrowBatch:
         pos = event.position
         inner = pos.inner_index if pos.HasField("inner_index") else None
         ts = event.utc_timestamp
-        plain = self.plain
+        fields = self.fields
         for name, value in (
                 ("source", event.source), ("serverUuid", event.server_uuid),
                 ("transactionId", event.transaction_id), ("queryIndex", event.query_index),
@@ -395,16 +397,13 @@ class ArrowBatch:
                 ("innerIndex", inner), ("utcTimestamp", ts.seconds * 1_000_000 + ts.nanos // 1000),
                 ("db", event.db), ("table", event.table), ("operation", OPERATIONS[event.operation]),
                 ("gtid", event.gtid), ("gtidDomainId", event.gtid_domain_id), ("serverId", event.server_id),
-                ("traceInfo", event.trace_info if event.HasField("trace_info") else None)):
-            plain[name].extend([value] * n)
-        # The statement text and the serialized event ride on the first row of the event only.
-        tail = [None] * (n - 1)
-        plain["statement"].append(event.statement if event.HasField("statement") else None)
-        plain["statement"].extend(tail)
-        plain["event"].append(payload)
-        plain["event"].extend(tail)
-        self.file_seq.extend([file_sequence(pos.file)] * n)
-        self.inner.extend([-1 if inner is None else inner] * n)
+                ("traceInfo", event.trace_info if event.HasField("trace_info") else None),
+                ("statement", event.statement if event.HasField("statement") else None), ("event", payload),
+                ("fileSeq", file_sequence(pos.file)), ("inner", -1 if inner is None else inner)):
+            fields[name].append(value)
+        self.row_event.extend([index] * n)
+        self.first_row.append(index)
+        self.first_row.extend([None] * (n - 1))
         self.size += n
 
     def build(self) -> pa.RecordBatch:
@@ -412,7 +411,13 @@ class ArrowBatch:
             maps, row_index = self._maps()
         except _Mismatch:
             maps, row_index = self._maps_one_by_one()
-        plain = self.plain
+        fields = self.fields
+        per_row = pa.array(self.row_event, pa.int32())
+        first = pa.array(self.first_row, pa.int32())
+
+        def repeated(name: str, kind: pa.DataType) -> pa.Array:
+            return pc.take(pa.array(fields[name], kind), first if name in ("statement", "event") else per_row)
+
         columns: list[pa.Array] = []
         for field in ARROW_SCHEMA:
             name = field.name
@@ -422,11 +427,11 @@ class ArrowBatch:
                 columns.append(row_index)
             elif name == "orderKey":
                 columns.append(pa.StructArray.from_arrays(
-                    [pa.array(self.file_seq, pa.int64()), pa.array(plain["offset"], pa.int64()),
-                     pa.array(self.inner, pa.int32()), pa.array(plain["eventIndex"], pa.int32()), row_index],
+                    [repeated("fileSeq", pa.int64()), repeated("offset", pa.int64()),
+                     repeated("inner", pa.int32()), repeated("eventIndex", pa.int32()), row_index],
                     fields=list(ORDER_KEY)))
             else:
-                columns.append(pa.array(plain[name], type=field.type))
+                columns.append(repeated(name, field.type))
         return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
 
     def _maps(self) -> tuple[dict[str, pa.Array], pa.Array]:
