@@ -11,7 +11,11 @@ single-process pipeline (``iter_binlog_events``) is timed on the same files in t
 master's line gives how many cores the whole machine kept busy during its timed runs (/proc/stat), which
 explains the ratio: the JVM turns the Arrow batches into rows on another core while the Python worker
 decodes, so local[1] already keeps more than one core busy (other work on the machine shows there too).
-``--binlogs DIR`` measures existing files instead of generating new ones.
+``--binlogs DIR`` measures existing files instead of generating new ones. Each master's line also splits
+the CPU of a read between the Python workers (decode, assemble, Arrow batches) and the JVM (Arrow to
+rows, the sink), from /proc. The read asks for ``--slices-per-core`` (2) slices per core of the machine
+(``minSlices``, as ``run_resolve`` does), so a core does not idle while the other finishes a last large
+slice; ``--masters`` picks the masters (``local[2]`` alone for a long run on a large set).
 
 Beyond one machine: ``--cluster`` adds a standalone cluster of two 1-core workers on 127.0.0.1
 (``binlog_model.testing.spark_cluster``; master, workers and executors are JVMs of their own, the tasks
@@ -97,7 +101,33 @@ def _machine_ticks() -> tuple[int, int]:
     return sum(ticks) - idle, sum(ticks)
 
 
-def measure(master: str, paths: list[str], repeat: int) -> dict[str, float]:
+def _process_cpu(me: int) -> dict[str, float]:
+    """CPU seconds so far of this run's JVM (the child ``SparkSubmit`` of ``me``) and of its Python
+    workers (the daemons it started and their forks), from /proc (zeros elsewhere): where a read's time
+    goes, JVM side (Arrow to rows, the sink) against Python side (decode, assemble, Arrow batches)."""
+    procs: dict[int, tuple[str, int, int]] = {}
+    try:
+        entries = [d for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return {"jvm": 0.0, "python_workers": 0.0}
+    for name in entries:
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        procs[int(name)] = (cmd, int(fields[1]), int(fields[11]) + int(fields[12]))
+    tick = os.sysconf("SC_CLK_TCK")
+    jvms = {pid for pid, (cmd, ppid, _) in procs.items() if ppid == me and "SparkSubmit" in cmd}
+    daemons = {pid for pid, (_, ppid, _) in procs.items() if ppid in jvms}
+    workers = {pid for pid, (_, ppid, _) in procs.items() if ppid in daemons}
+    return {"jvm": sum(procs[p][2] for p in jvms) / tick,
+            "python_workers": sum(procs[p][2] for p in daemons | workers) / tick}
+
+
+def measure(master: str, paths: list[str], repeat: int, min_slices: int = 1) -> dict[str, float]:
     from binlog_model.spark.job import local_session
 
     conf = {}
@@ -111,13 +141,19 @@ def measure(master: str, paths: list[str], repeat: int) -> dict[str, float]:
     times = []
     rows = 0
     busy = total = 0
+    cpu = {"jvm": 0.0, "python_workers": 0.0}
     for _ in range(repeat):
         busy_before, total_before = _machine_ticks()
+        cpu_before = _process_cpu(os.getpid())
         started = time.perf_counter()
-        df = spark.read.format("mysql-binlog").option("paths", json.dumps(paths)).load()
+        df = (spark.read.format("mysql-binlog").option("paths", json.dumps(paths))
+              .option("minSlices", str(min_slices)).load())
         df.write.format("noop").mode("overwrite").save()
         times.append(time.perf_counter() - started)
         busy_after, total_after = _machine_ticks()
+        cpu_after = _process_cpu(os.getpid())
+        for key in cpu:
+            cpu[key] += cpu_after[key] - cpu_before[key]
         busy += busy_after - busy_before
         total += total_after - total_before
     served = _served_bytes()          # before the row count, which reads the set once more
@@ -126,7 +162,8 @@ def measure(master: str, paths: list[str], repeat: int) -> dict[str, float]:
     seconds = statistics.median(times)
     return {"rows": rows, "seconds": seconds, "rows_per_s": rows / seconds, "session_s": session,
             "busy_cores": (os.cpu_count() or 1) * busy / total if total else float("nan"),
-            "served_bytes": served}
+            "served_bytes": served, "jvm_cpu_s": cpu["jvm"] / repeat,
+            "python_cpu_s": cpu["python_workers"] / repeat}
 
 
 def _served_bytes() -> int | None:
@@ -164,11 +201,13 @@ def measure_pipeline(paths: list[str], repeat: int) -> dict[str, float]:
     return {"rows": rows, "seconds": seconds, "rows_per_s": rows / seconds}
 
 
-def _child(master: str, paths: list[str], repeat: int, env: dict[str, str]) -> dict[str, Any]:
+def _child(master: str, paths: list[str], repeat: int, env: dict[str, str], min_slices: int
+           ) -> dict[str, Any]:
     from binlog_model.testing.spark_cluster import node_env
 
     done = subprocess.run([sys.executable, "-m", "benchmarks.spark_scaling", "--repeat", str(repeat),
-                           "--child", master, json.dumps(paths)], capture_output=True, text=True,
+                           "--min-slices", str(min_slices), "--child", master, json.dumps(paths)],
+                          capture_output=True, text=True,
                           check=False, cwd=REPO, env=node_env({**env, "PYTHONPATH": str(REPO)}))
     if done.returncode:
         sys.exit(f"{master} run failed:\n{done.stderr[-3000:]}")
@@ -187,10 +226,15 @@ def main() -> None:
     parser.add_argument("--s3", action="store_true", help="also read the files from an S3 server")
     parser.add_argument("--no-pipeline", action="store_true", help="skip the single-process pipeline")
     parser.add_argument("--json", type=Path, help="write the figures here too")
+    parser.add_argument("--masters", default="local[1],local[2]",
+                        help="comma-separated local masters to run (local[1] is the ratios' base)")
+    parser.add_argument("--slices-per-core", type=int, default=2, help="the read's minSlices is this "
+                        "times the machine's cores, as run_resolve does (so no core idles at the end)")
+    parser.add_argument("--min-slices", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--child", nargs=2, metavar=("MASTER", "PATHS_JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(measure(args.child[0], json.loads(args.child[1]), args.repeat)))
+        print(json.dumps(measure(args.child[0], json.loads(args.child[1]), args.repeat, args.min_slices)))
         return
     import signal
     from contextlib import ExitStack
@@ -227,7 +271,8 @@ def main() -> None:
             os.environ.update(extra_env)
             figures["prepass_s"]["s3"] = measure_prepass(s3_paths)
             print(f"driver pre-pass alone (s3): {figures['prepass_s']['s3']:.2f}s", flush=True)
-        runs: list[tuple[str, str, list[str]]] = [("local[1]", "file", paths), ("local[2]", "file", paths)]
+        runs: list[tuple[str, str, list[str]]] = [(m.strip(), "file", paths) for m in args.masters.split(",")]
+        min_slices = args.slices_per_core * (os.cpu_count() or 1)
         cluster_url = ""
         if args.cluster:
             from binlog_model.testing.spark_cluster import SparkCluster
@@ -244,7 +289,7 @@ def main() -> None:
         for master, where, inputs in runs:
             if s3 is not None:
                 s3.reset()
-            r = _child(master, inputs, args.repeat, extra_env)
+            r = _child(master, inputs, args.repeat, extra_env, min_slices)
             name = "cluster (2 workers x 1 core)" if master.startswith("spark://") else master
             if s3 is not None and where == "s3":
                 # Each repetition reads the set once more: bytes per byte of input per run.
@@ -254,10 +299,13 @@ def main() -> None:
                      if "read_per_input_byte" in r else "")
             print(f"{name} from {where}: {r['rows']} rows in {r['seconds']:.2f}s = {r['rows_per_s']:,.0f} "
                   f"rows/s (session start {r['session_s']:.1f}s; machine busy: {r['busy_cores']:.2f} of "
-                  f"{os.cpu_count()} cores){extra}", flush=True)
-        base = figures["runs"]["local[1] / file"]["rows_per_s"]
-        print("\n| run | rows/s | vs local[1] | seconds | bytes read / input byte | busy cores |")
-        print("|---|---|---|---|---|---|")
+                  f"{os.cpu_count()} cores; CPU per read: Python workers {r['python_cpu_s']:.1f}s, JVM "
+                  f"{r['jvm_cpu_s']:.1f}s){extra}", flush=True)
+        first = next(iter(figures["runs"].values()))
+        base = figures["runs"].get("local[1] / file", first)["rows_per_s"]
+        print("\n| run | rows/s | vs local[1] | seconds | bytes read / input byte | busy cores | "
+              "Python / JVM CPU s |")
+        print("|---|---|---|---|---|---|---|")
         if "pipeline" in figures:
             pipe = figures["pipeline"]
             print(f"| pipeline, one process / file | {pipe['rows_per_s']:,.0f} | "
@@ -265,9 +313,12 @@ def main() -> None:
         for name, r in figures["runs"].items():
             read = f"{r['read_per_input_byte']:.3f}" if "read_per_input_byte" in r else ""
             print(f"| {name} | {r['rows_per_s']:,.0f} | {r['rows_per_s'] / base:.2f} | {r['seconds']:.1f} | "
-                  f"{read} | {r['busy_cores']:.2f} |")
-        ratio = figures["runs"]["local[2] / file"]["rows_per_s"] / base
-        print(f"\nlocal[2] / local[1] = {ratio:.2f}x")
+                  f"{read} | {r['busy_cores']:.2f} | {r['python_cpu_s']:.1f} / {r['jvm_cpu_s']:.1f} |")
+        if "local[2] / file" in figures["runs"] and "local[1] / file" in figures["runs"]:
+            ratio = figures["runs"]["local[2] / file"]["rows_per_s"] / base
+            print(f"\nlocal[2] / local[1] = {ratio:.2f}x")
+        if "pipeline" in figures and "local[1] / file" in figures["runs"]:
+            print(f"local[1] / pipeline = {base / figures['pipeline']['rows_per_s']:.2f}x")
         # The ratio means little on a busy machine: say how busy it was.
         figures["loadavg_end"] = os.getloadavg()
         print(f"load average (1, 5, 15 min) at the end: {os.getloadavg()}, cores: {os.cpu_count()}")

@@ -6,7 +6,8 @@ file in parallel threads (``partitions.scan_files``), replays the DDL in binlog 
 its slice and the history as compressed JSON (parsed once per Python worker, cached by digest), so
 ``read()`` on an executor needs nothing else: it decodes its slice
 through a ``StatementAssembler`` built on that history (DDL already recorded at a position is reused, so
-every row resolves with the schema in force at its position) and yields Arrow record batches.
+every row resolves with the schema in force at its position) and yields Arrow record batches, built in bulk
+from the serialized events (``arrow_batch``: no Python object per row or value).
 
 Row layout (see docs/spark.md): the BinlogEvent fields, then ``primaryKey``/``before``/``after`` as
 ``map<string,string>`` whose values are the canonical proto3 JSON of the model ``Value`` (``{"intValue":5}``,
@@ -23,16 +24,14 @@ import base64
 import hashlib
 import json
 import os
-import re
 import sys
 import zlib
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import pyarrow as pa
-from google.protobuf import json_format
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
@@ -42,6 +41,7 @@ from binlog_model.io.snapshots import load_snapshot
 from binlog_model.position import BinlogPosition, file_sequence
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
+from binlog_model.spark.arrow_batch import ARROW_SCHEMA, ArrowBatch
 from binlog_model.spark.partitions import (
     Slice,
     build_history,
@@ -50,10 +50,11 @@ from binlog_model.spark.partitions import (
     plan_slices,
     scan_files,
 )
+from binlog_model.spark.value_json import _dumps, event_rows, slow_value_json, value_json  # noqa: F401 (API)
 from schema_tracker.history import SchemaHistory
 
 __all__ = ["ARROW_SCHEMA", "SCHEMA_DDL", "BinlogDataSource", "GtidSet", "ReadOptions", "event_rows",
-           "load_plan", "pack_history", "plan", "read_slice", "save_plan", "value_json"]
+           "load_plan", "pack_history", "plan", "read_slice", "save_plan", "slow_value_json", "value_json"]
 
 SCHEMA_DDL = (
     "source string, serverUuid string, transactionId long, queryIndex int, eventIndex int, rowIndex long, "
@@ -65,21 +66,7 @@ SCHEMA_DDL = (
     "event binary"
 )
 
-_MAP = pa.map_(pa.string(), pa.string())
-ARROW_SCHEMA = pa.schema([
-    ("source", pa.string()), ("serverUuid", pa.string()), ("transactionId", pa.int64()),
-    ("queryIndex", pa.int32()), ("eventIndex", pa.int32()), ("rowIndex", pa.int64()),
-    ("lastInStatement", pa.bool_()), ("file", pa.string()), ("offset", pa.int64()),
-    ("nextOffset", pa.int64()), ("innerIndex", pa.int32()), ("utcTimestamp", pa.timestamp("us", tz="UTC")),
-    ("db", pa.string()), ("table", pa.string()), ("operation", pa.string()), ("gtid", pa.string()),
-    ("gtidDomainId", pa.int32()), ("serverId", pa.int64()), ("statement", pa.string()),
-    ("traceInfo", pa.string()), ("primaryKey", _MAP), ("before", _MAP), ("after", _MAP),
-    ("orderKey", pa.struct([("fileSeq", pa.int64()), ("offset", pa.int64()), ("innerIndex", pa.int32()),
-                            ("eventIndex", pa.int32()), ("rowIndex", pa.int64())])),
-    ("event", pa.binary()),
-])
 _BATCH_ROWS = 4096
-_OPERATIONS = {v.number: v.name for v in pb.BinlogEvent.Operation.DESCRIPTOR.values}
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,100 +195,6 @@ def _position(text: str | None) -> BinlogPosition | None:
     return BinlogPosition(name, int(offset))
 
 
-# Fast paths for every kind but the floating and rare ones, byte-identical to json_format (proto3 JSON omits
-# zero-valued fields of a sub-message and writes 64-bit integers as strings); tests/spark/test_spark_units.py
-# compares them with ``slow_value_json`` on every kind of the golden fixtures.
-_DATETIME_FIELDS = ("year", "month", "day", "hour", "minute", "second", "micros")
-_DATE_FIELDS = ("year", "month", "day")
-
-
-def _fields_json(message: Any, names: tuple[str, ...]) -> str:
-    return ",".join([f'"{name}":{n}' for name in names if (n := getattr(message, name))])
-
-
-# What json.dumps(ensure_ascii=False) escapes in a string: quote, backslash, control characters.
-_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f\\"]')
-
-
-def _dumps(text: str) -> str:
-    # Most text needs no escaping: skip the encoder for it.
-    return json.dumps(text, ensure_ascii=False) if _NEEDS_ESCAPE.search(text) else '"' + text + '"'
-
-
-def _dumps_list(items: list[str]) -> str:
-    return json.dumps(items, ensure_ascii=False, separators=(",", ":"))
-
-
-_VALUE_TEXT: dict[str, Any] = {
-    "int_value": lambda v: f'{{"intValue":{v.int_value}}}',
-    "long_value": lambda v: f'{{"longValue":"{v.long_value}"}}',
-    "uint64_value": lambda v: f'{{"uint64Value":"{v.uint64_value}"}}',
-    "bit_value": lambda v: f'{{"bitValue":"{v.bit_value}"}}',
-    "time_micros": lambda v: f'{{"timeMicros":"{v.time_micros}"}}',
-    "timestamp_micros": lambda v: f'{{"timestampMicros":"{v.timestamp_micros}"}}',
-    "string_value": lambda v: '{"stringValue":' + _dumps(v.string_value) + "}",
-    "decimal_value": lambda v: '{"decimalValue":' + _dumps(v.decimal_value) + "}",
-    "json_value": lambda v: '{"jsonValue":' + _dumps(v.json_value) + "}",
-    "null_value": lambda v: '{"nullValue":null}',
-    "datetime_value": lambda v: ('{"datetimeValue":{' + _fields_json(v.datetime_value, _DATETIME_FIELDS)
-                                 + "}}"),
-    "date_value": lambda v: '{"dateValue":{' + _fields_json(v.date_value, _DATE_FIELDS) + "}}",
-    "set_value": lambda v: ('{"setValue":{"labels":' + _dumps_list(list(v.set_value.labels)) + "}}"
-                            if v.set_value.labels else '{"setValue":{}}'),
-    "bytes_value": lambda v: '{"bytesValue":"' + base64.b64encode(v.bytes_value).decode("ascii") + '"}',
-}
-
-
-def value_json(value: pb.Value) -> str:
-    """The canonical proto3 JSON of one model ``Value``, compact: ``{"intValue":5}``."""
-    fast = _VALUE_TEXT.get(value.WhichOneof("kind"))
-    return fast(value) if fast is not None else slow_value_json(value)
-
-
-def slow_value_json(value: pb.Value) -> str:
-    """``value_json`` through ``json_format`` (every kind)."""
-    return json.dumps(json_format.MessageToDict(value), separators=(",", ":"), ensure_ascii=False)
-
-
-def _columns_map(columns: Sequence[pb.Column]) -> list[tuple[str, str]]:
-    return [(c.name, value_json(c.value)) for c in columns]
-
-
-def event_rows(event: pb.BinlogEvent, *, mode: str = "rows") -> Iterator[dict[str, Any]]:
-    """The output rows of one BinlogEvent, as dicts keyed like ``ARROW_SCHEMA``."""
-    pos = event.position
-    inner = pos.inner_index if pos.HasField("inner_index") else None
-    base: dict[str, Any] = {
-        "source": event.source, "serverUuid": event.server_uuid, "transactionId": event.transaction_id,
-        "queryIndex": event.query_index, "eventIndex": event.event_index,
-        "lastInStatement": event.last_in_statement, "file": pos.file, "offset": pos.offset,
-        "nextOffset": pos.next_offset, "innerIndex": inner,
-        "utcTimestamp": event.utc_timestamp.seconds * 1_000_000 + event.utc_timestamp.nanos // 1000,
-        "db": event.db, "table": event.table, "operation": _OPERATIONS[event.operation], "gtid": event.gtid,
-        "gtidDomainId": event.gtid_domain_id, "serverId": event.server_id,
-        "statement": event.statement if event.HasField("statement") else None,
-        "traceInfo": event.trace_info if event.HasField("trace_info") else None,
-    }
-    seq = file_sequence(pos.file)
-    payload = event.SerializeToString()
-
-    def key(row_index: int) -> dict[str, int]:
-        return {"fileSeq": seq, "offset": pos.offset, "innerIndex": -1 if inner is None else inner,
-                "eventIndex": event.event_index, "rowIndex": row_index}
-
-    if mode == "events" or not event.rows:
-        yield {**base, "rowIndex": event.row_index, "primaryKey": None, "before": None, "after": None,
-               "orderKey": key(event.row_index), "event": payload}
-        return
-    for i, row in enumerate(event.rows):
-        if i == 1:
-            base["statement"] = None        # a multi-row statement's text is carried once, not per row
-        yield {**base, "rowIndex": row.row_index, "primaryKey": _columns_map(row.primary_key),
-               "before": _columns_map(row.before) if event.operation != pb.BinlogEvent.INSERT else None,
-               "after": _columns_map(row.after) if event.operation != pb.BinlogEvent.DELETE else None,
-               "orderKey": key(row.row_index), "event": payload if i == 0 else None}
-
-
 def _in_range(event: pb.BinlogEvent, options: ReadOptions) -> bool:
     if options.skip_gtids is not None and options.skip_gtids.contains(event):
         return False
@@ -318,15 +211,15 @@ def read_slice(piece: Slice, history: dict[str, Any] | bytes, options: ReadOptio
     """Decode one slice with the shipped history (its JSON document, or ``pack_history`` bytes); yield
     Arrow batches of ``ARROW_SCHEMA``."""
     assembler = StatementAssembler(_history_for(history, options.lenient_ddl), options.assembler_options())
-    batch = _BatchBuilder()
     events_mode = options.mode == "events"
+    batch = ArrowBatch(events_mode)
     for event in assembler.assemble(iter_slice_events(piece, verify_checksum=options.verify_checksum)):
         if not _in_range(event, options):
             continue
-        batch.add(event, events_mode)
+        batch.add(event.SerializeToString())
         if batch.size >= _BATCH_ROWS:
             yield batch.build()
-            batch = _BatchBuilder()
+            batch = ArrowBatch(events_mode)
     if batch.size:
         yield batch.build()
 
@@ -364,123 +257,6 @@ def _history_for(shipped: dict[str, Any] | bytes, lenient: bool) -> SchemaHistor
         history = cached.copy()   # the assembler may record into it; slices must not see each other's
     history.lenient = lenient
     return history
-
-
-class _MapColumn:
-    """One ``map<string,string>`` column as Arrow's offsets, keys, values and null mask."""
-
-    __slots__ = ("keys", "nulls", "offsets", "values")
-
-    def __init__(self) -> None:
-        self.offsets = [0]
-        self.keys: list[str] = []
-        self.values: list[str] = []
-        self.nulls: list[bool] = []
-
-    def add(self, columns: Sequence[pb.Column]) -> None:
-        keys = self.keys
-        values = self.values
-        for column in columns:
-            keys.append(column.name)
-            values.append(value_json(column.value))
-        self.offsets.append(len(keys))
-        self.nulls.append(False)
-
-    def add_null(self, count: int) -> None:
-        self.offsets.extend([len(self.keys)] * count)
-        self.nulls.extend([True] * count)
-
-    def build(self) -> pa.Array:
-        return pa.MapArray.from_arrays(pa.array(self.offsets, pa.int32()), pa.array(self.keys, pa.string()),
-                                       pa.array(self.values, pa.string()), type=_MAP,
-                                       mask=pa.array(self.nulls, pa.bool_()))
-
-
-class _BatchBuilder:
-    """Arrow columns built straight from the events, the same rows as ``event_rows``: an event's fields
-    are repeated once per row change with ``list * n`` instead of one dict per row (the hot path of a
-    read)."""
-
-    _PLAIN: ClassVar[list[str]] = [f.name for f in ARROW_SCHEMA
-                                   if f.name not in ("primaryKey", "before", "after", "orderKey")]
-
-    def __init__(self) -> None:
-        self.size = 0
-        self.plain: dict[str, list[Any]] = {name: [] for name in self._PLAIN}
-        self.primary_key = _MapColumn()
-        self.before = _MapColumn()
-        self.after = _MapColumn()
-        self.file_seq: list[int] = []
-        self.inner: list[int] = []
-
-    def add(self, event: pb.BinlogEvent, events_mode: bool) -> None:
-        pos = event.position
-        inner = pos.inner_index if pos.HasField("inner_index") else None
-        rows = event.rows
-        plain = self.plain
-        if events_mode or not rows:
-            n = 1
-            plain["rowIndex"].append(event.row_index)
-            for column in (self.primary_key, self.before, self.after):
-                column.add_null(1)
-        else:
-            n = len(rows)
-            plain["rowIndex"].extend([row.row_index for row in rows])
-            operation = event.operation
-            for row in rows:
-                self.primary_key.add(row.primary_key)
-            if operation == pb.BinlogEvent.INSERT:
-                self.before.add_null(n)
-            else:
-                for row in rows:
-                    self.before.add(row.before)
-            if operation == pb.BinlogEvent.DELETE:
-                self.after.add_null(n)
-            else:
-                for row in rows:
-                    self.after.add(row.after)
-        ts = event.utc_timestamp
-        for name, value in (
-                ("source", event.source), ("serverUuid", event.server_uuid),
-                ("transactionId", event.transaction_id), ("queryIndex", event.query_index),
-                ("eventIndex", event.event_index), ("lastInStatement", event.last_in_statement),
-                ("file", pos.file), ("offset", pos.offset), ("nextOffset", pos.next_offset),
-                ("innerIndex", inner), ("utcTimestamp", ts.seconds * 1_000_000 + ts.nanos // 1000),
-                ("db", event.db), ("table", event.table), ("operation", _OPERATIONS[event.operation]),
-                ("gtid", event.gtid), ("gtidDomainId", event.gtid_domain_id), ("serverId", event.server_id),
-                ("traceInfo", event.trace_info if event.HasField("trace_info") else None)):
-            plain[name].extend([value] * n)
-        # The statement text and the serialized event ride on the first row of the event only.
-        tail = [None] * (n - 1)
-        plain["statement"].append(event.statement if event.HasField("statement") else None)
-        plain["statement"].extend(tail)
-        plain["event"].append(event.SerializeToString())
-        plain["event"].extend(tail)
-        self.file_seq.extend([file_sequence(pos.file)] * n)
-        self.inner.extend([-1 if inner is None else inner] * n)
-        self.size += n
-
-    def build(self) -> pa.RecordBatch:
-        plain = self.plain
-        columns: list[pa.Array] = []
-        for field in ARROW_SCHEMA:
-            name = field.name
-            if name == "primaryKey":
-                columns.append(self.primary_key.build())
-            elif name == "before":
-                columns.append(self.before.build())
-            elif name == "after":
-                columns.append(self.after.build())
-            elif name == "orderKey":
-                key_type = field.type
-                columns.append(pa.StructArray.from_arrays(
-                    [pa.array(self.file_seq, pa.int64()), pa.array(plain["offset"], pa.int64()),
-                     pa.array(self.inner, pa.int32()), pa.array(plain["eventIndex"], pa.int32()),
-                     pa.array(plain["rowIndex"], pa.int64())],
-                    fields=[key_type.field(i) for i in range(key_type.num_fields)]))
-            else:
-                columns.append(pa.array(plain[name], type=field.type))
-        return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
 
 
 @dataclass(frozen=True)

@@ -16,28 +16,26 @@ Strategy: two pure steps and one Spark step.
    double, timestamp_ntz for date, else string), so no older value is cut to the latest type.
 2. ``spark_type(column)`` maps one MySQL column to a ``(spark type, arrow type)`` pair: the table in
    docs/spark.md (``MAPPING_ROWS`` renders it).
-3. ``typed_frame`` runs ``mapInArrow`` over the change rows of one table: it picks the version in force at
-   each row's position, reads the row image (``after``, or ``before`` for DELETE), converts every canonical
-   value JSON to the column's Arrow type, and adds the ``binlog_*`` metadata columns. Values the Spark type
-   cannot hold (zero or invalid dates, the zero TIMESTAMP, text not valid in its charset) become null and
-   their column names are listed in ``binlog_invalid``, so nothing is dropped silently.
+3. ``typed_frame`` runs ``mapInArrow`` over the serialized events of one table (``typed_arrow``, in bulk):
+   it picks the version in force at each event's position, reads the row images (``after``, or ``before``
+   for DELETE), converts every value to the column's Arrow type, and adds the ``binlog_*`` metadata
+   columns (``typed_rows`` does the same per row from the change rows' value JSON: the reference). Values
+   the Spark type cannot hold (zero or invalid dates, the zero TIMESTAMP, text not valid in its charset)
+   become null and their column names are listed in ``binlog_invalid``, so nothing is dropped silently.
 """
 
 from __future__ import annotations
 
-import base64
 import bisect
-import datetime
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
 
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.types import ValueKind, map_column
+from binlog_model.spark.typed_values import _Invalid, convert_value
 from schema_tracker import changes as ch
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import ColumnSchema
@@ -45,8 +43,6 @@ from schema_tracker.model import ColumnSchema
 __all__ = ["MAPPING_ROWS", "META_FIELDS", "ColumnOut", "TableLineage", "arrow_type_for", "convert_value",
            "spark_type", "table_lineages", "typed_frame", "untyped_lineage"]
 
-_UTC = datetime.UTC
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
 _FIRST = (-1, "", -1)     # sorts before every real position key
 
 # The metadata columns every typed table carries (names prefixed so they never collide with MySQL columns).
@@ -403,110 +399,6 @@ def untyped_lineage(db: str, table: str, names: list[str]) -> TableLineage:
     return TableLineage(db, table, columns, [segment])
 
 
-# -- value conversion -------------------------------------------------------------------------------------
-
-class _Invalid(Exception):
-    """A value the Spark type cannot hold."""
-
-
-def convert_value(text: str, arrow: pa.DataType) -> Any:
-    """One canonical value JSON (``{"intValue":5}``) → a Python value for ``arrow``. Raises ``_Invalid``
-    for a value the type cannot hold."""
-    doc = json.loads(text)
-    if not doc:
-        return None
-    (kind, raw), = doc.items()
-    value = _plain(kind, raw)
-    if value is None:
-        return None
-    return _coerce(value, arrow)
-
-
-def _plain(kind: str, raw: Any) -> Any:
-    if kind == "nullValue":
-        return None
-    if kind in ("intValue", "longValue", "uint64Value", "bitValue", "timeMicros"):
-        return int(raw)
-    if kind == "decimalValue":
-        return Decimal(raw)
-    if kind in ("floatValue", "doubleValue"):
-        return float(raw)
-    if kind in ("stringValue", "jsonValue"):
-        return raw
-    if kind == "bytesValue":
-        return base64.b64decode(raw)
-    if kind == "setValue":
-        return ",".join(raw.get("labels", []))
-    if kind == "dateValue":
-        try:
-            return datetime.date(raw.get("year", 0), raw.get("month", 0), raw.get("day", 0))
-        except ValueError as err:
-            raise _Invalid from err
-    if kind == "datetimeValue":
-        try:
-            return datetime.datetime(raw.get("year", 0), raw.get("month", 0), raw.get("day", 0),
-                                     raw.get("hour", 0), raw.get("minute", 0), raw.get("second", 0),
-                                     raw.get("micros", 0))
-        except ValueError as err:
-            raise _Invalid from err
-    if kind == "timestampMicros":
-        micros = int(raw)
-        if micros == 0:
-            raise _Invalid
-        return _EPOCH + datetime.timedelta(microseconds=micros)
-    if kind == "geometryValue":
-        return base64.b64decode(raw.get("wkb", ""))
-    if kind == "vectorValue":
-        return [float(v) for v in raw.get("values", [])]
-    if kind == "jsonDiff":
-        raise _Invalid   # operations, not a document: a typed JSON column cannot hold them
-    raise _Invalid      # rawTextValue: bytes not valid in the column charset
-
-
-_INT_RANGE = {8: (-(2**7), 2**7 - 1), 16: (-(2**15), 2**15 - 1), 32: (-(2**31), 2**31 - 1),
-              64: (-(2**63), 2**63 - 1)}
-
-
-def _coerce(value: Any, arrow: pa.DataType) -> Any:
-    # A column whose type changed is typed to hold every definition (``widen``): convert each value to it,
-    # and never write one that does not fit (it becomes null and is listed in binlog_invalid).
-    try:
-        if pa.types.is_decimal(arrow):
-            if isinstance(value, float | str | bytes) and not isinstance(value, Decimal):
-                value = Decimal(str(value)) if not isinstance(value, bytes) else Decimal(value.decode())
-            quantized = Decimal(value).quantize(Decimal(1).scaleb(-arrow.scale))
-            if quantized != value or len(quantized.as_tuple().digits) > arrow.precision:
-                raise _Invalid
-            return quantized
-        if pa.types.is_integer(arrow):
-            number = int(value)
-            if number != value:
-                raise _Invalid
-            lo, hi = _INT_RANGE[arrow.bit_width]
-            if not lo <= number <= hi:
-                raise _Invalid
-            return number
-        if pa.types.is_floating(arrow):
-            real = float(value)
-            if isinstance(value, int | Decimal) and real != value:
-                raise _Invalid
-            return real
-        if pa.types.is_string(arrow):
-            if isinstance(value, bytes):
-                return value.decode("utf-8")         # strict: bytes that are not text do not fit
-            if isinstance(value, list):
-                return json.dumps(value)
-            return value if isinstance(value, str) else str(value)
-        if pa.types.is_binary(arrow):
-            return value.encode("utf-8") if isinstance(value, str) else value
-        if pa.types.is_timestamp(arrow) and arrow.tz is None and isinstance(value, datetime.date) \
-                and not isinstance(value, datetime.datetime):
-            return datetime.datetime.combine(value, datetime.time())
-    except (ValueError, TypeError, ArithmeticError, UnicodeDecodeError) as err:
-        raise _Invalid from err
-    return value
-
-
 # -- Spark --------------------------------------------------------------------------------------------------
 
 def typed_schema(lineage: TableLineage) -> tuple[str, pa.Schema]:
@@ -552,10 +444,25 @@ def typed_frame(changes: Any, lineage: TableLineage) -> Any:
     SCHEMA; call with the rows of this table only)."""
     from pyspark.sql import functions as F
 
-    ddl, _ = typed_schema(lineage)
+    from binlog_model.spark.typed_arrow import typed_batches
+
+    ddl, schema = typed_schema(lineage)
     logged = F.lit(False)
     for db, table in lineage.logged_names:
         logged = logged | ((F.col("db") == db) & (F.col("table") == table))
-    rows = changes.where(logged & (F.col("operation") != "SCHEMA"))
-    typed = rows.rdd.mapPartitions(lambda part: typed_rows(part, lineage))
-    return changes.sparkSession.createDataFrame(typed, ddl)
+    # The serialized event rides on the first change row of each event: typed in bulk from its bytes.
+    events = changes.where(logged & (F.col("operation") != "SCHEMA") & F.col("event").isNotNull())
+    return map_in_arrow(events.select("event"), lambda batches: typed_batches(batches, lineage, schema), ddl)
+
+
+def map_in_arrow(frame: Any, func: Any, ddl: str) -> Any:
+    """``frame.mapInArrow(func, ddl)`` without pandas: pyspark's method builds its UDF through
+    ``pandas_udf``, which refuses to run without pandas although an Arrow map never uses it; the same UDF
+    is built here directly (pyarrow only, as the data source)."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql.udf import UserDefinedFunction
+    from pyspark.util import PythonEvalType
+
+    udf = UserDefinedFunction(func, returnType=ddl, evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF)
+    column = udf(*[frame[name] for name in frame.columns])
+    return DataFrame(frame._jdf.mapInArrow(column._jc, False, None), frame.sparkSession)

@@ -1,0 +1,404 @@
+"""Typed per-table rows as Arrow record batches, built in bulk from the serialized ``BinlogEvent``s.
+
+Strategy: the typed job's ``mapInArrow`` hands this module batches of the data source's ``event`` column
+(the serialized event, on the first row of each event). Per event, Python reads the header fields and
+looks up the column version in force (``TableLineage.lookup``); everything per row and per value is bulk:
+the row images are split with the same view messages and sentinels as ``arrow_batch`` (the after image,
+or the before image for DELETE events, which are handled as a sub-batch of their own), each column entry
+gets its output column from (version, logged name) with one ``index_in``, and the values of one output
+column are converted per value kind with Arrow compute (integers with range checks, decimals by Arrow's
+exact cast, DATE/DATETIME by civil-day arithmetic with validity checks, TIMESTAMP, text, bytes, SET). A
+kind/type pair without a bulk rule (GEOMETRY, VECTOR, widened string columns ...) is converted per value by
+the reference ``typed_values.convert_value``, so the result is the reference's in every case: a value the
+Spark type cannot hold is null and its column is listed in ``binlog_invalid``, in image order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from google.protobuf.internal.type_checkers import ToShortestFloat
+
+from binlog_model._pb import binlog_event_pb2 as pb
+from binlog_model.position import BinlogPosition, file_sequence
+from binlog_model.spark.arrow_batch import _DATETIME_NAMES as _DT_NAMES
+from binlog_model.spark.arrow_batch import _DATETIME_SENTINEL as _DT_SENTINEL
+from binlog_model.spark.arrow_batch import _LABEL_SENTINEL as _SET_SENTINEL
+from binlog_model.spark.arrow_batch import _LABEL_SENTINEL_TEXT as _SET_SENTINEL_TEXT
+from binlog_model.spark.arrow_batch import (
+    _ROW_SENTINEL,
+    _VALUE_FIELDS,
+    EventView,
+    _after_zero_sentinels,
+    _arange,
+    _boundaries,
+    _ColumnsView,
+    _DateTimeView,
+    _LabelsView,
+    _Mismatch,
+    _RowsView,
+    _ValuesView,
+    binary_array,
+    concatenated,
+    kinds_of,
+)
+from binlog_model.spark.typed import META_FIELDS, TableLineage
+from binlog_model.spark.typed_values import _INT_RANGE, _Invalid, convert_value
+from binlog_model.spark.value_json import OPERATIONS, slow_value_json
+
+__all__ = ["convert_values", "typed_batches"]
+
+_DELETE = pb.BinlogEvent.DELETE
+_SCHEMA = pb.BinlogEvent.SCHEMA
+_I64 = pa.int64()
+
+
+def _i(values: Any) -> pa.Array:
+    return pc.cast(values, _I64)
+
+
+def _false(n: int) -> pa.Array:
+    return pa.array([False] * n, pa.bool_())
+
+
+# -- values -------------------------------------------------------------------------------------------------
+
+def _civil_days(year: pa.Array, month: pa.Array, day: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """(days since 1970-01-01, valid) of proleptic Gregorian dates; valid as Python's ``datetime.date``
+    (year 1..9999, a real month and day)."""
+    y, m, d = _i(year), _i(month), _i(day)
+    leap = pc.and_(pc.equal(pc.modulo(y, 4), 0),
+                   pc.or_(pc.not_equal(pc.modulo(y, 100), 0), pc.equal(pc.modulo(y, 400), 0)))
+    month_days = pc.take(pa.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], _I64),
+                         pc.subtract(pc.min_element_wise(pc.max_element_wise(m, 1), 12), 1))
+    month_days = pc.add(month_days, pc.cast(pc.and_(leap, pc.equal(m, 2)), _I64))
+    valid = pc.and_(pc.and_(pc.greater_equal(y, 1), pc.less_equal(y, 9999)),
+                    pc.and_(pc.and_(pc.greater_equal(m, 1), pc.less_equal(m, 12)),
+                            pc.and_(pc.greater_equal(d, 1), pc.less_equal(d, month_days))))
+    # Days from civil (H. Hinnant's algorithm); every term is non-negative for year >= 1.
+    y = pc.if_else(valid, y, 1970)
+    m = pc.if_else(valid, m, 1)
+    d = pc.if_else(valid, d, 1)
+    y = pc.subtract(y, pc.cast(pc.less_equal(m, 2), _I64))
+    era = pc.divide(y, 400)
+    yoe = pc.subtract(y, pc.multiply(era, 400))
+    mp = pc.if_else(pc.greater(m, 2), pc.subtract(m, 3), pc.add(m, 9))
+    doy = pc.add(pc.divide(pc.add(pc.multiply(mp, 153), 2), 5), pc.subtract(d, 1))
+    doe = pc.add(pc.subtract(pc.add(pc.multiply(yoe, 365), pc.divide(yoe, 4)), pc.divide(yoe, 100)), doy)
+    return pc.subtract(pc.add(pc.multiply(era, 146097), doe), 719468), valid
+
+
+def _temporal_fields(payloads: Sequence[bytes], names: tuple[str, ...]) -> list[pa.Array]:
+    sentinel = _DT_SENTINEL[:2 * len(names)]
+    view = _DateTimeView.FromString(sentinel + sentinel.join(payloads))
+    for name in _DT_NAMES[len(names):]:
+        if len(getattr(view, name)):
+            raise _Mismatch
+    return [_after_zero_sentinels(getattr(view, name), len(payloads), pa.uint32()) for name in names]
+
+
+def _dates(payloads: Sequence[bytes], target: pa.DataType) -> tuple[pa.Array, pa.Array] | None:
+    days, valid = _civil_days(*_temporal_fields(payloads, _DT_NAMES[:3]))
+    if target == pa.date32():
+        values = pc.cast(days, pa.int32()).cast(pa.date32())
+    elif pa.types.is_timestamp(target) and target.tz is None:       # a widened DATE/DATETIME column
+        values = pc.multiply(days, 86_400_000_000).cast(target)
+    else:
+        return None
+    return pc.if_else(valid, values, pa.scalar(None, target)), pc.invert(valid)
+
+
+def _datetimes(payloads: Sequence[bytes], target: pa.DataType) -> tuple[pa.Array, pa.Array] | None:
+    if not (pa.types.is_timestamp(target) and target.tz is None):
+        return None
+    year, month, day, hour, minute, second, micros = (_i(f) for f in _temporal_fields(payloads, _DT_NAMES))
+    days, valid = _civil_days(year, month, day)
+    valid = pc.and_(valid, pc.and_(pc.and_(pc.less(hour, 24), pc.less(minute, 60)),
+                                   pc.and_(pc.less(second, 60), pc.less(micros, 1_000_000))))
+    seconds = pc.add(pc.add(pc.multiply(days, 86400), pc.multiply(hour, 3600)),
+                     pc.add(pc.multiply(minute, 60), second))
+    values = pc.add(pc.multiply(seconds, 1_000_000), micros).cast(target)
+    return pc.if_else(valid, values, pa.scalar(None, target)), pc.invert(valid)
+
+
+def _integers(values: Sequence[int], source: pa.DataType, target: pa.DataType
+              ) -> tuple[pa.Array, pa.Array] | None:
+    arr = pa.array(values, source)
+    if pa.types.is_integer(target):
+        lo, hi = _INT_RANGE[target.bit_width]
+        if source == pa.uint64():
+            bad = pc.greater(arr, pa.scalar(hi, source))
+        else:
+            wide = _i(arr)
+            bad = pc.or_(pc.greater(wide, pa.scalar(hi, _I64)), pc.less(wide, pa.scalar(lo, _I64)))
+    elif pa.types.is_decimal(target):
+        limit = 10 ** (target.precision - target.scale)
+        if source == pa.uint64():
+            bad = pc.greater_equal(arr, pa.scalar(limit, source)) if limit < 2**64 else _false(len(arr))
+        else:
+            wide = _i(arr)
+            bad = (pc.or_(pc.greater_equal(wide, limit), pc.less_equal(wide, -limit)) if limit < 2**63
+                   else _false(len(arr)))
+    elif pa.types.is_floating(target):
+        exact = 2 ** (24 if target == pa.float32() else 53)
+        big = (pc.greater(arr, pa.scalar(exact, source)) if source == pa.uint64()
+               else pc.or_(pc.greater(_i(arr), exact), pc.less(_i(arr), -exact)))
+        if pc.any(big).as_py():
+            return None                 # may not be exact in the float type: the reference decides
+        bad = _false(len(arr))
+    elif pa.types.is_string(target):
+        return pc.cast(arr, target), _false(len(arr))
+    else:
+        return None
+    good = pc.invert(bad)
+    kept = pc.if_else(good, arr, pa.scalar(0, source))         # what does not fit is null, never cut
+    if pa.types.is_decimal(target):
+        kept = pc.cast(kept, pa.decimal128(38, target.scale))    # Arrow casts integers to wide decimals only
+    return pc.if_else(good, pc.cast(kept, target), pa.scalar(None, target)), bad
+
+
+def _convert_kind(number: int, items: Sequence[Any], target: pa.DataType) -> tuple[pa.Array, pa.Array] | None:
+    """The values of one kind (Value field ``number``) as ``target``, with the invalid mask; None when
+    there is no bulk rule for this pair."""
+    n = len(items)
+    none = _false(n)
+    if number == 1:
+        return pa.nulls(n, target), none
+    if number in (2, 3, 12, 13, 16):
+        source = pa.uint64() if number in (13, 16) else pa.int32() if number == 2 else _I64
+        return _integers(items, source, target)
+    if number == 11:
+        if target != pa.timestamp("us", tz="UTC"):
+            return None
+        micros = pa.array(items, _I64)
+        zero = pc.equal(micros, 0)               # the zero TIMESTAMP has no instant
+        return pc.if_else(zero, pa.scalar(None, target), micros.cast(target)), zero
+    if number in (4, 14):
+        if pa.types.is_string(target):
+            return pa.array(items, pa.string()), none
+        if pa.types.is_binary(target):
+            return pa.array(items, pa.string()).cast(pa.binary()), none
+        return None
+    if number == 5:
+        if pa.types.is_binary(target):
+            return pa.array(items, pa.binary()), none
+        return None
+    if number == 6 and pa.types.is_decimal(target):
+        try:
+            return pc.cast(pa.array(items, pa.string()), target), none
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None                 # some value does not fit exactly: the reference marks which
+    if number == 8 and target == pa.float64():
+        # A FLOAT in a widened DOUBLE column: the shortest decimal that reads back as the float, as the
+        # value JSON has it (not the float's exact binary value).
+        return pa.array([ToShortestFloat(v) if math.isfinite(v) else v for v in items], target), none
+    if number in (7, 8) and pa.types.is_floating(target) and (number == 8 or target == pa.float64()):
+        return pa.array(items, pa.float32() if number == 8 else pa.float64()).cast(target), none
+    if number == 9:
+        return _datetimes(items, target)
+    if number == 10:
+        return _dates(items, target)
+    if number == 15 and pa.types.is_string(target):
+        view = _LabelsView.FromString(_SET_SENTINEL + _SET_SENTINEL.join(items))
+        labels = pa.array(view.labels, pa.string())
+        is_sentinel = pc.equal(labels, _SET_SENTINEL_TEXT)
+        members = pa.ListArray.from_arrays(_boundaries(is_sentinel, n),
+                                           pc.filter(labels, pc.invert(is_sentinel)))
+        return pc.binary_join(members, ","), none
+    return None
+
+
+def convert_values(values: Sequence[bytes] | pa.Array, target: pa.DataType) -> tuple[pa.Array, pa.Array]:
+    """Serialized ``Value``s → (``target`` array, invalid mask), as ``typed_values.convert_value`` gives one
+    by one."""
+    n = len(values)
+    out = pa.nulls(n, target)
+    invalid = _false(n)
+    if not n:
+        return out, invalid
+    values = binary_array(values)
+    if pa.types.is_nested(target):        # VECTOR: rare, and Arrow cannot scatter lists in place
+        return _one_by_one(values.to_pylist(), target)
+    kinds = kinds_of(values)
+    view = _ValuesView.FromString(concatenated(values))
+    slow = pc.is_null(kinds)
+    for index, (number, name, _) in enumerate(_VALUE_FIELDS):
+        mask = pc.fill_null(pc.equal(kinds, index), False)
+        items = getattr(view, name)
+        if (pc.sum(mask).as_py() or 0) != len(items):
+            raise _Mismatch
+        if not len(items):
+            continue
+        done = _convert_kind(number, items, target)
+        if done is None:
+            slow = pc.or_(slow, mask)
+            continue
+        out = pc.replace_with_mask(out, mask, done[0])
+        invalid = pc.replace_with_mask(invalid, mask, done[1])
+    if pc.any(slow).as_py():
+        picked, flags = _one_by_one(pc.filter(values, slow).to_pylist(), target)
+        out = pc.replace_with_mask(out, slow, picked)
+        invalid = pc.replace_with_mask(invalid, slow, flags)
+    return out, invalid
+
+
+def _one_by_one(values: Sequence[bytes], target: pa.DataType) -> tuple[pa.Array, pa.Array]:
+    """The reference conversion, value by value."""
+    picked, flags = [], []
+    for value in values:
+        try:
+            picked.append(convert_value(slow_value_json(pb.Value.FromString(value)), target))
+            flags.append(False)
+        except _Invalid:
+            picked.append(None)
+            flags.append(True)
+    return pa.array(picked, target), pa.array(flags, pa.bool_())
+
+
+# -- rows ---------------------------------------------------------------------------------------------------
+
+class _Rows:
+    """The typed rows of the events of one batch that read the same image (after, or before for DELETE)."""
+
+    def __init__(self) -> None:
+        self.blobs: list[bytes] = []
+        self.size = 0
+        self.meta: dict[str, list[Any]] = {k: [] for k in ("operation", "file", "offset", "gtid", "ts", "seq",
+                                                             "inner", "event_index", "generation", "version")}
+
+    def add(self, event: Any, version: int, generation: int) -> None:
+        rows = event.rows
+        if rows:
+            n = len(rows)
+            self.blobs.append(_ROW_SENTINEL + _ROW_SENTINEL.join(rows))
+        else:       # an event without rows: one row of nulls, as the change rows give it
+            n = 1
+            own = _RowsView(row_index=[event.row_index]).SerializeToString() if event.row_index else b""
+            self.blobs.append(_ROW_SENTINEL + own)
+        pos = event.position
+        ts = event.utc_timestamp
+        meta = self.meta
+        for key, value in (("operation", OPERATIONS[event.operation]), ("file", pos.file),
+                           ("offset", pos.offset), ("gtid", event.gtid),
+                           ("ts", ts.seconds * 1_000_000 + ts.nanos // 1000),
+                           ("seq", file_sequence(pos.file)),
+                           ("inner", pos.inner_index if pos.HasField("inner_index") else -1),
+                           ("event_index", event.event_index), ("generation", generation),
+                           ("version", version)):
+            meta[key].extend([value] * n)
+        self.size += n
+
+    def build(self, image: str, lineage: TableLineage, versions: list[dict[str, str]], schema: pa.Schema
+              ) -> pa.RecordBatch:
+        n = self.size
+        view = _RowsView.FromString(b"".join(self.blobs))
+        row_index = pc.cast(_after_zero_sentinels(view.row_index, n, pa.uint64()), _I64)
+        entries = binary_array(getattr(view, image))
+        is_sentinel = pc.equal(pc.binary_length(entries), 0)
+        offsets = _boundaries(is_sentinel, n)
+        entry_row = pc.filter(pc.subtract(pc.cumulative_sum(pc.cast(is_sentinel, _I64)), 1),
+                              pc.invert(is_sentinel))
+        columns = _ColumnsView.FromString(concatenated(entries))
+        total = len(entries) - n
+        if len(columns.name) != total or len(columns.value) != total:
+            raise _Mismatch
+        names = pa.array(columns.name, pa.string()).dictionary_encode()
+        logged = names.dictionary.to_pylist()
+        # Output column per entry, from (the row's version, the logged name): -1 when the version has no
+        # such name (listed in binlog_invalid under its logged name).
+        order_of = {c.name: i for i, c in enumerate(lineage.columns)}
+        version = pc.take(pa.array(self.meta["version"], _I64), entry_row)
+        combo = pc.add(pc.multiply(version, len(logged)), _i(names.indices))
+        seen = pc.unique(combo).to_pylist()
+        targets = [order_of.get(versions[c // len(logged)].get(logged[c % len(logged)].lower(), ""), -1)
+                   for c in seen]
+        target = pc.take(pa.array(targets, _I64), pc.index_in(combo, value_set=pa.array(seen, _I64)))
+        label = pc.if_else(pc.equal(target, -1), pc.cast(names, pa.string()), pa.scalar(None, pa.string()))
+        values = pa.array(columns.value, pa.binary())
+        out: list[pa.Array] = []
+        for j, column in enumerate(lineage.columns):
+            mask = pc.equal(target, j)
+            arrow = schema.field(j).type
+            if not pc.any(mask).as_py():
+                out.append(pa.nulls(n, arrow))
+                continue
+            rows_j = pc.filter(entry_row, mask)
+            if len(pc.unique(rows_j)) != len(rows_j):
+                raise _Mismatch
+            converted, bad = convert_values(pc.filter(values, mask), arrow)
+            out.append(pc.replace_with_mask(pa.nulls(n, arrow), pc.is_in(_arange(n), value_set=rows_j),
+                                            converted))
+            if pc.any(bad).as_py():
+                label = pc.replace_with_mask(label, mask, pc.if_else(bad, column.name,
+                                                                     pa.scalar(None, pa.string())))
+        # binlog_invalid: the labelled entries of each row, in image order.
+        has_label = pc.is_valid(label)
+        counted = pa.concat_arrays([pa.array([0], _I64), pc.cumulative_sum(pc.cast(has_label, _I64))])
+        invalid = pa.ListArray.from_arrays(pc.cast(pc.take(counted, offsets), pa.int32()),
+                                           pc.filter(label, has_label))
+        meta = self.meta
+        order = pa.StructArray.from_arrays(
+            [pa.array(meta["seq"], _I64), pa.array(meta["offset"], _I64), pa.array(meta["inner"], pa.int32()),
+             pa.array(meta["event_index"], pa.int32()), row_index], fields=list(META_FIELDS[5][2]))
+        out += [pa.array(meta["operation"], pa.string()), pa.array(meta["file"], pa.string()),
+                pa.array(meta["offset"], _I64), pa.array(meta["gtid"], pa.string()),
+                pa.array(meta["ts"], _I64).cast(META_FIELDS[4][2]), order, invalid,
+                pa.array(meta["generation"], pa.int32())]
+        return pa.RecordBatch.from_arrays(out, schema=schema)
+
+
+def _reference_batch(payloads: Sequence[bytes], lineage: TableLineage, schema: pa.Schema) -> pa.RecordBatch:
+    """The per-value reference (``typed_rows`` over ``event_rows``), for bytes the bulk path cannot split."""
+    from binlog_model.spark.typed import typed_rows
+    from binlog_model.spark.value_json import event_rows
+
+    rows = [dict(r, before=dict(r["before"]) if r["before"] is not None else None,
+                 after=dict(r["after"]) if r["after"] is not None else None,
+                 orderKey=tuple(r["orderKey"].values()))
+            for p in payloads for r in event_rows(pb.BinlogEvent.FromString(p)) if r["operation"] != "SCHEMA"]
+    typed = list(typed_rows(rows, lineage))
+    order_names = [f.name for f in META_FIELDS[5][2]]
+    arrays = []
+    for i, field in enumerate(schema):
+        column = [row[i] for row in typed]
+        if field.name == "binlog_order":
+            column = [None if k is None else dict(zip(order_names, k, strict=True)) for k in column]
+        arrays.append(pa.array(column, field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def typed_batch(payloads: Sequence[bytes], lineage: TableLineage, schema: pa.Schema) -> list[pa.RecordBatch]:
+    """The typed rows of serialized events (of this lineage's logged names, not SCHEMA), in ``schema``."""
+    versions: list[dict[str, str]] = []
+    version_ids: dict[int, int] = {}
+    groups = {"after": _Rows(), "before": _Rows()}
+    for payload in payloads:
+        event = EventView.FromString(payload)
+        if event.operation == _SCHEMA:
+            continue
+        found = lineage.lookup(event.db, event.table,
+                               BinlogPosition(event.position.file, event.position.offset).sort_key())
+        if found is None:
+            continue        # logged under this name when it belonged to another table's lineage
+        names, generation = found
+        vid = version_ids.get(id(names))
+        if vid is None:
+            vid = version_ids[id(names)] = len(versions)
+            versions.append(names)
+        groups["before" if event.operation == _DELETE else "after"].add(event, vid, generation)
+    try:
+        return [g.build(image, lineage, versions, schema) for image, g in groups.items() if g.size]
+    except _Mismatch:
+        return [_reference_batch(payloads, lineage, schema)]
+
+
+def typed_batches(batches: Iterator[pa.RecordBatch], lineage: TableLineage, schema: pa.Schema
+                  ) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow``'s function: batches holding the ``event`` column → typed batches."""
+    for batch in batches:
+        payloads = [p for p in batch.column("event").to_pylist() if p is not None]
+        yield from typed_batch(payloads, lineage, schema)

@@ -1,0 +1,124 @@
+"""One change value → a Python value of a typed column's Arrow type: the per-value reference.
+
+Strategy: ``convert_value`` reads one canonical value JSON (``{"intValue":5}``, the data source's map
+values) and coerces it to the column's type, raising ``_Invalid`` for a value the type cannot hold (it is
+then null and listed in ``binlog_invalid``). The typed job converts in bulk (``typed_arrow``) and falls back
+to this, per value, for the rare kind/type pairs it has no bulk rule for; the tests compare the two.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import json
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+
+__all__ = ["convert_value"]
+
+_UTC = datetime.UTC
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
+
+
+class _Invalid(Exception):
+    """A value the Spark type cannot hold."""
+
+
+def convert_value(text: str, arrow: pa.DataType) -> Any:
+    """One canonical value JSON (``{"intValue":5}``) → a Python value for ``arrow``. Raises ``_Invalid``
+    for a value the type cannot hold."""
+    doc = json.loads(text)
+    if not doc:
+        return None
+    (kind, raw), = doc.items()
+    value = _plain(kind, raw)
+    if value is None:
+        return None
+    return _coerce(value, arrow)
+
+
+def _plain(kind: str, raw: Any) -> Any:
+    if kind == "nullValue":
+        return None
+    if kind in ("intValue", "longValue", "uint64Value", "bitValue", "timeMicros"):
+        return int(raw)
+    if kind == "decimalValue":
+        return Decimal(raw)
+    if kind in ("floatValue", "doubleValue"):
+        return float(raw)
+    if kind in ("stringValue", "jsonValue"):
+        return raw
+    if kind == "bytesValue":
+        return base64.b64decode(raw)
+    if kind == "setValue":
+        return ",".join(raw.get("labels", []))
+    if kind == "dateValue":
+        try:
+            return datetime.date(raw.get("year", 0), raw.get("month", 0), raw.get("day", 0))
+        except ValueError as err:
+            raise _Invalid from err
+    if kind == "datetimeValue":
+        try:
+            return datetime.datetime(raw.get("year", 0), raw.get("month", 0), raw.get("day", 0),
+                                     raw.get("hour", 0), raw.get("minute", 0), raw.get("second", 0),
+                                     raw.get("micros", 0))
+        except ValueError as err:
+            raise _Invalid from err
+    if kind == "timestampMicros":
+        micros = int(raw)
+        if micros == 0:
+            raise _Invalid
+        return _EPOCH + datetime.timedelta(microseconds=micros)
+    if kind == "geometryValue":
+        return base64.b64decode(raw.get("wkb", ""))
+    if kind == "vectorValue":
+        return [float(v) for v in raw.get("values", [])]
+    if kind == "jsonDiff":
+        raise _Invalid   # operations, not a document: a typed JSON column cannot hold them
+    raise _Invalid      # rawTextValue: bytes not valid in the column charset
+
+
+_INT_RANGE = {8: (-(2**7), 2**7 - 1), 16: (-(2**15), 2**15 - 1), 32: (-(2**31), 2**31 - 1),
+              64: (-(2**63), 2**63 - 1)}
+
+
+def _coerce(value: Any, arrow: pa.DataType) -> Any:
+    # A column whose type changed is typed to hold every definition (``widen``): convert each value to it,
+    # and never write one that does not fit (it becomes null and is listed in binlog_invalid).
+    try:
+        if pa.types.is_decimal(arrow):
+            if isinstance(value, float | str | bytes) and not isinstance(value, Decimal):
+                value = Decimal(str(value)) if not isinstance(value, bytes) else Decimal(value.decode())
+            quantized = Decimal(value).quantize(Decimal(1).scaleb(-arrow.scale))
+            if quantized != value or len(quantized.as_tuple().digits) > arrow.precision:
+                raise _Invalid
+            return quantized
+        if pa.types.is_integer(arrow):
+            number = int(value)
+            if number != value:
+                raise _Invalid
+            lo, hi = _INT_RANGE[arrow.bit_width]
+            if not lo <= number <= hi:
+                raise _Invalid
+            return number
+        if pa.types.is_floating(arrow):
+            real = float(value)
+            if isinstance(value, int | Decimal) and real != value:
+                raise _Invalid
+            return real
+        if pa.types.is_string(arrow):
+            if isinstance(value, bytes):
+                return value.decode("utf-8")         # strict: bytes that are not text do not fit
+            if isinstance(value, list):
+                return json.dumps(value)
+            return value if isinstance(value, str) else str(value)
+        if pa.types.is_binary(arrow):
+            return value.encode("utf-8") if isinstance(value, str) else value
+        if pa.types.is_timestamp(arrow) and arrow.tz is None and isinstance(value, datetime.date) \
+                and not isinstance(value, datetime.datetime):
+            return datetime.datetime.combine(value, datetime.time())
+    except (ValueError, TypeError, ArithmeticError, UnicodeDecodeError) as err:
+        raise _Invalid from err
+    return value
