@@ -13,7 +13,7 @@ Output of a transaction is held back until its commit (``spill``: ROLLBACK must 
 Identity: see ``transactions.Identity``; without a GTID, ``transaction_id`` is the documented fallback
 ``(file sequence << 40) | offset`` of the transaction's first event.
 
-About 550 lines: the handlers share one state (buffer, identity, statement pieces, savepoints, prepared
+About 590 lines: the handlers share one state (buffer, identity, statement pieces, savepoints, prepared
 XA), so they stay in one class; everything that does not need that state lives in the modules above.
 """
 
@@ -36,6 +36,7 @@ from binlog_model.errors import (
 )
 from binlog_model.json_diff import resolve_partial_row
 from binlog_model.position import BinlogPosition
+from binlog_model.resolve.compiled_rows import merge_frames, with_rows
 from binlog_model.resolve.ddl_pass import apply_query
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.resolve.plan import RowPlan
@@ -473,7 +474,7 @@ class StatementAssembler:
                 images = self._resolve_partial_json(event, plan, position)
             count = len(images)
             if piece.frames:
-                _merge_frames(piece)    # keep the rows in log order
+                merge_frames(piece.event, piece.frames)    # keep the rows in log order
         per_row = max(1, event.header.event_size // max(1, count))
         max_rows, max_bytes = self.options.max_rows, self.options.max_bytes
         build = view.for_kind(event.kind)
@@ -532,7 +533,7 @@ class StatementAssembler:
         # Only compiled rows, and bytes wanted: the event's fields go around them without parsing them.
         as_bytes = self._serialized and bool(piece.frames) and not out.rows
         if piece.frames and not as_bytes:
-            _merge_frames(piece)
+            merge_frames(piece.event, piece.frames)
         if not out.rows and not as_bytes:
             return
         identity = self._identity or self._fallback_identity()
@@ -556,7 +557,7 @@ class StatementAssembler:
             put_statement(out, self._statement_text, "",
                            mode == "all" or (mode == "first" and piece.event_index == 0))
         if as_bytes:
-            self._buffer.append(_with_rows(out.SerializeToString(), piece.frames), piece.bytes)
+            self._buffer.append(with_rows(out.SerializeToString(), piece.frames), piece.bytes)
             piece.frames = []
         else:
             self._buffer.append(out, piece.bytes)
@@ -588,44 +589,3 @@ def _pb_position(event: Any) -> pb.BinlogPosition:
     if h.inner_index is not None:
         p.inner_index = h.inner_index
     return p
-
-
-def _merge_frames(piece: _Piece) -> None:
-    """Move the compiled builder's rows into the piece's event (parsed by upb, in C)."""
-    piece.event.MergeFromString(b"".join(piece.frames))
-    piece.frames.clear()
-
-
-def _with_rows(head: bytes, frames: list[bytes]) -> bytes:
-    """A serialized BinlogEvent without rows, with the rows' framed entries put in field order (after field
-    10, before 12): the same bytes protobuf writes for the whole message."""
-    pos, end = 0, len(head)
-    while pos < end:
-        tag, at = _varint(head, pos)
-        if tag >> 3 > 11:
-            break
-        wire = tag & 7
-        if wire == 0:
-            _, at = _varint(head, at)
-        elif wire == 2:
-            size, at = _varint(head, at)
-            at += size
-        elif wire == 1:
-            at += 8
-        elif wire == 5:
-            at += 4
-        else:   # pragma: no cover - BinlogEvent has no group fields
-            raise AssertionError(f"unexpected wire type {wire} in a serialized BinlogEvent")
-        pos = at
-    return b"".join((head[:pos], *frames, head[pos:]))
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value, pos

@@ -20,7 +20,7 @@ from binlog_model.resolve.plan import ColumnMark, RowPlan
 from binlog_model.wire.rows import RowsEvent
 from binlog_model.wire.table_map import TableMapEvent
 
-__all__ = ["CompiledRows", "compile_rows"]
+__all__ = ["CompiledRows", "compile_rows", "merge_frames", "with_rows"]
 
 _OPERATION = {"insert": 1, "update": 2, "delete": 3}
 _IMAGE_MODE = {"full": 0, "changed": 1, "changed_with_old": 2}
@@ -82,3 +82,45 @@ def compile_rows(plan: RowPlan, table_map: TableMapEvent, image: str) -> Compile
     except (NotImplementedError, UnicodeError, ValueError, TypeError, OverflowError):
         return None
     return CompiledRows(plan, compiled, mode)
+
+
+def merge_frames(event: Any, frames: list[bytes]) -> None:
+    """Move the compiled builder's rows (framed ``BinlogEvent.rows`` entries) into ``event``, parsed by
+    upb in C; ``frames`` is emptied."""
+    event.MergeFromString(b"".join(frames))
+    frames.clear()
+
+
+def with_rows(head: bytes, frames: list[bytes]) -> bytes:
+    """A serialized BinlogEvent without rows, with the rows' framed entries put in field order (after field
+    10, before 12): the same bytes protobuf writes for the whole message."""
+    pos, end = 0, len(head)
+    while pos < end:
+        tag, at = _varint(head, pos)
+        if tag >> 3 > 11:
+            break
+        wire = tag & 7
+        if wire == 0:
+            _, at = _varint(head, at)
+        elif wire == 2:
+            size, at = _varint(head, at)
+            at += size
+        elif wire == 1:
+            at += 8
+        elif wire == 5:
+            at += 4
+        else:   # pragma: no cover - BinlogEvent has no group fields
+            raise AssertionError(f"unexpected wire type {wire} in a serialized BinlogEvent")
+        pos = at
+    return b"".join((head[:pos], *frames, head[pos:]))
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return value, pos

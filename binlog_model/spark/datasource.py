@@ -37,6 +37,7 @@ from pyspark.sql.types import StructType
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import ConfigError
+from binlog_model.io.documents import read_json, write_text
 from binlog_model.io.snapshots import load_snapshot
 from binlog_model.position import BinlogPosition, file_sequence
 from binlog_model.resolve.assembler import StatementAssembler
@@ -210,13 +211,19 @@ def read_slice(piece: Slice, history: dict[str, Any] | bytes, options: ReadOptio
                ) -> Iterator[pa.RecordBatch]:
     """Decode one slice with the shipped history (its JSON document, or ``pack_history`` bytes); yield
     Arrow batches of ``ARROW_SCHEMA``."""
-    assembler = StatementAssembler(_history_for(history, options.lenient_ddl), options.assembler_options())
+    # Without a range to check, the events stay bytes: the compiled row builder's, never parsed in Python.
+    everything = options.start is None and options.stop is None and options.skip_gtids is None
+    assembler = StatementAssembler(_history_for(history, options.lenient_ddl), options.assembler_options(),
+                                   serialized=everything)
     events_mode = options.mode == "events"
     batch = ArrowBatch(events_mode)
     for event in assembler.assemble(iter_slice_events(piece, verify_checksum=options.verify_checksum)):
-        if not _in_range(event, options):
+        if everything:
+            batch.add(event)
+        elif _in_range(event, options):
+            batch.add(event.SerializeToString())
+        else:
             continue
-        batch.add(event.SerializeToString())
         if batch.size >= _BATCH_ROWS:
             yield batch.build()
             batch = ArrowBatch(events_mode)
@@ -344,16 +351,14 @@ def save_plan(path: str | os.PathLike[str], files: Sequence[str | os.PathLike[st
            "slices": [{"path": s.path, "file_index": s.file_index, "start": s.start, "end": s.end,
                        "format_description": None if s.format_description is None
                        else base64.b64encode(s.format_description).decode("ascii")} for s in slices]}
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh)
+    write_text(path, json.dumps(doc))
 
 
 def load_plan(path: str, files: Sequence[str]) -> tuple[dict[str, Any], list[Slice]]:
     """The history document and slices saved by ``save_plan``; ``ConfigError`` when the file is not a plan
     or was made for other files than ``files`` (the reader's, in binlog order)."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
+        doc = read_json(path)
     except (OSError, ValueError) as err:
         raise ConfigError(f"mysql-binlog: cannot read planFile {path!r}: {err}") from err
     if not isinstance(doc, dict) or doc.get("format") != _PLAN_FORMAT:
