@@ -63,30 +63,9 @@ def _document(value: Any, large: bool = False) -> bytes:
 
 
 def test_every_json_value_in_the_shared_binlogs() -> None:
-    import binlog_model.wire.codecs.json as json_codec
-    from benchmarks.fuzz.seeds import _binlog_files, binlog_roots
-    from binlog_model.io.files import iter_events
+    from benchmarks.fuzz.native import json_documents, seed_binlogs
 
-    docs: list[bytes] = []
-    real = json_codec.parse_json_binary
-
-    def collect(data: Any) -> Any:  # the real decoder runs; this only keeps a copy of each document
-        docs.append(bytes(data))
-        return real(data)
-
-    json_codec.parse_json_binary = collect
-    try:
-        for root in binlog_roots():
-            for path in _binlog_files(root) if root.is_dir() else []:
-                try:
-                    for event in iter_events(path, verify_checksum=False):
-                        rows = getattr(event, "rows", None)
-                        if rows is not None:
-                            list(rows)
-                except BinlogError:
-                    pass  # a file of the test suites that is corrupt on purpose: its JSON up to there counts
-    finally:
-        json_codec.parse_json_binary = real
+    docs = json_documents(seed_binlogs())   # the real decoder runs; each document it meets is kept
     assert len(docs) >= 10, "the golden fixtures alone hold JSON values: the collection point moved?"
     rendered = [_check(d) for d in docs]
     assert all(r is not None for r, d in zip(rendered, docs, strict=True) if b"\x0f" not in d[:1]), (
