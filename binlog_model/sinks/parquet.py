@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from binlog_model.state import fsync_dir
+from binlog_model.io.documents import fsync_dir
 
 __all__ = ["MOVES_FILE", "SCHEMA_FILE", "SPARK_SETTINGS", "configure", "publish", "stage_layout",
            "table_folder", "write_table"]
