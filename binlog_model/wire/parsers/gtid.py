@@ -8,6 +8,7 @@ MySQL 8.4's tagged formats use the MySQL serialization library's variable-length
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from binlog_model.errors import DecodeError, TruncatedEventError
@@ -78,6 +79,19 @@ def _varlen_int(c: Cursor, what: str) -> int:
     return -(v >> 1) - 1 if v & 1 else v >> 1
 
 
+# GTID_TAGGED field id -> (GtidEvent field, reader) for the plain integer fields 4..11.
+_TAGGED_SCALARS: dict[int, tuple[str, Callable[[Cursor, str], int]]] = {
+    4: ("last_committed", _varlen_int),
+    5: ("sequence_number", _varlen_int),
+    6: ("immediate_commit_timestamp", _varlen_uint),
+    7: ("original_commit_timestamp", _varlen_uint),
+    8: ("transaction_length", _varlen_uint),
+    9: ("immediate_server_version", _varlen_uint),
+    10: ("original_server_version", _varlen_uint),
+    11: ("commit_group_ticket", _varlen_uint),
+}
+
+
 def parse_gtid_tagged_event(header: EventHeader, body: memoryview, ctx: FormatContext) -> GtidEvent:
     """GTID_TAGGED_LOG_EVENT: a serialization-library message (version byte, then varlen payload size,
     last non-ignorable field id, then (field id, value) pairs). Written from the MySQL 8.4 description;
@@ -105,22 +119,9 @@ def parse_gtid_tagged_event(header: EventHeader, body: memoryview, ctx: FormatCo
             gno = _varlen_int(f, "gno")
         elif fid == 3:
             kw["tag"] = text(f.bytes(_varlen_uint(f, "tag length"), "tag"))
-        elif fid == 4:
-            kw["last_committed"] = _varlen_int(f, "last_committed")
-        elif fid == 5:
-            kw["sequence_number"] = _varlen_int(f, "sequence_number")
-        elif fid == 6:
-            kw["immediate_commit_timestamp"] = _varlen_uint(f, "immediate_commit_timestamp")
-        elif fid == 7:
-            kw["original_commit_timestamp"] = _varlen_uint(f, "original_commit_timestamp")
-        elif fid == 8:
-            kw["transaction_length"] = _varlen_uint(f, "transaction_length")
-        elif fid == 9:
-            kw["immediate_server_version"] = _varlen_uint(f, "immediate_server_version")
-        elif fid == 10:
-            kw["original_server_version"] = _varlen_uint(f, "original_server_version")
-        elif fid == 11:
-            kw["commit_group_ticket"] = _varlen_uint(f, "commit_group_ticket")
+        elif fid in _TAGGED_SCALARS:
+            name, read = _TAGGED_SCALARS[fid]
+            kw[name] = read(f, name)
         elif fid <= last_non_ignorable:
             raise DecodeError(f"GTID_TAGGED field {fid} is unknown and not ignorable",
                               expected=f"field id <= 11 or > {last_non_ignorable}")
