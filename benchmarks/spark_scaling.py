@@ -127,7 +127,8 @@ def _process_cpu(me: int) -> dict[str, float]:
             "python_workers": sum(procs[p][2] for p in daemons | workers) / tick}
 
 
-def measure(master: str, paths: list[str], repeat: int, min_slices: int = 1) -> dict[str, float]:
+def measure(master: str, paths: list[str], repeat: int, min_slices: int = 1, warmup: int = 1
+            ) -> dict[str, float]:
     from binlog_model.spark.job import local_session
 
     conf = {}
@@ -142,13 +143,23 @@ def measure(master: str, paths: list[str], repeat: int, min_slices: int = 1) -> 
     rows = 0
     busy = total = 0
     cpu = {"jvm": 0.0, "python_workers": 0.0}
+
+    def read() -> Any:
+        df = (spark.read.format("mysql-binlog").option("paths", json.dumps(paths))
+              .option("minSlices", str(min_slices)).load())
+        df.write.format("noop").mode("overwrite").save()
+        return df
+
+    warm_started = time.perf_counter()
+    for _ in range(warmup):
+        # Steady state: the JVM's JIT and the Python workers' imports happen in these untimed reads.
+        read()
+    warmup_s = time.perf_counter() - warm_started
     for _ in range(repeat):
         busy_before, total_before = _machine_ticks()
         cpu_before = _process_cpu(os.getpid())
         started = time.perf_counter()
-        df = (spark.read.format("mysql-binlog").option("paths", json.dumps(paths))
-              .option("minSlices", str(min_slices)).load())
-        df.write.format("noop").mode("overwrite").save()
+        df = read()
         times.append(time.perf_counter() - started)
         busy_after, total_after = _machine_ticks()
         cpu_after = _process_cpu(os.getpid())
@@ -161,6 +172,7 @@ def measure(master: str, paths: list[str], repeat: int, min_slices: int = 1) -> 
     spark.stop()
     seconds = statistics.median(times)
     return {"rows": rows, "seconds": seconds, "rows_per_s": rows / seconds, "session_s": session,
+            "warmup_s": warmup_s, "cpus": len(os.sched_getaffinity(0)),
             "busy_cores": (os.cpu_count() or 1) * busy / total if total else float("nan"),
             "served_bytes": served, "jvm_cpu_s": cpu["jvm"] / repeat,
             "python_cpu_s": cpu["python_workers"] / repeat}
@@ -201,12 +213,13 @@ def measure_pipeline(paths: list[str], repeat: int) -> dict[str, float]:
     return {"rows": rows, "seconds": seconds, "rows_per_s": rows / seconds}
 
 
-def _child(master: str, paths: list[str], repeat: int, env: dict[str, str], min_slices: int
-           ) -> dict[str, Any]:
+def _child(master: str, paths: list[str], repeat: int, env: dict[str, str], min_slices: int, warmup: int,
+           pin: bool) -> dict[str, Any]:
     from binlog_model.testing.spark_cluster import node_env
 
     done = subprocess.run([sys.executable, "-m", "benchmarks.spark_scaling", "--repeat", str(repeat),
-                           "--min-slices", str(min_slices), "--child", master, json.dumps(paths)],
+                           "--min-slices", str(min_slices), "--warmup", str(warmup),
+                           *(["--pin"] if pin else []), "--child", master, json.dumps(paths)],
                           capture_output=True, text=True,
                           check=False, cwd=REPO, env=node_env({**env, "PYTHONPATH": str(REPO)}))
     if done.returncode:
@@ -230,11 +243,22 @@ def main() -> None:
                         help="comma-separated local masters to run (local[1] is the ratios' base)")
     parser.add_argument("--slices-per-core", type=int, default=2, help="the read's minSlices is this "
                         "times the machine's cores, as run_resolve does (so no core idles at the end)")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed reads first in each session (the "
+                        "JVM's JIT and the workers' imports), so the timed reads are the steady state")
+    parser.add_argument("--pin", action="store_true", help="run local[N] on N CPUs only "
+                        "(sched_setaffinity: the JVM and its Python workers share them), so local[1] cannot "
+                        "borrow a second core for the JVM while its Python worker decodes")
     parser.add_argument("--min-slices", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--child", nargs=2, metavar=("MASTER", "PATHS_JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(measure(args.child[0], json.loads(args.child[1]), args.repeat, args.min_slices)))
+        master = args.child[0]
+        if args.pin and master.startswith("local["):
+            width = master[len("local["):-1]
+            n = (os.cpu_count() or 1) if width == "*" else int(width)
+            os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:n])   # inherited by the JVM and workers
+        print(json.dumps(measure(master, json.loads(args.child[1]), args.repeat, args.min_slices,
+                                 args.warmup)))
         return
     import signal
     from contextlib import ExitStack
@@ -289,7 +313,7 @@ def main() -> None:
         for master, where, inputs in runs:
             if s3 is not None:
                 s3.reset()
-            r = _child(master, inputs, args.repeat, extra_env, min_slices)
+            r = _child(master, inputs, args.repeat, extra_env, min_slices, args.warmup, args.pin)
             name = "cluster (2 workers x 1 core)" if master.startswith("spark://") else master
             if s3 is not None and where == "s3":
                 # Each repetition reads the set once more: bytes per byte of input per run.
@@ -299,7 +323,7 @@ def main() -> None:
                      if "read_per_input_byte" in r else "")
             print(f"{name} from {where}: {r['rows']} rows in {r['seconds']:.2f}s = {r['rows_per_s']:,.0f} "
                   f"rows/s (session start {r['session_s']:.1f}s; machine busy: {r['busy_cores']:.2f} of "
-                  f"{os.cpu_count()} cores; CPU per read: Python workers {r['python_cpu_s']:.1f}s, JVM "
+                  f"{os.cpu_count()} cores; on {r['cpus']} CPUs; CPU per read: Python workers {r['python_cpu_s']:.1f}s, JVM "
                   f"{r['jvm_cpu_s']:.1f}s){extra}", flush=True)
         first = next(iter(figures["runs"].values()))
         base = figures["runs"].get("local[1] / file", first)["rows_per_s"]

@@ -5,6 +5,7 @@
  * the Python builder). build_rows() runs the plan over one event's row images (rows.c). The entry points are
  * described in docs/speedups.md.
  */
+#include "arrow_maps.h"
 #include "json_text.h"
 #include "values.h"
 
@@ -281,6 +282,9 @@ static PyMethodDef methods[] = {
      "-> (list of Row bytes, end position), or None when the bytes are bad (run the Python reference)"},
     {"json_text", bm_py_json_text, METH_O,
      "json_text(data) -> str | None: MySQL binary JSON as JSON text (None: the Python reference decides)"},
+    {"arrow_maps", bm_py_arrow_maps, METH_VARARGS,
+     "arrow_maps(payloads, events_mode, fallback) -> (rows, row_index, maps) | None: the Spark source's map "
+     "columns as Arrow buffers (None: build them the Python way)"},
     {NULL, NULL, 0, NULL},
 };
 

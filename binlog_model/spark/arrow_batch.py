@@ -35,6 +35,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.internal.type_checkers import ToShortestFloat
 
 from binlog_model._pb import binlog_event_pb2 as pb
+from binlog_model.compiled import speedups
 from binlog_model.position import file_sequence
 from binlog_model.spark.value_json import OPERATIONS, slow_value_json
 
@@ -340,6 +341,43 @@ def _map_column(entries: Sequence[bytes], rows: int, null: list[bool]) -> pa.Arr
                                    type=MAP_TYPE, mask=pa.array(null, pa.bool_()))
 
 
+# -- the compiled path -------------------------------------------------------------------------------------
+
+_ARROW_MAPS = getattr(speedups, "arrow_maps", None)
+_ENTRY = pa.struct([MAP_TYPE.key_field, MAP_TYPE.item_field])
+
+
+def _fallback_text(value: bytes) -> str:
+    """The kinds the C code leaves to Python (FLOAT, GEOMETRY, VECTOR, raw text, JSON diff)."""
+    return slow_value_json(pb.Value.FromString(value))
+
+
+def _string_array(count: int, offsets: bytes, data: bytes) -> pa.Array:
+    return pa.Array.from_buffers(pa.string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def _compiled_maps(payloads: list[bytes], events_mode: bool, rows: int
+                   ) -> tuple[dict[str, pa.Array], pa.Array] | None:
+    """The three map columns and the row index straight from the C code's Arrow buffers; None without the
+    compiled core, or for bytes it leaves to the Python path."""
+    if _ARROW_MAPS is None:
+        return None
+    built = _ARROW_MAPS(payloads, events_mode, _fallback_text)
+    if built is None or built[0] != rows:
+        return None
+    _, row_index, specs = built
+    maps = {}
+    for name, (valid, offsets, entries, key_offsets, keys, value_offsets, values) in zip(
+            ("primaryKey", "before", "after"), specs):
+        entry = pa.StructArray.from_arrays(
+            [_string_array(entries, key_offsets, keys), _string_array(entries, value_offsets, values)],
+            fields=list(_ENTRY))
+        maps[name] = pa.Array.from_buffers(
+            MAP_TYPE, rows, [None if valid is None else pa.py_buffer(valid), pa.py_buffer(offsets)],
+            children=[entry])
+    return maps, pa.Array.from_buffers(pa.int64(), rows, [None, pa.py_buffer(row_index)])
+
+
 # -- batches ------------------------------------------------------------------------------------------------
 
 _PLAIN = [f.name for f in ARROW_SCHEMA if f.name not in ("primaryKey", "before", "after", "orderKey",
@@ -361,30 +399,12 @@ class ArrowBatch:
         self.fields: dict[str, list[Any]] = {name: [] for name in (*_PLAIN, "fileSeq", "inner")}
         self.row_event: list[int] = []          # per row: its event's index
         self.first_row: list[int | None] = []   # per row: its event's index on its first row, else null
-        self.row_blobs: list[bytes] = []      # per event: its rows, each after _ROW_SENTINEL
-        self.null_pk: list[bool] = []
-        self.null_before: list[bool] = []
-        self.null_after: list[bool] = []
 
     def add(self, payload: bytes) -> None:
         index = len(self.payloads)
         self.payloads.append(payload)
         event = EventView.FromString(payload)
-        rows = event.rows
-        if self.events_mode or not rows:
-            n = 1
-            # One output row: the event's own row_index, no column entries.
-            own = _RowsView(row_index=[event.row_index]).SerializeToString() if event.row_index else b""
-            self.row_blobs.append(_ROW_SENTINEL + own)
-            self.null_pk.append(True)
-            self.null_before.append(True)
-            self.null_after.append(True)
-        else:
-            n = len(rows)
-            self.row_blobs.append(_ROW_SENTINEL + _ROW_SENTINEL.join(rows))
-            self.null_pk.extend([False] * n)
-            self.null_before.extend([event.operation == _INSERT] * n)
-            self.null_after.extend([event.operation == _DELETE] * n)
+        n = 1 if self.events_mode or not event.rows else len(event.rows)
         pos = event.position
         inner = pos.inner_index if pos.HasField("inner_index") else None
         ts = event.utc_timestamp
@@ -407,10 +427,14 @@ class ArrowBatch:
         self.size += n
 
     def build(self) -> pa.RecordBatch:
-        try:
-            maps, row_index = self._maps()
-        except _Mismatch:
-            maps, row_index = self._maps_one_by_one()
+        built = _compiled_maps(self.payloads, self.events_mode, self.size)
+        if built is not None:
+            maps, row_index = built
+        else:
+            try:
+                maps, row_index = self._maps()
+            except _Mismatch:
+                maps, row_index = self._maps_one_by_one()
         fields = self.fields
         per_row = pa.array(self.row_event, pa.int32())
         first = pa.array(self.first_row, pa.int32())
@@ -435,11 +459,32 @@ class ArrowBatch:
         return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
 
     def _maps(self) -> tuple[dict[str, pa.Array], pa.Array]:
-        view = _RowsView.FromString(b"".join(self.row_blobs))
+        """The Python bulk path: the rows of every event after a sentinel, parsed as one ``RowsView``."""
+        blobs: list[bytes] = []
+        null_pk: list[bool] = []
+        null_before: list[bool] = []
+        null_after: list[bool] = []
+        for payload in self.payloads:
+            event = EventView.FromString(payload)
+            rows = event.rows
+            if self.events_mode or not rows:
+                # One output row: the event's own row_index, no column entries.
+                own = _RowsView(row_index=[event.row_index]).SerializeToString() if event.row_index else b""
+                blobs.append(_ROW_SENTINEL + own)
+                null_pk.append(True)
+                null_before.append(True)
+                null_after.append(True)
+            else:
+                n = len(rows)
+                blobs.append(_ROW_SENTINEL + _ROW_SENTINEL.join(rows))
+                null_pk.extend([False] * n)
+                null_before.extend([event.operation == _INSERT] * n)
+                null_after.extend([event.operation == _DELETE] * n)
+        view = _RowsView.FromString(b"".join(blobs))
         row_index = pc.cast(_after_zero_sentinels(view.row_index, self.size, pa.uint64()), pa.int64())
-        maps = {"primaryKey": _map_column(view.primary_key, self.size, self.null_pk),
-                "before": _map_column(view.before, self.size, self.null_before),
-                "after": _map_column(view.after, self.size, self.null_after)}
+        maps = {"primaryKey": _map_column(view.primary_key, self.size, null_pk),
+                "before": _map_column(view.before, self.size, null_before),
+                "after": _map_column(view.after, self.size, null_after)}
         return maps, row_index
 
     def _maps_one_by_one(self) -> tuple[dict[str, pa.Array], pa.Array]:
