@@ -323,8 +323,8 @@ def main() -> None:
                      if "read_per_input_byte" in r else "")
             print(f"{name} from {where}: {r['rows']} rows in {r['seconds']:.2f}s = {r['rows_per_s']:,.0f} "
                   f"rows/s (session start {r['session_s']:.1f}s; machine busy: {r['busy_cores']:.2f} of "
-                  f"{os.cpu_count()} cores; on {r['cpus']} CPUs; CPU per read: Python workers {r['python_cpu_s']:.1f}s, JVM "
-                  f"{r['jvm_cpu_s']:.1f}s){extra}", flush=True)
+                  f"{os.cpu_count()} cores; on {r['cpus']} CPUs; CPU per read: Python workers "
+                  f"{r['python_cpu_s']:.1f}s, JVM {r['jvm_cpu_s']:.1f}s){extra}", flush=True)
         first = next(iter(figures["runs"].values()))
         base = figures["runs"].get("local[1] / file", first)["rows_per_s"]
         print("\n| run | rows/s | vs local[1] | seconds | bytes read / input byte | busy cores | "

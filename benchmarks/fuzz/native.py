@@ -12,6 +12,9 @@ Targets:
   ``[seed u16][mode u8][n u8][n x (column u8, meta u16)][images]``: which captured event, the image mode,
   TABLE_MAP metadata overrides (untrusted bytes too, so ``compile_plan`` is fuzzed with them) and the image
   bytes, mutated. The answer must be None or rows that each parse as a ``Row``, ending inside the input.
+- ``maps``: ``arrow_maps`` (the Spark source's map columns) on serialized events of the seed binlogs,
+  mutated; differential against ``value_json`` on every input C builds: the same keys and texts, valid
+  UTF-8 and offsets, and never a batch from an event protobuf refuses.
 - ``json``: ``json_text`` on binary JSON documents (every JSON value of the seed binlogs, generated
   documents, damaged ones); differential against the Python reference on every input: C may hand a
   document back (None) but never renders one the reference refuses, and never renders it differently.
@@ -34,6 +37,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import gc
+import itertools
 import json
 import os
 import random
@@ -324,7 +328,125 @@ def rows_target(speedups: ModuleType, paths: list[Path]) -> Target:
     return Target("rows", seeds, run, call, generate, stats)
 
 
-TARGETS = {"json": json_target, "rows": rows_target}
+def _top_fields(data: bytes) -> list[tuple[int, bytes]] | None:
+    """The top-level (field number, whole field bytes) of a protobuf message; None when it does not walk."""
+    out, at = [], 0
+
+    def varint() -> int | None:
+        nonlocal at
+        value = shift = 0
+        while at < len(data) and shift < 70:
+            b = data[at]
+            at += 1
+            value |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return value
+            shift += 7
+        return None
+
+    while at < len(data):
+        start = at
+        tag = varint()
+        if tag is None or tag >> 3 == 0:
+            return None
+        wire = tag & 7
+        if wire == 0:
+            if varint() is None:
+                return None
+        elif wire in (1, 5):
+            at += 8 if wire == 1 else 4
+        elif wire == 2:
+            n = varint()
+            if n is None:
+                return None
+            at += n
+        else:
+            return None
+        if at > len(data):
+            return None
+        out.append((tag >> 3, data[start:at]))
+    return out
+
+
+# The BinlogEvent fields arrow_maps reads: row_index, operation, rows. The data source parses every other
+# field (as EventView) before the C code sees an event, so the fuzzed events keep only these.
+_MAPS_FIELDS = {6, 10, 11}
+
+
+def maps_target(speedups: ModuleType, paths: list[Path]) -> Target:
+    from binlog_model._pb import binlog_event_pb2 as pb
+    from binlog_model.errors import BinlogError
+    from binlog_model.pipeline import iter_serialized_events
+    from binlog_model.spark.value_json import slow_value_json, value_json
+
+    seeds: list[bytes] = []
+    for path in paths:
+        try:
+            for payload in iter_serialized_events([path], lenient_ddl=True, verify_checksum=False):
+                fields = _top_fields(payload) or []
+                kept = b"".join(raw for number, raw in fields if number in _MAPS_FIELDS)
+                if any(n == 11 for n, _ in fields):
+                    seeds.append(kept)
+                if len(seeds) > 3000:
+                    break
+        except BinlogError:
+            pass
+    seeds = sorted(set(seeds))[:3000]
+    stats = {"built": 0, "handed_back": 0, "python_raised": 0, "compared": 0}
+
+    def fallback(value: bytes) -> str:
+        return slow_value_json(pb.Value.FromString(value))
+
+    def call(data: bytes) -> Any:
+        return speedups.arrow_maps([data], False, fallback)
+
+    def texts(count: int, offsets: bytes, blob: bytes) -> list[str]:
+        ends = struct.unpack(f"<{count + 1}i", offsets)
+        if ends[0] != 0 or ends[-1] != len(blob) or any(a > b for a, b in itertools.pairwise(ends)):
+            raise Finding(f"bad string offsets {ends[:8]}... for {len(blob)} bytes")
+        return [blob[a:b].decode("utf-8") for a, b in itertools.pairwise(ends)]
+
+    def run(data: bytes) -> None:
+        fields = _top_fields(data)
+        if fields is None or any(n not in _MAPS_FIELDS for n, _ in fields):
+            data = b"".join(raw for n, raw in fields or [] if n in _MAPS_FIELDS)
+        try:
+            out = call(data)
+        except Exception as err:
+            stats["python_raised"] += 1
+            try:
+                pb.BinlogEvent.FromString(data)
+            except Exception:
+                return
+            raise Finding(f"arrow_maps raised {err!r} on an event protobuf accepts") from err
+        if out is None:
+            stats["handed_back"] += 1
+            return
+        stats["built"] += 1
+        rows, row_index, maps = out
+        try:
+            event = pb.BinlogEvent.FromString(data)
+        except Exception as err:
+            raise Finding(f"arrow_maps built {rows} rows from an event protobuf refuses: {err}") from err
+        want_rows = len(event.rows) or 1
+        if rows != want_rows or len(row_index) != 8 * rows:
+            raise Finding(f"arrow_maps: {rows} rows, protobuf {want_rows}")
+        for k, name in enumerate(("primary_key", "before", "after")):
+            _valid, offsets, entries, key_offsets, keys, value_offsets, values = maps[k]
+            got = list(zip(texts(entries, key_offsets, keys), texts(entries, value_offsets, values),
+                           strict=True))
+            want = [(c.name, value_json(c.value)) for row in event.rows for c in getattr(row, name)]
+            if got != want:
+                raise Finding(f"arrow_maps {name}: {got[:3]} != {want[:3]}")
+            ends = struct.unpack(f"<{rows + 1}i", offsets)
+            if ends[-1] != entries or any(a > b for a, b in itertools.pairwise(ends)):
+                raise Finding(f"arrow_maps {name}: bad row offsets {ends[:8]}")
+        stats["compared"] += 1
+
+    return Target("maps", seeds, run, call, None, stats)
+
+
+TARGETS = {"json": json_target, "rows": rows_target, "maps": maps_target}
 
 
 # --- engines ---------------------------------------------------------------------------------------

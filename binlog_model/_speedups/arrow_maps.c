@@ -16,8 +16,6 @@
 #include "arrow_maps.h"
 
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 
 /* Field numbers of binlog_model.v1 (proto/binlog_model/v1/binlog_event.proto). */
 enum { EV_ROW_INDEX = 6, EV_OPERATION = 10, EV_ROWS = 11 };
@@ -158,14 +156,25 @@ static int put_base64(bm_buf *b, const unsigned char *s, Py_ssize_t n) {
     return BM_OK;
 }
 
-static int put_fmt(bm_buf *b, const char *fmt, ...) {
-    char tmp[64];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0 || n >= (int)sizeof tmp) return BM_ERR_DATA;
-    return bm_buf_put(b, tmp, n);
+/* Decimal digits of v (what "%llu" writes), without the printf machinery: this runs per value. */
+static int put_u64(bm_buf *b, uint64_t v) {
+    char tmp[20];
+    int n = 0;
+    do { tmp[sizeof tmp - ++n] = (char)('0' + v % 10); v /= 10; } while (v);
+    return bm_buf_put(b, tmp + sizeof tmp - n, n);
+}
+
+static int put_i64(bm_buf *b, int64_t v) {
+    if (v >= 0) return put_u64(b, (uint64_t)v);
+    if (bm_buf_byte(b, '-') != BM_OK) return BM_ERR_PY;
+    return put_u64(b, (uint64_t)0 - (uint64_t)v);     /* no overflow at INT64_MIN */
+}
+
+/* prefix, the number, suffix: {"longValue":"-5"} and the like. */
+static int put_number(bm_buf *b, const char *prefix, int negative_ok, uint64_t v, const char *suffix) {
+    if (put_str(b, prefix) != BM_OK) return BM_ERR_PY;
+    if ((negative_ok ? put_i64(b, (int64_t)v) : put_u64(b, v)) != BM_OK) return BM_ERR_PY;
+    return put_str(b, suffix) == BM_OK ? BM_OK : BM_ERR_PY;
 }
 
 /* DATE / DATETIME: {"year":2024,...} with the zero fields left out, as proto3 JSON does. */
@@ -183,8 +192,10 @@ static int put_datetime(bm_buf *b, const char *prefix, const unsigned char *p, P
     int first = 1;
     for (int k = 0; k < nfields; k++) {
         if (!v[k]) continue;
-        int rc = put_fmt(b, first ? "\"%s\":%u" : ",\"%s\":%u", names[k], (unsigned)v[k]);
-        if (rc != BM_OK) return rc;
+        if (!first && bm_buf_byte(b, ',') != BM_OK) return BM_ERR_PY;
+        if (bm_buf_byte(b, '"') != BM_OK || put_str(b, names[k]) != BM_OK || put_str(b, "\":") != BM_OK ||
+            put_u64(b, v[k]) != BM_OK)
+            return BM_ERR_PY;
         first = 0;
     }
     return put_str(b, "}}") == BM_OK ? BM_OK : BM_ERR_PY;
@@ -242,12 +253,12 @@ static int put_value(bm_buf *b, const unsigned char *p, Py_ssize_t n, PyObject *
     int rc;
     switch (f.number) {
     case 1: return put_str(b, "{\"nullValue\":null}") == BM_OK ? BM_OK : BM_ERR_PY;
-    case 2: return put_fmt(b, "{\"intValue\":%d}", (int)(int32_t)(uint32_t)f.num);
-    case 3: return put_fmt(b, "{\"longValue\":\"%lld\"}", (long long)(int64_t)f.num);
-    case 11: return put_fmt(b, "{\"timestampMicros\":\"%lld\"}", (long long)(int64_t)f.num);
-    case 12: return put_fmt(b, "{\"timeMicros\":\"%lld\"}", (long long)(int64_t)f.num);
-    case 13: return put_fmt(b, "{\"uint64Value\":\"%llu\"}", (unsigned long long)f.num);
-    case 16: return put_fmt(b, "{\"bitValue\":\"%llu\"}", (unsigned long long)f.num);
+    case 2: return put_number(b, "{\"intValue\":", 1, (uint64_t)(int64_t)(int32_t)(uint32_t)f.num, "}");
+    case 3: return put_number(b, "{\"longValue\":\"", 1, f.num, "\"}");
+    case 11: return put_number(b, "{\"timestampMicros\":\"", 1, f.num, "\"}");
+    case 12: return put_number(b, "{\"timeMicros\":\"", 1, f.num, "\"}");
+    case 13: return put_number(b, "{\"uint64Value\":\"", 0, f.num, "\"}");
+    case 16: return put_number(b, "{\"bitValue\":\"", 0, f.num, "\"}");
     case 4: case 6: case 14:
         if (put_str(b, f.number == 4 ? "{\"stringValue\":" : f.number == 6 ? "{\"decimalValue\":"
                                                                            : "{\"jsonValue\":") != BM_OK)

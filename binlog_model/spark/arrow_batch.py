@@ -368,7 +368,7 @@ def _compiled_maps(payloads: list[bytes], events_mode: bool, rows: int
     _, row_index, specs = built
     maps = {}
     for name, (valid, offsets, entries, key_offsets, keys, value_offsets, values) in zip(
-            ("primaryKey", "before", "after"), specs):
+            ("primaryKey", "before", "after"), specs, strict=True):
         entry = pa.StructArray.from_arrays(
             [_string_array(entries, key_offsets, keys), _string_array(entries, value_offsets, values)],
             fields=list(_ENTRY))

@@ -1,0 +1,198 @@
+"""The compiled map builder (``_speedups.arrow_maps``) against the Python bulk path, Arrow array for array.
+
+The data source's batches are built twice from the same serialized events: with the C buffers, and with
+``arrow_batch._ARROW_MAPS`` switched off (the Python bulk path, itself tested against the per-value
+reference in ``test_spark_bulk.py``). Inputs: every golden fixture in both modes and three image modes,
+the shared corpus and the servers' test-suite binlogs (real bytes), hand-built edge values of every kind,
+hypothesis-generated values, and every truncation and single-byte corruption of real events (hand-built
+damage): the C code must then give the Python path's batch, leave the batch to it (None), or fail the
+same way.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from binlog_model._pb import binlog_event_pb2 as pb
+from binlog_model.compiled import speedups
+from binlog_model.errors import BinlogError
+from binlog_model.pipeline import iter_binlog_events, iter_serialized_events
+from binlog_model.testing.sid import cache_root
+from tests._paths import CORPUS, REPO, binlogs_under
+
+pytest.importorskip("pyspark")
+
+from binlog_model.spark import arrow_batch
+from binlog_model.spark.arrow_batch import ArrowBatch
+from binlog_model.spark.value_json import slow_value_json
+
+pytestmark = pytest.mark.skipif(speedups is None,
+                                reason="the compiled core is not built (or is switched off)")
+
+GOLDEN = REPO / "fixtures" / "golden" / "mariadb"
+SCENARIOS = sorted(d.name for d in GOLDEN.iterdir() if (d / "binlogs").is_dir())
+LENIENT = {"all_types"}
+_COMPILED = arrow_batch._ARROW_MAPS
+
+
+def _batch(payloads: list[bytes], events_mode: bool, compiled: bool,
+           monkeypatch: pytest.MonkeyPatch) -> pa.RecordBatch:
+    with monkeypatch.context() as patched:
+        patched.setattr(arrow_batch, "_ARROW_MAPS", _COMPILED if compiled else None)
+        batch = ArrowBatch(events_mode)
+        for payload in payloads:
+            batch.add(payload)
+        return batch.build()
+
+
+def _assert_same(payloads: list[bytes], events_mode: bool, monkeypatch: pytest.MonkeyPatch) -> pa.RecordBatch:
+    # The C path must have taken the batch itself: a None (left to Python) would pass trivially.
+    assert arrow_batch._compiled_maps(payloads, events_mode, _rows(payloads, events_mode)) is not None
+    got = _batch(payloads, events_mode, True, monkeypatch)
+    want = _batch(payloads, events_mode, False, monkeypatch)
+    got.validate(full=True)
+    assert got.schema == want.schema
+    for name in got.schema.names:
+        assert got.column(name).equals(want.column(name)), name
+    return got
+
+
+def _rows(payloads: list[bytes], events_mode: bool) -> int:
+    events = [pb.BinlogEvent.FromString(p) for p in payloads]
+    return sum(1 if events_mode or not e.rows else len(e.rows) for e in events)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("image", ["changed", "changed_with_old", "full"])
+def test_golden_fixtures_give_the_python_batches(scenario: str, image: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    files = sorted((GOLDEN / scenario / "binlogs").iterdir())
+    payloads = [e.SerializeToString()
+                for e in iter_binlog_events(files, lenient_ddl=scenario in LENIENT, image=image)]
+    for events_mode in (False, True):
+        batch = _assert_same(payloads, events_mode, monkeypatch)
+        assert batch.num_rows == _rows(payloads, events_mode)
+
+
+MARIADB_TEST = Path("/usr/share/mysql/mysql-test")
+MYSQL_TEST = cache_root() / "mysql-testsuite" / "root" / "usr" / "lib" / "mysql-test"
+_FILES = [pytest.param(root / rel, id=f"{name}/{rel}") for root, name in
+          ((CORPUS, "corpus"), (MARIADB_TEST, "mariadb-test"), (MYSQL_TEST, "mysql-test"))
+          for rel in binlogs_under(root)]
+
+
+def _serialized(path: Path) -> list[bytes]:
+    """The file's events as the data source gets them, up to its first error (if any)."""
+    payloads: list[bytes] = []
+    try:
+        for payload in iter_serialized_events([path], lenient_ddl=True, verify_checksum=False):
+            payloads.append(payload)
+    except BinlogError:
+        pass
+    return payloads
+
+
+@pytest.mark.parametrize("path", _FILES)
+def test_real_binlogs_give_the_python_batches(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    payloads = _serialized(path)
+    for chunk in range(0, len(payloads), 500):
+        _assert_same(payloads[chunk:chunk + 500], False, monkeypatch)
+
+
+def _event_of(values: list[pb.Value], operation: int = pb.BinlogEvent.UPDATE) -> bytes:
+    event = pb.BinlogEvent(db="d", table="t", operation=operation,
+                           position=pb.BinlogPosition(file="b.000001"))
+    for start in range(0, len(values), 7):
+        row = event.rows.add(row_index=start)
+        for i, value in enumerate(values[start:start + 7]):
+            row.primary_key.add(name=f"k{i}", value=value)
+            row.before.add(name=f"c{i}", value=value, invisible=i % 2 == 0)
+            row.after.add(name=f"é\"{i}", value=value)
+    return event.SerializeToString()
+
+
+def test_every_kind_on_hand_built_edge_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.spark.test_spark_bulk import _edge_values
+
+    values = _edge_values()
+    batch = _assert_same([_event_of(values)], False, monkeypatch)
+    texts = [text for row in batch.column("after").to_pylist() for _, text in row]
+    assert texts == [slow_value_json(v) for v in values]
+
+
+_TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=12)
+_VALUES = st.one_of(
+    st.integers(-2**31, 2**31 - 1).map(lambda v: pb.Value(int_value=v)),
+    st.integers(-2**63, 2**63 - 1).map(lambda v: pb.Value(long_value=v)),
+    st.integers(0, 2**64 - 1).map(lambda v: pb.Value(uint64_value=v)),
+    st.integers(0, 2**64 - 1).map(lambda v: pb.Value(bit_value=v)),
+    st.integers(-2**63, 2**63 - 1).map(lambda v: pb.Value(time_micros=v)),
+    st.integers(-2**63, 2**63 - 1).map(lambda v: pb.Value(timestamp_micros=v)),
+    _TEXT.map(lambda v: pb.Value(string_value=v)), _TEXT.map(lambda v: pb.Value(json_value=v)),
+    _TEXT.map(lambda v: pb.Value(decimal_value=v)),
+    st.binary(max_size=20).map(lambda v: pb.Value(bytes_value=v)),
+    st.floats(allow_nan=True, allow_infinity=True).map(lambda v: pb.Value(double_value=v)),
+    st.floats(width=32).map(lambda v: pb.Value(float_value=v)),
+    st.lists(_TEXT, max_size=4).map(lambda v: pb.Value(set_value=pb.SetValue(labels=v))),
+    st.lists(st.integers(0, 2**32 - 1), min_size=7, max_size=7).map(
+        lambda v: pb.Value(datetime_value=pb.DateTime(year=v[0], month=v[1], day=v[2], hour=v[3], minute=v[4],
+                                                      second=v[5], micros=v[6]))),
+    st.lists(st.integers(0, 2**32 - 1), min_size=3, max_size=3).map(
+        lambda v: pb.Value(date_value=pb.Date(year=v[0], month=v[1], day=v[2]))),
+    st.just(pb.Value(null_value=0)), st.just(pb.Value()),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_VALUES, min_size=1, max_size=30), st.sampled_from([1, 2, 3]))
+def test_generated_values(values: list[pb.Value], operation: int) -> None:
+    payload = _event_of(values, operation)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        batch = _assert_same([payload], False, monkeypatch)
+    texts = [text for row in batch.column("primaryKey").to_pylist() for _, text in row]
+    assert texts == [slow_value_json(v) for v in values]
+
+
+def _outcome(payload: bytes, compiled: bool) -> object:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        try:
+            batch = _batch([payload], False, compiled, monkeypatch)
+        except Exception as err:
+            return type(err)
+    return batch
+
+
+def _damaged(payload: bytes, rnd: random.Random) -> Iterator[bytes]:
+    for end in range(len(payload)):
+        yield payload[:end]
+    for _ in range(400):
+        at = rnd.randrange(len(payload))
+        yield payload[:at] + bytes([rnd.randrange(256)]) + payload[at + 1:]
+
+
+def test_damaged_events_give_the_python_outcome() -> None:
+    """Hand-built damage (every truncation, random single bytes) of real events: the C code gives the
+    Python path's batch, or leaves the batch to it, or both fail with the same error type."""
+    from tests.spark.test_spark_bulk import _edge_values
+
+    files = sorted((GOLDEN / "all_types" / "binlogs").iterdir())
+    events = [e for e in iter_binlog_events(files, lenient_ddl=True) if e.rows][:6]
+    samples = [e.SerializeToString() for e in events] + [_event_of(_edge_values()[:40])]
+    rnd = random.Random(20261123)
+    checked = 0
+    for payload in samples:
+        for damaged in _damaged(payload, rnd):
+            got, want = _outcome(damaged, True), _outcome(damaged, False)
+            if isinstance(want, pa.RecordBatch):
+                assert isinstance(got, pa.RecordBatch) and got.equals(want)
+            else:
+                assert got == want
+            checked += 1
+    assert checked > 1000
