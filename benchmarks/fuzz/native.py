@@ -12,9 +12,10 @@ Targets:
   ``[seed u16][mode u8][n u8][n x (column u8, meta u16)][images]``: which captured event, the image mode,
   TABLE_MAP metadata overrides (untrusted bytes too, so ``compile_plan`` is fuzzed with them) and the image
   bytes, mutated. The answer must be None or rows that each parse as a ``Row``, ending inside the input.
-- ``maps``: ``arrow_maps`` (the Spark source's map columns) on serialized events of the seed binlogs,
-  mutated; differential against ``value_json`` on every input C builds: the same keys and texts, valid
-  UTF-8 and offsets, and never a batch from an event protobuf refuses.
+- ``columns``: ``arrow_columns`` (the Spark source's columns) on serialized events of the seed binlogs,
+  mutated; differential against ``value_json.event_rows`` on every input C builds: the same map keys and
+  texts and the same values in every column, valid UTF-8 and offsets, and never a batch from an event
+  protobuf refuses.
 - ``json``: ``json_text`` on binary JSON documents (every JSON value of the seed binlogs, generated
   documents, damaged ones); differential against the Python reference on every input: C may hand a
   document back (None) but never renders one the reference refuses, and never renders it differently.
@@ -368,37 +369,54 @@ def _top_fields(data: bytes) -> list[tuple[int, bytes]] | None:
     return out
 
 
-# The BinlogEvent fields arrow_maps reads: row_index, operation, rows. The data source parses every other
-# field (as EventView) before the C code sees an event, so the fuzzed events keep only these.
-_MAPS_FIELDS = {6, 10, 11}
+# The BinlogEvent fields arrow_columns does not read (schema_changes, statement_raw) are dropped from the
+# fuzzed events: the data source parses every field (as EventView) before the C code sees an event, so C
+# need not check what it skips; for the rest, C must never build a batch from an event protobuf refuses.
+_SKIPPED_FIELDS = {12, 20}
+_INT32_COLUMNS = {"queryIndex", "eventIndex", "innerIndex", "gtidDomainId", "orderInner"}
 
 
-def maps_target(speedups: ModuleType, paths: list[Path]) -> Target:
+def _column_values(spec: tuple[Any, ...], name: str, rows: int) -> list[Any]:
+    """The values of one of arrow_columns' plain columns, decoded from its buffers (no pyarrow here)."""
+    valid = spec[0]
+    present = [valid is None or bool(valid[i // 8] >> (i % 8) & 1) for i in range(rows)]
+    if len(spec) == 3:
+        ends = struct.unpack(f"<{rows + 1}i", spec[1])
+        if ends[0] != 0 or ends[-1] != len(spec[2]) or any(a > b for a, b in itertools.pairwise(ends)):
+            raise Finding(f"{name}: bad offsets {ends[:8]}")
+        raw = [spec[2][a:b] for a, b in itertools.pairwise(ends)]
+        values: list[Any] = raw if name == "event" else [r.decode("utf-8") for r in raw]
+    elif name == "lastInStatement":
+        values = [bool(spec[1][i // 8] >> (i % 8) & 1) for i in range(rows)]
+    else:
+        values = list(struct.unpack(f"<{rows}{'i' if name in _INT32_COLUMNS else 'q'}", spec[1]))
+    return [v if ok else None for v, ok in zip(values, present, strict=True)]
+
+
+def columns_target(speedups: ModuleType, paths: list[Path]) -> Target:
     from binlog_model._pb import binlog_event_pb2 as pb
     from binlog_model.errors import BinlogError
     from binlog_model.pipeline import iter_serialized_events
-    from binlog_model.spark.value_json import slow_value_json, value_json
+    from binlog_model.position import file_sequence
+    from binlog_model.spark.value_json import event_rows, slow_value_json
 
-    seeds: list[bytes] = []
+    seeds: set[bytes] = set()
     for path in paths:
         try:
             for payload in iter_serialized_events([path], lenient_ddl=True, verify_checksum=False):
                 fields = _top_fields(payload) or []
-                kept = b"".join(raw for number, raw in fields if number in _MAPS_FIELDS)
-                if any(n == 11 for n, _ in fields):
-                    seeds.append(kept)
+                seeds.add(b"".join(raw for number, raw in fields if number not in _SKIPPED_FIELDS))
                 if len(seeds) > 3000:
                     break
         except BinlogError:
             pass
-    seeds = sorted(set(seeds))[:3000]
     stats = {"built": 0, "handed_back": 0, "python_raised": 0, "compared": 0}
 
     def fallback(value: bytes) -> str:
         return slow_value_json(pb.Value.FromString(value))
 
     def call(data: bytes) -> Any:
-        return speedups.arrow_maps([data], False, fallback)
+        return speedups.arrow_columns([data], False, fallback, file_sequence)
 
     def texts(count: int, offsets: bytes, blob: bytes) -> list[str]:
         ends = struct.unpack(f"<{count + 1}i", offsets)
@@ -408,45 +426,64 @@ def maps_target(speedups: ModuleType, paths: list[Path]) -> Target:
 
     def run(data: bytes) -> None:
         fields = _top_fields(data)
-        if fields is None or any(n not in _MAPS_FIELDS for n, _ in fields):
-            data = b"".join(raw for n, raw in fields or [] if n in _MAPS_FIELDS)
+        if fields is None or any(n in _SKIPPED_FIELDS for n, _ in fields):
+            data = b"".join(raw for n, raw in fields or [] if n not in _SKIPPED_FIELDS)
         try:
             out = call(data)
         except Exception as err:
-            stats["python_raised"] += 1
+            stats["python_raised"] += 1     # the fallback's parse refused a rare kind's bytes
             try:
                 pb.BinlogEvent.FromString(data)
             except Exception:
                 return
-            raise Finding(f"arrow_maps raised {err!r} on an event protobuf accepts") from err
+            raise Finding(f"arrow_columns raised {err!r} on an event protobuf accepts") from err
         if out is None:
             stats["handed_back"] += 1
             return
         stats["built"] += 1
-        rows, row_index, maps = out
+        rows, blobs = out
+        # The buffers are Blobs (buffer protocol): bytes copies to slice and compare.
+        specs = {name: tuple(b if b is None or isinstance(b, int) else bytes(memoryview(b)) for b in spec)
+                 for name, spec in blobs.items()}
         try:
             event = pb.BinlogEvent.FromString(data)
         except Exception as err:
-            raise Finding(f"arrow_maps built {rows} rows from an event protobuf refuses: {err}") from err
-        want_rows = len(event.rows) or 1
-        if rows != want_rows or len(row_index) != 8 * rows:
-            raise Finding(f"arrow_maps: {rows} rows, protobuf {want_rows}")
-        for k, name in enumerate(("primary_key", "before", "after")):
-            _valid, offsets, entries, key_offsets, keys, value_offsets, values = maps[k]
-            got = list(zip(texts(entries, key_offsets, keys), texts(entries, value_offsets, values),
-                           strict=True))
-            want = [(c.name, value_json(c.value)) for row in event.rows for c in getattr(row, name)]
-            if got != want:
-                raise Finding(f"arrow_maps {name}: {got[:3]} != {want[:3]}")
+            raise Finding(f"arrow_columns built {rows} rows from an event protobuf refuses: {err}") from err
+        want = list(event_rows(event))
+        if rows != len(want):
+            raise Finding(f"arrow_columns: {rows} rows, the reference {len(want)}")
+        for name in ("primaryKey", "before", "after"):
+            valid, offsets, entries, key_offsets, keys, value_offsets, values = specs[name]
+            pairs = list(zip(texts(entries, key_offsets, keys), texts(entries, value_offsets, values),
+                             strict=True))
             ends = struct.unpack(f"<{rows + 1}i", offsets)
-            if ends[-1] != entries or any(a > b for a, b in itertools.pairwise(ends)):
-                raise Finding(f"arrow_maps {name}: bad row offsets {ends[:8]}")
+            if ends[0] != 0 or ends[-1] != entries or any(a > b for a, b in itertools.pairwise(ends)):
+                raise Finding(f"arrow_columns {name}: bad row offsets {ends[:8]}")
+            # A null map's entries are hidden by its validity bit (a null before of an INSERT).
+            got = [pairs[ends[i]:ends[i + 1]] if valid is None or valid[i // 8] >> (i % 8) & 1 else None
+                   for i in range(rows)]
+            ref = [row[name] for row in want]
+            if got != ref:
+                raise Finding(f"arrow_columns {name}: {got[:2]} != {ref[:2]}")
+        for name, spec in specs.items():
+            if name in ("primaryKey", "before", "after", "fileSeq", "orderInner"):
+                continue
+            got = _column_values(spec, name, rows)
+            ref = [row[name] for row in want]
+            if name == "event":      # C keeps the bytes it was given; the reference re-serializes
+                ref = [data if r is not None else None for r in ref]
+            if got != ref:
+                raise Finding(f"arrow_columns {name}: {got[:3]} != {ref[:3]}")
+        keys = [row["orderKey"] for row in want]
+        if (_column_values(specs["fileSeq"], "fileSeq", rows) != [k["fileSeq"] for k in keys] or
+                _column_values(specs["orderInner"], "orderInner", rows) != [k["innerIndex"] for k in keys]):
+            raise Finding("arrow_columns: orderKey differs")
         stats["compared"] += 1
 
-    return Target("maps", seeds, run, call, None, stats)
+    return Target("columns", sorted(seeds)[:3000], run, call, None, stats)
 
 
-TARGETS = {"json": json_target, "rows": rows_target, "maps": maps_target}
+TARGETS = {"json": json_target, "rows": rows_target, "columns": columns_target}
 
 
 # --- engines ---------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
  * the Python builder). build_rows() runs the plan over one event's row images (rows.c). The entry points are
  * described in docs/speedups.md.
  */
-#include "arrow_maps.h"
+#include "arrow_columns.h"
 #include "json_text.h"
 #include "values.h"
 
@@ -282,9 +282,9 @@ static PyMethodDef methods[] = {
      "-> (list of Row bytes, end position), or None when the bytes are bad (run the Python reference)"},
     {"json_text", bm_py_json_text, METH_O,
      "json_text(data) -> str | None: MySQL binary JSON as JSON text (None: the Python reference decides)"},
-    {"arrow_maps", bm_py_arrow_maps, METH_VARARGS,
-     "arrow_maps(payloads, events_mode, fallback) -> (rows, row_index, maps) | None: the Spark source's map "
-     "columns as Arrow buffers (None: build them the Python way)"},
+    {"arrow_columns", bm_py_arrow_columns, METH_VARARGS,
+     "arrow_columns(payloads, events_mode, fallback, file_seq) -> (rows, {name: buffers}) | None: the Spark "
+     "source's columns as Arrow buffers (None: build them the Python way)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -292,7 +292,7 @@ static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "binlog_model._spe
                                        NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__speedups(void) {
-    if (PyType_Ready(&PlanType) < 0) return NULL;
+    if (PyType_Ready(&PlanType) < 0 || bm_arrow_columns_ready() < 0) return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (!m) return NULL;
     Py_INCREF(&PlanType);

@@ -343,7 +343,7 @@ def _map_column(entries: Sequence[bytes], rows: int, null: list[bool]) -> pa.Arr
 
 # -- the compiled path -------------------------------------------------------------------------------------
 
-_ARROW_MAPS = getattr(speedups, "arrow_maps", None)
+_ARROW_COLUMNS = getattr(speedups, "arrow_columns", None)
 _ENTRY = pa.struct([MAP_TYPE.key_field, MAP_TYPE.item_field])
 
 
@@ -352,30 +352,41 @@ def _fallback_text(value: bytes) -> str:
     return slow_value_json(pb.Value.FromString(value))
 
 
-def _string_array(count: int, offsets: bytes, data: bytes) -> pa.Array:
-    return pa.Array.from_buffers(pa.string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+def _buffer(data: bytes | None) -> pa.Buffer | None:
+    return None if data is None else pa.py_buffer(data)
 
 
-def _compiled_maps(payloads: list[bytes], events_mode: bool, rows: int
-                   ) -> tuple[dict[str, pa.Array], pa.Array] | None:
-    """The three map columns and the row index straight from the C code's Arrow buffers; None without the
+def _compiled_batch(payloads: list[bytes], events_mode: bool, rows: int) -> pa.RecordBatch | None:
+    """The batch straight from the C code's Arrow buffers (``_speedups.arrow_columns``); None without the
     compiled core, or for bytes it leaves to the Python path."""
-    if _ARROW_MAPS is None:
+    if _ARROW_COLUMNS is None:
         return None
-    built = _ARROW_MAPS(payloads, events_mode, _fallback_text)
+    built = _ARROW_COLUMNS(payloads, events_mode, _fallback_text, file_sequence)
     if built is None or built[0] != rows:
         return None
-    _, row_index, specs = built
-    maps = {}
-    for name, (valid, offsets, entries, key_offsets, keys, value_offsets, values) in zip(
-            ("primaryKey", "before", "after"), specs, strict=True):
+    specs = built[1]
+
+    def plain(name: str, kind: pa.DataType) -> pa.Array:
+        return pa.Array.from_buffers(kind, rows, [_buffer(b) for b in specs[name]])
+
+    def strings(count: int, offsets: bytes, data: bytes) -> pa.Array:
+        return pa.Array.from_buffers(pa.string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+    columns: dict[str, pa.Array] = {}
+    for name in ("primaryKey", "before", "after"):
+        valid, offsets, entries, key_offsets, keys, value_offsets, values = specs[name]
         entry = pa.StructArray.from_arrays(
-            [_string_array(entries, key_offsets, keys), _string_array(entries, value_offsets, values)],
+            [strings(entries, key_offsets, keys), strings(entries, value_offsets, values)],
             fields=list(_ENTRY))
-        maps[name] = pa.Array.from_buffers(
-            MAP_TYPE, rows, [None if valid is None else pa.py_buffer(valid), pa.py_buffer(offsets)],
-            children=[entry])
-    return maps, pa.Array.from_buffers(pa.int64(), rows, [None, pa.py_buffer(row_index)])
+        columns[name] = pa.Array.from_buffers(MAP_TYPE, rows, [_buffer(valid), pa.py_buffer(offsets)],
+                                              children=[entry])
+    for field in ARROW_SCHEMA:
+        if field.name not in columns and field.name != "orderKey":
+            columns[field.name] = plain(field.name, field.type)
+    columns["orderKey"] = pa.StructArray.from_arrays(
+        [plain("fileSeq", pa.int64()), columns["offset"], plain("orderInner", pa.int32()),
+         columns["eventIndex"], columns["rowIndex"]], fields=list(ORDER_KEY))
+    return pa.RecordBatch.from_arrays([columns[f.name] for f in ARROW_SCHEMA], schema=ARROW_SCHEMA)
 
 
 # -- batches ------------------------------------------------------------------------------------------------
@@ -389,55 +400,37 @@ _DELETE = pb.BinlogEvent.DELETE
 class ArrowBatch:
     """Output rows of serialized events, as Arrow columns of ``ARROW_SCHEMA``. ``add`` takes one event's
     bytes (a row per row change; one row for an event without rows, or every event in ``events`` mode);
-    ``build`` makes the record batch. An event's fields are kept once per event and repeated per row by
-    Arrow (``take``); the statement text and the event bytes ride on its first row only."""
+    ``build`` makes the record batch: from the C code's buffers with the compiled core, else in Python,
+    where an event's fields are kept once per event and repeated per row by Arrow (``take``). The
+    statement text and the event bytes ride on an event's first row only."""
 
     def __init__(self, events_mode: bool = False) -> None:
         self.events_mode = events_mode
         self.size = 0
         self.payloads: list[bytes] = []
-        self.fields: dict[str, list[Any]] = {name: [] for name in (*_PLAIN, "fileSeq", "inner")}
-        self.row_event: list[int] = []          # per row: its event's index
-        self.first_row: list[int | None] = []   # per row: its event's index on its first row, else null
+        self.counts: list[int] = []          # per event: its output rows
 
     def add(self, payload: bytes) -> None:
-        index = len(self.payloads)
-        self.payloads.append(payload)
+        # Parsed here (protobuf checks every field) whichever path builds the batch.
         event = EventView.FromString(payload)
         n = 1 if self.events_mode or not event.rows else len(event.rows)
-        pos = event.position
-        inner = pos.inner_index if pos.HasField("inner_index") else None
-        ts = event.utc_timestamp
-        fields = self.fields
-        for name, value in (
-                ("source", event.source), ("serverUuid", event.server_uuid),
-                ("transactionId", event.transaction_id), ("queryIndex", event.query_index),
-                ("eventIndex", event.event_index), ("lastInStatement", event.last_in_statement),
-                ("file", pos.file), ("offset", pos.offset), ("nextOffset", pos.next_offset),
-                ("innerIndex", inner), ("utcTimestamp", ts.seconds * 1_000_000 + ts.nanos // 1000),
-                ("db", event.db), ("table", event.table), ("operation", OPERATIONS[event.operation]),
-                ("gtid", event.gtid), ("gtidDomainId", event.gtid_domain_id), ("serverId", event.server_id),
-                ("traceInfo", event.trace_info if event.HasField("trace_info") else None),
-                ("statement", event.statement if event.HasField("statement") else None), ("event", payload),
-                ("fileSeq", file_sequence(pos.file)), ("inner", -1 if inner is None else inner)):
-            fields[name].append(value)
-        self.row_event.extend([index] * n)
-        self.first_row.append(index)
-        self.first_row.extend([None] * (n - 1))
+        self.payloads.append(payload)
+        self.counts.append(n)
         self.size += n
 
     def build(self) -> pa.RecordBatch:
-        built = _compiled_maps(self.payloads, self.events_mode, self.size)
-        if built is not None:
-            maps, row_index = built
-        else:
-            try:
-                maps, row_index = self._maps()
-            except _Mismatch:
-                maps, row_index = self._maps_one_by_one()
-        fields = self.fields
-        per_row = pa.array(self.row_event, pa.int32())
-        first = pa.array(self.first_row, pa.int32())
+        compiled = _compiled_batch(self.payloads, self.events_mode, self.size)
+        return compiled if compiled is not None else self._python_batch()
+
+    def _python_batch(self) -> pa.RecordBatch:
+        try:
+            maps, row_index = self._maps()
+        except _Mismatch:
+            maps, row_index = self._maps_one_by_one()
+        fields = self._event_fields()
+        per_row = pa.array([i for i, n in enumerate(self.counts) for _ in range(n)], pa.int32())
+        first = pa.array([i if k == 0 else None for i, n in enumerate(self.counts) for k in range(n)],
+                         pa.int32())
 
         def repeated(name: str, kind: pa.DataType) -> pa.Array:
             return pc.take(pa.array(fields[name], kind), first if name in ("statement", "event") else per_row)
@@ -457,6 +450,30 @@ class ArrowBatch:
             else:
                 columns.append(repeated(name, field.type))
         return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
+
+    def _event_fields(self) -> dict[str, list[Any]]:
+        """Per event, the values of its own columns."""
+        fields: dict[str, list[Any]] = {name: [] for name in (*_PLAIN, "fileSeq", "inner")}
+        for payload in self.payloads:
+            event = EventView.FromString(payload)
+            pos = event.position
+            inner = pos.inner_index if pos.HasField("inner_index") else None
+            ts = event.utc_timestamp
+            for name, value in (
+                    ("source", event.source), ("serverUuid", event.server_uuid),
+                    ("transactionId", event.transaction_id), ("queryIndex", event.query_index),
+                    ("eventIndex", event.event_index), ("lastInStatement", event.last_in_statement),
+                    ("file", pos.file), ("offset", pos.offset), ("nextOffset", pos.next_offset),
+                    ("innerIndex", inner), ("utcTimestamp", ts.seconds * 1_000_000 + ts.nanos // 1000),
+                    ("db", event.db), ("table", event.table), ("operation", OPERATIONS[event.operation]),
+                    ("gtid", event.gtid), ("gtidDomainId", event.gtid_domain_id),
+                    ("serverId", event.server_id),
+                    ("traceInfo", event.trace_info if event.HasField("trace_info") else None),
+                    ("statement", event.statement if event.HasField("statement") else None),
+                    ("event", payload), ("fileSeq", file_sequence(pos.file)),
+                    ("inner", -1 if inner is None else inner)):
+                fields[name].append(value)
+        return fields
 
     def _maps(self) -> tuple[dict[str, pa.Array], pa.Array]:
         """The Python bulk path: the rows of every event after a sentinel, parsed as one ``RowsView``."""

@@ -3,7 +3,7 @@
 ``benchmarks.fuzz.sanitized`` builds the extension with ``-fsanitize=address,undefined`` beside the normal
 build (gcc here, so it runs on any CI machine), then ``benchmarks.fuzz.native all`` runs the seeded
 mutation loop over ``build_rows`` (captured plans and row images of the seed binlogs), ``json_text``
-and ``arrow_maps`` (both differential against the Python reference) for a fixed time with the ASan
+and ``arrow_columns`` (both differential against the Python reference) for a fixed time with the ASan
 runtime preloaded. It fails on a sanitizer report (the process aborts), a contract break, a leak, or a
 memory peak beyond the bound. The long run (1,000,000 inputs) is the documented command in
 docs/fuzzing.md.
@@ -46,10 +46,10 @@ def test_compiled_core_fuzz_smoke_under_asan(tmp_path: Path) -> None:
     assert summary["module"].startswith(str(build))
     assert summary["findings"] == 0 and summary["leaks"] == 0
     # It really ran, on both entry points, and the checks did work.
-    assert set(summary["by_target"]) == {"rows", "json", "maps"}
+    assert set(summary["by_target"]) == {"rows", "json", "columns"}
     assert summary["inputs"] >= 3000
     assert summary["traced_inputs"] > 100
     stats = summary["target_stats"]
     assert stats["rows"]["rows_built"] > 0 and stats["rows"]["handed_back"] > 0
     assert stats["json"]["rendered"] > 0 and stats["json"]["handed_back"] > 0
-    assert stats["maps"]["compared"] > 0 and stats["maps"]["handed_back"] > 0
+    assert stats["columns"]["compared"] > 0 and stats["columns"]["handed_back"] > 0

@@ -1,7 +1,7 @@
-"""The compiled map builder (``_speedups.arrow_maps``) against the Python bulk path, Arrow array for array.
+"""The compiled batch builder (``_speedups.arrow_columns``) against the Python path, Arrow array for array.
 
 The data source's batches are built twice from the same serialized events: with the C buffers, and with
-``arrow_batch._ARROW_MAPS`` switched off (the Python bulk path, itself tested against the per-value
+``arrow_batch._ARROW_COLUMNS`` switched off (the Python path, itself tested against the per-value
 reference in ``test_spark_bulk.py``). Inputs: every golden fixture in both modes and three image modes,
 the shared corpus and the servers' test-suite binlogs (real bytes), hand-built edge values of every kind,
 hypothesis-generated values, and every truncation and single-byte corruption of real events (hand-built
@@ -39,13 +39,13 @@ pytestmark = pytest.mark.skipif(speedups is None,
 GOLDEN = REPO / "fixtures" / "golden" / "mariadb"
 SCENARIOS = sorted(d.name for d in GOLDEN.iterdir() if (d / "binlogs").is_dir())
 LENIENT = {"all_types"}
-_COMPILED = arrow_batch._ARROW_MAPS
+_COMPILED = arrow_batch._ARROW_COLUMNS
 
 
 def _batch(payloads: list[bytes], events_mode: bool, compiled: bool,
            monkeypatch: pytest.MonkeyPatch) -> pa.RecordBatch:
     with monkeypatch.context() as patched:
-        patched.setattr(arrow_batch, "_ARROW_MAPS", _COMPILED if compiled else None)
+        patched.setattr(arrow_batch, "_ARROW_COLUMNS", _COMPILED if compiled else None)
         batch = ArrowBatch(events_mode)
         for payload in payloads:
             batch.add(payload)
@@ -54,7 +54,7 @@ def _batch(payloads: list[bytes], events_mode: bool, compiled: bool,
 
 def _assert_same(payloads: list[bytes], events_mode: bool, monkeypatch: pytest.MonkeyPatch) -> pa.RecordBatch:
     # The C path must have taken the batch itself: a None (left to Python) would pass trivially.
-    assert arrow_batch._compiled_maps(payloads, events_mode, _rows(payloads, events_mode)) is not None
+    assert arrow_batch._compiled_batch(payloads, events_mode, _rows(payloads, events_mode)) is not None
     got = _batch(payloads, events_mode, True, monkeypatch)
     want = _batch(payloads, events_mode, False, monkeypatch)
     got.validate(full=True)
@@ -160,10 +160,73 @@ def test_generated_values(values: list[pb.Value], operation: int) -> None:
     assert texts == [slow_value_json(v) for v in values]
 
 
-def _outcome(payload: bytes, compiled: bool) -> object:
+@pytest.mark.parametrize("row_index", [2**63 - 1, 2**63, 2**64 - 1])
+def test_a_row_index_past_int64_fails_as_in_python(row_index: int) -> None:
+    """Hand-built: a row index the int64 column cannot hold is the Python path's error, not a wrapped
+    negative number."""
+    event = pb.BinlogEvent.FromString(_event_of([pb.Value(int_value=1)]))
+    event.rows[0].row_index = row_index
+    payload = event.SerializeToString()
+    got, want = _outcome(payload, True), _outcome(payload, False)
+    if isinstance(want, pa.RecordBatch):
+        assert isinstance(got, pa.RecordBatch) and got.equals(want)
+        assert got.column("rowIndex").to_pylist() == [row_index]
+    else:
+        assert got == want
+
+
+def _edge_events() -> list[pb.BinlogEvent]:
+    """Hand-built: the event-level fields at their edges (optional fields set or not, file names the
+    sequence regex reads in odd ways, integers past the columns' types, timestamps before 1970)."""
+    base = pb.BinlogEvent.FromString(_event_of([pb.Value(int_value=1), pb.Value(string_value="x")]))
+    events = []
+    edits: list[dict[str, object]] = [
+        {}, {"rows": None}, {"trace_info": "/* trace */"}, {"statement": ""}, {"statement": "INSERT é"},
+        {"inner_index": 0}, {"inner_index": 7}, {"inner_index": 2**31}, {"inner_index": 2**32 - 1},
+        {"file": "noseq"}, {"file": "a/b.7/mysql-bin"}, {"file": "dir/mysql-bin.000042"}, {"file": "x."},
+        {"file": "x.\u0967\u0968"}, {"file": "x.12\n"}, {"file": "x.1.2"}, {"file": "x.99999999999999999999"},
+        {"file": "x.999999999999999999"}, {"file": "é.5"}, {"seconds": -1, "nanos": -1},
+        {"seconds": -1, "nanos": 999_999_999}, {"seconds": 2**62}, {"seconds": 9_223_372_036_853},
+        {"transaction_id": 2**63 - 1}, {"transaction_id": 2**63}, {"query_index": 2**31 - 1},
+        {"query_index": 2**31}, {"event_index": 2**32 - 1}, {"gtid_domain_id": 2**31},
+        {"server_id": 2**32 - 1}, {"last_in_statement": True}, {"operation": 4}, {"operation": 0},
+        {"operation": 9}, {"offset": 2**63}, {"next_offset": 2**63 - 1}, {"row_index": 2**63},
+        {"source": "s\x00ource", "server_uuid": "u", "gtid": "0-1-2", "db": "é", "table": "t\"t"},
+    ]
+    for edit in edits:
+        event = pb.BinlogEvent()
+        event.CopyFrom(base)
+        for key, value in edit.items():
+            if key == "rows":
+                del event.rows[:]
+            elif key in ("file", "inner_index", "offset", "next_offset"):
+                setattr(event.position, key, value)
+            elif key in ("seconds", "nanos"):
+                setattr(event.utc_timestamp, key, value)
+            else:
+                setattr(event, key, value)
+        events.append(event)
+    return events
+
+
+@pytest.mark.parametrize("events_mode", [False, True])
+def test_event_level_edges_give_the_python_outcome(events_mode: bool) -> None:
+    checked = 0
+    for event in _edge_events():
+        payload = event.SerializeToString()
+        got, want = _outcome(payload, True, events_mode), _outcome(payload, False, events_mode)
+        if isinstance(want, pa.RecordBatch):
+            assert isinstance(got, pa.RecordBatch) and got.equals(want), event
+            checked += 1
+        else:
+            assert got == want, event
+    assert checked >= 25
+
+
+def _outcome(payload: bytes, compiled: bool, events_mode: bool = False) -> object:
     with pytest.MonkeyPatch.context() as monkeypatch:
         try:
-            batch = _batch([payload], False, compiled, monkeypatch)
+            batch = _batch([payload], events_mode, compiled, monkeypatch)
         except Exception as err:
             return type(err)
     return batch

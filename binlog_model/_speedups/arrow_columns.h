@@ -1,0 +1,16 @@
+/* Serialized BinlogEvents -> Arrow buffers of every column of the Spark data source (arrow_columns.c). */
+#ifndef BM_ARROW_COLUMNS_H
+#define BM_ARROW_COLUMNS_H
+
+#include "buffer.h"
+
+/* arrow_columns(payloads: list[bytes], events_mode: bool, fallback, file_seq) -> (rows, {name: buffers})
+ * | None. None: bytes a serializer would not write, or values the columns cannot hold (the caller builds
+ * the batch the Python way, which decides). fallback(value_bytes) -> str formats the value kinds left to
+ * Python; file_seq(name) -> int is binlog_model.position.file_sequence for names C leaves to Python. */
+PyObject *bm_py_arrow_columns(PyObject *self, PyObject *args);
+
+/* Readies the buffer type the columns are returned in (module init); -1 with an exception set. */
+int bm_arrow_columns_ready(void);
+
+#endif
