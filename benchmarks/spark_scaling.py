@@ -5,7 +5,9 @@ Strategy: a throwaway MariaDB (``MariaDBServer``) writes ``--files`` binlog file
 the middle file so the DDL pre-pass and historical resolution are exercised), rotated with FLUSH BINARY
 LOGS. Each master then runs in a child process of its own (a fresh JVM, nothing cached): the source is
 read and every row fully materialised (``write.format("noop")``), timed from the read to the end of the
-job, median of ``--repeat`` runs. It prints rows/s per master and the local[2]/local[1] ratio (2 cores
+job, median of ``--repeat`` runs after ``--warmup`` (3) untimed ones: the steady state, once the JVM's JIT
+has settled (the first read of a session takes 2-3x as long). ``--pin`` runs local[N] on N CPUs only, so
+local[1] cannot borrow a second core for the JVM while its Python worker decodes: the per-core scaling. It prints rows/s per master and the local[2]/local[1] ratio (2 cores
 here: the ideal is 2.0; the planner's pre-pass and Python worker start-up are the serial part). The
 single-process pipeline (``iter_binlog_events``) is timed on the same files in the same run, and each
 master's line gives how many cores the whole machine kept busy during its timed runs (/proc/stat), which
@@ -243,7 +245,7 @@ def main() -> None:
                         help="comma-separated local masters to run (local[1] is the ratios' base)")
     parser.add_argument("--slices-per-core", type=int, default=2, help="the read's minSlices is this "
                         "times the machine's cores, as run_resolve does (so no core idles at the end)")
-    parser.add_argument("--warmup", type=int, default=1, help="untimed reads first in each session (the "
+    parser.add_argument("--warmup", type=int, default=3, help="untimed reads first in each session (the "
                         "JVM's JIT and the workers' imports), so the timed reads are the steady state")
     parser.add_argument("--pin", action="store_true", help="run local[N] on N CPUs only "
                         "(sched_setaffinity: the JVM and its Python workers share them), so local[1] cannot "

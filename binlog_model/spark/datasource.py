@@ -21,6 +21,7 @@ with null maps. ``mode=events`` gives one row per BinlogEvent instead (maps null
 from __future__ import annotations
 
 import base64
+import gc
 import hashlib
 import json
 import os
@@ -277,7 +278,11 @@ _NOTED_RUNTIME = False
 
 def _note_runtime() -> None:
     """Once per Python worker: say in the worker's log (an executor's stderr) what runs differently from a
-    full install, e.g. the pure-Python protobuf of a ``spark-pack`` zip."""
+    full install, e.g. the pure-Python protobuf of a ``spark-pack`` zip; and freeze the worker's objects
+    so far out of the cyclic garbage collector. A reused worker runs a full ``gc.collect()`` after every
+    task (pyspark's daemon does), which walked every module, pyarrow and protobuf object each time: 40% of
+    the worker's CPU on a read of 42 small slices. Frozen objects are still freed by reference counting;
+    only cycles among them would stay, and they are the process's long-lived state."""
     global _NOTED_RUNTIME
     if _NOTED_RUNTIME:
         return
@@ -286,6 +291,7 @@ def _note_runtime() -> None:
 
     for note in runtime_notes():
         print(f"binlog-model: {note}", file=sys.stderr, flush=True)
+    gc.freeze()
 
 
 class BinlogReader(DataSourceReader):
