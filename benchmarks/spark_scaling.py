@@ -1,23 +1,23 @@
 """``python -m benchmarks.spark_scaling``: rows/s of the ``mysql-binlog`` source under local[1] vs local[2].
 
 Strategy: a throwaway MariaDB (``MariaDBServer``) writes ``--files`` binlog files (default 8) of about
-``--rows`` row changes each (INSERT batches, UPDATEs and DELETEs on a mixed-type table, with an ALTER in
-the middle file so the DDL pre-pass and historical resolution are exercised), rotated with FLUSH BINARY
-LOGS. Each master then runs in a child process of its own (a fresh JVM, nothing cached): the source is
-read and every row fully materialised (``write.format("noop")``), timed from the read to the end of the
-job, median of ``--repeat`` runs after ``--warmup`` (3) untimed ones: the steady state, once the JVM's JIT
-has settled (the first read of a session takes 2-3x as long). ``--pin`` runs local[N] on N CPUs only, so
-local[1] cannot borrow a second core for the JVM while its Python worker decodes: the per-core scaling. It prints rows/s per master and the local[2]/local[1] ratio (2 cores
-here: the ideal is 2.0; the planner's pre-pass and Python worker start-up are the serial part). The
-single-process pipeline (``iter_binlog_events``) is timed on the same files in the same run, and each
-master's line gives how many cores the whole machine kept busy during its timed runs (/proc/stat), which
-explains the ratio: the JVM turns the Arrow batches into rows on another core while the Python worker
-decodes, so local[1] already keeps more than one core busy (other work on the machine shows there too).
-``--binlogs DIR`` measures existing files instead of generating new ones. Each master's line also splits
-the CPU of a read between the Python workers (decode, assemble, Arrow batches) and the JVM (Arrow to
+``--rows`` row changes each (INSERT batches, UPDATEs and DELETEs on a mixed-type table, with an ALTER in the
+middle file so the DDL pre-pass and historical resolution are exercised), rotated with FLUSH BINARY LOGS. Each
+master then runs in a child process of its own (a fresh JVM, nothing cached): the source is read and every row
+fully materialised (``write.format("noop")``), timed from the read to the end of the job, median of
+``--repeat`` runs after ``--warmup`` (3) untimed ones: the steady state, once the JVM's JIT has settled (the
+first read of a session takes 2-3x as long). ``--pin`` runs local[N] on N CPUs only, so local[1] cannot borrow
+a second core for the JVM while its Python worker decodes: the per-core scaling. It prints rows/s per master
+and the local[2]/local[1] ratio (2 cores here: the ideal is 2.0; the planner's pre-pass and Python worker
+start-up are the serial part). The single-process pipeline (``iter_binlog_events``) is timed on the same files
+in the same run, and each master's line gives how many cores the whole machine kept busy during its timed runs
+(/proc/stat), which explains the ratio: the JVM turns the Arrow batches into rows on another core while the
+Python worker decodes, so local[1] already keeps more than one core busy (other work on the machine shows
+there too). ``--binlogs DIR`` measures existing files instead of generating new ones. Each master's line also
+splits the CPU of a read between the Python workers (decode, assemble, Arrow batches) and the JVM (Arrow to
 rows, the sink), from /proc. The read asks for ``--slices-per-core`` (2) slices per core of the machine
-(``minSlices``, as ``run_resolve`` does), so a core does not idle while the other finishes a last large
-slice; ``--masters`` picks the masters (``local[2]`` alone for a long run on a large set).
+(``minSlices``, as ``run_resolve`` does), so a core does not idle while the other finishes a last large slice;
+``--masters`` picks the masters (``local[2]`` alone for a long run on a large set).
 
 Beyond one machine: ``--cluster`` adds a standalone cluster of two 1-core workers on 127.0.0.1
 (``binlog_model.testing.spark_cluster``; master, workers and executors are JVMs of their own, the tasks

@@ -6,6 +6,7 @@ Binlog file names end in a zero-padded sequence number (``mysql-bin.000042``), s
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -14,6 +15,7 @@ __all__ = ["BinlogPosition", "file_sequence"]
 _SEQ = re.compile(r"\.(\d+)$")
 
 
+@functools.lru_cache(maxsize=4096)     # asked per event and per row batch, of a handful of names
 def file_sequence(name: str) -> int:
     """The numeric suffix of a binlog file name (``mysql-bin.000042`` -> 42), or -1 when there is none."""
     base = name.rsplit("/", 1)[-1]

@@ -20,6 +20,7 @@ XA), so they stay in one class; everything that does not need that state lives i
 from __future__ import annotations
 
 import builtins
+import functools
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -577,6 +578,7 @@ class StatementAssembler:
         return pos
 
 
+@functools.lru_cache(maxsize=1024)     # asked per event, of a handful of paths
 def _base_name(path: str | None) -> str:
     """Positions name the binlog file as the server does (``mysql-bin.000042``), not the path it was read
     from, so output does not depend on where the files sit."""

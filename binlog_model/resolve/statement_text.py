@@ -68,11 +68,15 @@ def query_text(event: ev.QueryEvent) -> tuple[str, str]:
 def put_statement(out: pb.BinlogEvent, text: str, charset: str, with_text: bool) -> None:
     """Set ``statement`` (when ``with_text``) and ``trace_info``; text that is not valid goes to
     ``statement_raw`` as its exact bytes, never as a guess."""
-    valid = is_text(text)
+    valid: bool | None = None
     if with_text:
-        if valid:
+        # protobuf encodes the text to UTF-8 and refuses surrogate escapes (leaving the field unset): one
+        # encode of a statement that can be a 500-row INSERT, not two.
+        try:
             out.statement = text
-        else:
+            valid = True
+        except ValueError:
+            valid = False
             out.statement_raw.data = text.encode("utf-8", "surrogateescape")
             out.statement_raw.charset = charset
     trace = parse_trace_info(text)

@@ -19,6 +19,7 @@ an event boundary (ideally a transaction start, so no TABLE_MAP is missing).
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 import zlib
 from collections import deque
@@ -45,6 +46,7 @@ from binlog_model.wire.events import (
     UndecodableEvent,
 )
 from binlog_model.wire.header import (
+    EVENT_TYPES,
     ROWS_EVENT_TYPES,
     EventHeader,
     EventType,
@@ -90,6 +92,9 @@ class NeedData(Enum):
 NEED_DATA: Final = NeedData.NEED_DATA
 
 
+_PARSED_MAPS_MAX = 512
+
+
 class BinlogDecoder:
     """Decode a binlog byte stream into events, without doing any I/O.
 
@@ -133,6 +138,9 @@ class BinlogDecoder:
         self._checksum = False
         self._first_event = True
         self._table_maps: dict[int, TableMapEvent] = {}
+        # Parsed TABLE_MAPs by their exact body: a server logs the same one before every statement on a
+        # table, and parsing its optional metadata costs more than the statement's rows event.
+        self._parsed_maps: dict[tuple[bytes, int, bool], TableMapEvent] = {}
         self.format_description: FormatDescriptionEvent | None = None
         self.format_description_bytes: bytes | None = None
 
@@ -322,10 +330,7 @@ class BinlogDecoder:
                 log_pos, flags = 0, 0
             else:
                 ts, etype, server_id, size, log_pos, flags = _HEADER_V4.unpack_from(raw, 0)
-            try:
-                code: int = EventType(etype)
-            except ValueError:
-                code = etype
+            code: int = EVENT_TYPES.get(etype, etype)
             header = EventHeader(ts, code, server_id, size, log_pos, flags, offset, self.file, inner_index)
             if not self.raw_undecodable or etype == EventType.FORMAT_DESCRIPTION_EVENT:
                 return self._decode_body(header, raw, ctx, inner_index)
@@ -408,8 +413,17 @@ class BinlogDecoder:
                 computed=computed, offset=header.offset, event_type=header.type_name, file=self.file)
 
     def _parse_table_map(self, header: EventHeader, body: memoryview, ctx: FormatContext) -> TableMapEvent:
-        tm = parse_table_map_event(header, body, ctx.post_header_len(header.event_type),
-                                   mariadb="mariadb" in ctx.server_version.lower())
+        post_header_len = ctx.post_header_len(header.event_type)
+        mariadb = "mariadb" in ctx.server_version.lower()
+        key = (bytes(body), post_header_len, mariadb)
+        seen = self._parsed_maps.get(key)
+        if seen is None:
+            tm = parse_table_map_event(header, body, post_header_len, mariadb=mariadb)
+            if len(self._parsed_maps) >= _PARSED_MAPS_MAX:
+                self._parsed_maps.clear()
+            self._parsed_maps[key] = tm
+        else:
+            tm = dataclasses.replace(seen, header=header)   # the same bytes parse alike; only "where" differs
         self._table_maps[tm.table_id] = tm
         return tm
 

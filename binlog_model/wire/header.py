@@ -14,6 +14,7 @@ from enum import IntEnum
 
 __all__ = [
     "DEFAULT_POST_HEADER",
+    "EVENT_TYPES",
     "ROWS_EVENT_TYPES",
     "V1_POST_HEADER",
     "V3_POST_HEADER",
@@ -87,12 +88,15 @@ class EventType(IntEnum):
     DELETE_ROWS_COMPRESSED_EVENT = 171
 
 
+# Code -> member / name, looked up per event (an Enum call costs a few microseconds).
+EVENT_TYPES: dict[int, EventType] = {member.value: member for member in EventType}
+_NAMES: dict[int, str] = {code: member.name for code, member in EVENT_TYPES.items()}
+
+
 def event_type_name(code: int) -> str:
     """The upstream name of a type code, or ``UNKNOWN_TYPE_<n>`` for codes no server defines."""
-    try:
-        return EventType(code).name
-    except ValueError:
-        return f"UNKNOWN_TYPE_{code}"
+    name = _NAMES.get(code)
+    return name if name is not None else f"UNKNOWN_TYPE_{code}"
 
 
 _T = EventType
