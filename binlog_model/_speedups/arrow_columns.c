@@ -14,6 +14,7 @@
  * way, which decides. Every length is checked against the buffer; nothing is read outside it.
  */
 #include "arrow_columns.h"
+#include "json_text.h"
 
 #include <math.h>
 
@@ -83,63 +84,7 @@ static int read_field(const unsigned char **p, const unsigned char *end, pb_fiel
     }
 }
 
-/* Strict UTF-8 (what a protobuf string and an Arrow string hold): no overlongs, surrogates or > U+10FFFF. */
-static int valid_utf8(const unsigned char *s, Py_ssize_t n) {
-    Py_ssize_t i = 0;
-    while (i < n) {
-        unsigned char c = s[i];
-        if (c < 0x80) { i++; continue; }
-        int more;
-        uint32_t cp;
-        if (c >= 0xC2 && c <= 0xDF) { more = 1; cp = c & 0x1F; }
-        else if (c >= 0xE0 && c <= 0xEF) { more = 2; cp = c & 0x0F; }
-        else if (c >= 0xF0 && c <= 0xF4) { more = 3; cp = c & 0x07; }
-        else return 0;
-        if (n - i <= more) return 0;
-        for (int k = 1; k <= more; k++) {
-            if ((s[i + k] & 0xC0) != 0x80) return 0;
-            cp = (cp << 6) | (s[i + k] & 0x3F);
-        }
-        if ((more == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-            (more == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
-            return 0;
-        i += more + 1;
-    }
-    return 1;
-}
-
 static int put_str(bm_buf *b, const char *s) { return bm_buf_put(b, s, (Py_ssize_t)strlen(s)); }
-
-/* A JSON string literal of UTF-8 text s[0:n], escaped as json.dumps(ensure_ascii=False) does. */
-static int put_json_string(bm_buf *b, const unsigned char *s, Py_ssize_t n) {
-    static const char hex[] = "0123456789abcdef";
-    if (!valid_utf8(s, n)) return BM_ERR_DATA;
-    if (bm_buf_byte(b, '"') != BM_OK) return BM_ERR_PY;
-    Py_ssize_t run = 0;       /* start of the bytes not yet copied */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char c = s[i];
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
-        if (bm_buf_put(b, s + run, i - run) != BM_OK) return BM_ERR_PY;
-        char esc[7] = {'\\', 0, 0, 0, 0, 0, 0};
-        Py_ssize_t len = 2;
-        switch (c) {
-        case '"': esc[1] = '"'; break;
-        case '\\': esc[1] = '\\'; break;
-        case '\n': esc[1] = 'n'; break;
-        case '\r': esc[1] = 'r'; break;
-        case '\t': esc[1] = 't'; break;
-        case '\b': esc[1] = 'b'; break;
-        case '\f': esc[1] = 'f'; break;
-        default:
-            esc[1] = 'u'; esc[2] = '0'; esc[3] = '0'; esc[4] = hex[c >> 4]; esc[5] = hex[c & 15];
-            len = 6;
-        }
-        if (bm_buf_put(b, esc, len) != BM_OK) return BM_ERR_PY;
-        run = i + 1;
-    }
-    if (bm_buf_put(b, s + run, n - run) != BM_OK || bm_buf_byte(b, '"') != BM_OK) return BM_ERR_PY;
-    return BM_OK;
-}
 
 static int put_base64(bm_buf *b, const unsigned char *s, Py_ssize_t n) {
     static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -216,7 +161,7 @@ static int put_set(bm_buf *b, const unsigned char *p, Py_ssize_t n) {
         pb_field f;
         if (read_field(&p, end, &f) != BM_OK || f.number != 1 || f.wire != WT_LEN) return BM_ERR_DATA;
         if (put_str(b, first ? "\"labels\":[" : ",") != BM_OK) return BM_ERR_PY;
-        int rc = put_json_string(b, f.data, f.len);
+        int rc = bm_put_json_string(b, f.data, f.len);
         if (rc != BM_OK) return rc;
         first = 0;
     }
@@ -269,7 +214,7 @@ static int put_value(bm_buf *b, const unsigned char *p, Py_ssize_t n, PyObject *
         if (put_str(b, f.number == 4 ? "{\"stringValue\":" : f.number == 6 ? "{\"decimalValue\":"
                                                                            : "{\"jsonValue\":") != BM_OK)
             return BM_ERR_PY;
-        rc = put_json_string(b, f.data, f.len);
+        rc = bm_put_json_string(b, f.data, f.len);
         if (rc != BM_OK) return rc;
         return bm_buf_byte(b, '}') == BM_OK ? BM_OK : BM_ERR_PY;
     case 5:
@@ -348,7 +293,7 @@ static int map_add_column(map_col *m, const unsigned char *p, Py_ssize_t n, PyOb
             return BM_ERR_DATA;
         }
     }
-    if (!valid_utf8(name, name_len)) return BM_ERR_DATA;
+    if (!bm_utf8_valid(name, name_len)) return BM_ERR_DATA;
     int rc;
     if (bm_buf_put(&m->keys, name, name_len) != BM_OK) return BM_ERR_PY;
     if ((rc = put_i32(&m->key_offsets, m->keys.len)) != BM_OK) return rc;
@@ -437,7 +382,7 @@ typedef struct {
 static const char *operation_names[] = {"OPERATION_UNSPECIFIED", "INSERT", "UPDATE", "DELETE", "SCHEMA"};
 
 static int read_string(const pb_field *f, span *out) {
-    if (f->wire != WT_LEN || !valid_utf8(f->data, f->len)) return BM_ERR_DATA;
+    if (f->wire != WT_LEN || !bm_utf8_valid(f->data, f->len)) return BM_ERR_DATA;
     out->p = f->data;
     out->n = f->len;
     return BM_OK;

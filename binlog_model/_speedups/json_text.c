@@ -43,7 +43,7 @@ static inline uint64_t rd_u64(const unsigned char *p) {
 static int put_str(bm_buf *out, const char *s) { return bm_buf_put(out, s, (Py_ssize_t)strlen(s)); }
 
 /* Strict UTF-8, as Python's decoder: no overlongs, no surrogates, nothing above U+10FFFF. */
-static int utf8_valid(const unsigned char *s, Py_ssize_t n) {
+int bm_utf8_valid(const unsigned char *s, Py_ssize_t n) {
     Py_ssize_t i = 0;
     while (i < n) {
         unsigned char c = s[i];
@@ -67,39 +67,34 @@ static int utf8_valid(const unsigned char *s, Py_ssize_t n) {
     return 1;
 }
 
-/* A JSON string as json.dumps(s, ensure_ascii=False) writes it. */
-static int put_json_string(bm_buf *out, const unsigned char *s, Py_ssize_t n) {
+int bm_put_json_string(bm_buf *out, const unsigned char *s, Py_ssize_t n) {
     static const char hex[] = "0123456789abcdef";
-    if (!utf8_valid(s, n)) return BM_ERR_DATA;
-    if (n > (PY_SSIZE_T_MAX - 2) / 6) { PyErr_NoMemory(); return BM_ERR_PY; }
-    if (bm_buf_reserve(out, n + 2) != BM_OK) return BM_ERR_PY;
+    if (!bm_utf8_valid(s, n)) return BM_ERR_DATA;
     if (bm_buf_byte(out, '"') != BM_OK) return BM_ERR_PY;
+    Py_ssize_t run = 0;       /* start of the bytes not yet copied: plain text goes in runs */
     for (Py_ssize_t i = 0; i < n; i++) {
         unsigned char c = s[i];
-        char esc[7];
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        if (bm_buf_put(out, s + run, i - run) != BM_OK) return BM_ERR_PY;
+        char esc[7] = {'\\', 0, 0, 0, 0, 0, 0};
         Py_ssize_t len = 2;
-        esc[0] = '\\';
         switch (c) {
         case '"': esc[1] = '"'; break;
         case '\\': esc[1] = '\\'; break;
-        case '\b': esc[1] = 'b'; break;
-        case '\f': esc[1] = 'f'; break;
         case '\n': esc[1] = 'n'; break;
         case '\r': esc[1] = 'r'; break;
         case '\t': esc[1] = 't'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
         default:
-            if (c >= 0x20) {
-                if (bm_buf_byte(out, c) != BM_OK) return BM_ERR_PY;
-                continue;
-            }
-            memcpy(esc + 1, "u00", 3);
-            esc[4] = hex[c >> 4];
-            esc[5] = hex[c & 15];
+            esc[1] = 'u'; esc[2] = '0'; esc[3] = '0'; esc[4] = hex[c >> 4]; esc[5] = hex[c & 15];
             len = 6;
         }
         if (bm_buf_put(out, esc, len) != BM_OK) return BM_ERR_PY;
+        run = i + 1;
     }
-    return bm_buf_byte(out, '"');
+    if (bm_buf_put(out, s + run, n - run) != BM_OK || bm_buf_byte(out, '"') != BM_OK) return BM_ERR_PY;
+    return BM_OK;
 }
 
 /* format_json_double: repr()'s shortest round-trip digits, exponent without '+' and leading zeros. */
@@ -219,7 +214,7 @@ static int j_container(jctx *c, Py_ssize_t limit, unsigned t, Py_ssize_t start, 
             uint32_t klen = rd_u16(e + w);
             if ((uint64_t)start + koff + klen > (uint64_t)end) return BM_ERR_DATA;
             const unsigned char *key = buf + start + koff;
-            if (!utf8_valid(key, klen)) return BM_ERR_DATA;
+            if (!bm_utf8_valid(key, klen)) return BM_ERR_DATA;
             if (prev_key != NULL && !key_before(prev_key, prev_len, key, klen)) return BM_ERR_DATA;
             prev_key = key;
             prev_len = klen;
@@ -231,7 +226,7 @@ static int j_container(jctx *c, Py_ssize_t limit, unsigned t, Py_ssize_t start, 
         if (is_object) {
             const unsigned char *e = buf + keys_at + (Py_ssize_t)(i * key_entry);
             uint64_t koff = large ? rd_u32(e) : rd_u16(e);
-            if ((rc = put_json_string(c->out, buf + start + koff, rd_u16(e + w))) != BM_OK) break;
+            if ((rc = bm_put_json_string(c->out, buf + start + koff, rd_u16(e + w))) != BM_OK) break;
             if ((rc = put_str(c->out, ": ")) != BM_OK) break;
         }
         const unsigned char *e = buf + values_at + (Py_ssize_t)(i * value_entry);
@@ -290,7 +285,7 @@ static int j_value(jctx *c, Py_ssize_t limit, unsigned t, Py_ssize_t start, int 
         uint64_t n;
         Py_ssize_t pos;
         if (read_varlen(buf, limit, start, &n, &pos) != BM_OK || !j_has(limit, pos, n)) return BM_ERR_DATA;
-        return put_json_string(c->out, buf + pos, (Py_ssize_t)n);
+        return bm_put_json_string(c->out, buf + pos, (Py_ssize_t)n);
     }
     case J_OPAQUE: {
         if (!j_has(limit, start, 1)) return BM_ERR_DATA;

@@ -11,6 +11,13 @@
  * keeps what was appended so far: the caller discards it. Never reads outside buf[0:len]. */
 int bm_json_to_text(const unsigned char *buf, Py_ssize_t len, bm_buf *out);
 
+/* 1 when s[0:n] is strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF), else 0. */
+int bm_utf8_valid(const unsigned char *s, Py_ssize_t n);
+
+/* Append s[0:n] (UTF-8) as a JSON string literal, escaped as json.dumps(s, ensure_ascii=False) does:
+ * BM_OK; BM_ERR_DATA when s is not valid UTF-8; BM_ERR_PY with MemoryError set. */
+int bm_put_json_string(bm_buf *out, const unsigned char *s, Py_ssize_t n);
+
 /* json_text(data: bytes-like) -> str | None (None: the reference must decide). For tests and fuzzing. */
 PyObject *bm_py_json_text(PyObject *self, PyObject *arg);
 
