@@ -423,11 +423,12 @@ class ArrowBatch:
         return compiled if compiled is not None else self._python_batch()
 
     def _python_batch(self) -> pa.RecordBatch:
+        views = [EventView.FromString(payload) for payload in self.payloads]
         try:
-            maps, row_index = self._maps()
+            maps, row_index = self._maps(views)
         except _Mismatch:
             maps, row_index = self._maps_one_by_one()
-        fields = self._event_fields()
+        fields = self._event_fields(views)
         per_row = pa.array([i for i, n in enumerate(self.counts) for _ in range(n)], pa.int32())
         first = pa.array([i if k == 0 else None for i, n in enumerate(self.counts) for k in range(n)],
                          pa.int32())
@@ -451,11 +452,10 @@ class ArrowBatch:
                 columns.append(repeated(name, field.type))
         return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
 
-    def _event_fields(self) -> dict[str, list[Any]]:
-        """Per event, the values of its own columns."""
+    def _event_fields(self, views: list[Any]) -> dict[str, list[Any]]:
+        """Per event (``views``: the events parsed as ``EventView``), the values of its own columns."""
         fields: dict[str, list[Any]] = {name: [] for name in (*_PLAIN, "fileSeq", "inner")}
-        for payload in self.payloads:
-            event = EventView.FromString(payload)
+        for payload, event in zip(self.payloads, views, strict=True):
             pos = event.position
             inner = pos.inner_index if pos.HasField("inner_index") else None
             ts = event.utc_timestamp
@@ -475,14 +475,13 @@ class ArrowBatch:
                 fields[name].append(value)
         return fields
 
-    def _maps(self) -> tuple[dict[str, pa.Array], pa.Array]:
+    def _maps(self, views: list[Any]) -> tuple[dict[str, pa.Array], pa.Array]:
         """The Python bulk path: the rows of every event after a sentinel, parsed as one ``RowsView``."""
         blobs: list[bytes] = []
         null_pk: list[bool] = []
         null_before: list[bool] = []
         null_after: list[bool] = []
-        for payload in self.payloads:
-            event = EventView.FromString(payload)
+        for event in views:
             rows = event.rows
             if self.events_mode or not rows:
                 # One output row: the event's own row_index, no column entries.

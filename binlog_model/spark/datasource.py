@@ -273,20 +273,20 @@ class _Partition(InputPartition):
     history: bytes      # pack_history of the history document
 
 
-_NOTED_RUNTIME = False
+_WORKER_READY = False
 
 
-def _note_runtime() -> None:
+def _prepare_worker() -> None:
     """Once per Python worker: say in the worker's log (an executor's stderr) what runs differently from a
     full install, e.g. the pure-Python protobuf of a ``spark-pack`` zip; and freeze the worker's objects
     so far out of the cyclic garbage collector. A reused worker runs a full ``gc.collect()`` after every
     task (pyspark's daemon does), which walked every module, pyarrow and protobuf object each time: 40% of
     the worker's CPU on a read of 42 small slices. Frozen objects are still freed by reference counting;
     only cycles among them would stay, and they are the process's long-lived state."""
-    global _NOTED_RUNTIME
-    if _NOTED_RUNTIME:
+    global _WORKER_READY
+    if _WORKER_READY:
         return
-    _NOTED_RUNTIME = True
+    _WORKER_READY = True
     from binlog_model.spark.pack import runtime_notes
 
     for note in runtime_notes():
@@ -320,7 +320,7 @@ class BinlogReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, _Partition)
-        _note_runtime()
+        _prepare_worker()
         yield from read_slice(partition.piece, partition.history, self.options)
 
 
