@@ -21,11 +21,14 @@ import bisect
 import codecs
 from collections.abc import Callable
 
+from binlog_model import _collations
+
 __all__ = [
     "CHARSET_CODECS",
     "CHARSET_MAXLEN",
     "charset_for_collation_id",
     "charset_for_collation_name",
+    "collation_name_for_id",
     "is_binary_charset",
     "make_text_decoder",
     "normalize_charset",
@@ -181,6 +184,15 @@ def charset_for_collation_id(collation_id: int) -> str | None:
         if first <= collation_id <= last:
             return charset
     return None
+
+
+def collation_name_for_id(collation_id: int, *, mariadb: bool) -> str | None:
+    """The name of collation ``collation_id`` on MySQL (``mariadb=False``) or MariaDB, or None if unknown:
+    ids 224-247 and 2048+ name different collations on the two servers (``_collations.py``)."""
+    name = _collations.COMMON.get(collation_id)
+    if name is None:
+        name = (_collations.MARIADB if mariadb else _collations.MYSQL).get(collation_id)
+    return name
 
 
 def charset_for_collation_name(collation: str) -> str:

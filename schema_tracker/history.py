@@ -31,6 +31,7 @@ from schema_tracker.model import (
     DatabaseSchema,
     ServerSession,
     TableSchema,
+    default_collation,
 )
 from schema_tracker.statement import Statement
 
@@ -105,7 +106,12 @@ class SchemaHistory:
     def apply_statement(self, statement: Statement) -> tuple[SchemaChange, ...]:
         """Apply a logged statement (see ``Statement``) read as ``server_version`` read it under the
         statement's sql_mode and utf8mb4 default collation; record it when it changed anything."""
-        session = ServerSession(self.server_version, statement.sql_mode, statement.utf8mb4_collation)
+        server = None
+        if statement.server_charset:
+            server = (statement.server_charset,
+                      statement.server_collation or default_collation(statement.server_charset))
+        session = ServerSession(self.server_version, statement.sql_mode, statement.utf8mb4_collation,
+                                server, dict(statement.charset_collations))
         return self.apply(statement.sql, statement.default_db, statement.position, statement.gtid,
                           session=session)
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from binlog_model.charsets import collation_name_for_id
+
 __all__ = [
     "Catalog",
     "ColumnSchema",
@@ -96,18 +98,10 @@ SQL_MODE_REAL_AS_FLOAT = 1
 SQL_MODE_ANSI_QUOTES = 4
 SQL_MODE_INTERPRET_UTF8_AS_UTF8MB4 = 1 << 33  # MySQL 9: ``utf8`` names utf8mb4, not utf8mb3
 
-# Collation ids a QUERY event's collation_server / default_collation_for_utf8mb4 commonly carries.
-_COLLATION_NAMES: Mapping[int, str] = MappingProxyType({
-    8: "latin1_swedish_ci", 11: "ascii_general_ci", 33: "utf8mb3_general_ci", 45: "utf8mb4_general_ci",
-    46: "utf8mb4_bin", 47: "latin1_bin", 48: "latin1_general_ci", 63: "binary", 83: "utf8mb3_bin",
-    192: "utf8mb3_unicode_ci", 224: "utf8mb4_unicode_ci", 255: "utf8mb4_0900_ai_ci",
-    305: "utf8mb4_0900_as_ci", 309: "utf8mb4_0900_bin",
-})
-
-
-def collation_name(collation_id: int | None) -> str | None:
-    """The name of a commonly used collation id (``255`` → ``utf8mb4_0900_ai_ci``), else None."""
-    return None if collation_id is None else _COLLATION_NAMES.get(collation_id)
+def collation_name(collation_id: int | None, *, mariadb: bool = False) -> str | None:
+    """The name of collation ``collation_id`` on MySQL or MariaDB (``255`` → ``utf8mb4_0900_ai_ci``), else
+    None."""
+    return None if collation_id is None else collation_name_for_id(collation_id, mariadb=mariadb)
 
 
 def is_mysql8(server_version: str) -> bool:
@@ -128,11 +122,17 @@ class ServerSession:
     follows the server named there. ``sql_mode`` is the QUERY event's (ANSI_QUOTES makes ``"x"`` a name,
     REAL_AS_FLOAT makes REAL a FLOAT). ``utf8mb4_collation`` is MySQL's ``default_collation_for_utf8mb4``
     of the session (a 5.7 source replicating to 8.0 logs ``utf8mb4_general_ci`` there).
+    ``server_defaults`` is the session's (``character_set_server``, ``collation_server``) as its QUERY event
+    logged them: a CREATE DATABASE without a charset takes them (None: not logged, the catalog's apply).
+    ``charset_collations`` is MariaDB 11's ``character_set_collations``: the collation a charset named
+    without one gets (``utf8mb4`` → ``utf8mb4_uca1400_ai_ci``).
     """
 
     server_version: str = ""
     sql_mode: int = 0
     utf8mb4_collation: str | None = None
+    server_defaults: tuple[str, str] | None = None
+    charset_collations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def mysql8(self) -> bool:
@@ -168,7 +168,7 @@ class ServerSession:
         charset = normalize_charset(charset)
         if charset == "utf8mb4" and self.mysql8:
             return self.utf8mb4_collation or "utf8mb4_0900_ai_ci"
-        return default_collation(charset)
+        return self.charset_collations.get(charset) or default_collation(charset)
 
 
 def normalize_charset(name: str) -> str:

@@ -24,7 +24,9 @@ class Statement:
     database (None when none). ``position``/``gtid``: where it was logged (None for a script or a
     statement without GTID). ``sql_mode``: the session's sql_mode bits (ANSI_QUOTES makes ``"x"`` a name).
     ``utf8mb4_collation``: MySQL's ``default_collation_for_utf8mb4`` of the session, by name (None when
-    not logged or unknown)."""
+    not logged or unknown). ``server_charset``/``server_collation``: the session's ``collation_server``
+    (what CREATE DATABASE without a charset takes; None when not logged). ``charset_collations``: MariaDB
+    11's ``character_set_collations`` of the session, as (charset, collation) pairs."""
 
     sql: str
     default_db: str | None = None
@@ -32,3 +34,6 @@ class Statement:
     gtid: str | None = None
     sql_mode: int = 0
     utf8mb4_collation: str | None = None
+    server_charset: str | None = None
+    server_collation: str | None = None
+    charset_collations: tuple[tuple[str, str], ...] = ()

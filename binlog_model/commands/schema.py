@@ -87,8 +87,9 @@ def _print_catalog(catalog: Catalog) -> None:
 @click.option("--database", "-d", default=None,
               help="Default database for --sql and --snapshot statements before any USE.")
 @click.option("--server-charset", default=None,
-              help="Server default charset that CREATE DATABASE without a charset inherits (default: from "
-              "the binlog's QUERY events, as `events` does; latin1 for --sql).")
+              help="Server default charset that CREATE DATABASE without a charset inherits in --sql files "
+              "(default latin1), and in binlog statements that do not log their collation_server (each "
+              "statement that logs it takes its own, as `events` does).")
 @click.option("--server-collation", default=None, help="Server default collation (default: the charset's).")
 @click.option("--lenient", is_flag=True,
               help="Record DDL that cannot be understood as skipped and mark its table uncertain.")

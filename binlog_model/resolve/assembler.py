@@ -352,17 +352,18 @@ class StatementAssembler:
         self._charset_pinned = True
 
     def _adopt_server_charset(self, event: ev.QueryEvent) -> None:
-        """Without a snapshot, the server's default charset comes from the QUERY event's
-        ``collation_server`` status variable, so CREATE DATABASE/TABLE without a charset inherit the right
-        one (MariaDB 10.11 and MySQL 5.7 default to different charsets than MySQL 8)."""
+        """Without a snapshot, the history's starting server charset is the first DDL's ``collation_server``
+        (what the history reports; each statement still applies its own logged ``collation_server``, see
+        ``schema_tracker.ddl.context.Ctx.server_defaults``)."""
         initial = self.history.initial
         if (self._charset_pinned or self.history.entries or initial.tables or initial.databases
                 or event.collation_server is None):
             return
         charset = charset_for_collation_id(event.collation_server)
         if charset and charset != initial.server_charset:
-            self.history.initial = replace(initial, server_charset=charset,
-                                           server_collation=collation_name(event.collation_server))
+            mariadb = "mariadb" in self.history.server_version.lower()
+            self.history.initial = replace(initial, server_charset=charset, server_collation=collation_name(
+                event.collation_server, mariadb=mariadb))
 
     def _on_xa_prepare(self, event: ev.XaPrepareEvent) -> Iterator[pb.BinlogEvent]:
         """XA PREPARE: a one-phase XA commits now; a prepared one is held, keyed by its xid, until the

@@ -72,17 +72,32 @@ def history_from_binlogs(paths: str | os.PathLike[str] | Iterable[str | os.PathL
 
 
 def statement_of(event: QueryEvent, position: BinlogPosition | None = None,
-                 gtid: str | None = None) -> Statement:
+                 gtid: str | None = None, server_version: str = "") -> Statement:
     """A QUERY event as the tracker reads it: its text in its client charset (``statement_text``), its
-    default database, sql_mode and MySQL ``default_collation_for_utf8mb4``."""
+    default database, sql_mode, MySQL ``default_collation_for_utf8mb4``, the session's ``collation_server``
+    and MariaDB's ``character_set_collations``. Collation ids are named as the server of
+    ``server_version`` names them (MySQL and MariaDB give some ids different collations)."""
+    mariadb = "mariadb" in server_version.lower()
+    server_charset = server_collation = None
+    if event.collation_server is not None:
+        # An id this tracker cannot name leaves the defaults to the catalog (a charset it knows is still
+        # exact: only the collation's name would be missing, and values decode by charset).
+        server_charset = charset_for_collation_id(event.collation_server)
+        server_collation = collation_name(event.collation_server, mariadb=mariadb)
+    pairs = []
+    for charset_id, collation_id in event.character_set_collations or ():
+        charset, collation = charset_for_collation_id(charset_id), collation_name(collation_id, mariadb=True)
+        if charset is not None and collation is not None:
+            pairs.append((charset, collation))
     return Statement(statement_text(event), event.schema or None, position, gtid, event.sql_mode or 0,
-                     collation_name(event.default_collation_for_utf8mb4))
+                     collation_name(event.default_collation_for_utf8mb4), server_charset, server_collation,
+                     tuple(pairs))
 
 
 def apply_query(history: SchemaHistory, event: QueryEvent, position: BinlogPosition,
                 gtid: str | None = None) -> tuple[SchemaChange, ...]:
     """Apply one decoded QUERY event to ``history`` at ``position`` (the assembler's call)."""
-    return history.apply_statement(statement_of(event, position, gtid))
+    return history.apply_statement(statement_of(event, position, gtid, history.server_version))
 
 
 def statement_text(event: QueryEvent) -> str:

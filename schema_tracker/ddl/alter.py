@@ -306,7 +306,7 @@ def _convert_charset(ctx: Ctx, db: str, name: str, toks: list[Token]) -> None:
         raise unsupported("CONVERT TO without CHARACTER SET")
     t = need_table(ctx, db, name)
     if charset.upper() == "DEFAULT":
-        charset = ctx.catalog.database_defaults(db)[0]
+        charset = ctx.database_defaults(db)[0]
     charset = session().charset(charset)
     collation = session().collation(collation) if collation else session().default_collation(charset)
     for col in t.columns:

@@ -12,10 +12,11 @@ from schema_tracker.changes import (
     SchemaChange,
     apply_change,
 )
-from schema_tracker.ddl.dialect import unsupported
+from schema_tracker.ddl.dialect import session, unsupported
 from schema_tracker.model import (
     Catalog,
     TableSchema,
+    default_collation,
 )
 
 
@@ -29,6 +30,24 @@ class Ctx:
     def emit(self, change: SchemaChange) -> None:
         self.catalog = apply_change(self.catalog, change)
         self.changes.append(change)
+
+    def server_defaults(self) -> tuple[str, str]:
+        """(charset, collation) a CREATE DATABASE without a charset takes: the statement's own
+        ``collation_server`` as its QUERY event logged it (``SET SESSION collation_server`` included), else
+        the catalog's (a snapshot's, or a script's caller's)."""
+        logged = session().server_defaults
+        if logged is not None:
+            return logged
+        return self.catalog.server_charset, self.catalog.server_collation or \
+            default_collation(self.catalog.server_charset)
+
+    def database_defaults(self, db: str) -> tuple[str, str]:
+        """(charset, collation) a new table in ``db`` inherits: the database's own defaults; for a database
+        the catalog does not know, the server defaults the statement runs under."""
+        known = self.catalog.database(db)
+        if known is not None:
+            return known.charset, known.collation
+        return self.server_defaults()
 
 
 

@@ -185,7 +185,7 @@ def create(ctx: Ctx, tree: exp.Create, options: TableOptions | None = None) -> N
             raise unsupported("CREATE DATABASE without a name")
         if tree.args.get("exists") and ctx.catalog.database(name) is not None:
             return
-        server = (ctx.catalog.server_charset, ctx.catalog.server_collation or "")
+        server = ctx.server_defaults()
         charset, collation = charset_options(props, server) or server
         ctx.emit(CreateDatabase(name, charset, collation))
         return
@@ -211,12 +211,12 @@ def create(ctx: Ctx, tree: exp.Create, options: TableOptions | None = None) -> N
         raise unsupported("CREATE TABLE … SELECT: the columns come from a query (row-based logging writes "
                            "a plain CREATE TABLE instead)")
     if options is not None:
-        charset, collation = options_charset(options, ctx.catalog.database_defaults(db)) or \
-            ctx.catalog.database_defaults(db)
+        charset, collation = options_charset(options, ctx.database_defaults(db)) or \
+            ctx.database_defaults(db)
         engine = options[2]
     else:
-        charset, collation = charset_options(props, ctx.catalog.database_defaults(db)) or \
-            ctx.catalog.database_defaults(db)
+        charset, collation = charset_options(props, ctx.database_defaults(db)) or \
+            ctx.database_defaults(db)
         engine = next((p.this.name for p in props if isinstance(p, exp.EngineProperty)), None)
     shell = TableSchema(db, name, (), (), charset, collation, engine)
     columns: list[ColumnSchema] = []

@@ -36,5 +36,6 @@ def test_statement_of_a_real_query_event() -> None:
     where = BinlogPosition(MYSQL_DDL.name, ddl.header.offset)
     statement = statement_of(ddl, where, "u:5")
     assert statement == Statement(ddl.query, ddl.schema or None, where, "u:5", ddl.sql_mode or 0,
-                                  "utf8mb4_0900_ai_ci")
+                                  "utf8mb4_0900_ai_ci", "utf8mb4", "utf8mb4_0900_ai_ci")
     assert ddl.default_collation_for_utf8mb4 == 255
+    assert ddl.collation_server == 255   # the session's server default: what CREATE DATABASE takes
