@@ -133,7 +133,7 @@ class StatementAssembler:
         self.options = options or ResolveOptions()
         self.stats = AssemblerStats()
         self._tables = TableResolver(self.options.always_include, self.options.image,
-                                     self._table_from_metadata)
+                                     self._table_from_metadata, lenient=self.history.lenient)
         self._always_checked = not self._tables.always
         self._recorded = {e.position: e for e in self.history.entries if e.position is not None}
         # A history built beforehand from this very input (the Spark driver's pre-pass) already ran every

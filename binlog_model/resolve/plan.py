@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from binlog_model.charsets import is_binary_charset, normalize_charset
+from binlog_model.charsets import charset_for_collation_id, is_binary_charset, normalize_charset
 from binlog_model.errors import SchemaMismatchError
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.statement_text import printable
@@ -28,7 +28,7 @@ from binlog_model.resolve.types import (
     map_column,
 )
 from binlog_model.wire.table_map import TableMapEvent, real_type
-from schema_tracker.model import TableSchema
+from schema_tracker.model import TEXTUAL_TYPES, TableSchema
 
 __all__ = ["ColumnMark", "PlanColumn", "PlanKind", "RowPlan", "build_plan", "plan_column"]
 
@@ -104,6 +104,9 @@ _KINDS = {
     ValueKind.GEOMETRY: PlanKind.GEOMETRY, ValueKind.VECTOR: PlanKind.VECTOR,
 }
 _INTEGER_KINDS = (PlanKind.INT, PlanKind.LONG, PlanKind.UINT64)
+_BYTE_STRING_TYPES = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
+# The types whose TABLE_MAP signedness bit must equal the tracked UNSIGNED.
+_SIGNED_TYPES = frozenset({"tinyint", "smallint", "mediumint", "int", "bigint", "decimal", "float", "double"})
 
 
 def plan_column(column: ColumnLike, *, index: int = 0, type_code: int = 0, meta: int = 0,
@@ -195,11 +198,42 @@ def check_table_map(table_map: TableMapEvent, schema: TableSchema, position: Bin
     for i, column in enumerate(columns):
         if getattr(column, "hidden", False):
             continue   # a functional index's expression column: its type is the server's, never emitted
-        problem = binlog_type_mismatch(table_map.column_types[i], table_map.column_metas[i], column)
+        problem = binlog_type_mismatch(table_map.column_types[i], table_map.column_metas[i], column) \
+            or _metadata_mismatch(table_map, i, column)
         if problem:
             raise SchemaMismatchError(f"column {i + 1} ({column.name}): {problem}",
                                       table=schema.qualified_name, position=position,
                                       tracked=tracked, binlog=logged)
+
+
+def _metadata_mismatch(table_map: TableMapEvent, i: int, column: Any) -> str | None:
+    """What the TABLE_MAP's optional metadata states about column ``i`` that the tracked ``column``
+    contradicts: its charset (MySQL 8+ logs it even with binlog_row_metadata=MINIMAL, MariaDB with FULL:
+    a text value is never decoded in a charset the log contradicts) or its signedness; else None."""
+    logged_id = table_map.charsets[i] if table_map.charsets else None
+    if logged_id is None and table_map.enum_set_charsets:
+        logged_id = table_map.enum_set_charsets[i]
+    logged = charset_for_collation_id(logged_id) if logged_id is not None else None
+    tracked = tracked_charset(column)
+    if logged is not None and tracked is not None:
+        if tracked != logged:
+            return (f"charset is {logged} in the binlog (collation id {logged_id}) but {tracked} in the "
+                    f"schema")
+    unsigned = table_map.signedness[i] if table_map.signedness else None
+    if unsigned is not None and bool(column.unsigned) != unsigned \
+            and canonical_data_type(column.data_type) in _SIGNED_TYPES:  # MariaDB logs YEAR as unsigned
+        return f"{'UNSIGNED' if unsigned else 'signed'} in the binlog but not in the schema"
+    return None
+
+
+def tracked_charset(column: Any) -> str | None:
+    """The charset the builders decode a string ``column`` in: its own, the default for a text column the
+    schema gave none, ``binary`` for byte strings; None for other types (MariaDB's JSON is a utf8mb4
+    LONGTEXT on the wire, its INET6 and UUID binary strings: their values do not decode by charset)."""
+    data_type = canonical_data_type(column.data_type)
+    if data_type in TEXTUAL_TYPES:
+        return normalize_charset(column.charset or _DEFAULT_CHARSET)
+    return "binary" if data_type in _BYTE_STRING_TYPES else None
 
 
 def _indexes(wanted: Sequence[str], lowered: Sequence[str], what: str, table: str,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from binlog_model.errors import ConfigError, UncertainSchemaError, UnknownTableError
+from binlog_model.errors import ConfigError, SchemaMismatchError, UncertainSchemaError, UnknownTableError
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.compiled_rows import compile_rows
 from binlog_model.resolve.from_table_map import table_from_table_map
@@ -37,7 +37,7 @@ class TableResolver:
     """
 
     def __init__(self, always_include: Mapping[tuple[str, str], Iterable[str]], image: ImageMode,
-                 on_table_from_metadata: Callable[[], None]) -> None:
+                 on_table_from_metadata: Callable[[], None], *, lenient: bool = False) -> None:
         self.always = {(db.lower(), t.lower()): tuple(c.lower() for c in cols)
                        for (db, t), cols in always_include.items()}
         self.unseen = set(self.always)     # always-include tables no TABLE_MAP has named yet
@@ -45,6 +45,9 @@ class TableResolver:
         # too, so their rows fail loudly instead of resolving from TABLE_MAP metadata.
         self.skipped_tables: set[tuple[str, str]] = set()
         self._image = image
+        # --lenient-ddl: a TABLE_MAP that contradicts the tracked schema makes the table uncertain (its rows
+        # fail as UncertainSchemaError, naming what the binlog said) instead of a SchemaMismatchError.
+        self._lenient = lenient
         self._on_table_from_metadata = on_table_from_metadata
         self._by_id: dict[tuple[int, int], tuple[TableMapEvent, Any, RowBuilders]] = {}
         self._layouts: dict[tuple[Any, ...], tuple[Any, RowBuilders]] = {}
@@ -105,7 +108,13 @@ class TableResolver:
         wanted = self.always.get((schema.db.lower(), schema.name.lower()), ())
         if wanted:
             self.unseen.discard((schema.db.lower(), schema.name.lower()))
-        plan = build_plan(table_map, schema, wanted, position)
+        try:
+            plan = build_plan(table_map, schema, wanted, position)
+        except SchemaMismatchError as err:
+            if not self._lenient:
+                raise
+            raise UncertainSchemaError(f"the table's schema is uncertain: {err.reason}",
+                                       table=schema.qualified_name, position=position) from err
         builders = python_row_builders(plan, self._image)
         # The compiled builder when the core is on and C handles every column; else Python alone.
         compiled = compile_rows(plan, table_map, self._image)

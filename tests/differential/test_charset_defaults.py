@@ -107,3 +107,54 @@ def test_new_databases_after_a_dump_snapshot_decode_as_the_server_stored_them(
     finally:
         server.execute(f"DROP DATABASE IF EXISTS `{shop}`")
         server.execute(f"DROP DATABASE IF EXISTS `{shop}_l1`")
+
+
+# --- the tracked charset checked against what the TABLE_MAP states -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mysql_minimal() -> Any:
+    """MySQL 9.7 with binlog_row_metadata=MINIMAL: charsets are still logged in the TABLE_MAP."""
+    from binlog_model.testing.mysql import MySQLServer, mysql_available
+
+    ok, reason = mysql_available()
+    if not ok:
+        pytest.skip(f"no local MySQL: {reason}")
+    with MySQLServer(row_image="FULL", row_metadata="MINIMAL") as server:
+        yield server
+
+
+def test_a_snapshot_whose_charset_the_table_map_contradicts_is_a_typed_error(
+        server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _contradicted_charset(server, tmp_path, capsys)
+
+
+def test_the_charset_check_holds_with_minimal_row_metadata_on_mysql(
+        mysql_minimal: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _contradicted_charset(mysql_minimal, tmp_path, capsys)
+
+
+def _contradicted_charset(server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = f"cs_{tmp_path.name[-8:]}".replace("-", "_")
+    server.execute([f"CREATE DATABASE `{db}` CHARACTER SET utf8mb4",
+                    f"CREATE TABLE `{db}`.t (id INT PRIMARY KEY, body TEXT) CHARACTER SET utf8mb4"])
+    # A snapshot that says latin1 where the server stores utf8mb4 (a stale or edited dump): decoding in it
+    # would turn 'β' into 'Î²'.
+    snapshot = tmp_path / "stale.sql"
+    snapshot.write_text(f"CREATE DATABASE `{db}` CHARACTER SET latin1;\nUSE `{db}`;\n"
+                        "CREATE TABLE t (id INT PRIMARY KEY, body TEXT) CHARACTER SET latin1;\n")
+    server.flush_and_collect()
+    try:
+        server.execute(f"INSERT INTO `{db}`.t VALUES (1, '{TEXT}')")
+        files = [str(p) for p in server.flush_and_collect()]
+        for lenient, error in (([], "SchemaMismatchError"), (["--lenient-ddl"], "UncertainSchemaError")):
+            capsys.readouterr()
+            status = main(["events", *files, "--snapshot", str(snapshot), *lenient])
+            out, err = capsys.readouterr()
+            assert status != 0 and f"{db}.t" not in out
+            line = err.strip().splitlines()[-1]
+            assert line.startswith(f"error: {error}"), err
+            assert "column 2 (body)" in line and "charset is utf8mb4 in the binlog" in line
+            assert "latin1 in the schema" in line and f"table {db}.t" in line and " at " in line
+    finally:
+        server.execute(f"DROP DATABASE IF EXISTS `{db}`")
