@@ -215,10 +215,8 @@ def _metadata_mismatch(table_map: TableMapEvent, i: int, column: Any) -> str | N
         logged_id = table_map.enum_set_charsets[i]
     logged = charset_for_collation_id(logged_id) if logged_id is not None else None
     tracked = tracked_charset(column)
-    if logged is not None and tracked is not None:
-        if tracked != logged:
-            return (f"charset is {logged} in the binlog (collation id {logged_id}) but {tracked} in the "
-                    f"schema")
+    if logged is not None and tracked is not None and tracked != logged:
+        return f"charset is {logged} in the binlog (collation id {logged_id}) but {tracked} in the schema"
     unsigned = table_map.signedness[i] if table_map.signedness else None
     if unsigned is not None and bool(column.unsigned) != unsigned \
             and canonical_data_type(column.data_type) in _SIGNED_TYPES:  # MariaDB logs YEAR as unsigned
