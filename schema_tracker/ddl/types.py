@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 
 from sqlglot import exp
 
@@ -63,8 +63,8 @@ BINARY_OF = {"char": "binary", "varchar": "varbinary", "tinytext": "tinyblob", "
 def _int_param(node: exp.Expression) -> int:
     value = node.this if isinstance(node, exp.DataTypeParam) else node
     try:
-        if "." in value.name:  # FLOAT(7.4), DECIMAL(8.3): the server rounds a decimal length
-            return int(Decimal(value.name).to_integral_value(ROUND_HALF_UP))
+        if "." in value.name:  # FLOAT(7.4), DECIMAL(19.5): both servers drop the fraction (19.5 is 19)
+            return int(Decimal(value.name))
         return int(value.name)
     except (ValueError, AttributeError) as err:
         raise unsupported(f"type parameter is not an integer: {node.sql('mysql')}") from err

@@ -102,6 +102,9 @@ CASES: dict[str, list[str]] = {
         "CREATE TABLE c4 (a int signed, b int unsigned, c tinyint(1), d tinyint(1) unsigned, e year(4), "
         "f int(5) zerofill, g bool)",
         "CREATE TABLE c5 (a float(7.4), b float(30), c decimal(8.3))",
+        # a decimal length loses its fraction (not rounded): decimal(19,0), float, double, varchar(255)
+        "CREATE TABLE c5b (a decimal(19.5), b float(24.9), c float(53.5), d varchar(255.9), e decimal(1.9), "
+        "f decimal(0.9), g char(3.5), h bit(3.5))",
         "CREATE TABLE c6 (a enum(0x61, 'b', X'63'), b set(0x78, 'y'), c enum(0xe282ac) CHARSET latin1)",
         "CREATE TABLE c8 (a int, CHECK (a > 0) /*!80016 NOT ENFORCED */, b int CHECK (b < 5))",
         "CREATE TABLE c9 (g POINT NOT NULL /*!80003 SRID 4326 */, h geometry SRID 0, i geomcollection)",
