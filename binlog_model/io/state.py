@@ -71,6 +71,9 @@ class StateLockedError(ConfigError):
         super().__init__(f"state directory {directory} is in use by another run ({holder}); wait for it to "
                          "finish or use another --state")
 
+    def __reduce__(self) -> tuple[Any, ...]:      # pickled (copied) with its fields, not only the message
+        return type(self), (self.directory, self.pid, self.started)
+
 
 def _state_directory(directory: str | os.PathLike[str]) -> Path:
     d = Path(directory)

@@ -170,3 +170,30 @@ def test_resolve_refused_before_spark_starts_then_free_after_kill_9(
     assert done.stdout.startswith("== (no source): 1 files, 4 row changes"), done.stdout
     assert RunState.load(state).runs == 1
     assert list(out.glob("db=ppc/table=campaigns/run-000001-*.parquet"))
+
+
+def test_nested_in_one_thread_goes_through_another_thread_is_refused(tmp_path: Path) -> None:
+    """The resolve command locks before Spark starts and run_resolve locks again (same thread); a second
+    thread of the process is another run."""
+    import threading
+
+    from binlog_model.io.state import StateLockedError, lock_state
+
+    state = tmp_path / "state"
+    refused: list[BaseException] = []
+
+    def other() -> None:
+        try:
+            with lock_state(state):
+                pass
+        except StateLockedError as err:
+            refused.append(err)
+
+    with lock_state(state), lock_state(state):
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join()
+    assert len(refused) == 1 and isinstance(refused[0], StateLockedError)
+    assert refused[0].pid == os.getpid() and refused[0].started is not None
+    with lock_state(state):         # released by the outer exit
+        assert (state / LOCK_FILE).read_bytes().startswith(b'{"pid": %d,' % os.getpid())
