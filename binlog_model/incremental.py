@@ -28,7 +28,7 @@ from typing import Any
 from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.io.documents import fsync_dir, sha256_of, truncate_durably
 from binlog_model.io.files import open_binlog, sort_binlog_files
-from binlog_model.io.state import PARTIAL, RunState, StateMismatchError, recover_outputs
+from binlog_model.io.state import PARTIAL, RunState, StateMismatchError, lock_state, recover_outputs
 from binlog_model.io.tail import FileEnd, FileStart, format_description_of, iter_from
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
@@ -85,40 +85,44 @@ def run_incremental(
     """One incremental run: new input of ``paths`` → a new output file in ``out_dir``, state in
     ``state_dir``. ``shaping``: the options that shape the output (compared with the state's);
     ``load_history``: the starting schema of the first run (later runs use the state's). Raises
-    ``StateMismatchError`` for a run that does not continue the state, and the pipeline's errors."""
+    ``StateMismatchError`` for a run that does not continue the state, ``StateLockedError`` while another
+    run holds ``state_dir``, and the pipeline's errors."""
     if fmt not in ("jsonl", "proto"):
         raise ConfigError(f"format must be jsonl or proto, not {fmt!r}")
     out = Path(out_dir)
-    state = RunState.load(state_dir)
-    shaping = {**shaping, "format": fmt, "out": str(out.resolve())}
-    state.check_options(shaping)
-    started_with = state.options.get("snapshot")
-    if not state.fresh and snapshot_id is not None and started_with not in (None, snapshot_id):
-        raise StateMismatchError(f"--snapshot differs from the one the state in {state.directory} started "
-                                 "with; later runs need no --snapshot (the state holds the schema)")
-    recover_outputs(state, out)
-    state.options = {**shaping, "snapshot": state.options.get("snapshot", snapshot_id)}
-    history = SchemaHistory.from_json(state.history) if state.history is not None else load_history()
-    assembler = StatementAssembler(history, options)
-    result = IncrementalResult(stats=assembler.stats)
-    starts = plan_starts(state, [Path(p) for p in paths])
-    result.files = [s.path for s in starts]
-    if state.position is not None:
-        result.resumed_at = f"{state.position['file']}:{state.position['offset']}"
-    name = f"part-{len(state.outputs) + 1:06d}.{'jsonl' if fmt == 'jsonl' else 'pb'}"
-    partial = out / (name + PARTIAL)
-    writer = _Writer(partial, fmt, json_defaults)
-    run = _Run(state, assembler, writer, name, result, on_commit)
-    try:
-        run.loop(starts, verify_checksum, options.allow_incomplete_tail, commit_bytes)
-    except BinlogError:
-        writer.close()
-        recover_outputs(state, out)       # the committed steps stay, as a finished output file
-        raise
-    finally:
-        writer.close()
-    run.finish(out)
-    return result
+    # Held from before the state is read to the last commit: a concurrent run would recover away our output.
+    with lock_state(state_dir):
+        state = RunState.load(state_dir)
+        shaping = {**shaping, "format": fmt, "out": str(out.resolve())}
+        state.check_options(shaping)
+        started_with = state.options.get("snapshot")
+        if not state.fresh and snapshot_id is not None and started_with not in (None, snapshot_id):
+            raise StateMismatchError(f"--snapshot differs from the one the state in {state.directory} "
+                                     "started with; later runs need no --snapshot (the state holds the "
+                                     "schema)")
+        recover_outputs(state, out)
+        state.options = {**shaping, "snapshot": state.options.get("snapshot", snapshot_id)}
+        history = SchemaHistory.from_json(state.history) if state.history is not None else load_history()
+        assembler = StatementAssembler(history, options)
+        result = IncrementalResult(stats=assembler.stats)
+        starts = plan_starts(state, [Path(p) for p in paths])
+        result.files = [s.path for s in starts]
+        if state.position is not None:
+            result.resumed_at = f"{state.position['file']}:{state.position['offset']}"
+        name = f"part-{len(state.outputs) + 1:06d}.{'jsonl' if fmt == 'jsonl' else 'pb'}"
+        partial = out / (name + PARTIAL)
+        writer = _Writer(partial, fmt, json_defaults)
+        run = _Run(state, assembler, writer, name, result, on_commit)
+        try:
+            run.loop(starts, verify_checksum, options.allow_incomplete_tail, commit_bytes)
+        except BinlogError:
+            writer.close()
+            recover_outputs(state, out)       # the committed steps stay, as a finished output file
+            raise
+        finally:
+            writer.close()
+        run.finish(out)
+        return result
 
 
 def plan_starts(state: RunState, files: Sequence[Path]) -> list[FileStart]:

@@ -7,9 +7,10 @@ comment mysqlbinlog prints. ``--json`` writes one JSON object per event with eve
 ``bytes`` become ``{"hex": "..."}``, Decimal/UUID/dates become strings, ``NOT_PRESENT`` becomes
 ``{"$": "NOT_PRESENT"}``; a rows event names its TABLE_MAP as ``{"table_id", "schema", "table"}``
 instead of repeating it (the TABLE_MAP event itself is printed in full just before). An event whose body
-does not decode (an UndecodableEvent) is printed raw with a note saying why, and the dump goes on; framing
-and checksum errors still stop it: they are ``BinlogError``s, turned by ``binlog_model.cli`` into one line
-and exit status 2.
+does not decode (an UndecodableEvent) is printed raw with a note saying why, and the dump goes on; after
+the last event a warning line counts them and the exit status is 1, as ``mysqlbinlog``'s (scripts test it).
+Framing and checksum errors still stop it: they are ``BinlogError``s, turned by ``binlog_model.cli`` into
+one line and exit status 2.
 """
 
 from __future__ import annotations
@@ -408,12 +409,23 @@ def event_to_json(event: Any) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event (bytes as {\"hex\": ...}).")
 @click.option("--no-verify-checksum", is_flag=True, help="Do not check the events' CRC32 footers.")
 def command(files: tuple[str, ...], as_json: bool, no_verify_checksum: bool) -> None:
-    """Print the events of binlog FILES (in rotation order), like mysqlbinlog -vv, or as JSON lines."""
+    """Print the events of binlog FILES (in rotation order), like mysqlbinlog -vv, or as JSON lines.
+
+    Exit status 1 when some event could not be decoded (shown raw), as mysqlbinlog's."""
     out = sys.stdout
+    shown_raw = 0
     # A diagnostic tool: an event that does not decode is shown raw with a note, and the dump goes on as
     # far as the framing allows (the typed error stays for every path that needs values).
     for event in iter_events(files, verify_checksum=not no_verify_checksum, raw_undecodable=True):
+        if isinstance(event, ev.UndecodableEvent):
+            shown_raw += 1
         if as_json:
             out.write(json.dumps(event_to_json(event), ensure_ascii=False) + "\n")
         else:
             out.write("\n".join(render_event(event)) + "\n")
+    if shown_raw:
+        out.flush()         # every event first, then the warning as the last line on stderr
+        many = shown_raw != 1
+        click.echo(f"warning: {shown_raw} event{'s' if many else ''} could not be decoded and "
+                   f"{'were' if many else 'was'} shown raw", err=True)
+        click.get_current_context().exit(1)

@@ -108,6 +108,7 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
     """Resolve binlog PATHS (files, directories or globs; local or s3:// gs:// hdfs:// URIs) into typed
     per-table Parquet on Spark."""
     from binlog_model.io.files import absolute_name
+    from binlog_model.io.state import lock_state
     from binlog_model.spark.job import SparkJobError, check_java, local_session, run_resolve, spark_errors
     from binlog_model.spark.partitions import expand_paths
 
@@ -119,50 +120,53 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
     # is one line before any JVM starts (the typed tables always read full images).
     ResolveOptions.parse(source=source, always_include=always_include, image="full")
     settings = _parse_conf(conf)
-    check_java()
-    spark_failures = spark_errors()
-    if paths:
-        inputs = [(source, list(paths), absolute_name(out))]
-    else:
-        scenarios = sorted(d for d in golden_dir("mariadb").iterdir() if (d / "binlogs").is_dir())
-        inputs = [(source or f"golden:{d.name}", [str(d / "binlogs")], f"{absolute_name(out)}/{d.name}")
-                  for d in scenarios]
-        _say(f"no paths given: resolving the {len(inputs)} bundled golden fixture histories")
-    for _label, files, _target in inputs:
-        expand_paths(files)           # a missing input is one line before any JVM starts
-    submit = [arg for flag, value in (("--py-files", py_files), ("--archives", archives)) if value
-              for arg in (flag, value)]
-    if submit:
-        # Read by pyspark when it launches the JVM: spark-submit's own handling of these options.
-        os.environ["PYSPARK_SUBMIT_ARGS"] = shlex.join([*submit, "pyspark-shell"])
-    log = log_file or _default_log_file()
-    log.parent.mkdir(parents=True, exist_ok=True)
-    _say(f"Spark's log: {log}")
-    spark = None
-    try:
-        with _children_output_to(log):
-            spark = local_session(master, conf=settings, log_level="WARN")
-        for label, files, target in inputs:
-            result = run_resolve(spark, files, target, source=label, snapshot=snapshot,
-                                 lenient_ddl=lenient_ddl, always_include=always_include,
-                                 slice_bytes=slice_mb << 20, progress=_say, database=database,
-                                 state_dir=state_dir)
-            click.echo(f"== {label or '(no source)'}: {result.files} files, {result.rows} row changes, "
-                       f"{result.seconds:.1f}s -> {target}")
-            click.echo(f"   {'table':<40} {'INSERT':>7} {'UPDATE':>7} {'DELETE':>7} {'SCHEMA':>7} "
-                       f"{'columns':>7} {'versions':>8}")
-            for t in result.tables:
-                name = f"{t.db}.{t.table}" if t.table else f"{t.db} (database)"
-                ops = t.operations
-                click.echo(f"   {name:<40} {ops.get('INSERT', 0):>7} {ops.get('UPDATE', 0):>7} "
-                           f"{ops.get('DELETE', 0):>7} {ops.get('SCHEMA', 0):>7} {t.columns:>7} "
-                           f"{t.schema_versions:>8}")
-    except spark_failures as err:
-        _append(log, f"binlog-model: the job failed: {err}")
-        raise SparkJobError.from_spark(err, str(log)) from err
-    finally:
-        if spark is not None:
-            spark.stop()
+    # Another run on this state is refused here, before Spark starts; run_resolve re-enters the lock.
+    held = lock_state(state_dir) if state_dir is not None else contextlib.nullcontext()
+    with held:
+        check_java()
+        spark_failures = spark_errors()
+        if paths:
+            inputs = [(source, list(paths), absolute_name(out))]
+        else:
+            scenarios = sorted(d for d in golden_dir("mariadb").iterdir() if (d / "binlogs").is_dir())
+            inputs = [(source or f"golden:{d.name}", [str(d / "binlogs")], f"{absolute_name(out)}/{d.name}")
+                      for d in scenarios]
+            _say(f"no paths given: resolving the {len(inputs)} bundled golden fixture histories")
+        for _label, files, _target in inputs:
+            expand_paths(files)           # a missing input is one line before any JVM starts
+        submit = [arg for flag, value in (("--py-files", py_files), ("--archives", archives)) if value
+                  for arg in (flag, value)]
+        if submit:
+            # Read by pyspark when it launches the JVM: spark-submit's own handling of these options.
+            os.environ["PYSPARK_SUBMIT_ARGS"] = shlex.join([*submit, "pyspark-shell"])
+        log = log_file or _default_log_file()
+        log.parent.mkdir(parents=True, exist_ok=True)
+        _say(f"Spark's log: {log}")
+        spark = None
+        try:
+            with _children_output_to(log):
+                spark = local_session(master, conf=settings, log_level="WARN")
+            for label, files, target in inputs:
+                result = run_resolve(spark, files, target, source=label, snapshot=snapshot,
+                                     lenient_ddl=lenient_ddl, always_include=always_include,
+                                     slice_bytes=slice_mb << 20, progress=_say, database=database,
+                                     state_dir=state_dir)
+                click.echo(f"== {label or '(no source)'}: {result.files} files, {result.rows} row changes, "
+                           f"{result.seconds:.1f}s -> {target}")
+                click.echo(f"   {'table':<40} {'INSERT':>7} {'UPDATE':>7} {'DELETE':>7} {'SCHEMA':>7} "
+                           f"{'columns':>7} {'versions':>8}")
+                for t in result.tables:
+                    name = f"{t.db}.{t.table}" if t.table else f"{t.db} (database)"
+                    ops = t.operations
+                    click.echo(f"   {name:<40} {ops.get('INSERT', 0):>7} {ops.get('UPDATE', 0):>7} "
+                               f"{ops.get('DELETE', 0):>7} {ops.get('SCHEMA', 0):>7} {t.columns:>7} "
+                               f"{t.schema_versions:>8}")
+        except spark_failures as err:
+            _append(log, f"binlog-model: the job failed: {err}")
+            raise SparkJobError.from_spark(err, str(log)) from err
+        finally:
+            if spark is not None:
+                spark.stop()
 
 
 def _append(log: Path, text: str) -> None:

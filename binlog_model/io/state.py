@@ -20,11 +20,24 @@ Output files are committed with the state: a run writes ``NAME.partial`` and onl
 of its bytes are committed. ``recover_outputs`` (run at the start of every run) truncates a partial file to
 its committed length and renames it, or deletes a partial file no state mentions, so the output directory
 then holds exactly what the state says.
+
+One run at a time: ``lock_state`` takes an exclusive ``flock`` on ``DIR/state.lock`` before a run reads or
+recovers anything and holds it to the run's last commit, so a second run started meanwhile (a cron job that
+fires again) is refused with ``StateLockedError`` instead of recovering away the first run's open output. The
+OS drops the lock when its holder dies, even by SIGKILL. Where ``flock`` is a no-op or local to one machine
+(NFS mounted without locking, many FUSE and object-store mounts, some SMB setups) it does not hold: keep the
+state directory on a local disk or a file system with working locks.
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
+import fcntl
+import json
 import os
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,17 +45,96 @@ from typing import Any
 from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.io.documents import fsync_dir, read_json, truncate_durably, write_json_atomic
 
-__all__ = ["FORMAT", "VERSION", "GtidSet", "RunState", "StateMismatchError",
-           "recover_outputs"]
+__all__ = ["FORMAT", "VERSION", "GtidSet", "RunState", "StateLockedError", "StateMismatchError",
+           "lock_state", "recover_outputs"]
 
 FORMAT = "binlog-model/run-state"
 VERSION = 1
 STATE_FILE = "state.json"
+LOCK_FILE = "state.lock"
 PARTIAL = ".partial"
 
 
 class StateMismatchError(ConfigError):
     """A run's options or inputs do not continue the saved state (other options, missing files)."""
+
+
+class StateLockedError(ConfigError):
+    """Another run holds the state directory (``lock_state``). ``pid`` and ``started`` name that run (None
+    when it had not written them yet)."""
+
+    def __init__(self, directory: Path, pid: int | None, started: str | None) -> None:
+        self.directory = directory
+        self.pid = pid
+        self.started = started
+        holder = f"pid {pid}, started {started}" if pid is not None else "just starting, pid not written yet"
+        super().__init__(f"state directory {directory} is in use by another run ({holder}); wait for it to "
+                         "finish or use another --state")
+
+    def __reduce__(self) -> tuple[Any, ...]:      # pickled (copied) with its fields, not only the message
+        return type(self), (self.directory, self.pid, self.started)
+
+
+def _state_directory(directory: str | os.PathLike[str]) -> Path:
+    d = Path(directory)
+    if d.exists() and not d.is_dir():
+        raise ConfigError(f"--state must be a directory: {d} is a file")
+    return d
+
+
+# The state directories this process holds: realpath -> (pid, thread, start time). A nested lock_state of
+# the same thread (the resolve command locks before Spark starts, run_resolve again) goes through.
+_HELD: dict[str, tuple[int, int, str]] = {}
+_HELD_GUARD = threading.Lock()
+
+
+@contextlib.contextmanager
+def lock_state(directory: str | os.PathLike[str]) -> Iterator[Path]:
+    """Hold ``directory`` (created if missing) for one run: an exclusive, non-blocking ``flock`` on its
+    ``state.lock``, in which the holder writes its pid and start time. Raises ``StateLockedError`` at once,
+    having written nothing, when another process (or another thread of this one) holds it."""
+    d = _state_directory(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    key, me = os.path.realpath(d), (os.getpid(), threading.get_ident())
+    with _HELD_GUARD:
+        owner = _HELD.get(key)
+    if owner is not None and owner[:2] == me:
+        yield d
+        return
+    if owner is not None:
+        raise StateLockedError(d, owner[0], owner[2])
+    # Opened without truncating: a refused run must leave the holder's note as it is.
+    fd = os.open(d / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StateLockedError(d, *_holder(fd)) from None
+        except OSError as err:       # ENOLCK and the like: a file system without working locks
+            raise ConfigError(f"cannot lock the state directory {d} ({err.strerror}): put --state on a local "
+                              "disk or a file system with working flock locks") from err
+        started = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"pid": os.getpid(), "started": started}).encode() + b"\n", 0)
+        with _HELD_GUARD:
+            _HELD[key] = (*me, started)
+        try:
+            yield d
+        finally:
+            with _HELD_GUARD:
+                del _HELD[key]
+            os.ftruncate(fd, 0)     # no stale holder for a reader racing the next run's note
+    finally:
+        os.close(fd)                # releases the flock (the OS does the same for a killed process)
+
+
+def _holder(fd: int) -> tuple[int | None, str | None]:
+    """The pid and start time the holder wrote into the lock file (None, None before it wrote them)."""
+    try:
+        doc = json.loads(os.pread(fd, 4096, 0) or b"null")
+        return int(doc["pid"]), str(doc["started"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return None, None
 
 
 class GtidSet:
@@ -116,9 +208,7 @@ class RunState:
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> RunState:
         """The state in ``directory``, or an empty one when the directory has none yet."""
-        d = Path(directory)
-        if d.exists() and not d.is_dir():
-            raise ConfigError(f"--state must be a directory: {d} is a file")
+        d = _state_directory(directory)
         path = d / STATE_FILE
         if not path.exists():
             return cls(d)

@@ -174,11 +174,17 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
 
     With ``state_dir`` the run is incremental (``binlog_model.spark.incremental``): only what is new since
     the last run with that state is read, and its Parquet files are added to the table folders (a local
-    ``out`` only: the state commits files by renaming them)."""
+    ``out`` only: the state commits files by renaming them). ``StateLockedError`` while another run holds
+    ``state_dir``."""
     if state_dir is not None:
-        return _resolve_incremental(spark, paths, Path(out), Path(state_dir), source=source,
-                                    snapshot=snapshot, lenient_ddl=lenient_ddl, always_include=always_include,
-                                    slice_bytes=slice_bytes, progress=progress, database=database)
+        from binlog_model.io.state import lock_state
+
+        # Held from before the state is read to the publish: a concurrent run would recover away our staging.
+        with lock_state(state_dir):
+            return _resolve_incremental(spark, paths, Path(out), Path(state_dir), source=source,
+                                        snapshot=snapshot, lenient_ddl=lenient_ddl,
+                                        always_include=always_include, slice_bytes=slice_bytes,
+                                        progress=progress, database=database)
     import json
 
     from binlog_model.io.files import absolute_name

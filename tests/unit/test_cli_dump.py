@@ -1,14 +1,19 @@
-"""``binlog-model dump``: mysqlbinlog-like text, JSON lines, and errors as one line with exit status 2."""
+"""``binlog-model dump``: mysqlbinlog-like text, JSON lines, errors as one line with exit status 2, and exit
+status 1 after a dump that showed events raw."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from binlog_model.cli import main
-from tests._paths import CORPUS, require
+from tests._paths import CORPUS, REPO, require
 
 _ROWS_57 = "mysql-cdc-rs/tests/events/5.7/30_write_rows_v2/log.bin"
 _UPDATE_80 = "mysql-cdc-rs/tests/events/8.0/31_update_rows_v2/binlog.000001"
@@ -65,6 +70,56 @@ def test_dump_no_verify_checksum_flag(capsys: pytest.CaptureFixture[str], tmp_pa
     assert "ChecksumMismatchError" in capsys.readouterr().err
     assert main(["dump", "--no-verify-checksum", str(bad)]) == 0
     assert capsys.readouterr().out.count("# at ") == 13
+
+
+# --- events shown raw: everything printed, then a warning line and exit status 1 (as mysqlbinlog) --------
+
+# HAND-BUILT corruption of our own golden fixture (tests/fuzz_regressions/README.md): spec_example up to the
+# first INSERT's XID, its WRITE_ROWS with no column present; sizes and CRC32 footers fixed up, so the
+# framing holds and only that event's body does not decode.
+_NO_COLUMN = REPO / "tests" / "fuzz_regressions" / "rows-no-column-present.hand-mutated.bin"
+_NO_COLUMN_UPDATE = REPO / "tests" / "fuzz_regressions" / "update-no-column-present.hand-mutated.bin"
+_CLEAN = REPO / "fixtures" / "golden" / "mariadb" / "spec_example" / "binlogs" / "mysql-bin.000001"
+
+
+def _listed_to_the_end(text: str, path: Path) -> list[int]:
+    """The event offsets a text dump lists, checked to run in order up to the end of ``path``."""
+    offsets = [int(m) for m in re.findall(r"^# at (\d+)$", text, re.M)]
+    assert offsets == sorted(offsets) and offsets[0] == 4
+    assert int(re.findall(r"end_log_pos (\d+)", text)[-1]) == path.stat().st_size
+    return offsets
+
+
+def test_dump_with_an_event_shown_raw_prints_all_then_exits_1() -> None:
+    # A real process: its exit status is what a script sees.
+    done = subprocess.run([sys.executable, "-m", "binlog_model.cli", "dump", str(_NO_COLUMN)], cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 1, done.stderr
+    assert len(_listed_to_the_end(done.stdout, _NO_COLUMN)) == 12
+    assert done.stdout.count("# NOTE: this event cannot be decoded") == 1
+    assert "Write_rows_v1: 62 bytes, not decoded" in done.stdout
+    assert done.stdout.rstrip().endswith("COMMIT/*!*/;"), "the events after the raw one are printed too"
+    assert done.stderr.splitlines() == ["warning: 1 event could not be decoded and was shown raw"]
+
+
+def test_dump_counts_raw_events_over_all_files(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["dump", str(_NO_COLUMN), str(_NO_COLUMN_UPDATE)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.count("# NOTE: this event cannot be decoded") == 2
+    assert captured.err.splitlines()[-1] == "warning: 2 events could not be decoded and were shown raw"
+    assert main(["dump", "--json", str(_NO_COLUMN), str(_NO_COLUMN_UPDATE)]) == 1
+    captured = capsys.readouterr()
+    objects = [json.loads(line) for line in captured.out.splitlines()]
+    assert [o["event"] for o in objects].count("UndecodableEvent") == 2
+    assert captured.err.splitlines()[-1] == "warning: 2 events could not be decoded and were shown raw"
+
+
+def test_dump_of_a_clean_binlog_exits_0_without_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["dump", str(_CLEAN)]) == 0
+    captured = capsys.readouterr()
+    assert len(_listed_to_the_end(captured.out, _CLEAN)) == 35
+    assert "cannot be decoded" not in captured.out and captured.err == ""
 
 
 # --- differential: our text against the mysqlbinlog -vv output stored beside the corpus files -----------
