@@ -32,6 +32,8 @@ __all__ = [
     "is_binary_charset",
     "make_text_decoder",
     "normalize_charset",
+    "reread_text",
+    "stored_text",
 ]
 
 # (first id, last id, charset), sorted and non-overlapping.
@@ -213,6 +215,44 @@ def charset_for_collation_name(collation: str) -> str:
 def is_binary_charset(charset: str | None) -> bool:
     """True when ``charset`` is the ``binary`` pseudo charset (values are bytes, not text)."""
     return charset is not None and normalize_charset(charset) == "binary"
+
+
+def stored_text(text: str, charset: str) -> str:
+    """``text`` as a column of ``charset`` keeps it: every character the charset cannot hold becomes ``?``
+    (what the servers do to an ENUM/SET label in CREATE TABLE, with only a warning). Charsets without a
+    faithful codec are left as they are."""
+    name = normalize_charset(charset)
+    if name in ("utf8mb4", "utf16", "utf16le", "utf32", "gb18030", "binary"):
+        return text
+    if name in ("utf8mb3", "ucs2"):
+        return "".join(ch if ord(ch) <= 0xFFFF else "?" for ch in text)
+    codec, decode = CHARSET_CODECS.get(name), make_text_decoder(name)
+    if codec is None or decode is None or text.isascii():
+        return text
+    out = []
+    for ch in text:
+        try:
+            kept = decode(ch.encode(codec)) == ch   # a byte the server's table gives no character fails too
+        except (UnicodeError, ValueError):
+            kept = False
+        out.append(ch if kept else "?")
+    return "".join(out)
+
+
+def reread_text(text: str, old: str, new: str) -> str | None:
+    """``text`` stored in charset ``old`` with its bytes read in charset ``new`` (what ALTER TABLE … CONVERT
+    TO CHARACTER SET does to ENUM/SET labels on both servers: '日' in utf8mb4 becomes 'Ф≈╔' in koi8r), or
+    None where the outcome cannot be followed exactly (no codec, or bytes invalid in ``new``, which the
+    server replaces in its own way)."""
+    if text.isascii() and normalize_charset(new) not in ("ucs2", "utf16", "utf16le", "utf32"):
+        return text
+    old_codec, decode = CHARSET_CODECS.get(normalize_charset(old)), make_text_decoder(new)
+    if old_codec is None or decode is None:
+        return None
+    try:
+        return decode(text.encode(old_codec))
+    except (UnicodeError, ValueError):
+        return None
 
 
 def make_text_decoder(charset: str) -> Callable[[bytes], str] | None:

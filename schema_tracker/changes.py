@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from binlog_model.charsets import normalize_charset, reread_text
 from binlog_model.errors import SchemaError, UnsupportedDDLError
 from schema_tracker.model import (
     TEXTUAL_TYPES,
@@ -355,4 +356,12 @@ def converted_column(col: ColumnSchema, charset: str, collation: str) -> ColumnS
         chars = limits[sizes.index(data_type)] // mbmaxlen(col.charset)
         need = chars * mbmaxlen(charset)
         data_type = next((s for s, lim in zip(sizes, limits, strict=True) if need <= lim), "longtext")
-    return replace(col, data_type=data_type, charset=charset, collation=collation)
+    labels = col.enum_values
+    if labels and col.charset and normalize_charset(col.charset) != normalize_charset(charset):
+        # the servers keep an ENUM/SET label's bytes and read them in the new charset
+        reread = [reread_text(label, col.charset, charset) for label in labels]
+        if any(r is None for r in reread):
+            raise UnsupportedDDLError(f"CONVERT TO CHARACTER SET {charset} re-reads the bytes of column "
+                                      f"{col.name!r}'s labels in {charset}, where they are not valid text")
+        labels = tuple(r for r in reread if r is not None)
+    return replace(col, data_type=data_type, charset=charset, collation=collation, enum_values=labels)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from binlog_model.charsets import collation_name_for_id
+from binlog_model.charsets import collation_name_for_id, stored_text
 
 __all__ = [
     "Catalog",
@@ -238,6 +238,12 @@ class ColumnSchema:
     generated_stored: bool = False
     invisible: bool = False
     hidden: bool = False
+
+    def __post_init__(self) -> None:
+        if self.enum_values and self.charset:
+            # the server keeps a label in the column's charset: what it cannot hold becomes '?'
+            object.__setattr__(self, "enum_values",
+                               tuple(stored_text(v, self.charset) for v in self.enum_values))
 
     @property
     def column_type(self) -> str:

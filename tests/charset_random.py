@@ -1,4 +1,5 @@
-"""Seeded random charset scenarios for the charset differential (tests/differential/test_charset_differential.py).
+"""Seeded random charset scenarios for the charset differential
+(tests/differential/test_charset_differential.py).
 
 A scenario is two lists of SQL statements: ``before`` runs before the dump snapshot (databases and tables
 only, no rows), ``after`` runs after it and is what the binlog holds. They mix databases and tables with and
@@ -68,7 +69,8 @@ def generate(seed: int, prefix: str, statements: int = 40) -> Scenario:
                     f"v VARCHAR({rnd.randint(20, 200)}){opt('CHARACTER SET')}",
                     f"tx TEXT{opt('CHARACTER SET')}", f"e ENUM({labels}){opt('CHARACTER SET')}",
                     f"s SET({labels}){opt('CHARACTER SET')}"]
-            out.append(f"CREATE TABLE `{db}`.`{table}` (id INT PRIMARY KEY, {', '.join(cols)}){opt('CHARSET')}")
+            columns = ", ".join(cols)
+            out.append(f"CREATE TABLE `{db}`.`{table}` (id INT PRIMARY KEY, {columns}){opt('CHARSET')}")
             sc.tables.append((db, table))
             labels_of[(db, table)] = chosen
         elif roll < 0.50:

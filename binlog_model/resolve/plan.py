@@ -14,7 +14,12 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from binlog_model.charsets import charset_for_collation_id, is_binary_charset, normalize_charset
+from binlog_model.charsets import (
+    charset_for_collation_id,
+    is_binary_charset,
+    make_text_decoder,
+    normalize_charset,
+)
 from binlog_model.errors import SchemaMismatchError
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.statement_text import printable
@@ -217,11 +222,28 @@ def _metadata_mismatch(table_map: TableMapEvent, i: int, column: Any) -> str | N
     tracked = tracked_charset(column)
     if logged is not None and tracked is not None and tracked != logged:
         return f"charset is {logged} in the binlog (collation id {logged_id}) but {tracked} in the schema"
+    labels = (table_map.enum_values[i] if table_map.enum_values else None) or \
+        (table_map.set_values[i] if table_map.set_values else None)
+    if labels is not None and logged is not None and tuple(column.enum_values) != _labels(labels, logged):
+        return (f"ENUM/SET labels are {list(_labels(labels, logged))} in the binlog but "
+                f"{list(column.enum_values)} in the schema")
     unsigned = table_map.signedness[i] if table_map.signedness else None
     if unsigned is not None and bool(column.unsigned) != unsigned \
             and canonical_data_type(column.data_type) in _SIGNED_TYPES:  # MariaDB logs YEAR as unsigned
         return f"{'UNSIGNED' if unsigned else 'signed'} in the binlog but not in the schema"
     return None
+
+
+def _labels(logged: Sequence[bytes], charset: str) -> tuple[str, ...]:
+    # FULL metadata's ENUM/SET labels as text (bytes the charset cannot read stay visible as escapes)
+    decode = make_text_decoder(charset)
+    out = []
+    for raw in logged:
+        try:
+            out.append(decode(raw) if decode is not None else raw.decode("utf-8"))
+        except (UnicodeError, ValueError):
+            out.append(repr(raw))
+    return tuple(out)
 
 
 def tracked_charset(column: Any) -> str | None:

@@ -62,7 +62,8 @@ def test_resolve_with_a_dump_snapshot_keeps_new_databases_text(mysql: Any, mysql
             latest: dict[int, tuple[Any, ...]] = {}
             for row in sorted(typed, key=lambda r: tuple(r["binlog_order"].values())):
                 latest[row["id"]] = tuple(row.get(c) for c in columns)
-            selected = {r[0]: tuple(r) for r in mysql.query(f"SELECT {', '.join(columns)} FROM `{db}`.`{table}`")}
+            listed = ", ".join(columns)
+            selected = {r[0]: tuple(r) for r in mysql.query(f"SELECT {listed} FROM `{db}`.`{table}`")}
             assert latest == selected, f"{db}.{table}"
     finally:
         mysql.execute(f"DROP DATABASE IF EXISTS `{shop}`")
