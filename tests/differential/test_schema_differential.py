@@ -129,7 +129,7 @@ def _replay(server: Any, statements: list[str], databases: list[str], label: str
                 current = databases[0]
                 conn.select_db(current)
             catalog, _ = apply(catalog, sql, current, session=session)
-            ours = tracker_snapshot(catalog, databases, mariadb=server.label == "MariaDB")
+            ours = tracker_snapshot(catalog, databases, mariadb=server.family == "MariaDB")
             problems = diff(server_snapshot(cur, databases), ours)
             checked += 1
             assert not problems, f"{label}: statement #{n} diverged: {sql}\n  " + "\n  ".join(problems)
@@ -167,7 +167,7 @@ _MYSQL_FORMS: dict[str, tuple[str, ...]] = {
 
 
 def _dialect(server: Any, statements: list[str]) -> list[str]:
-    if server.label != "MySQL":
+    if server.family != "MySQL":
         return statements
     out = [form for sql in statements for form in _MYSQL_FORMS.get(" ".join(sql.split()), (sql,))]
     assert len(out) != len(statements) or out != statements, "no MariaDB-only statement left to map"
@@ -189,7 +189,7 @@ def test_random_ddl_matches_server(server: Any) -> None:
     seed = int(os.environ.get("DDL_RANDOM_SEED", "20260101"))
     count = int(os.environ.get("DDL_RANDOM_COUNT", "500"))
     db = f"dr_{secrets.token_hex(3)}"
-    mysql = server.label == "MySQL"
+    mysql = server.family == "MySQL"
     statements = [f"CREATE DATABASE {db}", *generate(seed, count, mysql=mysql)]
     print(f"random DDL seed {seed} (rerun with DDL_RANDOM_SEED={seed})")
     # The generator writes MariaDB's dialect plus MySQL's own forms; on MySQL a statement its dialect

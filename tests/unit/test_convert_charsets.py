@@ -61,13 +61,13 @@ def test_invalid_bytes_raise_unicode_error_for_the_caller() -> None:
 
 @pytest.mark.server
 def test_collation_ids_agree_with_the_server(server: LocalServer) -> None:
-    if server.label == "MariaDB":   # MariaDB 10.10+ lists each id with its full name here
+    if server.family == "MariaDB":   # MariaDB 10.10+ lists each id with its full name here
         rows = server.query("SELECT ID, CHARACTER_SET_NAME, FULL_COLLATION_NAME "
                             "FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY")
     else:
         rows = server.query("SELECT ID, CHARACTER_SET_NAME, COLLATION_NAME "
                             "FROM information_schema.COLLATIONS")
-    assert len(rows) > {"MariaDB": 500, "MySQL": 280}[server.label]
+    assert len(rows) > {"MariaDB": 500, "MySQL": 280}[server.family]
     wrong = {cid: (charset, charset_for_collation_id(cid)) for cid, charset, _ in rows
              if charset_for_collation_id(cid) != charset}
     assert wrong == {}
