@@ -175,8 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     print(f"MariaDB ready: {version.stdout.strip()} ({len(prefix.packages)} sid packages in {prefix.root})")
     if f"Ver {MARIADB11_SERIES}" not in version.stdout:
-        print(f"warning: sid's MariaDB is no longer {MARIADB11_SERIES}x: the mariadb11 tests will fail until the "
-              "harness follows it", file=sys.stderr)
+        print(f"warning: sid's MariaDB is no longer {MARIADB11_SERIES}x: the mariadb11 tests will fail "
+              "until the harness follows it", file=sys.stderr)
     return 0
 
 
