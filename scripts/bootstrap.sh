@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Set up everything the tests and the main job need on a fresh Debian machine: MariaDB server (apt-get,
-# only when mariadbd is missing), a virtualenv at .venv with the project and its extras, and MySQL 9
-# (Debian sid's packages unpacked into the user cache, never into the system; see binlog_model/testing/sid.py)
-# with MySQL's own test suite. Idempotent: a second run only checks.
+# only when mariadbd is missing), a virtualenv at .venv with the project and its extras, and MySQL 9 and
+# MariaDB 11.8 LTS (Debian sid's packages unpacked into the user cache, never into the system; see
+# binlog_model/testing/sid.py) with MySQL's own test suite. Idempotent: a second run only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,3 +37,8 @@ fi
 # reason.
 echo "bootstrap: MySQL 9 (Debian sid, user cache) and mysql-testsuite" >&2
 .venv/bin/python -m binlog_model.testing.mysql --with-testsuite >&2
+
+# MariaDB 11.8 LTS from Debian sid into the same cache, once (~10 s). Where sid cannot be reached this warns,
+# and the MariaDB 11.8 tests skip with the reason.
+echo "bootstrap: MariaDB 11.8 LTS (Debian sid, user cache)" >&2
+.venv/bin/python -m binlog_model.testing.mariadb11 >&2

@@ -1,12 +1,15 @@
-"""Shared pytest fixtures: one real MariaDB and one real MySQL 9 per test session, a fresh database per test.
+"""Shared pytest fixtures: one real MariaDB 10.11, one MariaDB 11.8 and one MySQL 9 per test session, a fresh
+database per test.
 
-Strategy: the session-scoped ``mariadb`` and ``mysql`` servers start once (about a second each) and are
-always stopped at session end, even when tests fail. ``server`` is parametrized over both kinds, so a test
-that takes it runs once per server (ids ``[mariadb]`` / ``[mysql]``); ``fresh_db`` is a uniquely named
+Strategy: the session-scoped ``mariadb`` (the machine's 10.11), ``mariadb11`` (Debian sid's 11.8 LTS) and
+``mysql`` (Debian sid's 9.7) servers start once (about a second each) and are always stopped at session
+end, even when tests fail. ``server`` is parametrized over the three kinds, so a test that takes it runs
+once per server (ids ``[mariadb]`` / ``[mariadb11]`` / ``[mysql]``); ``fresh_db`` is a uniquely named
 database on that same server, dropped afterwards. Tests set per-session options such as
 ``binlog_row_image`` on their own connection. Where a server cannot exist (no mariadbd, Debian sid not
-reachable for MySQL, no Docker engine) the fixture skips with the reason, which ``-ra`` prints in the
-summary; a MySQL test never runs on MariaDB instead.
+reachable for MySQL or MariaDB 11.8, no Docker engine) the fixture skips with the reason, which ``-ra``
+prints in the summary; a test never runs on another server instead, and a started server of the wrong
+product or series fails the fixture.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ import pytest
 
 from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.mariadb import MariaDBServer, mariadb_available
+from binlog_model.testing.mariadb11 import MARIADB11_SERIES, MariaDB11Server, mariadb11_available
 from binlog_model.testing.mysql import MySQLServer, mysql_available
 
 #: the local server kinds every server-backed test runs on
-SERVER_KINDS = ("mariadb", "mysql")
+SERVER_KINDS = ("mariadb", "mariadb11", "mysql")
 
 _db_counter = itertools.count(1)
 
@@ -46,6 +50,18 @@ def mariadb() -> Iterator[MariaDBServer]:
 
 
 @pytest.fixture(scope="session")
+def mariadb11() -> Iterator[MariaDB11Server]:
+    """A running local MariaDB 11.8 LTS (Debian sid build; the ``mariadb`` options, 11.8's own charset)."""
+    ok, reason = mariadb11_available()
+    if not ok:
+        pytest.skip(f"no local MariaDB 11.8: {reason}")
+    for server in _session_server(MariaDB11Server(row_image="FULL", row_metadata="FULL")):
+        if not server.version.startswith(MARIADB11_SERIES) or "mariadb" not in server.version.lower():
+            pytest.fail(f"the MariaDB 11.8 harness started {server.version}, not MariaDB {MARIADB11_SERIES}x")
+        yield server
+
+
+@pytest.fixture(scope="session")
 def mysql() -> Iterator[MySQLServer]:
     """A running local MySQL 9 (Debian sid build; ROW binlog, FULL image, FULL metadata, GTID, ROWS_QUERY)."""
     ok, reason = mysql_available()
@@ -59,7 +75,7 @@ def mysql() -> Iterator[MySQLServer]:
 
 @pytest.fixture(scope="session", params=SERVER_KINDS)
 def server(request: pytest.FixtureRequest) -> LocalServer:
-    """The session server of each kind in turn: the test runs once on MariaDB and once on MySQL."""
+    """The session server of each kind in turn: the test runs on MariaDB 10.11, MariaDB 11.8 and MySQL."""
     return request.getfixturevalue(request.param)  # type: ignore[no-any-return]
 
 
@@ -83,6 +99,12 @@ def fresh_db(server: LocalServer) -> Iterator[str]:
 def mariadb_db(mariadb: MariaDBServer) -> Iterator[str]:
     """As ``fresh_db``, on the MariaDB session server only (for MariaDB-only features)."""
     yield from _fresh_database(mariadb)
+
+
+@pytest.fixture
+def mariadb11_db(mariadb11: MariaDB11Server) -> Iterator[str]:
+    """As ``fresh_db``, on the MariaDB 11.8 session server only (for what only 11.8 shows)."""
+    yield from _fresh_database(mariadb11)
 
 
 @pytest.fixture
@@ -137,7 +159,8 @@ def mysql80_compressed(docker_client: Any) -> Iterator[Any]:
 
 #: fixtures that bring up a real server: a test taking one (directly or through another fixture) is marked
 #: ``server`` here, so a module's pure tests still run under ``-m "not server"``
-_SERVER_FIXTURES = frozenset({"server", "mariadb", "mysql", "fresh_db", "mariadb_db", "mysql_db"})
+_SERVER_FIXTURES = frozenset({"server", "mariadb", "mariadb11", "mysql", "fresh_db", "mariadb_db",
+                              "mariadb11_db", "mysql_db"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

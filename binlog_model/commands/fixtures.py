@@ -56,8 +56,9 @@ def _with_decode_options(func: Callable[..., None]) -> Callable[..., None]:
 @command.command("generate")
 @click.argument("scenario", type=click.Path(exists=True, path_type=Path))
 @click.option("--server", type=click.Choice(SERVER_CHOICES), default="mariadb", show_default=True,
-              help="mariadb and mysql run a local server (mysql: Debian sid's MySQL 9, fetched into the "
-                   "user cache); mysql:5.7 and mysql:8.0 need a Docker engine (testcontainers).")
+              help="mariadb, mariadb11 and mysql run a local server (mariadb: the machine's; mariadb11 and "
+                   "mysql: Debian sid's MariaDB 11.8 and MySQL 9, fetched into the user cache); mysql:5.7 "
+                   "and mysql:8.0 need a Docker engine (testcontainers).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Fixture directory, e.g. fixtures/golden/mysql/<scenario>/; with a SCENARIO folder, "
                    "the root that gets one directory per scenario, e.g. fixtures/golden/mysql/.")

@@ -169,8 +169,9 @@ def binlog_size(name: PathLike) -> int:
 
 def list_binlog_files(name: PathLike) -> list[str]:
     """The binlog files ``name`` stands for, in binlog order: the file itself, every ``*.NNNNNN`` file of a
-    directory (or object prefix), or the files a glob matches. Local names come back absolute. Raises
-    ``ConfigError`` when nothing matches."""
+    directory (or object prefix), or the files a glob matches except the server's side files (the
+    ``.index`` list, MariaDB's ``<binlog>.idx`` GTID indexes), which a glob such as ``mysql-bin.0*`` also
+    matches. Local names come back absolute. Raises ``ConfigError`` when nothing matches."""
     text = os.fspath(name)
     found = _list_remote(text) if is_uri(text) else _list_local(absolute_name(text))
     if not found:
@@ -182,6 +183,13 @@ def _is_binlog_name(name: str) -> bool:
     return base_name(name).rpartition(".")[2].isdigit() and "." in base_name(name)
 
 
+def _is_side_file(name: str) -> bool:
+    """A file a server keeps beside its binlogs, never a binlog: the ``<base>.index`` list of binlog names,
+    and the GTID index ``<binlog>.idx`` MariaDB 11.4+ writes for each binlog (``mysql-bin.000001.idx``)."""
+    stem, _, suffix = base_name(name).rpartition(".")
+    return suffix == "index" or (suffix == "idx" and _is_binlog_name(stem))
+
+
 def _list_local(text: str) -> list[str]:
     import glob
 
@@ -190,7 +198,7 @@ def _list_local(text: str) -> list[str]:
         return [str(p) for p in path.iterdir() if p.is_file() and _is_binlog_name(p.name)]
     if path.is_file():
         return [text]
-    return [os.path.abspath(m) for m in glob.glob(text) if os.path.isfile(m)]
+    return [os.path.abspath(m) for m in glob.glob(text) if os.path.isfile(m) and not _is_side_file(m)]
 
 
 def _list_remote(uri: str) -> list[str]:
@@ -216,7 +224,8 @@ def _list_remote(uri: str) -> list[str]:
     except OSError as err:
         raise ConfigError(f"cannot list {uri}: {err}") from err
     return [_to_uri(uri, i.path) for i in infos
-            if i.type == pafs.FileType.File and len(parts := i.path.rstrip("/").split("/")) == len(pattern)
+            if i.type == pafs.FileType.File and not _is_side_file(i.path)
+            and len(parts := i.path.rstrip("/").split("/")) == len(pattern)
             and all(fnmatch.fnmatchcase(p, q) for p, q in zip(parts, pattern, strict=True))]
 
 

@@ -21,6 +21,11 @@ HEARTBEAT events and other artificial events are dropped there (they are framing
 MariaDB GTID start sends the file's first events, then jumps (announced by a fake GTID_LIST whose log_pos
 is the resume point) to the GTID's transaction, and the decoder follows that jump.
 
+A log_pos of 0 alone does not make an event framing: MariaDB 11.x writes log_pos 0 on the events inside a
+transaction (ANNOTATE_ROWS, TABLE_MAP, rows events: only the GTID and the commit carry their end), and sends
+them as they are. Only the framing kinds (ROTATE, FORMAT_DESCRIPTION, GTID_LIST, heartbeats) with log_pos 0
+are taken as framing without the flag; any other event with log_pos 0 starts where the previous one ended.
+
 Uses pymysql's packet-level methods (``_execute_command``, ``_read_packet``): pymysql has no public API for
 replication commands. The connection is consumed by the dump and closed when the generator ends.
 """
@@ -52,6 +57,10 @@ _HEADER = struct.Struct("<IBIIIH")  # timestamp, type, server_id, event_size, lo
 _DUMP = struct.Struct("<IHI")  # position, flags, server_id
 _U64 = struct.Struct("<Q")
 _DEFAULT_REPLICA_ID: Final = 4_000_000_001
+# Event kinds a server sends with log_pos 0 as framing (not from the file), with or without the flag.
+_FRAMING_AT_ZERO: Final = frozenset({EventType.ROTATE_EVENT, EventType.FORMAT_DESCRIPTION_EVENT,
+                                     EventType.GTID_LIST_EVENT, EventType.HEARTBEAT_LOG_EVENT,
+                                     EventType.HEARTBEAT_LOG_EVENT_V2})
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +200,8 @@ def _read_stream(conn: Any, log_file: str, log_pos: int, checksum: bool) -> Iter
         if event_size != len(raw):
             raise ReplicationError(f"event_size {event_size} but the packet holds {len(raw)} bytes"
                                    f" in {current_file} near offset {next_offset}")
-        artificial = bool(flags & LOG_EVENT_ARTIFICIAL_F) or event_log_pos == 0
+        artificial = bool(flags & LOG_EVENT_ARTIFICIAL_F) or (event_log_pos == 0
+                                                               and event_type in _FRAMING_AT_ZERO)
         if event_type == EventType.ROTATE_EVENT and artificial:
             end = len(raw) - 4 if checksum else len(raw)
             position = _U64.unpack_from(raw, _HEADER.size)[0]
@@ -199,7 +209,10 @@ def _read_stream(conn: Any, log_file: str, log_pos: int, checksum: bool) -> Iter
             next_offset = position
             yield ReplicationPacket(current_file, position, raw, event_type, event_log_pos, flags, True)
             continue
-        offset = event_log_pos - event_size if not artificial else next_offset
+        # MariaDB 11.x: log_pos 0 inside a transaction; the event follows the previous one
+        offset = event_log_pos - event_size if not artificial and event_log_pos else next_offset
         yield ReplicationPacket(current_file, offset, raw, event_type, event_log_pos, flags, artificial)
         if event_log_pos:
             next_offset = event_log_pos
+        elif not artificial:
+            next_offset = offset + event_size

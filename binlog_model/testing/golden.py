@@ -34,6 +34,7 @@ __all__ = [
     "SERVER_CHOICES",
     "SNAPSHOT_NAME",
     "SPEC_EXAMPLE",
+    "SPEC_EXAMPLE_MARIADB11_DIFFERENCES",
     "SPEC_EXAMPLE_MARIADB_DIFFERENCES",
     "SPEC_EXAMPLE_MYSQL_DIFFERENCES",
     "FixtureResult",
@@ -251,7 +252,7 @@ def verify_tree(root: Path) -> list[FixtureResult]:
 
 # -- generation on a live server -----------------------------------------------------------------------------
 
-SERVER_CHOICES = ("mariadb", "mysql", "mysql:5.7", "mysql:8.0")
+SERVER_CHOICES = ("mariadb", "mariadb11", "mysql", "mysql:5.7", "mysql:8.0")
 _CONTAINER_KIND = {"mysql:5.7": "mysql57", "mysql:8.0": "mysql80"}
 
 #: the scenario that reproduces the functional spec's example (seeds/000)
@@ -275,8 +276,9 @@ MYSQL_SKIPPED_SCENARIOS: dict[str, str] = {}
 
 
 def server_family(server: str) -> str:
-    """``mariadb`` or ``mysql`` (the Docker MySQL servers speak the same dialect as the local one)."""
-    return "mysql" if server.startswith("mysql") else server
+    """``mariadb`` or ``mysql``: the Docker MySQL servers speak the same dialect as the local one, and
+    MariaDB 11.8 (``mariadb11``) the same as the machine's MariaDB."""
+    return "mysql" if server.startswith("mysql") else "mariadb"
 
 
 def scenario_for_server(scenario: Path, server: str) -> Path:
@@ -304,6 +306,13 @@ def _start_server(server: str, name: str = "") -> Any:
         from binlog_model.testing.mariadb import MariaDBServer
 
         return MariaDBServer(row_image="FULL", row_metadata="FULL").start()
+    if server == "mariadb11":
+        from binlog_model.testing.mariadb11 import MariaDB11Server, mariadb11_available
+
+        ok, reason = mariadb11_available()
+        if not ok:
+            raise ConfigError(f"cannot generate a mariadb11 fixture: {reason}")
+        return MariaDB11Server(row_image="FULL", row_metadata="FULL").start()
     if server == "mysql":
         from binlog_model.testing.mysql import MySQLServer, mysql_available
 
@@ -458,6 +467,15 @@ SPEC_EXAMPLE_MARIADB_DIFFERENCES: tuple[dict[str, str], ...] = (
      "mariadb": "utf8mb4", "why": "the harness's MariaDB runs with --character-set-server=utf8mb4"},
 )
 
+# The same on MariaDB 11.8: every difference is the same, but utf8mb4 is its own default server charset.
+SPEC_EXAMPLE_MARIADB11_DIFFERENCES: tuple[dict[str, str], ...] = (
+    *SPEC_EXAMPLE_MARIADB_DIFFERENCES[:-1],
+    {"field": "charset", "spec": "latin1 (MySQL 5.7's default server charset; the listing prints none)",
+     "mariadb": "utf8mb4",
+     "why": "MariaDB 11.8's default server charset (utf8mb4, collation utf8mb4_uca1400_ai_ci); the harness "
+            "sets none"},
+)
+
 
 # -- the spec example on MySQL 9 -----------------------------------------------------------------------------
 
@@ -493,10 +511,16 @@ SPEC_EXAMPLE_MYSQL_KNOWN = (
 
 
 def default_differences(fixture_dir: Path, meta: dict[str, Any]) -> tuple[dict[str, str], ...] | None:
-    """The documented spec differences for a fixture, when it is the spec example on MariaDB or MySQL."""
+    """The documented spec differences for a fixture, when it is the spec example on MariaDB (10.11 or
+    11.8) or MySQL."""
     if Path(fixture_dir).name != SPEC_EXAMPLE:
         return None
-    if meta.get("server", {}).get("product") == "MariaDB":
+    from binlog_model.testing.mariadb11 import MARIADB11_SERIES
+
+    server = meta.get("server", {})
+    if server.get("product") == "MariaDB":
+        if str(server.get("version", "")).startswith(MARIADB11_SERIES):
+            return SPEC_EXAMPLE_MARIADB11_DIFFERENCES
         return SPEC_EXAMPLE_MARIADB_DIFFERENCES
     if "spec_run" in meta:
         return SPEC_EXAMPLE_MYSQL_DIFFERENCES

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import os
 import shutil
 import signal
@@ -20,13 +21,14 @@ import subprocess
 import tempfile
 import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from binlog_model.testing.sqlserver import HarnessError, SqlServer
 
-__all__ = ["LocalServer", "free_port", "root_user_args"]
+__all__ = ["LocalServer", "free_port", "pristine_datadir", "root_user_args"]
 
 _START_TIMEOUT = 60.0
 _STOP_TIMEOUT = 15.0
@@ -42,6 +44,9 @@ class LocalServer(SqlServer):
     """
 
     label = "server"
+    #: the product, whatever its version ("MariaDB" / "MySQL"): what SQL dialect and binlog flavour tests
+    #: expect; ``label`` names the build (e.g. "MariaDB 11.8") where a project runs more than one
+    family = "server"
     #: the prefix of the temp directory and the socket's file name
     process_name = "server"
 
@@ -253,6 +258,32 @@ class LocalServer(SqlServer):
             time.sleep(0.05)
         raise HarnessError(f"{self.label} server did not accept connections within {_START_TIMEOUT:.0f} s"
                            f" (last error: {last})\n--- error log tail ---\n{self.log_tail()}")
+
+
+def pristine_datadir(binary: Path, cache: Path, initialize: Callable[[Path, Path], None]) -> Path:
+    """A datadir initialized once per server build and kept in ``cache``, for servers to copy.
+
+    ``initialize(data, work)`` creates ``data`` (``work`` is a scratch folder beside it) and raises
+    ``HarnessError`` when it cannot. The build is told apart by ``binary``'s size and mtime, so a new fetch
+    makes a new pristine datadir. A lock file serialises concurrent callers (parallel test sessions); a
+    ``ready`` stamp marks a finished one, so later calls cost nothing. Returns the ``data`` folder.
+    """
+    stat = binary.stat()
+    base = cache / f"pristine-{stat.st_size}-{int(stat.st_mtime)}"
+    data = base / "data"
+    if (base / "ready").is_file():
+        return data
+    base.mkdir(parents=True, exist_ok=True)
+    with open(base / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (base / "ready").is_file():  # another process finished it while we waited
+            return data
+        shutil.rmtree(data, ignore_errors=True)
+        work = base / "tmp"
+        work.mkdir(exist_ok=True)
+        initialize(data, work)
+        (base / "ready").touch()
+    return data
 
 
 def root_user_args() -> list[str]:

@@ -67,6 +67,7 @@ class MariaDBServer(LocalServer):
     """
 
     label = "MariaDB"
+    family = "MariaDB"
     process_name = "mariadbd"
 
     def __init__(
@@ -100,6 +101,15 @@ class MariaDBServer(LocalServer):
 
     # --- internals --------------------------------------------------------------------------------------
 
+    def _charset_args(self) -> list[str]:
+        """The server charset: 10.11's own default is latin1, so this harness pins utf8mb4 (see above).
+        ``MariaDB11Server`` passes nothing: 11.8's own defaults are what it is for."""
+        return ["--character-set-server=utf8mb4", "--collation-server=utf8mb4_general_ci"]
+
+    def _path_args(self) -> list[str]:
+        """Where the server finds its messages, charsets and plugins: an installed server knows (none)."""
+        return []
+
     def _innodb_args(self) -> list[str]:
         # A private tmpdir: with the shared /tmp, concurrent servers (parallel test sessions) were seen to
         # fail bootstrap on each other's #sql-temptable files.
@@ -130,6 +140,7 @@ class MariaDBServer(LocalServer):
     def _server_args(self) -> list[str]:
         args = [
             "--no-defaults",
+            *self._path_args(),
             f"--datadir={self.datadir}",
             f"--socket={self.socket}",
             f"--port={self.port}",
@@ -145,8 +156,7 @@ class MariaDBServer(LocalServer):
             "--binlog-checksum=CRC32",
             f"--server-id={self.server_id}",
             f"--gtid-domain-id={self.gtid_domain_id}",
-            "--character-set-server=utf8mb4",
-            "--collation-server=utf8mb4_general_ci",
+            *self._charset_args(),
             "--default-time-zone=+00:00",
             "--skip-name-resolve",
             "--max-allowed-packet=64M",

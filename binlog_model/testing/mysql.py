@@ -20,13 +20,12 @@ falls back to MariaDB.
 
 from __future__ import annotations
 
-import fcntl
 import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from binlog_model.testing.localserver import LocalServer, root_user_args
+from binlog_model.testing.localserver import LocalServer, pristine_datadir, root_user_args
 from binlog_model.testing.sid import SidFetchError, SidPrefix, fetch_sid_packages
 from binlog_model.testing.sqlserver import HarnessError, check_choice, check_server_id
 
@@ -83,6 +82,7 @@ class MySQLServer(LocalServer):
     """
 
     label = "MySQL"
+    family = "MySQL"
     process_name = "mysqld"
     reset_binlogs_statement = "RESET BINARY LOGS AND GTIDS"
     binlog_status_statement = "SHOW BINARY LOG STATUS"
@@ -150,34 +150,22 @@ class MySQLServer(LocalServer):
     def _pristine_datadir(self) -> Path:
         """``--initialize-insecure`` once per mysqld build, kept in the cache beside the prefix."""
         mysqld = self.prefix.root / "usr/sbin/mysqld"
-        stat = mysqld.stat()
-        base = self.prefix.root.parent / f"pristine-{stat.st_size}-{int(stat.st_mtime)}"
-        data = base / "data"
-        if (base / "ready").is_file():
-            return data
-        base.mkdir(parents=True, exist_ok=True)
-        with open(base / ".lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if (base / "ready").is_file():
-                return data
-            shutil.rmtree(data, ignore_errors=True)
-            tmp = base / "tmp"
-            tmp.mkdir(exist_ok=True)
-            cmd = [*self._server_command(), *self._base_args(data, tmp), "--initialize-insecure",
-                   f"--log-error={base / 'initialize.log'}"]
-            try:
-                done = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=180,
-                                      check=False)
-            except (OSError, subprocess.TimeoutExpired) as err:
-                raise HarnessError(f"mysqld --initialize-insecure failed to run: {err}") from err
-            if done.returncode != 0:
-                init_log = base / "initialize.log"
-                log = init_log.read_text(errors="replace") if init_log.is_file() else ""
-                tail = "\n".join((log + done.stderr.decode(errors="replace")).splitlines()[-30:])
-                raise HarnessError(f"mysqld --initialize-insecure exited with {done.returncode}"
-                                   f"\n--- log tail ---\n{tail}")
-            (base / "ready").touch()
-        return data
+        return pristine_datadir(mysqld, self.prefix.root.parent, self._initialize)
+
+    def _initialize(self, data: Path, tmp: Path) -> None:
+        log_path = tmp.parent / "initialize.log"
+        cmd = [*self._server_command(), *self._base_args(data, tmp), "--initialize-insecure",
+               f"--log-error={log_path}"]
+        try:
+            done = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=180,
+                                  check=False)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise HarnessError(f"mysqld --initialize-insecure failed to run: {err}") from err
+        if done.returncode != 0:
+            log = log_path.read_text(errors="replace") if log_path.is_file() else ""
+            tail = "\n".join((log + done.stderr.decode(errors="replace")).splitlines()[-30:])
+            raise HarnessError(f"mysqld --initialize-insecure exited with {done.returncode}"
+                               f"\n--- log tail ---\n{tail}")
 
     def _server_args(self) -> list[str]:
         on_off = {True: "ON", False: "OFF"}

@@ -58,7 +58,7 @@ _UUID_VALUES = (", '123e4567-e89b-12d3-a456-426655440000')", ", NULL)")
 
 def _workload(server: LocalServer) -> list[str]:
     """CREATE and ROWS for ``server``: MySQL has no UUID type, so its table goes without that last column."""
-    if server.label == "MariaDB":
+    if server.family == "MariaDB":
         return [CREATE, *ROWS]
     create = CREATE.replace(", u uuid", "")
     rows = [next((row[: -len(tail)] + ")" for tail in _UUID_VALUES if row.endswith(tail)), row)

@@ -10,7 +10,7 @@ from tests._histories import three_histories
 
 
 def test_three_callers_keep_gtid_tags_and_adopt_the_server_charset(server: Any, fresh_db: str) -> None:
-    mysql = server.label == "MySQL"
+    mysql = server.family == "MySQL"
     tagged = ["SET gtid_next = 'AUTOMATIC:ddlpass'", "ALTER TABLE t ADD COLUMN c int",
               "SET gtid_next = 'AUTOMATIC'"] if mysql else ["ALTER TABLE t ADD COLUMN c int"]
     server.flush_and_collect()

@@ -80,7 +80,7 @@ def test_dump_follows_rotation(server: LocalServer, fresh_db: str, tmp_path: Pat
     assert pulled == expected
     assert {e.header.file for e in pulled} == {files[0].name, files[1].name}
     kinds = [e.header.type_name for e in pulled]
-    version = "_V1" if server.label == "MariaDB" else ""  # MariaDB writes v1 rows events, MySQL v2
+    version = "_V1" if server.family == "MariaDB" else ""  # MariaDB writes v1 rows events, MySQL v2
     assert f"WRITE_ROWS_EVENT{version}" in kinds and f"DELETE_ROWS_EVENT{version}" in kinds
 
 
@@ -123,7 +123,7 @@ def test_blocking_dump_tails_the_active_file(server: LocalServer, fresh_db: str)
                 break
         # The dump resumed exactly where asked: the first real event starts at log_pos.
         first = {"MariaDB": ["GTID_EVENT", "ANNOTATE_ROWS_EVENT"], "MySQL": ["GTID_LOG_EVENT", "QUERY_EVENT"]}
-        assert seen[:2] == first[server.label]
+        assert seen[:2] == first[server.family]
         assert offsets[0] == int(log_pos)
     finally:
         stream.close()  # closes the dump connection

@@ -19,9 +19,12 @@ import os
 import secrets
 from typing import Any
 
+import pytest
+
 from schema_tracker.ddl import ServerSession, apply, split_statements
 from schema_tracker.model import Catalog
 from tests._paths import TESTS
+from tests._servers import known_failure_on
 from tests.ddl_random import generate
 
 CORPUS = TESTS / "ddl_corpus" / "differential.sql"
@@ -129,7 +132,7 @@ def _replay(server: Any, statements: list[str], databases: list[str], label: str
                 current = databases[0]
                 conn.select_db(current)
             catalog, _ = apply(catalog, sql, current, session=session)
-            ours = tracker_snapshot(catalog, databases, mariadb=server.label == "MariaDB")
+            ours = tracker_snapshot(catalog, databases, mariadb=server.family == "MariaDB")
             problems = diff(server_snapshot(cur, databases), ours)
             checked += 1
             assert not problems, f"{label}: statement #{n} diverged: {sql}\n  " + "\n  ".join(problems)
@@ -167,14 +170,22 @@ _MYSQL_FORMS: dict[str, tuple[str, ...]] = {
 
 
 def _dialect(server: Any, statements: list[str]) -> list[str]:
-    if server.label != "MySQL":
+    if server.family != "MySQL":
         return statements
     out = [form for sql in statements for form in _MYSQL_FORMS.get(" ".join(sql.split()), (sql,))]
     assert len(out) != len(statements) or out != statements, "no MariaDB-only statement left to map"
     return out
 
 
-def test_corpus_matches_server_after_every_statement(server: Any) -> None:
+# MariaDB 11.8 maps a named charset to its character_set_collations default (utf8mb4 ->
+# utf8mb4_uca1400_ai_ci, utf8mb3 -> utf8mb3_uca1400_ai_ci); the tracker gives the charset's compiled default
+# (_general_ci). Both tests match 11.8 in everything else (checked with collation names normalised).
+_CHARSET_DEFAULTS = ("issue 22: charset defaults from the log -- a column or table naming only its charset "
+                     "gets 11.8's utf8mb4/utf8mb3_uca1400_ai_ci, the tracker _general_ci")
+
+
+def test_corpus_matches_server_after_every_statement(server: Any, request: pytest.FixtureRequest) -> None:
+    known_failure_on(request, server, "MariaDB 11.8", _CHARSET_DEFAULTS)
     db, db2 = f"dc_{secrets.token_hex(3)}", f"dc2_{secrets.token_hex(3)}"
     text = CORPUS.read_text(encoding="utf-8").replace("{db2}", db2).replace("{db}", db)
     statements = _dialect(server, split_statements(text))
@@ -184,12 +195,13 @@ def test_corpus_matches_server_after_every_statement(server: Any) -> None:
     assert len(statements) >= 300 and len(created) >= 20, (len(statements), len(created))
 
 
-def test_random_ddl_matches_server(server: Any) -> None:
+def test_random_ddl_matches_server(server: Any, request: pytest.FixtureRequest) -> None:
+    known_failure_on(request, server, "MariaDB 11.8", _CHARSET_DEFAULTS)
     # fixed by default so CI is reproducible; set DDL_RANDOM_SEED (and DDL_RANDOM_COUNT) to explore
     seed = int(os.environ.get("DDL_RANDOM_SEED", "20260101"))
     count = int(os.environ.get("DDL_RANDOM_COUNT", "500"))
     db = f"dr_{secrets.token_hex(3)}"
-    mysql = server.label == "MySQL"
+    mysql = server.family == "MySQL"
     statements = [f"CREATE DATABASE {db}", *generate(seed, count, mysql=mysql)]
     print(f"random DDL seed {seed} (rerun with DDL_RANDOM_SEED={seed})")
     # The generator writes MariaDB's dialect plus MySQL's own forms; on MySQL a statement its dialect

@@ -96,7 +96,7 @@ def test_history_from_a_real_server_binlog(server: Any, fresh_db: str, tmp_path:
     replay_ddl(iter_events(files, skip_types=DDL_SKIP_TYPES), h)
     mine = [e for e in h if e.default_db == fresh_db]
     assert [e.statement.split()[0] for e in mine] == ["CREATE", "ALTER", "ALTER"]
-    if server.label == "MariaDB":
+    if server.family == "MariaDB":
         assert all(e.gtid and e.gtid.startswith("0-") for e in mine)   # domain-server-sequence
     else:
         uuid = server.query("SELECT @@server_uuid")[0][0]

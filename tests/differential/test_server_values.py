@@ -210,12 +210,12 @@ def workload(server: LocalServer, tmp_path_factory: pytest.TempPathFactory) -> d
                 cur.execute(ZERO_DATES.format(id=base + 4))
                 ids[image] = [base + 1, base + 2, base + 3, base + 4]
                 for rid in ids[image]:
-                    cur.execute(f"SELECT {_select_list(server.label)} FROM t WHERE id = {rid}")
+                    cur.execute(f"SELECT {_select_list(server.family)} FROM t WHERE id = {rid}")
                     selects[(image, "before", rid)] = cur.fetchone()
                 cur.execute(f"UPDATE t SET note = 'upd', i = IFNULL(i, 0) + 1 WHERE id > {base} "
                             f"AND id < {base + 100}")
                 for rid in ids[image]:
-                    cur.execute(f"SELECT {_select_list(server.label)} FROM t WHERE id = {rid}")
+                    cur.execute(f"SELECT {_select_list(server.family)} FROM t WHERE id = {rid}")
                     selects[(image, "after", rid)] = cur.fetchone()
                 cur.execute(f"DELETE FROM t WHERE id > {base} AND id < {base + 100}")
     finally:
@@ -224,7 +224,7 @@ def workload(server: LocalServer, tmp_path_factory: pytest.TempPathFactory) -> d
     events = list(_decode_files(files, db))
     mariadb.execute(f"DROP DATABASE `{db}`")
     return {"selects": selects, "ids": ids, "events": events,
-            "blob_columns": BLOB_COLUMNS_BY_SERVER[server.label], "server": server.label}
+            "blob_columns": BLOB_COLUMNS_BY_SERVER[server.family], "server": server.family}
 
 
 def _rows_of(workload: dict[str, Any], kind: str) -> list[tuple[Any, ...]]:
@@ -363,9 +363,11 @@ def test_table_map_prefix_primary_key_and_enum_set_charsets(
     files = server.flush_and_collect(tmp_path)
     (tm,) = [e for e in _decode_files(files, fresh_db) if isinstance(e, TableMapEvent)]
     assert (tm.primary_key, tm.primary_key_prefixes) == ((0, 5), (0, 3))
-    utf8mb4 = 45 if server.label == "MariaDB" else 255  # the server's default utf8mb4 collation
+    # the server's default utf8mb4 collation: 10.11 with the harness's utf8mb4_general_ci, 11.8's own
+    # utf8mb4_uca1400_ai_ci (id 2304, as information_schema.COLLATION_CHARACTER_SET_APPLICABILITY says)
+    utf8mb4 = {"MariaDB": 45, "MariaDB 11.8": 2304, "MySQL": 255}[server.label]
     # MariaDB gives GEOMETRY a charset (binary); MySQL's charset block leaves it out.
-    geometry = 63 if server.label == "MariaDB" else None
+    geometry = 63 if server.family == "MariaDB" else None
     assert tm.charsets == (None, 8, None, None, geometry, utf8mb4)
     assert tm.enum_set_charsets == (None, None, 8, utf8mb4, None, None)
     assert tm.geometry_types == (None, None, None, None, 1, None)

@@ -158,7 +158,7 @@ def test_live_server_snapshot_equals_the_dump(one_db_binlogs: tuple[Any, str, Pa
     try:
         monkeypatch.setenv("BINLOG_MODEL_PASSWORD", password)
         url = f"mysql://{user}@127.0.0.1:{server.port}/{db}"
-        if server.label == "MySQL":
+        if server.family == "MySQL":
             # caching_sha2_password sends the password over TCP only with TLS or an RSA exchange; over the
             # socket it is plain. The socket form of the URL exists for exactly this.
             url = f"mysql://{user}@localhost/{db}?socket={server.socket}"

@@ -61,8 +61,8 @@ def test_every_scenario_has_a_mariadb_fixture() -> None:
     assert scenarios <= fixtures
 
 
-def _events(name: str) -> list[pb.BinlogEvent]:
-    lines = (MARIADB / name / "expected.jsonl").read_text(encoding="utf-8").splitlines()
+def _events(name: str, root: Path = MARIADB) -> list[pb.BinlogEvent]:
+    lines = (root / name / "expected.jsonl").read_text(encoding="utf-8").splitlines()
     return [from_json(line) for line in lines]
 
 
@@ -278,10 +278,12 @@ def _differing_fields(spec: dict[str, Any], got: dict[str, Any]) -> set[str]:
     return fields
 
 
-def test_spec_example_matches_the_spec_except_documented_differences() -> None:
-    fixture = MARIADB / "spec_example"
+@pytest.mark.parametrize("root", [MARIADB, GOLDEN / "mariadb11"], ids=lambda p: p.name)
+def test_spec_example_matches_the_spec_except_documented_differences(root: Path) -> None:
+    """On MariaDB 10.11 and 11.8 alike (11.8's utf8mb4 is its own default, 10.11's the harness's)."""
+    fixture = root / "spec_example"
     meta = read_meta(fixture)
-    events = _events("spec_example")
+    events = _events("spec_example", root)
     kinds = _statement_events([fixture / "binlogs" / b["name"] for b in meta["binlogs"]])
     projected = [_project(e, kinds) for e in events]
 
@@ -466,18 +468,23 @@ def test_event_times_follow_the_pinned_timestamp() -> None:
 # -- generate on a live server --------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("server", ["mariadb", "mariadb11"])
 @pytest.mark.parametrize("scenario", ["spec_example", "pk_updates"])
-def test_generate_on_mariadb_reproduces_the_committed_expectations(tmp_path: Path, scenario: str) -> None:
-    """A fresh server, the scenario, our decoder: the same expected.jsonl byte for byte (times are pinned)."""
+def test_generate_on_mariadb_reproduces_the_committed_expectations(tmp_path: Path, scenario: str,
+                                                                   server: str) -> None:
+    """A fresh server, the scenario, our decoder: the same expected.jsonl byte for byte (times are pinned),
+    on the machine's MariaDB (fixtures/golden/mariadb) and on MariaDB 11.8 (fixtures/golden/mariadb11)."""
     from binlog_model.testing.mariadb import mariadb_available
+    from binlog_model.testing.mariadb11 import mariadb11_available
 
-    ok, reason = mariadb_available()
+    ok, reason = mariadb11_available() if server == "mariadb11" else mariadb_available()
     if not ok:
         pytest.skip(reason)
-    committed = read_meta(MARIADB / scenario)
-    out = tmp_path / "mariadb" / scenario
+    committed_dir = GOLDEN / server / scenario
+    committed = read_meta(committed_dir)
+    out = tmp_path / server / scenario
     sql = GOLDEN.parent / "scenarios" / f"{scenario}.sql"
-    args = ["fixtures", "generate", str(sql), "--server", "mariadb", "--out", str(out)]
+    args = ["fixtures", "generate", str(sql), "--server", server, "--out", str(out)]
     for column in committed["expected"]["options"]["always_include"]:
         args += ["--always-include", column]
     run = CliRunner().invoke(cli, args)
@@ -489,7 +496,8 @@ def test_generate_on_mariadb_reproduces_the_committed_expectations(tmp_path: Pat
     assert meta["expected"]["options"] == committed["expected"]["options"]
     assert meta["expected"]["snapshot"] == "snapshot.json"
     assert meta.get("differences_from_spec") == committed.get("differences_from_spec")
-    assert (out / "expected.jsonl").read_bytes() == (MARIADB / scenario / "expected.jsonl").read_bytes()
+    assert meta["server"]["version"].split(".")[:2] == committed["server"]["version"].split(".")[:2]
+    assert (out / "expected.jsonl").read_bytes() == (committed_dir / "expected.jsonl").read_bytes()
     assert verify_fixture(out).ok
 
 

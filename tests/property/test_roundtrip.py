@@ -142,7 +142,7 @@ def _round_trip(server: LocalServer, db: str, seed: int) -> None:
     conn = server.connect(database=db)
     seen: Counter[str] = Counter()
     try:
-        if server.label == "MySQL":
+        if server.family == "MySQL":
             # JSON_SET/JSON_REPLACE/JSON_REMOVE are then logged as diffs (under FULL and MINIMAL images alike)
             with conn.cursor() as cur:
                 cur.execute("SET SESSION binlog_row_value_options = 'PARTIAL_JSON'")
@@ -173,7 +173,7 @@ def _round_trip(server: LocalServer, db: str, seed: int) -> None:
         replica.apply_all(assembler.close())
         assert assembler.stats.incomplete_transactions == 0
         assert ddl >= 5 and transactions >= 50, (ddl, transactions)   # the mix really was exercised
-        if server.label == "MySQL":
+        if server.family == "MySQL":
             assert seen["partial JSON rows events"] >= 5, seen
     finally:
         conn.close()

@@ -32,3 +32,19 @@ def test_resolve_writes_parquet_and_prints_the_summary(tmp_path: Path) -> None:
     table = pq.read_table(tmp_path / "db=ppc" / "table=campaigns")
     assert table.num_rows == 4
     assert {"cid", "binlog_operation", "binlog_order"} <= set(table.column_names)
+
+
+def test_resolve_reads_a_directory_with_gtid_index_files_as_its_binlogs_only(tmp_path: Path) -> None:
+    """A directory as MariaDB 11.4+ leaves it (``binlog.000001``, ``binlog.000001.idx``, ``binlog.index``):
+    the CLI reads one binlog file from it, also when a glob that matches the side files names it too."""
+    from tests.unit.test_file_reader import gtid_index_directory
+
+    logs = gtid_index_directory(tmp_path)
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    done = subprocess.run([sys.executable, "-m", "binlog_model.cli", "resolve", str(logs),
+                           str(logs / "binlog.0*"), "--out", str(tmp_path / "out"), "--source", "idx:1",
+                           "--master", "local[1]"],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[0].startswith("== idx:1: 1 files, "), done.stdout
+    assert "decoded 1/1 files" in done.stderr

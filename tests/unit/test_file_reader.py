@@ -99,6 +99,32 @@ def test_expansion_is_in_rotation_order(tmp_path: Path) -> None:
         expand_paths([str(logs / "nothing*")])
 
 
+def gtid_index_directory(tmp_path: Path) -> Path:
+    """A binlog directory as MariaDB 11.4+ leaves it: ``binlog.000001`` (a real MySQL 9.7 binlog), its GTID
+    index ``binlog.000001.idx`` and the ``binlog.index`` list. The ``.idx`` here is HAND-MADE: the magic
+    bytes of MariaDB's GTID index format and zeros, a file that must never be read as a binlog (the real
+    ones, from a running MariaDB 11.8, are in tests/differential/test_harness_mariadb11.py)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copyfile(DDL_BETWEEN_DML[0], logs / "binlog.000001")
+    (logs / "binlog.000001.idx").write_bytes(b"\xfe\xfe\x0c\x01" + bytes(4092))
+    (logs / "binlog.index").write_text("./binlog.000001\n")
+    return logs
+
+
+def test_gtid_index_and_index_files_beside_binlogs_are_never_listed(tmp_path: Path) -> None:
+    logs = gtid_index_directory(tmp_path)
+    one = [str(logs / "binlog.000001")]
+    assert expand_paths(logs) == one                                        # a directory
+    assert expand_paths(str(logs / "binlog.0*")) == one                     # globs that match them too
+    assert expand_paths(str(logs / "*")) == one
+    assert expand_paths([logs, str(logs / "binlog.*")]) == one
+    assert list(dict.fromkeys(e.header.file for e in iter_events(expand_paths(logs)))) == one
+    # named on their own, they are no binlog: a glob naming nothing else matches nothing
+    with pytest.raises(ConfigError, match="no binlog files"):
+        expand_paths(str(logs / "*.idx"))
+
+
 def _hand_corrupted_gzip(tmp_path: Path) -> Path:
     """HAND-BUILT corruption: a real MariaDB binlog gzip-compressed, whose first deflate block header is
     given the reserved block type 3 -- zlib raises ``zlib.error`` ("invalid block type"), which is no

@@ -1,0 +1,184 @@
+"""A throwaway local MariaDB 11.8 LTS server (Debian sid's packages in a private prefix) for tests, fixtures.
+
+Strategy: the same server as ``MariaDBServer`` (same options, same lifecycle), only found and bootstrapped
+differently. ``mariadb11_prefix()`` fetches sid's ``mariadb-server-core`` + ``mariadb-client-core`` +
+``mariadb-client`` closure into the user cache once (``binlog_model.testing.sid``; never the system), and
+every binary runs through the prefix's own loader. ``mariadb-install-db`` would start ``mariadbd`` without
+that loader, so the system tables are made by piping MariaDB's own bootstrap SQL into
+``mariadbd --bootstrap`` (as ``mariadb-install-db --auth-root-authentication-method=normal --skip-test-db``
+does: root@localhost without a password), once per build, into a pristine datadir kept in the cache that
+each server copies (``localserver.pristine_datadir``).
+
+Unlike the 10.11 harness, no server charset is set: 11.8's own defaults (``utf8mb4`` /
+``utf8mb4_uca1400_ai_ci``) are the point of running it. Everything else is ``MariaDBServer``'s.
+
+Where sid cannot be reached, ``mariadb11_available()`` says why, so tests skip with that reason; nothing
+falls back to the machine's MariaDB 10.11.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from binlog_model.testing.localserver import pristine_datadir, root_user_args
+from binlog_model.testing.mariadb import MariaDBServer
+from binlog_model.testing.sid import SidFetchError, SidPrefix, fetch_sid_packages
+from binlog_model.testing.sqlserver import HarnessError
+
+__all__ = ["MARIADB11_SERIES", "MariaDB11Server", "mariadb11_available", "mariadb11_prefix", "mariadb11_tool"]
+
+#: the release series this harness runs; a started server of another one is an error
+MARIADB11_SERIES = "11.8."
+# mariadb-client holds mariadb-dump and mariadb-binlog (the -core packages do not)
+_PACKAGES = ("mariadb-server-core", "mariadb-client-core", "mariadb-client")
+_PREFIX_NAME = "mariadb11-sid"
+# What mariadb-install-db feeds mariadbd --bootstrap, in order (no help tables, no sys schema, no test db).
+_BOOTSTRAP_SQL = ("mariadb_system_tables.sql", "mariadb_performance_tables.sql",
+                  "mariadb_system_tables_data.sql", "maria_add_gis_sp_bootstrap.sql")
+
+
+def mariadb11_prefix() -> SidPrefix:
+    """The unpacked sid MariaDB packages (fetched on first use); ``SidFetchError`` says why not."""
+    prefix = fetch_sid_packages(_PREFIX_NAME, _PACKAGES)
+    if not (prefix.root / "usr/sbin/mariadbd").is_file():
+        raise SidFetchError(f"sid MariaDB prefix {prefix.root} has no usr/sbin/mariadbd")
+    return prefix
+
+
+def mariadb11_tool(name: str) -> list[str]:
+    """The argv prefix that runs a client tool of the prefix (``mariadb-binlog``, ``mariadb-dump`` …)."""
+    prefix = mariadb11_prefix()
+    path = prefix.root / "usr/bin" / name
+    if not path.is_file():
+        raise HarnessError(f"{name} is not in the sid MariaDB prefix {prefix.root}")
+    return prefix.command(path)
+
+
+def mariadb11_available() -> tuple[bool, str]:
+    """Can a local MariaDB 11.8 run here (fetched if needed)? ``(True, mariadbd)`` or ``(False, reason)``."""
+    try:
+        prefix = mariadb11_prefix()
+    except HarnessError as err:
+        return False, f"MariaDB 11.8 (Debian sid) unavailable: {err}"
+    return True, str(prefix.root / "usr/sbin/mariadbd")
+
+
+class MariaDB11Server(MariaDBServer):
+    """One throwaway MariaDB 11.8 ``mariadbd`` on a copy of a pristine datadir, with ``MariaDBServer``'s
+    options."""
+
+    label = "MariaDB 11.8"
+
+    def __init__(
+        self,
+        row_image: str = "FULL",
+        row_metadata: str = "FULL",
+        binlog_annotate: bool = True,
+        server_id: int = 1,
+        gtid_domain_id: int = 0,
+        extra_args: Sequence[str] = (),
+    ) -> None:
+        self._prefix: SidPrefix | None = None
+        super().__init__(row_image=row_image, row_metadata=row_metadata, binlog_annotate=binlog_annotate,
+                         server_id=server_id, gtid_domain_id=gtid_domain_id, extra_args=extra_args)
+
+    @property
+    def prefix(self) -> SidPrefix:
+        if self._prefix is None:
+            self._prefix = mariadb11_prefix()
+        return self._prefix
+
+    def tool(self, name: str) -> list[str]:
+        """The argv prefix of a client tool of the same build (``mariadb-binlog``, ``mariadb-dump`` …)."""
+        return mariadb11_tool(name)
+
+    def dump_command(self) -> list[str]:
+        """``mariadb-dump`` of the same build (run through the prefix's loader)."""
+        return mariadb11_tool("mariadb-dump")
+
+    def _server_command(self) -> list[str]:
+        return self.prefix.command("usr/sbin/mariadbd")
+
+    def _charset_args(self) -> list[str]:
+        return []  # 11.8's own defaults: utf8mb4 / utf8mb4_uca1400_ai_ci
+
+    def _path_args(self) -> list[str]:
+        usr = self.prefix.root / "usr"
+        return [
+            f"--basedir={usr}",
+            f"--lc-messages-dir={usr / 'share/mariadb'}",
+            f"--character-sets-dir={usr / 'share/mariadb/charsets'}",
+            f"--plugin-dir={usr / 'lib/mysql/plugin'}",
+        ]
+
+    def _prepare_datadir(self) -> None:
+        mariadbd = self.prefix.root / "usr/sbin/mariadbd"
+        shutil.copytree(pristine_datadir(mariadbd, self.prefix.root.parent, self._bootstrap), self.datadir,
+                        symlinks=True)
+
+    def _bootstrap(self, data: Path, tmp: Path) -> None:
+        """``mariadbd --bootstrap`` fed the system-table SQL (one statement a line); root has no password."""
+        share = self.prefix.root / "usr/share/mariadb"
+        script = ["CREATE DATABASE mysql;", "use mysql;", "SET @auth_root_socket=NULL;"]
+        for name in _BOOTSTRAP_SQL:
+            try:
+                script.append((share / name).read_text(encoding="utf-8"))
+            except OSError as err:
+                raise HarnessError(f"MariaDB 11.8 bootstrap SQL missing from the prefix: {err}") from err
+        data.mkdir(parents=True)
+        cmd = [*self._server_command(), "--no-defaults", *root_user_args(), "--bootstrap", *self._path_args(),
+               f"--datadir={data}", f"--tmpdir={tmp}", "--log-warnings=0", "--innodb-buffer-pool-size=16M",
+               "--innodb-log-file-size=8M", "--max-allowed-packet=8M", "--net-buffer-length=16K"]
+        try:
+            done = subprocess.run(cmd, input="\n".join(script).encode(), capture_output=True, timeout=180,
+                                  check=False)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise HarnessError(f"mariadbd --bootstrap failed to run: {err}") from err
+        if done.returncode != 0:
+            tail = "\n".join((done.stdout + done.stderr).decode(errors="replace").splitlines()[-30:])
+            raise HarnessError(f"mariadbd --bootstrap exited with {done.returncode}"
+                               f"\n--- output tail ---\n{tail}")
+        version = subprocess.run([*self._server_command(), "--version"], capture_output=True, text=True,
+                                 check=False).stdout.split()
+        if "Ver" in version:  # what mariadb-install-db writes: no "upgrade needed" note at the first start
+            (data / "mariadb_upgrade_info").write_text(version[version.index("Ver") + 1].split("-")[0] +
+                                                       "-MariaDB")
+
+    def __repr__(self) -> str:
+        state = f"port={self.port} socket={self.socket}" if self._root is not None else "stopped"
+        return f"MariaDB11Server(row_image={self.row_image}, row_metadata={self.row_metadata}, {state})"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m binlog_model.testing.mariadb11``: fetch (once) and report what is ready.
+
+    Exits 0 with a warning when sid cannot be reached, so a test run goes on and its MariaDB 11.8 tests skip
+    with the reason; exits 1 when the fetched server does not run.
+    """
+    import argparse
+    import sys
+
+    argparse.ArgumentParser(prog="python -m binlog_model.testing.mariadb11", description=main.__doc__
+                            ).parse_args(argv)
+    try:
+        prefix = mariadb11_prefix()
+    except HarnessError as err:
+        print(f"warning: MariaDB 11.8 tests will skip: {err}", file=sys.stderr)
+        return 0
+    version = subprocess.run([*prefix.command("usr/sbin/mariadbd"), "--version"], capture_output=True,
+                             text=True, check=False)
+    if version.returncode != 0:
+        print(f"error: sid mariadbd does not run here: {version.stderr.strip()}", file=sys.stderr)
+        return 1
+    print(f"MariaDB ready: {version.stdout.strip()} ({len(prefix.packages)} sid packages in {prefix.root})")
+    if f"Ver {MARIADB11_SERIES}" not in version.stdout:
+        print(f"warning: sid's MariaDB is no longer {MARIADB11_SERIES}x: the mariadb11 tests will fail "
+              "until the harness follows it", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
