@@ -15,7 +15,6 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -34,8 +33,12 @@ from binlog_model.errors import (
 from binlog_model.pipeline import iter_binlog_events, iter_serialized_events
 from binlog_model.testing.sid import cache_root
 from tests._paths import CORPUS, REPO, binlogs_under
+from tests.spark._values import edge_values
 
-pytest.importorskip("pyspark")
+# pyarrow and the compiled core only: nothing here needs Spark (arrow_batch does not import pyspark).
+pytest.importorskip("pyarrow")
+
+import pyarrow as pa
 
 from binlog_model.spark import arrow_batch
 from binlog_model.spark.arrow_batch import ArrowBatch
@@ -225,9 +228,7 @@ def _event_of(values: list[pb.Value], operation: int = pb.BinlogEvent.UPDATE) ->
 
 
 def test_every_kind_on_hand_built_edge_values(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.spark.test_spark_bulk import _edge_values
-
-    values = _edge_values()
+    values = edge_values()
     batch = _assert_same([_event_of(values)], False, monkeypatch)
     texts = [text for row in batch.column("after").to_pylist() for _, text in row]
     assert texts == [slow_value_json(v) for v in values]
@@ -349,11 +350,9 @@ def _damaged(payload: bytes, rnd: random.Random) -> Iterator[bytes]:
 def test_damaged_events_give_the_python_outcome() -> None:
     """Hand-built damage (every truncation, random single bytes) of real events: the C code gives the
     Python path's batch, or leaves the batch to it, or both fail with the same error type."""
-    from tests.spark.test_spark_bulk import _edge_values
-
     files = sorted((GOLDEN / "all_types" / "binlogs").iterdir())
     events = [e for e in iter_binlog_events(files, lenient_ddl=True) if e.rows][:6]
-    samples = [e.SerializeToString() for e in events] + [_event_of(_edge_values()[:40])]
+    samples = [e.SerializeToString() for e in events] + [_event_of(edge_values()[:40])]
     rnd = random.Random(20261123)
     checked = 0
     for payload in samples:
