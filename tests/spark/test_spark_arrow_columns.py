@@ -15,19 +15,30 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.compiled import speedups
-from binlog_model.errors import BinlogError
+from binlog_model.errors import (
+    BinlogError,
+    DecodeError,
+    DecoderStateError,
+    EncryptedBinlogError,
+    IncompleteTransactionError,
+    TruncatedEventError,
+    UnknownTableError,
+)
 from binlog_model.pipeline import iter_binlog_events, iter_serialized_events
 from binlog_model.testing.sid import cache_root
 from tests._paths import CORPUS, REPO, binlogs_under
+from tests.spark._values import edge_values
 
-pytest.importorskip("pyspark")
+# pyarrow and the compiled core only: nothing here needs Spark (arrow_batch does not import pyspark).
+pytest.importorskip("pyarrow")
+
+import pyarrow as pa
 
 from binlog_model.spark import arrow_batch
 from binlog_model.spark.arrow_batch import ArrowBatch
@@ -83,27 +94,125 @@ def test_golden_fixtures_give_the_python_batches(scenario: str, image: str,
 
 MARIADB_TEST = Path("/usr/share/mysql/mysql-test")
 MYSQL_TEST = cache_root() / "mysql-testsuite" / "root" / "usr" / "lib" / "mysql-test"
-_FILES = [pytest.param(root / rel, id=f"{name}/{rel}") for root, name in
-          ((CORPUS, "corpus"), (MARIADB_TEST, "mariadb-test"), (MYSQL_TEST, "mysql-test"))
-          for rel in binlogs_under(root)]
+_ROOTS = ((CORPUS, "corpus"), (MARIADB_TEST, "mariadb-test"), (MYSQL_TEST, "mysql-test"))
+_FILES = [pytest.param(f"{name}/{rel}", root / rel, id=f"{name}/{rel}")
+          for root, name in _ROOTS for rel in binlogs_under(root)]
+
+# Files whose events stop at a typed error (the events before it are still compared). A file outside this
+# list that raises fails the test, and so does one in it that raises another error or no longer raises.
+_NO_COLUMN_NAMES = UnknownTableError  # TABLE_MAPs without column names (no FULL metadata), no snapshot given
+_WL2325 = ("binlog", "binlog_gtid", "binlog_nogtid")
+EXPECTED_ERRORS: dict[str, type[BinlogError]] = {
+    **{f"corpus/{rel}": _NO_COLUMN_NAMES for rel in (
+        "MyFlash/testbinlog/haha.000008", "MyFlash/testbinlog/haha.000009", "MyFlash/testbinlog/haha.000041",
+        "MySqlCdc/samples/MySqlCdc.Sample/mysql-bin.000001",
+        "binlog-parser/data/fixtures/mysql-bin.01", "binlog-parser/data/fixtures/mysql-bin.03",
+        "mysql-binlog-connector-java/src/test/resources/mysql-bin.checksum-crc32",
+        "mysql-binlog-connector-java/src/test/resources/mysql-bin.checksum-none",
+        "mysql-binlog-connector-java/src/test/resources/mysql-bin.compressed",
+        "mysql-binlog-connector-rust/tests/parse_file_tests/mysql-bin.000057",
+        "mysql-binlog-connector-rust/tests/parse_file_tests/mysql-bin.000080",
+        "mysql-cdc-rs/tests/events/5.7/31_update_rows_v2/log.bin",
+        "percona-binlog-server/mtr/binlog_streaming/std_data/data_80045_gtid/binlog.000002",
+        "percona-binlog-server/mtr/binlog_streaming/std_data/data_80045_position/binlog.000002")},
+    # ends inside a transaction (the Aurora padding event is the file's last)
+    "corpus/mysql-binlog-connector-java/src/test/resources/mysql-bin.aurora-padding":
+        IncompleteTransactionError,
+    "mariadb-test/std_data/binlog_before_20574.bin": EncryptedBinlogError,
+    "mariadb-test/std_data/bug11747416_32228_binlog.000001": TruncatedEventError,  # cut off mid-event
+    "mariadb-test/std_data/corrupt-relay-bin.000624": TruncatedEventError,  # corrupt QUERY status length
+    "mariadb-test/std_data/mdev-39404-binlog.000001": IncompleteTransactionError,  # crash test
+    "mariadb-test/std_data/trunc_binlog.000001": IncompleteTransactionError,
+    "mariadb-test/std_data/rpl/master-bin-seq_10.3.36.000001": _NO_COLUMN_NAMES,
+    # MySQL 5.1.15-5.1.17 TABLE_MAPs without a metadata block (PENDING in tests/golden/test_corpus_decode.py)
+    "mariadb-test/suite/binlog/std_data/bug32407.001": TruncatedEventError,
+    "mariadb-test/suite/binlog/std_data/ver_5_1-telco.001": TruncatedEventError,
+    "mariadb-test/suite/binlog/std_data/ver_5_1_17.001": TruncatedEventError,
+    "mariadb-test/suite/binlog/std_data/invalid_row_v2_tag.001": DecoderStateError,  # corrupt table_id
+    **{f"mariadb-test/suite/binlog/std_data/{image}-{kind}-row.binlog": _NO_COLUMN_NAMES
+       for image in ("update", "write") for kind in ("full", "partial")},
+    **{f"mysql-test/std_data/binlog_recovery/{name}.000001": _NO_COLUMN_NAMES for name in (
+        "ddl_in_transaction", "duplicate_xid", "duplicate_xid_ddl", "duplicate_xid_xa_commit",
+        "duplicate_xid_xa_prepare", "duplicate_xid_xa_rollback", "malformed_xid_xa_commit",
+        "malformed_xid_xa_rollback", "orphan_begin_start", "orphan_xa_commit", "orphan_xa_rollback",
+        "orphan_xid")},
+    "mysql-test/std_data/binlog_recovery/orphan_xa_prepare.000001": IncompleteTransactionError,
+    "mysql-test/std_data/binlog_truncated_event.000001": TruncatedEventError,
+    "mysql-test/std_data/binlog_truncated_prev_gtid_event.000001": TruncatedEventError,
+    "mysql-test/std_data/corrupt-relay-bin.000624": TruncatedEventError,
+    **{f"mysql-test/std_data/{name}.000001": _NO_COLUMN_NAMES for name in (
+        "replicated-bin", "rpl_gipk_equivalent_key", "rpl_no_gipk_high_column_number",
+        "rpl_no_gipk_low_column_number", "rpl_no_gipk_minus_one_column_number",
+        "rpl_no_gipk_schema_divergence")},
+    "mysql-test/std_data/replicated-bin.000002": _NO_COLUMN_NAMES,
+    **{f"mysql-test/suite/{suite}/std_data/{image}-{kind}-row.binlog": _NO_COLUMN_NAMES
+       for suite in _WL2325 for image in ("update", "write") for kind in ("full", "partial")},
+    # hand-edited 5.1 binlogs: an XID event of the wrong size, rows events without their TABLE_MAP
+    **{f"mysql-test/suite/{suite}/std_data/ver_5_1-wl2325_r.001": DecodeError for suite in _WL2325},
+    **{f"mysql-test/suite/{suite}/std_data/ver_5_1-wl2325_s.001": DecoderStateError for suite in _WL2325},
+}
+# Files that decode to the end without a single model event (no rows events and no DDL: only the
+# FORMAT_DESCRIPTION, ROTATE, STOP, INCIDENT, or statement-based DML). Every other file must give events.
+NO_EVENTS: frozenset[str] = frozenset({
+    "corpus/binlog-parser/data/fixtures/mysql-bin.05", "corpus/binlog-parser/data/fixtures/mysql-bin.empty",
+    "corpus/mysql-cdc-rs/tests/events/5.7/03_stop/log.bin",
+    "corpus/mysql-cdc-rs/tests/events/5.7/04_rotate/log.bin",
+    "corpus/mysql-cdc-rs/tests/events/5.7/15_format_desc/log.bin",
+    "corpus/mysql-cdc-rs/tests/events/5.7/17_18_load/log.bin",
+    "corpus/mysql-cdc-rs/tests/events/8.0/02_query/binlog.000001",
+    "mariadb-test/std_data/binlog-header.binlog", "mariadb-test/std_data/binlog_savepoint.000001",
+    "mariadb-test/std_data/bug40482-bin.000001", "mariadb-test/std_data/master-bin.000001",
+    "mariadb-test/std_data/rpl/mysql-5.7.11-stm-temporal-round-binlog.000001",
+    "mariadb-test/std_data/rpl/mysql-8.0.13-stm-temporal-round-binlog.000001",
+    "mysql-test/std_data/binlog_no_fd_event.000001",
+    "mysql-test/std_data/binlog_recovery/orphan_rollback.000001",
+    "mysql-test/std_data/binlog_savepoint.000001", "mysql-test/std_data/bug40482-bin.000001",
+    "mysql-test/std_data/master-bin.000001", "mysql-test/std_data/rpl_atomic_ddl_rollback_view.000001",
+})
 
 
-def _serialized(path: Path) -> list[bytes]:
-    """The file's events as the data source gets them, up to its first error (if any)."""
+def _serialized(path: Path) -> tuple[list[bytes], BinlogError | None]:
+    """The file's events as the data source gets them, up to its first error, and that error (if any)."""
     payloads: list[bytes] = []
     try:
         for payload in iter_serialized_events([path], lenient_ddl=True, verify_checksum=False):
             payloads.append(payload)
-    except BinlogError:
-        pass
-    return payloads
+    except BinlogError as err:
+        return payloads, err
+    return payloads, None
 
 
-@pytest.mark.parametrize("path", _FILES)
-def test_real_binlogs_give_the_python_batches(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    payloads = _serialized(path)
+@pytest.mark.parametrize(("key", "path"), _FILES)
+def test_real_binlogs_give_the_python_batches(key: str, path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    payloads, error = _serialized(path)
+    expected = EXPECTED_ERRORS.get(key)
+    if expected is None:
+        assert error is None, f"{key} raised {error!r}; list it in EXPECTED_ERRORS if it must"
+    else:
+        assert error is not None, f"{key} now decodes to its end: remove it from EXPECTED_ERRORS"
+        assert type(error) is expected, f"{key} raised {error!r}, not the expected {expected.__name__}"
+    if key in NO_EVENTS:
+        assert not payloads, f"{key} now gives {len(payloads)} events: remove it from NO_EVENTS"
+    elif expected is None:
+        assert payloads, f"{key} decoded to its end without an event; list it in NO_EVENTS if it must"
+    compared = 0
     for chunk in range(0, len(payloads), 500):
-        _assert_same(payloads[chunk:chunk + 500], False, monkeypatch)
+        compared += _assert_same(payloads[chunk:chunk + 500], False, monkeypatch).num_rows
+    assert compared >= len(payloads)
+
+
+def test_the_expected_outcomes_name_files_that_exist() -> None:
+    """A stale entry (a file renamed or gone) would silently stop being checked: every listed file of an
+    installed root is collected."""
+    present = {name for root, name in _ROOTS if root.is_dir()}
+    if not present:
+        pytest.skip("no binlog root is installed (corpus, mariadb-test-data, MySQL test suite)")
+    collected = {p.values[0] for p in _FILES}
+    listed = {key for key in [*EXPECTED_ERRORS, *NO_EVENTS] if key.split("/", 1)[0] in present}
+    assert listed - collected == set()
+    assert not set(EXPECTED_ERRORS) & NO_EVENTS
+    # Most real binlogs give events to compare: the lists are the exception, not the rule.
+    assert len(collected - set(EXPECTED_ERRORS) - NO_EVENTS) >= len(collected) // 3
 
 
 def _event_of(values: list[pb.Value], operation: int = pb.BinlogEvent.UPDATE) -> bytes:
@@ -119,9 +228,7 @@ def _event_of(values: list[pb.Value], operation: int = pb.BinlogEvent.UPDATE) ->
 
 
 def test_every_kind_on_hand_built_edge_values(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.spark.test_spark_bulk import _edge_values
-
-    values = _edge_values()
+    values = edge_values()
     batch = _assert_same([_event_of(values)], False, monkeypatch)
     texts = [text for row in batch.column("after").to_pylist() for _, text in row]
     assert texts == [slow_value_json(v) for v in values]
@@ -243,11 +350,9 @@ def _damaged(payload: bytes, rnd: random.Random) -> Iterator[bytes]:
 def test_damaged_events_give_the_python_outcome() -> None:
     """Hand-built damage (every truncation, random single bytes) of real events: the C code gives the
     Python path's batch, or leaves the batch to it, or both fail with the same error type."""
-    from tests.spark.test_spark_bulk import _edge_values
-
     files = sorted((GOLDEN / "all_types" / "binlogs").iterdir())
     events = [e for e in iter_binlog_events(files, lenient_ddl=True) if e.rows][:6]
-    samples = [e.SerializeToString() for e in events] + [_event_of(_edge_values()[:40])]
+    samples = [e.SerializeToString() for e in events] + [_event_of(edge_values()[:40])]
     rnd = random.Random(20261123)
     checked = 0
     for payload in samples:

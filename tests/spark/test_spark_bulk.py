@@ -8,23 +8,23 @@ write (which must take the reference path, not give a wrong row).
 
 from __future__ import annotations
 
-import math
-import random
-import struct
 from typing import Any
 
-import pyarrow as pa
 import pytest
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.pipeline import iter_binlog_events
 from tests._paths import REPO
+from tests.spark._values import edge_values
 
-pytest.importorskip("pyspark")
+# pyarrow only: the builders (and the compiled core's batches) need no Spark; the one test that plans
+# through the data source's driver code imports pyspark itself.
+pytest.importorskip("pyarrow")
+
+import pyarrow as pa
 
 from binlog_model.spark import typed_arrow
 from binlog_model.spark.arrow_batch import ArrowBatch, value_texts
-from binlog_model.spark.datasource import plan
 from binlog_model.spark.typed import table_lineages, typed_schema
 from binlog_model.spark.typed_arrow import convert_values, typed_batch
 from binlog_model.spark.typed_values import _Invalid, convert_value
@@ -66,43 +66,8 @@ def test_data_source_batches_equal_the_per_value_reference(scenario: str, mode: 
     assert _bulk_rows(events, mode) == _reference_rows(events, mode)
 
 
-def _edge_values() -> list[pb.Value]:
-    """Hand-built values: every kind, with the edges of each (zero fields, escapes, non-finite floats...)."""
-    values = []
-    for p in [(2024, 1, 2, 3, 4, 5, 6), (0, 0, 0, 0, 0, 0, 0), (9999, 12, 31, 23, 59, 59, 999999),
-              (0, 1, 0, 0, 0, 0, 1), (2018, 2, 29, 0, 0, 0, 0), (2000, 2, 29, 24, 0, 0, 0)]:
-        values += [pb.Value(datetime_value=pb.DateTime(year=p[0], month=p[1], day=p[2], hour=p[3],
-                                                       minute=p[4], second=p[5], micros=p[6])),
-                   pb.Value(date_value=pb.Date(year=p[0], month=p[1], day=p[2]))]
-    values += [pb.Value(set_value=pb.SetValue(labels=labels))
-               for labels in ([], ["a"], ["a", 'b"', "é", "\x01"], [""], ["", ""])]
-    values += [pb.Value(bytes_value=b) for b in (b"", b"\xff\x00", bytes(range(256)), "é".encode())]
-    values += [pb.Value(string_value=t) for t in ("", 'é"\\\n\x00\u2028', "\U0001F600", "\x7f\x1f\\\\", "12")]
-    values += [pb.Value(json_value='{"a": "x\\"y"}'), pb.Value(decimal_value="-12.340"),
-               pb.Value(decimal_value="123456.7"), pb.Value(decimal_value="0.00000001")]
-    values += [pb.Value(long_value=-5), pb.Value(time_micros=-5), pb.Value(uint64_value=2**64 - 1),
-               pb.Value(int_value=-2**31), pb.Value(long_value=-2**63), pb.Value(long_value=3_000_000_000),
-               pb.Value(bit_value=2**64 - 1), pb.Value(bit_value=5), pb.Value(timestamp_micros=0),
-               pb.Value(timestamp_micros=-1), pb.Value(timestamp_micros=1_527_574_930_000_001),
-               pb.Value(null_value=0), pb.Value(int_value=2**24 + 1), pb.Value(long_value=2**53 + 1)]
-    rnd = random.Random(20261123)
-    for _ in range(500):
-        d = rnd.choice([rnd.random() * 10 ** rnd.randint(-30, 30), float(rnd.randint(-10**17, 10**17))])
-        values += [pb.Value(double_value=d),
-                   pb.Value(float_value=struct.unpack("f", rnd.randbytes(4))[0])]
-    for v in (math.nan, math.inf, -math.inf, 0.0, -0.0, 5e-324, 1e16, 1e-5, 100.0):
-        values += [pb.Value(double_value=v), pb.Value(float_value=v)]
-    values += [pb.Value(geometry_value=pb.Geometry(srid=4326, wkb=b"\x01\x02")),
-               pb.Value(vector_value=pb.Vector(values=[1.5, 2.0])),
-               pb.Value(raw_text_value=pb.RawText(data=b"\xff", charset="utf8mb4")),
-               pb.Value(json_diff=pb.JsonDiff(operations=[pb.JsonDiffOperation(op=1, path="$", value="1")])),
-               pb.Value()]
-    rnd.shuffle(values)
-    return values
-
-
 def test_value_texts_equal_json_format_on_hand_built_edge_values() -> None:
-    values = _edge_values()
+    values = edge_values()
     got = value_texts([v.SerializeToString() for v in values]).to_pylist()
     assert got == [slow_value_json(v) for v in values]
 
@@ -126,7 +91,7 @@ def test_typed_conversion_equals_the_reference_on_hand_built_values(target: pa.D
                                                                      kinds: set[str] | None) -> None:
     """Every kind a typed column can receive (widened columns included): the same value, or the same
     invalid mark, as ``convert_value`` one by one."""
-    values = [v for v in _edge_values()
+    values = [v for v in edge_values()
               if kinds is None or v.WhichOneof("kind") in kinds | {"null_value", "raw_text_value", None}]
     got, bad = convert_values([v.SerializeToString() for v in values], target)
     want, want_bad = [], []
@@ -144,6 +109,9 @@ def test_typed_conversion_equals_the_reference_on_hand_built_values(target: pa.D
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_typed_batches_equal_the_per_row_reference(scenario: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("pyspark")  # the driver's planning lives in the data source module
+    from binlog_model.spark.datasource import plan
+
     files = sorted((GOLDEN / scenario / "binlogs").iterdir())
     lenient = scenario in LENIENT
     history, _ = plan(files, ddl="lenient" if lenient else "strict", image="full")

@@ -7,7 +7,7 @@ test_rows_corpus and test_server_values). Packed DECIMAL examples are the ones d
 
 from __future__ import annotations
 
-import contextlib
+import collections
 import datetime
 import random
 import struct
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from binlog_model.errors import BinlogError, TruncatedEventError
+from binlog_model.errors import BinlogError, DecodeError, TruncatedEventError
 from binlog_model.wire.codecs import json as json_codecs
 from binlog_model.wire.codecs import numeric, spatial, strings, temporal
 from binlog_model.wire.codecs.dispatch import Codec, codec_for
@@ -133,13 +133,37 @@ def test_unsupported_columns_raise_a_typed_error_when_used(column_type: int, met
         codec(memoryview(b"\x00" * 16), 0, m)
 
 
-@pytest.mark.parametrize(("codec", "meta"), [c[1:3] for c in CASES], ids=[c[0] for c in CASES])
-def test_codec_on_random_bytes_raises_only_library_errors(codec: Codec, meta: int) -> None:
+@pytest.mark.parametrize(("codec", "meta", "data", "expected"), [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])
+def test_codec_on_random_and_damaged_bytes_decodes_or_raises_a_decode_error(codec: Codec, meta: int,
+                                                                          data: bytes, expected: Any) -> None:
+    """Random bytes, and the case's bytes with one byte replaced, either decode within their bounds or raise
+    a ``DecodeError`` (truncated, unsupported or invalid), nothing else; mixed in, the undamaged bytes
+    followed by random ones decode to the case's value. Both outcomes are counted: a codec that raised for
+    every input, or never raised, would fail here."""
     rng = random.Random(1234)
-    for _ in range(200):
-        data = bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 24)))
-        with contextlib.suppress(BinlogError):
-            codec(memoryview(data), 0, meta)
+    outcomes: collections.Counter[str] = collections.Counter()
+    for n in range(300):
+        if n % 3 == 0:  # valid: the case's bytes, then anything
+            value, end = codec(memoryview(data + rng.randbytes(rng.randint(0, 8))), 0, meta)
+            assert (value, end) == (expected, len(data))
+            outcomes["valid"] += 1
+            continue
+        if n % 3 == 1:  # damaged: one byte of the case's bytes replaced
+            at = rng.randrange(len(data))
+            sample = data[:at] + bytes([rng.getrandbits(8)]) + data[at + 1:]
+        else:
+            sample = bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 24)))
+        try:
+            _value, end = codec(memoryview(sample), 0, meta)
+        except DecodeError:  # TruncatedEventError and UnsupportedEventError are DecodeErrors
+            outcomes["error"] += 1
+        else:
+            assert 0 < end <= len(sample)
+            outcomes["decoded"] += 1
+    assert outcomes["valid"] == 100
+    assert outcomes["error"] > 0, outcomes
+    assert outcomes["error"] + outcomes["decoded"] == 200
 
 
 @pytest.mark.parametrize("meta", [0x0000, 0x0205, 0x4200, 0x0A1F])
