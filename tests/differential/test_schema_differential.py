@@ -24,7 +24,6 @@ import pytest
 from schema_tracker.ddl import ServerSession, apply, split_statements
 from schema_tracker.model import Catalog
 from tests._paths import TESTS
-from tests._servers import known_failure_on
 from tests.ddl_random import generate
 
 CORPUS = TESTS / "ddl_corpus" / "differential.sql"
@@ -115,8 +114,16 @@ def _replay(server: Any, statements: list[str], databases: list[str], label: str
     conn = server.connect()
     cur = conn.cursor()
     catalog = _server_catalog(cur)
-    cur.execute("SELECT VERSION()")
-    session = ServerSession(cur.fetchone()[0])   # that server's DDL rules, as a binlog's FDE would name
+    cur.execute("SELECT VERSION(), @@character_set_server, @@collation_server")
+    version, server_charset, server_collation = cur.fetchone()
+    # that server's DDL rules, as a binlog's FDE would name them, and the session variables its QUERY
+    # events log: collation_server and MariaDB 11's character_set_collations
+    pairs = {}
+    cur.execute("SHOW VARIABLES LIKE 'character_set_collations'")
+    for _, value in cur.fetchall():
+        pairs = dict(item.split("=", 1) for item in value.split(",") if "=" in item)
+    session = ServerSession(version, server_defaults=(server_charset, server_collation),
+                            charset_collations=pairs)
     current = None
     checked = 0
     try:
@@ -177,15 +184,7 @@ def _dialect(server: Any, statements: list[str]) -> list[str]:
     return out
 
 
-# MariaDB 11.8 maps a named charset to its character_set_collations default (utf8mb4 ->
-# utf8mb4_uca1400_ai_ci, utf8mb3 -> utf8mb3_uca1400_ai_ci); the tracker gives the charset's compiled default
-# (_general_ci). Both tests match 11.8 in everything else (checked with collation names normalised).
-_CHARSET_DEFAULTS = ("issue 22: charset defaults from the log -- a column or table naming only its charset "
-                     "gets 11.8's utf8mb4/utf8mb3_uca1400_ai_ci, the tracker _general_ci")
-
-
 def test_corpus_matches_server_after_every_statement(server: Any, request: pytest.FixtureRequest) -> None:
-    known_failure_on(request, server, "MariaDB 11.8", _CHARSET_DEFAULTS)
     db, db2 = f"dc_{secrets.token_hex(3)}", f"dc2_{secrets.token_hex(3)}"
     text = CORPUS.read_text(encoding="utf-8").replace("{db2}", db2).replace("{db}", db)
     statements = _dialect(server, split_statements(text))
@@ -196,7 +195,6 @@ def test_corpus_matches_server_after_every_statement(server: Any, request: pytes
 
 
 def test_random_ddl_matches_server(server: Any, request: pytest.FixtureRequest) -> None:
-    known_failure_on(request, server, "MariaDB 11.8", _CHARSET_DEFAULTS)
     # fixed by default so CI is reproducible; set DDL_RANDOM_SEED (and DDL_RANDOM_COUNT) to explore
     seed = int(os.environ.get("DDL_RANDOM_SEED", "20260101"))
     count = int(os.environ.get("DDL_RANDOM_COUNT", "500"))

@@ -92,21 +92,7 @@ def _schema_lines(root: Path, name: str) -> list[str]:
     return out
 
 
-# Open gaps, in the terms of the issue that owns them (strict: the fix shows up as an XPASS to act on; then
-# regenerate the fixture's expected.jsonl with `binlog-model fixtures expect --keep-options <fixture>`).
-_COLLATION_GAPS = {
-    "all_types": "issue 22: charset defaults from the log -- `DEFAULT CHARSET=utf8mb4` without a collation "
-                 "is utf8mb4_uca1400_ai_ci on 11.8 (its character_set_collations), tracked as "
-                 "utf8mb4_general_ci",
-}
-
-
-def _with_gaps(names: list[str]) -> list[Any]:
-    return [pytest.param(n, marks=[pytest.mark.xfail(strict=True, reason=_COLLATION_GAPS[n])]
-                         if n in _COLLATION_GAPS else []) for n in names]
-
-
-@pytest.mark.parametrize("name", _with_gaps(NAMES))
+@pytest.mark.parametrize("name", NAMES)
 def test_schema_changes_follow_each_servers_default_collation(name: str) -> None:
     old, new = _schema_lines(MARIADB, name), _schema_lines(MARIADB11, name)
     assert old and len(old) == len(new)

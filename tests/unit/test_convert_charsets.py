@@ -20,7 +20,6 @@ from binlog_model.charsets import (
     normalize_charset,
 )
 from binlog_model.testing.localserver import LocalServer
-from tests._servers import known_failure_on
 
 
 def test_every_codec_exists() -> None:
@@ -62,10 +61,6 @@ def test_invalid_bytes_raise_unicode_error_for_the_caller() -> None:
 
 @pytest.mark.server
 def test_collation_ids_agree_with_the_server(server: LocalServer, request: pytest.FixtureRequest) -> None:
-    known_failure_on(request, server, "MariaDB 11.8",
-                     "issue 22: charset defaults from the log -- 11.8's collation ids 579 "
-                     "(utf8mb3_general1400_as_ci) and 611 (utf8mb4_general1400_as_ci) are not in the "
-                     "id table")
     if server.family == "MariaDB":   # MariaDB 10.10+ lists each id with its full name here
         rows = server.query("SELECT ID, CHARACTER_SET_NAME, FULL_COLLATION_NAME "
                             "FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY")
