@@ -224,7 +224,7 @@ class _Run:
         self.name = name
         self.result = result
         self.on_commit = on_commit
-        self.gtids_seen: list[Any] = []
+        self.gtids_seen: list[ev.GtidEvent | ev.MariadbGtidEvent] = []
 
     def loop(self, starts: Sequence[FileStart], verify_checksum: bool, partial_tail: bool,
              commit_bytes: int) -> None:
@@ -265,8 +265,7 @@ class _Run:
                         since_commit = 0
                 since_commit += header.event_size
                 previous_was_gtid = isinstance(item, ev.GtidEvent | ev.MariadbGtidEvent)
-                if isinstance(item, ev.MariadbGtidEvent) or (isinstance(item, ev.GtidEvent)
-                                                             and not item.anonymous):
+                if previous_was_gtid:
                     self.gtids_seen.append(item)
             for event in self.assembler.feed(item):
                 self.writer.write(event)
@@ -285,10 +284,7 @@ class _Run:
         self.writer.sync()
         state = self.state
         for gtid in self.gtids_seen[:mark.gtids]:
-            if isinstance(gtid, ev.MariadbGtidEvent):
-                state.gtids.add_mariadb(gtid.domain_id, gtid.header.server_id, gtid.seq_no)
-            else:
-                state.gtids.add_mysql(f"{gtid.sid}:{gtid.tag}" if gtid.tag else str(gtid.sid), gtid.gno)
+            state.gtids.add_event(gtid)
         del self.gtids_seen[:mark.gtids]
         state.position = {"file": mark.file, "offset": mark.offset, "rotated_to": mark.rotated_to,
                           "format_description": mark.fde.hex() if mark.fde else None}
