@@ -17,7 +17,7 @@ from binlog_model.io.files import sort_binlog_files
 from binlog_model.io.snapshots import Snapshot, load_snapshot
 from binlog_model.io.tail import FileEnd, FileStart, iter_from
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
-from binlog_model.resolve.options import ResolveOptions
+from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ResolveOptions
 
 __all__ = ["iter_binlog_events", "iter_serialized_events"]
 
@@ -29,8 +29,8 @@ def iter_binlog_events(
     snapshot: Snapshot = None,
     always_include: Mapping[tuple[str, str], Iterable[str]] | Iterable[str] | None = None,
     image: str = "changed",
-    max_rows: int = 1000,
-    max_bytes: int = 4 << 20,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    max_bytes: int = DEFAULT_MAX_BYTES,
     lenient_ddl: bool = False,
     verify_checksum: bool = True,
     allow_incomplete_tail: bool = False,
