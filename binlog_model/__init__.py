@@ -39,7 +39,7 @@ from binlog_model.position import BinlogPosition
 _LAZY = {
     "iter_binlog_events": "binlog_model.pipeline",
     "iter_serialized_events": "binlog_model.pipeline",
-    "history_from_binlogs": "binlog_model.resolve.ddl_pass",
+    "history_from_binlogs": "binlog_model.pipeline",
     "load_snapshot": "binlog_model.io.snapshots",
     "StatementAssembler": "binlog_model.resolve.assembler",
     "AssemblerOptions": "binlog_model.resolve.options",

@@ -33,6 +33,7 @@ from binlog_model.io.tail import FileEnd, FileStart, format_description_of, iter
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
+from binlog_model.resolve.transactions import TransactionStarts
 from binlog_model.sinks import EventSink, open_sink
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
@@ -224,13 +225,13 @@ class _Run:
         self.name = name
         self.result = result
         self.on_commit = on_commit
-        self.gtids_seen: list[Any] = []
+        self.gtids_seen: list[ev.GtidEvent | ev.MariadbGtidEvent] = []
 
     def loop(self, starts: Sequence[FileStart], verify_checksum: bool, partial_tail: bool,
              commit_bytes: int) -> None:
         fde: bytes | None = None
         since_commit = 0
-        previous_was_gtid = False
+        tx_starts = TransactionStarts()
         current = ""
         mark: _Mark | None = None      # the last point where a transaction started with nothing pending
         for item in iter_from(starts, verify_checksum=verify_checksum, partial_tail=partial_tail):
@@ -249,24 +250,23 @@ class _Run:
                     since_commit = 0
                     mark = None
                 current = ""
+                tx_starts = TransactionStarts()      # a transaction never spans files
                 continue
             header = item.header
             if header.inner_index is None:
                 if header.file != current:
                     current = header.file
                     fde = format_description_of(current)
-                starts_tx = isinstance(item, ev.GtidEvent | ev.MariadbGtidEvent) or (
-                    isinstance(item, ev.QueryEvent) and not previous_was_gtid)
-                if starts_tx and self.assembler.idle and header.offset > 4:
+                # The assembler has the last word: a start it has not finished the transaction before
+                # (an incomplete one) is no place to stop.
+                if tx_starts.starts_at(item) and self.assembler.idle and header.offset > 4:
                     mark = _Mark(os.path.basename(header.file), header.offset, fde, None, self.writer.size,
                                  len(self.gtids_seen))
                     if since_commit >= commit_bytes:
                         self.commit(mark)
                         since_commit = 0
                 since_commit += header.event_size
-                previous_was_gtid = isinstance(item, ev.GtidEvent | ev.MariadbGtidEvent)
-                if isinstance(item, ev.MariadbGtidEvent) or (isinstance(item, ev.GtidEvent)
-                                                             and not item.anonymous):
+                if isinstance(item, ev.GtidEvent | ev.MariadbGtidEvent):
                     self.gtids_seen.append(item)
             for event in self.assembler.feed(item):
                 self.writer.write(event)
@@ -285,10 +285,7 @@ class _Run:
         self.writer.sync()
         state = self.state
         for gtid in self.gtids_seen[:mark.gtids]:
-            if isinstance(gtid, ev.MariadbGtidEvent):
-                state.gtids.add_mariadb(gtid.domain_id, gtid.header.server_id, gtid.seq_no)
-            else:
-                state.gtids.add_mysql(f"{gtid.sid}:{gtid.tag}" if gtid.tag else str(gtid.sid), gtid.gno)
+            state.gtids.add_event(gtid)
         del self.gtids_seen[:mark.gtids]
         state.position = {"file": mark.file, "offset": mark.offset, "rotated_to": mark.rotated_to,
                           "format_description": mark.fde.hex() if mark.fde else None}

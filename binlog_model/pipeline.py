@@ -13,13 +13,15 @@ from typing import Any, cast
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import ConfigError
-from binlog_model.io.files import sort_binlog_files
+from binlog_model.io.files import iter_events, sort_binlog_files
 from binlog_model.io.snapshots import Snapshot, load_snapshot
 from binlog_model.io.tail import FileEnd, FileStart, iter_from
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
-from binlog_model.resolve.options import ResolveOptions
+from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
+from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ResolveOptions
+from schema_tracker.history import SchemaHistory
 
-__all__ = ["iter_binlog_events", "iter_serialized_events"]
+__all__ = ["history_from_binlogs", "iter_binlog_events", "iter_serialized_events"]
 
 
 def iter_binlog_events(
@@ -29,8 +31,8 @@ def iter_binlog_events(
     snapshot: Snapshot = None,
     always_include: Mapping[tuple[str, str], Iterable[str]] | Iterable[str] | None = None,
     image: str = "changed",
-    max_rows: int = 1000,
-    max_bytes: int = 4 << 20,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    max_bytes: int = DEFAULT_MAX_BYTES,
     lenient_ddl: bool = False,
     verify_checksum: bool = True,
     allow_incomplete_tail: bool = False,
@@ -91,3 +93,11 @@ def iter_serialized_events(paths: str | os.PathLike[str] | Iterable[str | os.Pat
     if "assembler" in options:
         raise ConfigError("iter_serialized_events builds its own assembler")
     return cast(Iterator[bytes], iter_binlog_events(paths, _serialized=True, **options))
+
+
+def history_from_binlogs(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+                         history: SchemaHistory | None = None, *, verify_checksum: bool = True,
+                         pin_server_charset: bool = False) -> SchemaHistory:
+    """``replay_ddl`` over binlog files (in rotation order), read with rows and table maps skipped."""
+    events = iter_events(paths, verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES)
+    return replay_ddl(events, history, pin_server_charset=pin_server_charset)

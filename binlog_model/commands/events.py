@@ -19,7 +19,7 @@ from binlog_model.io.snapshots import load_snapshot
 from binlog_model.messages import BinlogEvent
 from binlog_model.pipeline import iter_binlog_events, iter_serialized_events
 from binlog_model.resolve.assembler import AssemblerStats
-from binlog_model.resolve.options import ResolveOptions
+from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ResolveOptions
 from binlog_model.sinks import open_sink
 
 
@@ -37,9 +37,9 @@ from binlog_model.sinks import open_sink
               help="Column always put in `before` for UPDATE/DELETE (repeatable).")
 @click.option("--image", type=click.Choice(["changed", "changed_with_old", "full"]), default="changed",
               show_default=True, help="What before/after hold for UPDATE (and DELETE with full).")
-@click.option("--max-rows", type=click.IntRange(min=1), default=1000, show_default=True,
+@click.option("--max-rows", type=click.IntRange(min=1), default=DEFAULT_MAX_ROWS, show_default=True,
               help="Split a statement into BinlogEvents of at most this many rows.")
-@click.option("--max-bytes", type=click.IntRange(min=1), default=4 << 20, show_default=True,
+@click.option("--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BYTES, show_default=True,
               help="... and of at most about this many bytes of row data.")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "proto"]), default="jsonl", show_default=True)
 @click.option("--json-defaults", is_flag=True,

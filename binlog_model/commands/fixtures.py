@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS
 from binlog_model.testing.golden import (
     MYSQL_SKIPPED_SCENARIOS,
     SERVER_CHOICES,
@@ -42,8 +43,8 @@ _decode_options = [
                  help="Column always put in `before` for UPDATE/DELETE (repeatable); recorded in meta.json."),
     click.option("--image", type=click.Choice(["changed", "changed_with_old", "full"]), default="changed",
                  show_default=True, help="Row image of the expected events; recorded in meta.json."),
-    click.option("--max-rows", type=click.IntRange(min=1), default=1000, show_default=True),
-    click.option("--max-bytes", type=click.IntRange(min=1), default=4 << 20, show_default=True),
+    click.option("--max-rows", type=click.IntRange(min=1), default=DEFAULT_MAX_ROWS, show_default=True),
+    click.option("--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BYTES, show_default=True),
 ]
 
 

@@ -1,11 +1,11 @@
 """``binlog-model schema``: replay the DDL of binlogs (or of a SQL file) and print the schema history.
 
 Strategy: a thin shell over ``schema_tracker``. Binlogs go through the one DDL pass
-(``resolve.ddl_pass.history_from_binlogs``: rows and table maps skipped unparsed, DDL replayed as ``events``
-replays it), the very code the library and the Spark pre-pass use, so the history (GTIDs with their tags, the
-server charset taken from the QUERY events' ``collation_server`` when no ``--server-charset`` is given) is
-the one ``events`` builds; ``--sql`` files go
-through ``SchemaHistory.apply_script``. ``--snapshot`` seeds the starting schema like everywhere else
+(``pipeline.history_from_binlogs``: rows and table maps skipped unparsed, ``resolve.ddl_pass`` replaying the
+DDL as ``events`` replays it), the very code the library and the Spark pre-pass use, so the history (GTIDs
+with their tags, the server charset taken from the QUERY events' ``collation_server`` when no
+``--server-charset`` is given) is the one ``events`` builds; ``--sql`` files go through
+``SchemaHistory.apply_script``. ``--snapshot`` seeds the starting schema like everywhere else
 (``io.snapshots.load_snapshot``): a ``mysqldump --no-data`` file, a saved history ``.json``, or a server URL.
 Text
 output lists each recorded statement (position, GTID, statement, changes) and then the final catalog;
@@ -24,7 +24,7 @@ import click
 from binlog_model.charsets import CHARSET_CODECS, normalize_charset
 from binlog_model.errors import ConfigError
 from binlog_model.io.snapshots import load_snapshot, read_sql_text, save_history
-from binlog_model.resolve.ddl_pass import history_from_binlogs
+from binlog_model.pipeline import history_from_binlogs
 from schema_tracker.changes import (
     CreateOrModifyColumn,
     CreateTable,

@@ -22,7 +22,7 @@ Snapshot = str | os.PathLike[str] | Catalog | SchemaHistory | None
 def load_snapshot(snapshot: Snapshot, *, lenient: bool = False, database: str | None = None,
                   catalog: Catalog | None = None) -> SchemaHistory:
     """A schema history to start from: a ``mysqldump --no-data`` file, a saved history (``.json``), a live
-    server (``mysql://user@host:port/db``, see ``binlog_model.live``), a ``Catalog`` or a history.
+    server (``mysql://user@host:port/db``, see ``binlog_model.io.live``), a ``Catalog`` or a history.
 
     ``database``: the database of a dump's statements before any ``USE`` (a dump of one database has none;
     its header comment is used when this is not given). ``catalog``: the server defaults to start a dump
@@ -36,7 +36,7 @@ def load_snapshot(snapshot: Snapshot, *, lenient: bool = False, database: str | 
         return SchemaHistory(snapshot, lenient=lenient)
     text = os.fspath(snapshot)
     if "://" in text:
-        from binlog_model.live import catalog_from_url
+        from binlog_model.io.live import catalog_from_url
         return SchemaHistory(catalog_from_url(text, database=database), lenient=lenient)
     path = Path(snapshot)
     if not path.is_file():

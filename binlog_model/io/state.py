@@ -10,8 +10,10 @@ either the previous state or the one of its last committed step, never a mix. It
   file's FORMAT_DESCRIPTION bytes, needed to decode from the middle of a file), plus the file a ROTATE
   event at its end named, if any;
 - ``files``: every file base name done or started, with the bytes consumed;
-- ``gtid_executed``: the GTIDs of the transactions done (MySQL ``uuid:1-5``, MariaDB the highest
-  ``domain-server-seq`` per domain), or nothing without GTIDs (the position is then the only record);
+- ``gtid_executed``: the GTIDs of the transactions done (``binlog_model.gtid.GtidSet.to_json``: MySQL
+  intervals per ``uuid`` or ``uuid:tag``, MariaDB the latest ``domain-server-seq`` per domain), and
+  ``gtid_text``, the same set as MySQL / MariaDB print it; empty without GTIDs (the position is then the
+  only record);
 - ``history``: the schema history at ``position`` (``SchemaHistory.to_json``);
 - ``outputs``: the output files committed so far, in order, each with its committed length in bytes, and
   ``open_output``: the file a run is writing, with the bytes its committed steps wrote.
@@ -43,9 +45,10 @@ from pathlib import Path
 from typing import Any
 
 from binlog_model.errors import BinlogError, ConfigError
+from binlog_model.gtid import GtidSet
 from binlog_model.io.documents import fsync_dir, read_json, truncate_durably, write_json_atomic
 
-__all__ = ["FORMAT", "VERSION", "GtidSet", "RunState", "StateLockedError", "StateMismatchError",
+__all__ = ["FORMAT", "VERSION", "RunState", "StateLockedError", "StateMismatchError",
            "lock_state", "recover_outputs"]
 
 FORMAT = "binlog-model/run-state"
@@ -135,52 +138,6 @@ def _holder(fd: int) -> tuple[int | None, str | None]:
         return int(doc["pid"]), str(doc["started"])
     except (OSError, ValueError, TypeError, KeyError):
         return None, None
-
-
-class GtidSet:
-    """Executed GTIDs. MySQL: per source (``uuid`` or ``uuid:tag``) a list of closed intervals of gno.
-    MariaDB: per domain the last ``domain-server-seq`` (sequence numbers only grow within a domain)."""
-
-    def __init__(self) -> None:
-        self.mysql: dict[str, list[list[int]]] = {}
-        self.mariadb: dict[int, str] = {}
-
-    def add_mysql(self, source: str, gno: int) -> None:
-        intervals = self.mysql.setdefault(source, [])
-        if intervals and intervals[-1][1] + 1 == gno:
-            intervals[-1][1] = gno
-            return
-        intervals.append([gno, gno])
-        if len(intervals) > 1 and intervals[-2][1] >= gno - 1:
-            intervals.sort()
-            merged: list[list[int]] = []
-            for lo, hi in intervals:
-                if merged and lo <= merged[-1][1] + 1:
-                    merged[-1][1] = max(merged[-1][1], hi)
-                else:
-                    merged.append([lo, hi])
-            self.mysql[source] = merged
-
-    def add_mariadb(self, domain: int, server_id: int, seq: int) -> None:
-        self.mariadb[domain] = f"{domain}-{server_id}-{seq}"
-
-    def __str__(self) -> str:
-        parts = []
-        for source in sorted(self.mysql):
-            spans = ":".join(f"{lo}" if lo == hi else f"{lo}-{hi}" for lo, hi in self.mysql[source])
-            parts.append(f"{source}:{spans}")
-        parts.extend(self.mariadb[d] for d in sorted(self.mariadb))
-        return ",".join(parts)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"mysql": self.mysql, "mariadb": {str(k): v for k, v in self.mariadb.items()}}
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> GtidSet:
-        out = cls()
-        out.mysql = {k: [list(span) for span in v] for k, v in doc.get("mysql", {}).items()}
-        out.mariadb = {int(k): v for k, v in doc.get("mariadb", {}).items()}
-        return out
 
 
 @dataclass

@@ -35,10 +35,10 @@ from binlog_model.errors import (
     JsonDiffError,
     SchemaMismatchError,
 )
-from binlog_model.json_diff import resolve_partial_row
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.compiled_rows import merge_frames, with_rows
 from binlog_model.resolve.ddl_pass import apply_query
+from binlog_model.resolve.json_diff import resolve_partial_row
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.resolve.plan import RowPlan
 from binlog_model.resolve.rows import RowBuilders

@@ -15,13 +15,11 @@ This module is also where a decoded QUERY event becomes a plain ``schema_tracker
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from typing import Any
 
 from binlog_model.charsets import charset_for_collation_id, make_text_decoder
 from binlog_model.errors import UnsupportedDDLError
-from binlog_model.io.files import iter_events
 from binlog_model.position import BinlogPosition
 from binlog_model.wire.events import QueryEvent
 from binlog_model.wire.header import ROWS_EVENT_TYPES, EventType
@@ -30,7 +28,7 @@ from schema_tracker.history import SchemaHistory
 from schema_tracker.model import collation_name
 from schema_tracker.statement import Statement
 
-__all__ = ["DDL_SKIP_TYPES", "apply_query", "history_from_binlogs", "replay_ddl", "statement_of",
+__all__ = ["DDL_SKIP_TYPES", "apply_query", "replay_ddl", "statement_of",
            "statement_text"]
 
 # Event types the DDL pass never needs parsed: row events and their table maps (and ROWS_QUERY and
@@ -61,14 +59,6 @@ def replay_ddl(events: Iterable[Any], history: SchemaHistory | None = None, *,
     for _ in replay.assemble(events):
         pass
     return replay.history
-
-
-def history_from_binlogs(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
-                         history: SchemaHistory | None = None, *, verify_checksum: bool = True,
-                         pin_server_charset: bool = False) -> SchemaHistory:
-    """``replay_ddl`` over binlog files (in rotation order), read with rows and table maps skipped."""
-    events = iter_events(paths, verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES)
-    return replay_ddl(events, history, pin_server_charset=pin_server_charset)
 
 
 def statement_of(event: QueryEvent, position: BinlogPosition | None = None,

@@ -15,7 +15,8 @@ from typing import Any
 
 from binlog_model.errors import ConfigError
 
-__all__ = ["AssemblerOptions", "ImageMode", "ResolveOptions", "StatementText", "parse_always_include"]
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_ROWS", "AssemblerOptions", "ImageMode", "ResolveOptions",
+           "StatementText", "parse_always_include"]
 
 
 class ImageMode(StrEnum):
@@ -37,6 +38,11 @@ class StatementText(StrEnum):
 AlwaysInclude = Mapping[tuple[str, str], tuple[str, ...]]
 
 
+# The bounds of one BinlogEvent unless told otherwise: every entry point (library, CLI, Spark) uses these.
+DEFAULT_MAX_ROWS = 1000
+DEFAULT_MAX_BYTES = 4 << 20       # 4 MiB
+
+
 @dataclass(frozen=True)
 class ResolveOptions:
     """How statements become BinlogEvents.
@@ -53,8 +59,8 @@ class ResolveOptions:
     source: str = ""
     always_include: AlwaysInclude = field(default_factory=dict)
     image: ImageMode = ImageMode.CHANGED
-    max_rows: int = 1000
-    max_bytes: int = 4 << 20
+    max_rows: int = DEFAULT_MAX_ROWS
+    max_bytes: int = DEFAULT_MAX_BYTES
     spill_bytes: int = 64 << 20
     allow_incomplete_tail: bool = False
     statement_text: StatementText = StatementText.ALL
@@ -76,8 +82,8 @@ class ResolveOptions:
     @classmethod
     def parse(cls, *, source: str = "",
               always_include: Mapping[tuple[str, str], Iterable[str]] | Iterable[str] | None = None,
-              image: str = "changed", statement_text: str = "all", max_rows: int = 1000,
-              max_bytes: int = 4 << 20, spill_bytes: int = 64 << 20,
+              image: str = "changed", statement_text: str = "all", max_rows: int = DEFAULT_MAX_ROWS,
+              max_bytes: int = DEFAULT_MAX_BYTES, spill_bytes: int = 64 << 20,
               allow_incomplete_tail: bool = False) -> ResolveOptions:
         """Options from a caller's values: ``always_include`` as ``["db.table.column", ...]`` (the CLI's
         and Spark's form) or ``{("db", "table"): ["column", ...]}``; ``image``/``statement_text`` as their

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.sinks.delimited import frame, iter_frames
+from binlog_model.framing import frame, iter_frames
 
 __all__ = ["TransactionBuffer"]
 

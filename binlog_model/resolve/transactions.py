@@ -8,8 +8,10 @@ Seed 001's order of events, per transaction:
 ``TxState`` is where the assembler stands; ``NEXT`` gives the state after each ``Step`` from each state
 (every pair is listed, so an event order the servers never write still has a defined outcome).
 ``classify_query`` routes a QUERY event by its first keywords (``QUERY_ROUTES``, first match wins): the
-transaction-control statements each have a handler, everything else goes to the schema tracker. The
-identity of a transaction (GTID or the documented fallback) and the XA / savepoint parsing live here too.
+transaction-control statements each have a handler, everything else goes to the schema tracker.
+``TransactionStarts`` finds where transactions start without the assembler (to cut a file into slices, or
+to commit an incremental run), routing keywords the same way. The identity of a transaction (GTID or the
+documented fallback) and the XA / savepoint parsing live here too.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from binlog_model.position import BinlogPosition, file_sequence
 from binlog_model.wire import events as ev
 
 __all__ = ["IN_TRANSACTION", "NEXT", "QUERY_ROUTES", "STATEMENT_OPEN", "Identity", "QueryKind", "Step",
-           "TxState", "classify_query", "fallback_identity", "gtid_identity", "mariadb_identity",
-           "parse_xa_end", "savepoint_name"]
+           "TransactionStarts", "TxState", "classify_query", "fallback_identity", "gtid_identity",
+           "mariadb_identity", "parse_xa_end", "savepoint_name"]
 
 
 class TxState(Enum):
@@ -107,6 +109,40 @@ def _first_words(query: str) -> str:
     if not m:
         return ""
     return " ".join(m.group(1).upper().split())
+
+
+class TransactionStarts:
+    """Where units of work start in one file's top-level events, told one event at a time (``starts_at``):
+    at every GTID event (MySQL, ANONYMOUS_GTID, MariaDB), else at a QUERY outside a transaction that no GTID
+    started (BEGIN or XA START without GTIDs, or a DDL statement as its own unit). Keywords route as the
+    assembler routes them (``classify_query``). Only GTID, QUERY, XID and XA_PREPARE events count: rows and
+    table maps, which a DDL scan skips unparsed, change nothing. A transaction never spans files: use a new
+    detector per file."""
+
+    def __init__(self) -> None:
+        self._open = False          # inside a transaction (its GTID or BEGIN seen, its end not yet)
+        self._after_gtid = False    # the last counted event was a GTID: its QUERY does not start another
+
+    def starts_at(self, event: object) -> bool:
+        if isinstance(event, ev.GtidEvent | ev.MariadbGtidEvent):
+            self._open = self._after_gtid = True
+            return True
+        if isinstance(event, ev.XidEvent | ev.XaPrepareEvent):
+            self._open = self._after_gtid = False
+            return False
+        if not isinstance(event, ev.QueryEvent):
+            return False
+        after_gtid, self._after_gtid = self._after_gtid, False
+        kind = classify_query(event.query)
+        if kind in (QueryKind.COMMIT, QueryKind.ROLLBACK):
+            self._open = False
+            return False
+        if not self._open and not after_gtid:
+            self._open = kind is QueryKind.BEGIN
+            return True
+        if after_gtid and kind is not QueryKind.BEGIN:
+            self._open = False      # GTID + DDL: the DDL commits implicitly
+        return False
 
 
 # --- identity -------------------------------------------------------------------------------------------

@@ -96,10 +96,8 @@ def commit_and_publish(state: RunState, out: Path, staged: Path, history: Schema
     for scan in scans:
         state.files[os.path.basename(scan.path)] = _decoded_size(scan)
         for event in scan.events:
-            if isinstance(event, ev.MariadbGtidEvent):
-                state.gtids.add_mariadb(event.domain_id, event.header.server_id, event.seq_no)
-            elif isinstance(event, ev.GtidEvent) and not event.anonymous:
-                state.gtids.add_mysql(f"{event.sid}:{event.tag}" if event.tag else str(event.sid), event.gno)
+            if isinstance(event, ev.GtidEvent | ev.MariadbGtidEvent):
+                state.gtids.add_event(event)
     state.history = history.to_json()
     state.runs += 1
     state.options = {**state.options, "publishing": staged.name}

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from binlog_model.errors import ConfigError
 from binlog_model.io.files import SliceReader, binlog_size, expand_paths, iter_slice
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
+from binlog_model.resolve.transactions import TransactionStarts
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
 
@@ -73,29 +74,13 @@ def scan_file(path: str | os.PathLike[str], *, verify_checksum: bool = True) -> 
     reader = SliceReader(name, verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES, chunk_size=_CHUNK)
     kept: list[Any] = []
     starts: list[int] = []
-    open_tx = False
+    detector = TransactionStarts()
     for event in reader:
         if not isinstance(event, _KEEP) or event.header.inner_index is not None:
             continue
-        after_gtid = bool(kept) and isinstance(kept[-1], ev.GtidEvent | ev.MariadbGtidEvent)
         kept.append(event)
-        offset = event.header.offset
-        if isinstance(event, ev.FormatDescriptionEvent):
-            continue
-        if isinstance(event, ev.GtidEvent | ev.MariadbGtidEvent):
-            starts.append(offset)
-            open_tx = True
-        elif isinstance(event, ev.QueryEvent):
-            word = event.query.lstrip().split(None, 1)[0].upper() if event.query.strip() else ""
-            if word in ("COMMIT", "ROLLBACK"):
-                open_tx = False
-            elif not open_tx and not after_gtid:
-                starts.append(offset)      # BEGIN without GTID, or DDL as its own unit
-                open_tx = word in ("BEGIN", "XA")
-            elif after_gtid and word not in ("BEGIN", "XA"):
-                open_tx = False            # GTID + DDL: the DDL commits implicitly
-        else:
-            open_tx = False
+        if detector.starts_at(event):
+            starts.append(event.header.offset)
     return FileScan(name, binlog_size(name), reader.decoder.format_description_bytes, tuple(kept),
                     tuple(sorted(set(starts))))
 

@@ -26,6 +26,7 @@ from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.io.snapshots import load_snapshot, save_history
 from binlog_model.messages import to_json
 from binlog_model.pipeline import iter_binlog_events
+from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS
 
 __all__ = [
     "EXPECTED_NAME",
@@ -65,8 +66,8 @@ class GoldenOptions:
     source: str = ""
     always_include: tuple[str, ...] = ()     # "db.table.column"
     image: str = "changed"
-    max_rows: int = 1000
-    max_bytes: int = 4 << 20
+    max_rows: int = DEFAULT_MAX_ROWS
+    max_bytes: int = DEFAULT_MAX_BYTES
 
     def __post_init__(self) -> None:
         if self.image not in _IMAGES:
@@ -89,8 +90,9 @@ class GoldenOptions:
             raise ConfigError(f"{where}: expected.options.always_include must be a list of db.table.column")
         try:
             return cls(source=str(doc.get("source", "")), always_include=tuple(include),
-                       image=str(doc.get("image", "changed")), max_rows=int(doc.get("max_rows", 1000)),
-                       max_bytes=int(doc.get("max_bytes", 4 << 20)))
+                       image=str(doc.get("image", "changed")),
+                       max_rows=int(doc.get("max_rows", DEFAULT_MAX_ROWS)),
+                       max_bytes=int(doc.get("max_bytes", DEFAULT_MAX_BYTES)))
         except (TypeError, ValueError) as err:
             raise ConfigError(f"{where}: bad expected.options: {err}") from err
 

@@ -23,8 +23,8 @@ from typing import Any
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import BinlogError
-from binlog_model.json_diff import apply_json_diff_text
 from binlog_model.messages import python_value
+from binlog_model.resolve.json_diff import apply_json_diff_text
 
 __all__ = ["Replica", "ReplicaError", "ReplicaTable"]
 

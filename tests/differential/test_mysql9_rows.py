@@ -24,8 +24,8 @@ from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.cli import main as cli_main
 from binlog_model.io.files import iter_events
 from binlog_model.io.snapshots import save_history
-from binlog_model.json_diff import apply_json_diff_text
 from binlog_model.messages import python_value
+from binlog_model.resolve.json_diff import apply_json_diff_text
 from binlog_model.sinks.delimited import iter_delimited
 from binlog_model.testing.mysql import MySQLServer
 from binlog_model.wire.column_types import ColumnType as T

@@ -19,9 +19,9 @@ import pytest
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import JsonDiffError
 from binlog_model.io.files import iter_events
-from binlog_model.json_diff import apply_json_diff_text, apply_json_diffs, resolve_partial_row
 from binlog_model.messages import python_value
 from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.json_diff import apply_json_diff_text, apply_json_diffs, resolve_partial_row
 from binlog_model.resolve.options import AssemblerOptions
 from binlog_model.testing.mysql import MySQLServer
 from binlog_model.wire.rows import RowsEvent

@@ -168,8 +168,8 @@ def test_live_server_snapshot_equals_the_dump(one_db_binlogs: tuple[Any, str, Pa
         status, from_dump, err = _run([*args, "--snapshot", str(dump)], capsys)
         assert status == 0, err
         assert from_url == from_dump
+        from binlog_model.io.live import catalog_from_url
         from binlog_model.io.snapshots import read_sql_text
-        from binlog_model.live import catalog_from_url
         from schema_tracker.snapshot import catalog_from_dump
         live = catalog_from_url(url)
         dumped = catalog_from_dump(read_sql_text(dump), live.__class__(server_charset=live.server_charset,

@@ -4,6 +4,9 @@ the file, the line and the rule, before anyone has to find the tangle by reading
 - only ``schema_tracker/ddl`` imports sqlglot; only ``binlog_model/spark`` imports pyspark;
 - ``binlog_model/wire`` (the sans-IO decoder) imports nothing above itself;
 - ``schema_tracker`` never imports ``binlog_model.wire`` (it takes plain statements);
+- ``binlog_model/resolve`` (the middle stage) imports neither ``binlog_model.io`` nor ``binlog_model.sinks``;
+- no import cycles among the modules of binlog_model and schema_tracker (module-level imports; an import
+  inside a function, or under ``if TYPE_CHECKING:``, runs after both modules are loaded or never);
 - only ``io/``, ``sinks/``, ``testing/`` and the command line (``commands/``, ``cli.py``) open files.
 """
 
@@ -72,12 +75,15 @@ def _violations(rule: str) -> list[str]:
                        and name != "binlog_model" and not any(_under(name, ok) for ok in WIRE_MAY_IMPORT))
             elif rule == "tracker":
                 bad = rel.startswith("schema_tracker/") and _under(name, "binlog_model.wire")
+            elif rule == "resolve":
+                bad = rel.startswith("binlog_model/resolve/") and (
+                    _under(name, "binlog_model.io") or _under(name, "binlog_model.sinks"))
             if bad:
                 found.append(f"{rel}:{line} imports {name}")
     return found
 
 
-@pytest.mark.parametrize("rule", ["sqlglot", "pyspark", "wire", "tracker"])
+@pytest.mark.parametrize("rule", ["sqlglot", "pyspark", "wire", "tracker", "resolve"])
 def test_import_layering(rule: str) -> None:
     assert _violations(rule) == [], "\n".join(_violations(rule))
 
@@ -103,6 +109,103 @@ def test_only_the_io_layers_open_files() -> None:
     assert found == [], "\n".join(found)
 
 
+# --- import cycles ---------------------------------------------------------------------------------------
+
+# Cycles known and accepted, each with its reason (sorted module names). Empty: a new cycle fails the test.
+KNOWN_CYCLES: dict[tuple[str, ...], str] = {}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _module_level_imports(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The imports that run when the module loads: top level, and inside top-level if/try blocks (not in
+    functions or classes' methods, not under ``if TYPE_CHECKING:``)."""
+    for node in body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif isinstance(node, ast.If):
+            if not _is_type_checking(node):
+                yield from _module_level_imports(node.body)
+            yield from _module_level_imports(node.orelse)
+        elif isinstance(node, ast.Try):
+            for block in (node.body, *(h.body for h in node.handlers), node.orelse, node.finalbody):
+                yield from _module_level_imports(block)
+
+
+def _import_graph(paths: list[Path], root: Path = REPO) -> dict[str, set[str]]:
+    """Module → the project modules it imports when loaded. ``from pkg import mod`` counts as ``pkg.mod``
+    when that is a module, else as ``pkg``; a package's own ``__init__`` is not an edge of its children."""
+    names = {_module_name(p) if root == REPO else p.stem: p for p in paths}
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges: set[str] = set()
+        for node in _module_level_imports(ast.parse(path.read_text(encoding="utf-8")).body):
+            if isinstance(node, ast.Import):
+                edges.update(alias.name for alias in node.names if alias.name in names)
+                continue
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parts = parts[:len(parts) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            for alias in node.names:
+                target = f"{base}.{alias.name}" if f"{base}.{alias.name}" in names else base
+                if target in names and target != name:
+                    edges.add(target)
+        graph[name] = edges
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[tuple[str, ...]]:
+    """The strongly connected components of more than one module (each a cycle or several), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[tuple[str, ...]] = []
+
+    def visit(node: str) -> None:   # Tarjan's algorithm; the graph is a few hundred modules deep at most
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(tuple(sorted(component)))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_no_import_cycles() -> None:
+    new = [c for c in _cycles(_import_graph(_modules())) if c not in KNOWN_CYCLES]
+    assert new == [], "import cycles (module-level imports):\n" + "\n".join(" <-> ".join(c) for c in new)
+
+
 def test_the_checks_see_a_violation(tmp_path: Path) -> None:
     """The scanners themselves: a module that imports pyspark and opens a file is reported."""
     bad = tmp_path / "bad.py"
@@ -110,3 +213,15 @@ def test_the_checks_see_a_violation(tmp_path: Path) -> None:
                    "Path('y').read_bytes()\n")
     assert sorted(n for _, n in _imports(bad)) == ["pyspark", "sqlglot", "sqlglot.exp"]
     assert sorted(_opens(bad)) == [(3, "open()"), (5, "Path('y').read_bytes()")]
+
+
+def test_the_cycle_check_sees_a_cycle(tmp_path: Path) -> None:
+    """A module-level cycle is found; the same imports inside a function or under TYPE_CHECKING are not."""
+    (tmp_path / "a.py").write_text("import b\n")
+    (tmp_path / "b.py").write_text("import c\n")
+    (tmp_path / "c.py").write_text("from typing import TYPE_CHECKING\n"
+                                   "if TYPE_CHECKING:\n    import d\nimport a\n")
+    (tmp_path / "d.py").write_text("def f():\n    import c\n")
+    graph = _import_graph(sorted(tmp_path.glob("*.py")), root=tmp_path)
+    assert graph == {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}
+    assert _cycles(graph) == [("a", "b", "c")]

@@ -13,6 +13,7 @@ from binlog_model.resolve.transactions import (
     STATEMENT_OPEN,
     QueryKind,
     Step,
+    TransactionStarts,
     TxState,
     classify_query,
     fallback_identity,
@@ -74,3 +75,43 @@ def test_fallback_identity_orders_transactions_by_file_and_offset() -> None:
     next_file = fallback_identity(BinlogPosition("mysql-bin.000003", 4))
     assert first.transaction_id == (2 << 40) | 4 and first.server_uuid == "" and first.gtid == ""
     assert first.transaction_id < later.transaction_id < next_file.transaction_id
+
+
+def _starts(stream: list[tuple[str, str]]) -> list[int]:
+    """The offsets ``TransactionStarts`` reports for a stream of ("gtid" | "query" | "xid" | "rows", text)."""
+    import uuid
+
+    from binlog_model.wire import events as ev
+    from binlog_model.wire.header import EventHeader, EventType
+
+    detector, found = TransactionStarts(), []
+    for offset, (kind, text) in enumerate(stream, start=1):
+        header = EventHeader(0, int(EventType.QUERY_EVENT), 1, 10, 0, 0, offset * 100, "binlog.000001")
+        event: object
+        if kind == "gtid":
+            event = ev.GtidEvent(header, flags=1, sid=uuid.UUID(int=1), gno=offset)
+        elif kind == "query":
+            event = ev.QueryEvent(header, thread_id=1, exec_time=0, error_code=0, schema="", query=text,
+                                  query_bytes=text.encode())
+        elif kind == "xid":
+            event = ev.XidEvent(header, xid=offset)
+        else:
+            event = object()      # rows and table maps: not counted
+        if detector.starts_at(event):
+            found.append(offset * 100)
+    return found
+
+
+def test_transaction_starts_with_and_without_gtids() -> None:
+    with_gtids = [("gtid", ""), ("query", "BEGIN"), ("rows", ""), ("xid", ""),
+                  ("gtid", ""), ("query", "CREATE TABLE t (a int)"),
+                  ("gtid", ""), ("query", "BEGIN"), ("query", "SAVEPOINT s"), ("rows", ""),
+                  ("query", "ROLLBACK TO SAVEPOINT s"), ("query", "INSERT INTO t VALUES (1)"), ("xid", "")]
+    assert _starts(with_gtids) == [100, 500, 700]
+    # Without GTIDs a BEGIN starts one, and so does a DDL outside a transaction; the statements inside an
+    # open one (routed as the assembler routes them, comments skipped) do not.
+    without = [("query", "/* app */ BEGIN"), ("rows", ""), ("query", "SAVEPOINT s"),
+               ("query", "ROLLBACK TO s"), ("query", "UPDATE t SET a = 2"), ("query", "COMMIT"),
+               ("query", "CREATE TABLE u (a int)"), ("query", "XA START 'x'"), ("rows", ""),
+               ("query", "XA END 'x'"), ("xid", ""), ("query", "DROP TABLE u")]
+    assert _starts(without) == [100, 700, 800, 1200]
