@@ -116,7 +116,7 @@ _SIGNED_TYPES = frozenset({"tinyint", "smallint", "mediumint", "int", "bigint", 
 
 def plan_column(column: ColumnLike, *, index: int = 0, type_code: int = 0, meta: int = 0,
                 mark: ColumnMark = ColumnMark.USER, pk_position: int = -1,
-                always: bool = False) -> PlanColumn:
+                always: bool = False, stated_labels: tuple[str, ...] | None = None) -> PlanColumn:
     """One tracked column as plan data. Raises ``SchemaError`` for a data type the model does not map
     (a HIDDEN column is never mapped: its type is the server's, and it is never emitted)."""
     if mark == ColumnMark.HIDDEN:
@@ -128,7 +128,7 @@ def plan_column(column: ColumnLike, *, index: int = 0, type_code: int = 0, meta:
         kind = PlanKind.ENUM
     int_bits = (integer_bits(data_type) or 32) if kind in _INTEGER_KINDS else 0  # YEAR: an INT, 32 bits
     charset = normalize_charset(column.charset or _DEFAULT_CHARSET) if kind == PlanKind.TEXT else ""
-    labels = tuple(column.enum_values) if kind in (PlanKind.ENUM, PlanKind.SET) else ()
+    labels = (stated_labels or tuple(column.enum_values)) if kind in (PlanKind.ENUM, PlanKind.SET) else ()
     pad_to = 0
     if kind == PlanKind.BYTES:
         # The binlog drops the trailing 0x00 bytes of fixed-length binary values (BINARY(N), MariaDB's UUID,
@@ -165,7 +165,7 @@ def build_plan(table_map: TableMapEvent, schema: TableSchema, always_include: Se
     plan_columns = tuple(
         plan_column(c, index=i, type_code=real_type(table_map.column_types[i], table_map.column_metas[i]),
                     meta=table_map.column_metas[i], mark=marks[i], pk_position=key_position.get(i, -1),
-                    always=i in kept)
+                    always=i in kept, stated_labels=logged_labels(table_map, i))
         for i, c in enumerate(columns))
     return RowPlan(schema.db, schema.name, plan_columns, pk, always, any(marks))
 
@@ -222,11 +222,10 @@ def _metadata_mismatch(table_map: TableMapEvent, i: int, column: Any) -> str | N
     tracked = tracked_charset(column)
     if logged is not None and tracked is not None and tracked != logged:
         return f"charset is {logged} in the binlog (collation id {logged_id}) but {tracked} in the schema"
-    labels = (table_map.enum_values[i] if table_map.enum_values else None) or \
-        (table_map.set_values[i] if table_map.set_values else None)
-    if labels is not None and logged is not None and tuple(column.enum_values) != _labels(labels, logged):
-        return (f"ENUM/SET labels are {list(_labels(labels, logged))} in the binlog but "
-                f"{list(column.enum_values)} in the schema")
+    labels = logged_labels(table_map, i)
+    if labels is not None and tuple(column.enum_values) != labels and not _lost_in_a_dump(column, labels):
+        return (f"ENUM/SET labels are {list(labels)} in the binlog but {list(column.enum_values)} in the "
+                "schema")
     unsigned = table_map.signedness[i] if table_map.signedness else None
     if unsigned is not None and bool(column.unsigned) != unsigned \
             and canonical_data_type(column.data_type) in _SIGNED_TYPES:  # MariaDB logs YEAR as unsigned
@@ -234,16 +233,34 @@ def _metadata_mismatch(table_map: TableMapEvent, i: int, column: Any) -> str | N
     return None
 
 
-def _labels(logged: Sequence[bytes], charset: str) -> tuple[str, ...]:
-    # FULL metadata's ENUM/SET labels as text (bytes the charset cannot read stay visible as escapes)
+def logged_labels(table_map: TableMapEvent, i: int) -> tuple[str, ...] | None:
+    """Column ``i``'s ENUM/SET labels as FULL row metadata states them, as text in the column's logged
+    charset (bytes the charset cannot read stay visible as escapes); None when not logged."""
+    raw_labels = (table_map.enum_values[i] if table_map.enum_values else None) or \
+        (table_map.set_values[i] if table_map.set_values else None)
+    charset_id = (table_map.charsets[i] if table_map.charsets else None) or \
+        (table_map.enum_set_charsets[i] if table_map.enum_set_charsets else None)
+    charset = charset_for_collation_id(charset_id) if charset_id is not None else None
+    if raw_labels is None or charset is None:
+        return None
     decode = make_text_decoder(charset)
     out = []
-    for raw in logged:
+    for raw in raw_labels:
         try:
             out.append(decode(raw) if decode is not None else raw.decode("utf-8"))
         except (UnicodeError, ValueError):
             out.append(repr(raw))
     return tuple(out)
+
+
+def _lost_in_a_dump(column: Any, logged: tuple[str, ...]) -> bool:
+    """Whether the tracked labels differ from the logged ones only where a 4-byte character is ``?``: both
+    servers print such a label character as ``?`` in SHOW CREATE TABLE and information_schema, so no dump
+    or live snapshot can carry it; the binlog's labels are the stored ones (``build_plan`` takes them)."""
+    if len(column.enum_values) != len(logged):
+        return False
+    return all(mine == theirs or mine == "".join("?" if ord(ch) > 0xFFFF else ch for ch in theirs)
+               for mine, theirs in zip(column.enum_values, logged, strict=True))
 
 
 def tracked_charset(column: Any) -> str | None:
