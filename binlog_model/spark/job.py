@@ -31,8 +31,8 @@ from typing import Any
 from binlog_model.errors import BinlogError
 from binlog_model.sinks import parquet
 
-__all__ = ["ResolveResult", "SparkJobError", "SparkSetupError", "TableSummary", "check_java", "local_session",
-           "root_cause", "run_resolve"]
+__all__ = ["LOG_FILE_CONF", "ResolveResult", "SparkJobError", "SparkSetupError", "TableSummary", "check_java",
+           "describe_failure", "local_session", "log_tail", "root_cause", "run_resolve"]
 
 
 class SparkSetupError(BinlogError):
@@ -398,12 +398,84 @@ def _run_tasks(spark: Any, tasks: list[Any], say: Callable[[str], None], what: s
 
     if not tasks:
         return []
+    from binlog_model.spark.typed_write import slice_label
+
     sc = spark.sparkContext
+    conf = dict(sc.getConf().getAll())      # read now: after a failure the JVM may be gone
+    conf["master"] = sc.master
     stop = threading.Event()
     watcher = threading.Thread(target=_watch, args=(spark, say, stop, len(tasks), what), daemon=True)
     watcher.start()
     try:
         return list(sc.parallelize(tasks, len(tasks)).map(write_slice).collect())
+    except BinlogError:
+        raise
+    except Exception as err:
+        log = conf.get(LOG_FILE_CONF)
+        raise SparkJobError(describe_failure(str(err), log_tail(log), [slice_label(t.piece) for t in tasks],
+                                             conf) + (f" (full Spark log: {log})" if log else "")) from err
     finally:
         stop.set()
-        watcher.join()
+        watcher.join(timeout=5)
+
+
+# The Spark setting naming the file Spark's log goes to (set by ``binlog-model resolve``), so a failure's
+# message can use what only the log says (a JVM's OutOfMemoryError) and name the file.
+LOG_FILE_CONF = "spark.binlogModel.logFile"
+_TASK = re.compile(r"task (\d+)\.\d+ in stage \d+")
+_EXIT = re.compile(r"(?:exit code|exitCode|exited with code)[ :=]*(-?\d+)", re.IGNORECASE)
+
+
+def log_tail(path: str | None, size: int = 4 << 20) -> str:
+    if not path:
+        return ""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - size))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def describe_failure(error: str, log: str, slices: Sequence[str], conf: Mapping[str, str]) -> str:
+    """One line for a failed job: what failed, where (the slice), and what to do. ``error``: the text of
+    the exception the driver got; ``log``: the end of Spark's log; ``slices``: slice labels by task index;
+    ``conf``: the Spark settings (and ``master``). Failures of the job's own code (a ``DecodeError`` ...)
+    are ``root_cause``'s line."""
+    text = f"{error}\n{log}"
+    found = _TASK.search(error) or _TASK.search(log)
+    where = ""
+    if found and int(found.group(1)) < len(slices):
+        where = f" while writing slice {slices[int(found.group(1))]}"
+    local = conf.get("master", "").startswith("local")
+    driver = conf.get("spark.driver.memory", "1g")
+    executor = conf.get("spark.executor.memory", "1g")
+    memory = (f"raise --driver-memory (now {driver}; in local mode the tasks run in the driver's JVM)"
+              if local else f"raise --executor-memory (now {executor})")
+    smaller = "or lower --slice-mb"
+    oom = re.search(r"java\.lang\.OutOfMemoryError: ([^\n\r]+)", text)
+    if oom:
+        what = "executor" if not local else "Spark JVM"
+        return f"{what} out of memory ({oom.group(1).strip()}){where}; {memory} {smaller}"
+    lost = re.search(r"ExecutorLostFailure \(executor (\S+) exited[^)]*\) Reason: ([^\n\r]+)", text)
+    if lost:
+        reason = lost.group(2).strip().rstrip(".")
+        return (f"executor {lost.group(1)} lost{where} ({reason}); its log is on its worker; {memory} "
+                f"{smaller}, or check the machine")
+    cause = root_cause(error)
+    if "MemoryError" in cause.split(":", 1)[0]:
+        return (f"a Python worker ran out of memory (MemoryError){where}; lower --slice-mb or give the "
+                "Python workers more memory")
+    if "Python worker exited unexpectedly" in text or "crashed" in cause.lower():
+        code = _EXIT.search(text)
+        how = f" (exit code {code.group(1)})" if code else ""
+        hint = (" (killed: 137 and -9 are SIGKILL, often the system's out-of-memory killer)"
+                if code and code.group(1) in ("137", "-9") else "")
+        return (f"a Python worker crashed or was killed{how}{where}{hint}; lower --slice-mb, or see the "
+                "worker's output in the log")
+    if re.search(r"Connection refused|Answer from Java side is empty|Error while receiving|"
+                 r"Py4JNetworkError|java gateway", error):
+        return ("the Spark JVM exited during the job" + where + f"; {memory} {smaller}, or see the end of "
+                "Spark's log")
+    return cause or "the Spark job failed"

@@ -208,6 +208,8 @@ def write_slice(task: SliceTask) -> SliceResult:
         raise
     result.untyped = {name: list(names) for name, names in seen.items()}
     result.seconds = time.monotonic() - started
+    if _fault(task, after=True):
+        result.untyped[("", "")] = ["x" * (768 << 20)]
     return result
 
 
@@ -217,15 +219,17 @@ def iter_results(tasks: list[SliceTask]) -> Iterator[SliceResult]:
         yield write_slice(task)
 
 
-def _fault(task: SliceTask) -> None:
+def _fault(task: SliceTask, *, after: bool = False) -> bool:
     """Test hook: ``BINLOG_MODEL_TEST_FAULT=<kind>:<partition>`` makes that task fail as a real failure
-    would (``exit``: the Python worker dies; ``memory``: it runs out of memory), so the tests can check
-    the one-line message the command prints. Unset in any real run."""
+    would (``exit``: the Python worker dies; ``memory``: it runs out of memory; ``jvm``: its result is too
+    big for the JVM's heap), so the tests can check the one-line message the command prints. Unset in any
+    real run."""
     spec = os.environ.get("BINLOG_MODEL_TEST_FAULT", "")
     kind, _, where = spec.partition(":")
     if not spec or str(task.partition) != where:
-        return
-    if kind == "exit":
+        return False
+    if kind == "exit" and not after:
         os._exit(137)
-    if kind == "memory":
+    if kind == "memory" and not after:
         raise MemoryError()
+    return kind == "jvm" and after
