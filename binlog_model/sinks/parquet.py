@@ -202,6 +202,7 @@ def publish_job(fs: Any, staging: str, out: str) -> None:
     import pyarrow.fs as pafs
 
     drop_attempts(staging, fs)
+    fs.create_dir(staging, recursive=True)          # a job that wrote no table still publishes
     with fs.open_output_stream(f"{staging}/{SUCCESS_FILE}") as fh:
         fh.write(b"")
     exists = fs.get_file_info(out).type != pafs.FileType.NotFound
