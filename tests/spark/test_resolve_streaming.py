@@ -94,7 +94,7 @@ def test_corpus_tables_equal_the_dataframe_path(spark: Any, tmp_path: Path) -> N
         _same(spark, [path], tmp_path / str(n), lenient=True, slice_bytes=4096, source="corpus")
 
 
-def test_mysql_history_with_ddl_between_files_equals_the_dataframe_path(mysql: Any, mysql_db: str,
+def test_mysql_history_with_ddl_between_files_equals_the_dataframe_path(spark: Any, mysql: Any, mysql_db: str,
                                                                          tmp_path: Path) -> None:
     db = mysql_db
     mysql.flush_and_collect()
