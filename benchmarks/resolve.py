@@ -133,11 +133,19 @@ def generate(dest: Path, files: int, file_mb: int, seed: int = 20261126) -> list
 # -- measuring ----------------------------------------------------------------------------------------------
 
 def _children(pid: int) -> list[int]:
+    """Every child of ``pid``, whichever of its threads started it (the JVM forks from many threads)."""
+    found: list[int] = []
     try:
-        with open(f"/proc/{pid}/task/{pid}/children") as fh:
-            return [int(p) for p in fh.read().split()]
+        tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return []
+        return found
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                found += [int(p) for p in fh.read().split()]
+        except OSError:
+            continue
+    return found
 
 
 def _status(pid: int) -> tuple[str, int] | None:
@@ -165,8 +173,9 @@ def _status(pid: int) -> tuple[str, int] | None:
 class TreeSampler:
     """Every process under ``pid`` (recursively), its kind and peak RSS, sampled every ``every`` s."""
 
-    def __init__(self, pid: int, every: float = 0.25) -> None:
+    def __init__(self, pid: int, every: float = 0.25, extra: list[int] | None = None) -> None:
         self.pid = pid
+        self.extra = extra or []
         self.every = every
         self.peaks: dict[int, tuple[str, int]] = {}
         self._stop = threading.Event()
@@ -174,7 +183,7 @@ class TreeSampler:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            todo = [self.pid]
+            todo = [self.pid, *self.extra]
             while todo:
                 pid = todo.pop()
                 found = _status(pid)
@@ -199,11 +208,13 @@ class TreeSampler:
         return {kind: {"count": len(v), "max_mb": round(max(v) / 2**20, 1)} for kind, v in sorted(by.items())}
 
 
-def timed(cmd: list[str], env: dict[str, str], log: Path) -> dict[str, Any]:
+def timed(cmd: list[str], env: dict[str, str], log: Path, extra: list[int] | None = None) -> dict[str, Any]:
+    """Run ``cmd``; its wall time and the peak RSS of every process under it (and under ``extra``: the
+    cluster's master and workers, whose children are the executors)."""
     began = time.monotonic()
     with open(log, "ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO)
-        with TreeSampler(proc.pid) as sampler:
+        with TreeSampler(proc.pid, extra=extra) as sampler:
             code = proc.wait()
     seconds = time.monotonic() - began
     return {"seconds": round(seconds, 2), "exit": code, "rss": sampler.summary()}
@@ -257,9 +268,10 @@ def main() -> None:
             else:
                 spark_master = master
             out = work / "out"
+            roots = [p.pid for p in cluster._procs] if master == "cluster" and cluster is not None else None
             run = timed([PY, "-m", "binlog_model.cli", "resolve", *map(str, files), "--out", str(out),
                          "--master", spark_master, "--log-file", str(work / f"spark-{master}.log"), *extra],
-                        env, log)
+                        env, log, roots)
             text = log.read_text(errors="replace")
             line = next((ln for ln in reversed(text.splitlines()) if ln.startswith("== ")), "")
             if line:
