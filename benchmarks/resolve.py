@@ -161,7 +161,7 @@ def _status(pid: int) -> tuple[str, int] | None:
     text = b" ".join(argv).decode(errors="replace")
     if exe == "java":
         kind = "jvm"
-    elif "pyspark.daemon" in text or "pyspark.worker" in text or "worker.py" in text:
+    elif "pyspark" in text:
         kind = "python-worker"
     elif exe.startswith("python"):
         kind = "python"
@@ -189,7 +189,8 @@ class TreeSampler:
                 found = _status(pid)
                 if found is not None:
                     old = self.peaks.get(pid)
-                    self.peaks[pid] = (found[0], max(found[1], old[1] if old else 0))
+                    # The kind first seen (a process exiting shows an empty command line).
+                    self.peaks[pid] = (old[0] if old else found[0], max(found[1], old[1] if old else 0))
                 todo += _children(pid)
             self._stop.wait(self.every)
 
@@ -265,6 +266,8 @@ def main() -> None:
                 from binlog_model.testing.spark_cluster import SparkCluster
                 cluster = SparkCluster(workers=2, cores=1).start() if cluster is None else cluster
                 spark_master = cluster.master_url
+                # The executors see only what the application ships: this checkout on their path.
+                extra += ["--conf", f"spark.executorEnv.PYTHONPATH={REPO}"]
             else:
                 spark_master = master
             out = work / "out"
