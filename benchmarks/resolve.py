@@ -189,8 +189,9 @@ class TreeSampler:
                 found = _status(pid)
                 if found is not None:
                     old = self.peaks.get(pid)
-                    # The kind first seen (a process exiting shows an empty command line).
-                    self.peaks[pid] = (old[0] if old else found[0], max(found[1], old[1] if old else 0))
+                    # A process exiting shows an empty command line ("other"): keep what it was.
+                    kind = found[0] if found[0] != "other" or old is None else old[0]
+                    self.peaks[pid] = (kind, max(found[1], old[1] if old else 0))
                 todo += _children(pid)
             self._stop.wait(self.every)
 
