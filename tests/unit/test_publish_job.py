@@ -72,5 +72,5 @@ def test_a_publish_killed_between_two_renames_is_finished_by_the_next_run(tmp_pa
 def test_an_out_folder_holding_other_files_is_refused(tmp_path: Path) -> None:
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "mine.txt").write_text("x")
-    with pytest.raises(ConfigError, match="mine.txt"):
+    with pytest.raises(ConfigError, match=r"mine\.txt"):
         parquet.check_output(pafs.LocalFileSystem(), str(tmp_path / "out"))
