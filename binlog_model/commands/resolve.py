@@ -15,22 +15,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 
 from binlog_model.errors import ConfigError
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.testing.bundled import golden_dir
-
-
-def _say(text: str) -> None:
-    click.echo(f"[{time.strftime('%H:%M:%S')}] {text}", err=True)
 
 
 def _parse_conf(items: tuple[str, ...]) -> dict[str, str]:
@@ -48,14 +46,33 @@ def _default_log_file() -> Path:
     return Path(tempfile.gettempdir()) / f"binlog-model-resolve-{stamp}-{os.getpid()}.log"
 
 
+class _Terminal:
+    """Where this command's own lines go while Spark runs: the terminal as it was (fds 1 and 2 then go to
+    Spark's log, so nothing Spark, its JVM, its Python workers or pyspark's threads print reaches it)."""
+
+    out: Any = None
+    err: Any = None
+
+
+def _say(text: str) -> None:
+    click.echo(f"[{time.strftime('%H:%M:%S')}] {text}", err=_Terminal.err is None, file=_Terminal.err)
+
+
+def _echo(text: str) -> None:
+    click.echo(text, file=_Terminal.out)
+
+
 @contextlib.contextmanager
-def _children_output_to(log: Path) -> Iterator[None]:
-    """Processes started inside (the Spark JVM, and through it its Python workers) write their stdout and
-    stderr to ``log``; this process's own output is back on the terminal afterwards."""
+def _output_to(log: Path) -> Iterator[None]:
+    """Processes started inside (the Spark JVM, and through it its Python workers) and this process's own
+    stdout and stderr (pyspark's threads print there) write to ``log``; ``_say``/``_echo`` still reach the
+    terminal; everything is back on the terminal afterwards."""
     sys.stdout.flush()
     sys.stderr.flush()
     saved = [os.dup(1), os.dup(2)]
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    _Terminal.out = open(os.dup(saved[0]), "w", buffering=1, encoding="utf-8", closefd=True)  # noqa: SIM115
+    _Terminal.err = open(os.dup(saved[1]), "w", buffering=1, encoding="utf-8", closefd=True)  # noqa: SIM115
     try:
         os.dup2(fd, 1)
         os.dup2(fd, 2)
@@ -63,6 +80,9 @@ def _children_output_to(log: Path) -> Iterator[None]:
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
+        for stream in (_Terminal.out, _Terminal.err):
+            stream.close()
+        _Terminal.out = _Terminal.err = None
         os.dup2(saved[0], 1)
         os.dup2(saved[1], 2)
         for n in (*saved, fd):
@@ -100,16 +120,29 @@ def _children_output_to(log: Path) -> Iterator[None]:
 @click.option("--log-file", "log_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Where Spark's full log goes [default: a new file in the temp directory].")
 @click.option("--slice-mb", type=click.IntRange(min=1), default=64, show_default=True,
-              help="Split files into slices of about this many MB at transaction starts.")
+              help="Split files into slices of about this many MB at transaction starts (a task's unit).")
+@click.option("--driver-memory", default="1g", show_default=True, metavar="SIZE",
+              help="Heap of the driver's JVM (spark.driver.memory); in local mode the tasks run in it.")
+@click.option("--executor-memory", default="1g", show_default=True, metavar="SIZE",
+              help="Heap of each executor's JVM on a cluster (spark.executor.memory).")
 def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None, database: str | None,
             state_dir: Path | None, always_include: tuple[str, ...], lenient_ddl: bool, master: str,
             conf: tuple[str, ...], py_files: str, archives: str, log_file: Path | None,
-            slice_mb: int) -> None:
+            slice_mb: int, driver_memory: str, executor_memory: str) -> None:
     """Resolve binlog PATHS (files, directories or globs; local or s3:// gs:// hdfs:// URIs) into typed
     per-table Parquet on Spark."""
+    from binlog_model.io.documents import log_tail
     from binlog_model.io.files import absolute_name
     from binlog_model.io.state import lock_state
-    from binlog_model.spark.job import SparkJobError, check_java, local_session, run_resolve, spark_errors
+    from binlog_model.spark.job import (
+        LOG_FILE_CONF,
+        SparkJobError,
+        check_java,
+        describe_failure,
+        local_session,
+        run_resolve,
+        spark_errors,
+    )
     from binlog_model.spark.partitions import expand_paths
 
     if state_dir is not None and not paths:
@@ -119,12 +152,16 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
     # The job's reader parses the same values with the same ResolveOptions.parse; here a bad --always-include
     # is one line before any JVM starts (the typed tables always read full images).
     ResolveOptions.parse(source=source, always_include=always_include, image="full")
-    settings = _parse_conf(conf)
+    for flag, size in (("--driver-memory", driver_memory), ("--executor-memory", executor_memory)):
+        if not re.fullmatch(r"\d+[kmgt]?", size.lower()):
+            raise ConfigError(f"{flag} takes a size such as 1g or 512m, got {size!r}")
+    settings = {"spark.driver.memory": driver_memory, "spark.executor.memory": executor_memory,
+                **_parse_conf(conf)}
     # Another run on this state is refused here, before Spark starts; run_resolve re-enters the lock.
     held = lock_state(state_dir) if state_dir is not None else contextlib.nullcontext()
     with held:
         check_java()
-        spark_failures = spark_errors()
+        failures: tuple[type[BaseException], ...] = (*spark_errors(), ConnectionError)
         if paths:
             inputs = [(source, list(paths), absolute_name(out))]
         else:
@@ -142,31 +179,41 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
         log = log_file or _default_log_file()
         log.parent.mkdir(parents=True, exist_ok=True)
         _say(f"Spark's log: {log}")
+        settings[LOG_FILE_CONF] = str(log)
         spark = None
-        try:
-            with _children_output_to(log):
+        with _output_to(log):
+            try:
                 spark = local_session(master, conf=settings, log_level="WARN")
-            for label, files, target in inputs:
-                result = run_resolve(spark, files, target, source=label, snapshot=snapshot,
-                                     lenient_ddl=lenient_ddl, always_include=always_include,
-                                     slice_bytes=slice_mb << 20, progress=_say, database=database,
-                                     state_dir=state_dir)
-                click.echo(f"== {label or '(no source)'}: {result.files} files, {result.rows} row changes, "
-                           f"{result.seconds:.1f}s -> {target}")
-                click.echo(f"   {'table':<40} {'INSERT':>7} {'UPDATE':>7} {'DELETE':>7} {'SCHEMA':>7} "
-                           f"{'columns':>7} {'versions':>8}")
-                for t in result.tables:
-                    name = f"{t.db}.{t.table}" if t.table else f"{t.db} (database)"
-                    ops = t.operations
-                    click.echo(f"   {name:<40} {ops.get('INSERT', 0):>7} {ops.get('UPDATE', 0):>7} "
-                               f"{ops.get('DELETE', 0):>7} {ops.get('SCHEMA', 0):>7} {t.columns:>7} "
-                               f"{t.schema_versions:>8}")
-        except spark_failures as err:
-            _append(log, f"binlog-model: the job failed: {err}")
-            raise SparkJobError.from_spark(err, str(log)) from err
-        finally:
-            if spark is not None:
-                spark.stop()
+                for label, files, target in inputs:
+                    result = run_resolve(spark, files, target, source=label, snapshot=snapshot,
+                                         lenient_ddl=lenient_ddl, always_include=always_include,
+                                         slice_bytes=slice_mb << 20, progress=_say, database=database,
+                                         state_dir=state_dir)
+                    _summary(label, result, target)
+            except failures as err:          # outside the tasks: a JVM gone, a failed start
+                _append(log, f"binlog-model: the job failed: {err}")
+                cause = describe_failure(str(err), log_tail(str(log)), [], {"master": master, **settings})
+                raise SparkJobError(f"{cause} (full Spark log: {log})") from err
+            except SparkJobError as err:
+                _append(log, f"binlog-model: the job failed: {err}; cause: {err.__cause__}")
+                raise
+            finally:
+                if spark is not None:
+                    with contextlib.suppress(Exception):    # a JVM already gone must not add its own error
+                        spark.stop()
+
+
+def _summary(label: str, result: Any, target: str) -> None:
+    _echo(f"== {label or '(no source)'}: {result.files} files, {result.rows} row changes, "
+          f"{result.seconds:.1f}s -> {target}")
+    _echo(f"   {'table':<40} {'INSERT':>7} {'UPDATE':>7} {'DELETE':>7} {'SCHEMA':>7} "
+          f"{'columns':>7} {'versions':>8}")
+    for t in result.tables:
+        name = f"{t.db}.{t.table}" if t.table else f"{t.db} (database)"
+        ops = t.operations
+        _echo(f"   {name:<40} {ops.get('INSERT', 0):>7} {ops.get('UPDATE', 0):>7} "
+              f"{ops.get('DELETE', 0):>7} {ops.get('SCHEMA', 0):>7} {t.columns:>7} "
+              f"{t.schema_versions:>8}")
 
 
 def _append(log: Path, text: str) -> None:

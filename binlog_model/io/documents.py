@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["fsync_dir", "read_bytes", "read_json", "read_text", "sha256_of", "truncate_durably",
+__all__ = ["fsync_dir", "log_tail", "read_bytes", "read_json", "read_text", "sha256_of", "truncate_durably",
            "write_json_atomic", "write_text"]
 
 PathLike = str | os.PathLike[str]
@@ -83,3 +83,16 @@ def truncate_durably(path: PathLike, size: int) -> None:
         fh.truncate(size)
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def log_tail(path: str | None, size: int = 4 << 20) -> str:
+    """The last ``size`` bytes of a log file as text ('' when there is none)."""
+    if not path:
+        return ""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - size))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""

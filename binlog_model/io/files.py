@@ -45,6 +45,7 @@ __all__ = [
     "iter_slice",
     "list_binlog_files",
     "open_binlog",
+    "output_filesystem",
     "sort_binlog_files",
     "sort_binlog_names",
 ]
@@ -150,6 +151,19 @@ def _to_uri(template: str, fs_path: str) -> str:
     if scheme.lower() in _BUCKET_SCHEMES:
         return f"{scheme}://{fs_path}"
     return f"{scheme}://{parts.netloc}/{fs_path.lstrip('/')}"
+
+
+def output_filesystem(name: PathLike) -> tuple[Any, str]:
+    """(pyarrow filesystem, path inside it) to write under ``name``: a local path (or ``file://`` URI),
+    made absolute, on the local filesystem; a URI through the same filesystems as the reader's
+    (``s3a://`` as ``s3://``)."""
+    text = os.fspath(name)
+    if not is_uri(text):
+        import pyarrow.fs as pafs
+
+        return pafs.LocalFileSystem(), os.path.abspath(_local(text))
+    fs, path = _remote(text)
+    return fs, path.rstrip("/")
 
 
 def binlog_size(name: PathLike) -> int:

@@ -38,11 +38,12 @@ from pyspark.sql.types import StructType
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import ConfigError
+from binlog_model.gtid import GtidSet
 from binlog_model.io.documents import read_json, write_text
 from binlog_model.io.snapshots import load_snapshot
 from binlog_model.position import BinlogPosition, file_sequence
 from binlog_model.resolve.assembler import StatementAssembler
-from binlog_model.resolve.options import ResolveOptions
+from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ResolveOptions
 from binlog_model.spark.arrow_batch import ARROW_SCHEMA, ArrowBatch
 from binlog_model.spark.partitions import (
     Slice,
@@ -55,8 +56,9 @@ from binlog_model.spark.partitions import (
 from binlog_model.spark.value_json import _dumps, event_rows, slow_value_json, value_json  # noqa: F401 (API)
 from schema_tracker.history import SchemaHistory
 
-__all__ = ["ARROW_SCHEMA", "SCHEMA_DDL", "BinlogDataSource", "GtidSet", "ReadOptions", "event_rows",
-           "load_plan", "pack_history", "plan", "read_slice", "save_plan", "slow_value_json", "value_json"]
+__all__ = ["ARROW_SCHEMA", "SCHEMA_DDL", "BinlogDataSource", "GtidSet", "ReadOptions", "decode_slice",
+           "event_rows", "load_plan", "pack_history", "plan", "prepare_worker", "read_slice", "save_plan",
+           "shipped_history", "slow_value_json", "value_json"]
 
 SCHEMA_DDL = (
     "source string, serverUuid string, transactionId long, queryIndex int, eventIndex int, rowIndex long, "
@@ -69,46 +71,6 @@ SCHEMA_DDL = (
 )
 
 _BATCH_ROWS = 4096
-
-
-@dataclass(frozen=True, slots=True)
-class GtidSet:
-    """Transactions already processed, to skip: MySQL ``uuid:1-5:7,uuid2:1-3`` (gno intervals per server
-    UUID) and/or MariaDB ``domain-server-seq`` items (``0-1-100``: every sequence number up to 100 in
-    domain 0, as ``gtid_slave_pos``)."""
-
-    mysql: tuple[tuple[str, int, int], ...] = ()
-    mariadb: tuple[tuple[int, int], ...] = ()
-
-    @classmethod
-    def parse(cls, text: str) -> GtidSet:
-        mysql: list[tuple[str, int, int]] = []
-        mariadb: list[tuple[int, int]] = []
-        for item in (i.strip() for i in text.split(",")):
-            if not item:
-                continue
-            try:
-                if ":" in item:
-                    uuid, *ranges = item.split(":")
-                    for r in ranges:
-                        lo, _, hi = r.partition("-")
-                        mysql.append((uuid.strip().lower(), int(lo), int(hi or lo)))
-                else:
-                    domain, _server, seq = item.split("-")
-                    mariadb.append((int(domain), int(seq)))
-            except ValueError as err:
-                raise ConfigError(f"mysql-binlog: bad GTID set item {item!r} (expected uuid:1-5 or "
-                                  "domain-server-seq)") from err
-        return cls(tuple(mysql), tuple(mariadb))
-
-    def contains(self, event: pb.BinlogEvent) -> bool:
-        if event.server_uuid:
-            uuid = event.server_uuid.lower()
-            return any(u == uuid and lo <= event.transaction_id <= hi for u, lo, hi in self.mysql)
-        if event.gtid:
-            return any(d == event.gtid_domain_id and event.transaction_id <= seq for d, seq in self.mariadb)
-        return False
-
 
 _DEFAULT_RESOLVE = ResolveOptions()
 
@@ -153,8 +115,8 @@ class ReadOptions:
         # before any task starts.
         resolve = ResolveOptions.parse(
             source=source, always_include=include, image=opts.get("image", "changed"),
-            statement_text=opts.get("statementtext", "all"), max_rows=_int(opts, "maxrows", 1000),
-            max_bytes=_int(opts, "maxbytes", 4 << 20),
+            statement_text=opts.get("statementtext", "all"), max_rows=_int(opts, "maxrows", DEFAULT_MAX_ROWS),
+            max_bytes=_int(opts, "maxbytes", DEFAULT_MAX_BYTES),
             allow_incomplete_tail=_bool(opts, "allowincompletetail", False))
         return cls(
             paths=paths, source=source, snapshot=opts.get("snapshot") or None, resolve=resolve,
@@ -214,11 +176,9 @@ def read_slice(piece: Slice, history: dict[str, Any] | bytes, options: ReadOptio
     Arrow batches of ``ARROW_SCHEMA``."""
     # Without a range to check, the events stay bytes: the compiled row builder's, never parsed in Python.
     everything = options.start is None and options.stop is None and options.skip_gtids is None
-    assembler = StatementAssembler(_history_for(history, options.lenient_ddl), options.assembler_options(),
-                                   serialized=everything)
     events_mode = options.mode == "events"
     batch = ArrowBatch(events_mode)
-    for event in assembler.assemble(iter_slice_events(piece, verify_checksum=options.verify_checksum)):
+    for event in decode_slice(piece, history, options, serialized=everything):
         if everything:
             batch.add(event)
         elif _in_range(event, options):
@@ -230,6 +190,15 @@ def read_slice(piece: Slice, history: dict[str, Any] | bytes, options: ReadOptio
             batch = ArrowBatch(events_mode)
     if batch.size:
         yield batch.build()
+
+
+def decode_slice(piece: Slice, history: dict[str, Any] | bytes, options: ReadOptions, *,
+                 serialized: bool = True) -> Iterator[Any]:
+    """The assembled ``BinlogEvent``s of one slice (serialized bytes, or messages), resolved with the
+    shipped history: what every task of the source and of the typed job decodes."""
+    assembler = StatementAssembler(_history_for(history, options.lenient_ddl), options.assembler_options(),
+                                   serialized=serialized)
+    return assembler.assemble(iter_slice_events(piece, verify_checksum=options.verify_checksum))
 
 
 def pack_history(doc: dict[str, Any]) -> bytes:
@@ -244,26 +213,32 @@ _PARSED: OrderedDict[bytes, SchemaHistory] = OrderedDict()
 _PARSED_MAX = 4
 
 
+def shipped_history(shipped: bytes) -> SchemaHistory:
+    """The history of ``pack_history`` bytes, parsed once per worker (cached by digest): shared, so the
+    caller must not change it (``_history_for`` gives each slice its own copy)."""
+    digest = hashlib.sha256(shipped).digest()
+    cached = _PARSED.get(digest)
+    if cached is None:
+        try:
+            doc = json.loads(zlib.decompress(shipped))
+        except (zlib.error, ValueError) as err:
+            raise ConfigError(f"mysql-binlog: the schema history shipped with the partition is "
+                              f"corrupt: {err}") from err
+        cached = SchemaHistory.from_json(doc)
+        _PARSED[digest] = cached
+        while len(_PARSED) > _PARSED_MAX:
+            _PARSED.popitem(last=False)
+    else:
+        _PARSED.move_to_end(digest)
+    return cached
+
+
 def _history_for(shipped: dict[str, Any] | bytes, lenient: bool) -> SchemaHistory:
     if isinstance(shipped, dict):
         history = SchemaHistory.from_json(shipped)
     else:
-        digest = hashlib.sha256(shipped).digest()
-        cached = _PARSED.get(digest)
-        if cached is None:
-            try:
-                doc = json.loads(zlib.decompress(shipped))
-            except (zlib.error, ValueError) as err:
-                raise ConfigError(f"mysql-binlog: the schema history shipped with the partition is "
-                                  f"corrupt: {err}") from err
-            cached = SchemaHistory.from_json(doc)
-            _PARSED[digest] = cached
-            while len(_PARSED) > _PARSED_MAX:
-                _PARSED.popitem(last=False)
-        else:
-            _PARSED.move_to_end(digest)
-        history = cached.copy()   # the assembler may record into it; slices must not see each other's
-    history.lenient = lenient
+        history = shipped_history(shipped).copy()   # the assembler may record into it; slices must not
+    history.lenient = lenient                        # see each other's
     return history
 
 
@@ -276,7 +251,7 @@ class _Partition(InputPartition):
 _WORKER_READY = False
 
 
-def _prepare_worker() -> None:
+def prepare_worker() -> None:
     """Once per Python worker: say in the worker's log (an executor's stderr) what runs differently from a
     full install, e.g. the pure-Python protobuf of a ``spark-pack`` zip; and freeze the worker's objects
     so far out of the cyclic garbage collector. A reused worker runs a full ``gc.collect()`` after every
@@ -320,7 +295,7 @@ class BinlogReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, _Partition)
-        _prepare_worker()
+        prepare_worker()
         yield from read_slice(partition.piece, partition.history, self.options)
 
 

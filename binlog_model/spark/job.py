@@ -1,14 +1,19 @@
 """The main job: binlog files → per-table typed Parquet, with a per-table summary.
 
-Strategy: one read of the ``mysql-binlog`` source (cached, full row images so each typed row is a whole
-row), the schema history planned once on the driver, then one ``typed_frame`` write per table into
-``OUT/db=<db>/table=<table>/`` (Hive-style directories, so the tree reads back partitioned by database and
-table). Progress (slices done of total while decoding, rows/s) goes to a callback. ``check_java`` runs
+Strategy: the schema history and the slices are planned once on the driver (the ``mysql-binlog`` source's
+pre-pass and slicing); then one Spark task per slice (an RDD of slice descriptors, ``map`` then ``collect``
+of small results) decodes its slice with full row images, turns it into typed rows for every table it
+meets and writes them with pyarrow (``typed_write``), straight from Python: no cache of the decoded archive,
+no JVM rows. Each task commits its files into a staging tree beside ``OUT``; the driver sums the tasks'
+counts into the per-table summary and publishes the tree as ``OUT/db=<db>/table=<table>/`` in one atomic
+exchange (``sinks.parquet``; Hive-style directories, so the tree reads back partitioned by database and
+table). Progress (slices done of total, rows/s) goes to a callback. ``check_java`` runs
 ``java -version`` first so a missing or too old Java is a one-line ``SparkSetupError``, not a JVM trace.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -17,16 +22,18 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from binlog_model.errors import BinlogError
+from binlog_model.io.documents import log_tail
 from binlog_model.sinks import parquet
 
-__all__ = ["ResolveResult", "SparkJobError", "SparkSetupError", "TableSummary", "check_java", "local_session",
-           "root_cause", "run_resolve"]
+__all__ = ["LOG_FILE_CONF", "ResolveResult", "SparkJobError", "SparkSetupError", "TableSummary", "check_java",
+           "describe_failure", "local_session", "root_cause", "run_resolve"]
 
 
 class SparkSetupError(BinlogError):
@@ -147,7 +154,7 @@ def local_session(master: str = "local[2]", *, app: str = "binlog-model",
     return spark
 
 
-def _watch(spark: Any, report: Callable[[str], None], stop: threading.Event, total: int) -> None:
+def _watch(spark: Any, report: Callable[[str], None], stop: threading.Event, total: int, what: str) -> None:
     tracker = spark.sparkContext.statusTracker()
     last = ""
     while not stop.wait(1.0):
@@ -156,7 +163,7 @@ def _watch(spark: Any, report: Callable[[str], None], stop: threading.Event, tot
             info = tracker.getStageInfo(stage_id)
             if info is not None and info.numTasks == total:
                 done = max(done, info.numCompletedTasks)
-        text = f"decoding: {done}/{total} slices done"
+        text = f"{what}: {done}/{total} slices done"
         if done and text != last:
             report(text)
             last = text
@@ -169,8 +176,9 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
                 state_dir: str | os.PathLike[str] | None = None,
                 database: str | None = None) -> ResolveResult:
     """Resolve ``paths`` (local paths or URIs: ``s3://``, ``gs://``, ``hdfs://``, ``file://``) into typed
-    per-table Parquet under ``out`` (a local directory, made absolute, or any URI Spark's writer accepts);
-    return the per-table summary.
+    per-table Parquet under ``out`` (a local directory, made absolute, or any URI ``pyarrow.fs`` writes:
+    ``s3://``, ``gs://``, ``hdfs://``); return the per-table summary. ``out`` is replaced as a whole: it
+    holds the previous tables or the new ones, never a mix (see ``sinks.parquet``).
 
     With ``state_dir`` the run is incremental (``binlog_model.spark.incremental``): only what is new since
     the last run with that state is read, and its Parquet files are added to the table folders (a local
@@ -185,57 +193,80 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
                                         snapshot=snapshot, lenient_ddl=lenient_ddl,
                                         always_include=always_include, slice_bytes=slice_bytes,
                                         progress=progress, database=database)
-    import json
-
-    from binlog_model.io.files import absolute_name
-    from binlog_model.spark.datasource import plan, save_plan
+    from binlog_model.io.files import output_filesystem
+    from binlog_model.spark.datasource import plan
     from binlog_model.spark.partitions import expand_paths
-    from binlog_model.spark.typed import table_lineages
 
     say = progress or (lambda _text: None)
     started = time.monotonic()
     files = expand_paths(paths)         # local paths absolute: executors run in other directories
-    out = absolute_name(out)
-    options = {"paths": json.dumps(files), "source": source, "image": "full",
-               "ddl": "lenient" if lenient_ddl else "strict", "sliceBytes": str(slice_bytes),
-               # Two slices per core at least, so a few large files still keep every core busy.
-               "minSlices": str(2 * max(1, spark.sparkContext.defaultParallelism))}
-    if snapshot:
-        options["snapshot"] = snapshot
+    fs, out_path = output_filesystem(out)
+    parquet.check_output(fs, out_path)  # before any work: a folder holding other things is refused
+    options = _reader_options(files, source, lenient_ddl, always_include, slice_bytes)
+    with tempfile.TemporaryDirectory(prefix="binlog-model-plan-") as plan_dir:
+        if snapshot and database:
+            # A dump without USE read with --database: hand the planner the history it makes.
+            from binlog_model.io.snapshots import load_snapshot, save_history
+            options["snapshot"] = os.path.join(plan_dir, "snapshot.json")
+            save_history(load_snapshot(snapshot, lenient=lenient_ddl, database=database), options["snapshot"])
+        elif snapshot:
+            options["snapshot"] = snapshot
+        history, slices = plan(files, **{k: v for k, v in options.items() if k != "paths"},
+                               minSlices=str(2 * max(1, spark.sparkContext.defaultParallelism)))
+    say(f"planned {len(files)} files as {len(slices)} slices; {len(history.entries)} DDL statements")
+    job = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    staging = parquet.job_staging(out_path, job)
+    target = _uri_like(out, out_path)
+    try:
+        result = _resolve(spark, files, _uri_like(out, staging), options, history, slices, say, started,
+                          source, job)
+        say(f"publishing {target}")
+        parquet.publish_job(fs, staging, out_path)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            fs.delete_dir(staging)
+        raise
+    for table in result.tables:
+        if table.path:
+            table.path = f"{target}/{table.path}"
+    return result
+
+
+def _uri_like(template: str | os.PathLike[str], fs_path: str) -> str:
+    """``fs_path`` (a path inside ``template``'s filesystem) as a name of the same kind as ``template``."""
+    from binlog_model.io.files import is_uri
+
+    text = os.fspath(template)
+    if not is_uri(text):
+        return fs_path
+    scheme, _, rest = text.partition("://")
+    if scheme.lower() in ("s3", "s3a", "gs", "gcs"):
+        return f"{scheme}://{fs_path}"
+    return f"{scheme}://{rest.split('/', 1)[0]}/{fs_path.lstrip('/')}"
+
+
+def _reader_options(files: Sequence[str], source: str, lenient_ddl: bool, always_include: Sequence[str],
+                    slice_bytes: int) -> dict[str, str]:
+    import json
+
+    options = {"paths": json.dumps(list(files)), "source": source, "image": "full",
+               "ddl": "lenient" if lenient_ddl else "strict", "sliceBytes": str(slice_bytes)}
     if always_include:
         options["alwaysInclude"] = ",".join(always_include)
-    plan_dir = tempfile.TemporaryDirectory(prefix="binlog-model-plan-")
-    if snapshot and database:
-        # A dump without USE read with --database: hand the data source the history it makes.
-        from binlog_model.io.snapshots import load_snapshot, save_history
-        options["snapshot"] = os.path.join(plan_dir.name, "snapshot.json")
-        save_history(load_snapshot(snapshot, lenient=lenient_ddl, database=database), options["snapshot"])
-    history, slices = plan(files, **{k: v for k, v in options.items() if k != "paths"})
-    lineages = table_lineages(history)
-    say(f"planned {len(files)} files as {len(slices)} slices; {len(history.entries)} DDL statements")
-    # The data source reuses this plan instead of running the pre-pass over every byte again.
-    options["planFile"] = os.path.join(plan_dir.name, "plan.json")
-    save_plan(options["planFile"], files, history, slices)
-    try:
-        return _resolve(spark, files, out, options, lineages, say, started, source, len(slices))
-    finally:
-        plan_dir.cleanup()
+    return options
 
 
 def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], out: Path, state_dir: Path, *,
                          source: str, snapshot: str | None, lenient_ddl: bool, always_include: Sequence[str],
                          slice_bytes: int, progress: Callable[[str], None] | None,
                          database: str | None) -> ResolveResult:
-    """``run_resolve`` with a state: plan the new part, write it staged, commit, publish."""
-    import json
-
+    """``run_resolve`` with a state: plan the new part, write it staged (the same tasks and task commits as a
+    whole run), commit the state, publish the files."""
     from binlog_model.incremental import snapshot_digest
     from binlog_model.io.snapshots import load_snapshot
     from binlog_model.io.state import RunState, StateMismatchError
     from binlog_model.spark import incremental as inc
-    from binlog_model.spark.datasource import save_plan
     from binlog_model.spark.partitions import expand_paths
-    from binlog_model.spark.typed import table_lineages
 
     say = progress or (lambda _text: None)
     started = time.monotonic()
@@ -257,56 +288,78 @@ def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], ou
     if state.position is not None:
         say(f"resuming at {state.position['file']}:{state.position['offset']}")
     paths_now = [s.path for s in starts]
-    options = {"paths": json.dumps(paths_now), "source": source, "image": "full",
-               "ddl": "lenient" if lenient_ddl else "strict", "sliceBytes": str(slice_bytes)}
-    if always_include:
-        options["alwaysInclude"] = ",".join(always_include)
+    options = _reader_options(paths_now, source, lenient_ddl, always_include, slice_bytes)
     staged = inc.staging_dir(out, state)
     say(f"planned {len(paths_now)} files as {len(slices)} slices; {len(history.entries)} DDL statements")
-    plan_dir = tempfile.TemporaryDirectory(prefix="binlog-model-plan-")
-    options["planFile"] = os.path.join(plan_dir.name, "plan.json")
-    save_plan(options["planFile"], paths_now, history, slices)
-    try:
-        result = _resolve(spark, paths_now, staged, options, table_lineages(history), say, started, source,
-                          len(slices))
-    finally:
-        plan_dir.cleanup()
+    job = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    result = _resolve(spark, paths_now, str(staged), options, history, slices, say, started, source, job)
+    parquet.drop_attempts(str(staged))
     inc.commit_and_publish(state, out, staged, history, scans, starts)
     for table in result.tables:
         if table.path:
-            table.path = str(out / Path(table.path).relative_to(staged))
+            table.path = str(out / table.path)
     say(f"committed run {state.runs}: state at {state.position['file'] if state.position else '-'}:"
         f"{state.position['offset'] if state.position else '-'}")
     return result
 
 
-def _resolve(spark: Any, files: list[str], out: str | os.PathLike[str], options: dict[str, str],
-             lineages: dict[tuple[str, str], Any], say: Callable[[str], None], started: float, source: str,
-             total_slices: int) -> ResolveResult:
-    """``run_resolve`` after planning: decode once (cached), count, write one typed table at a time."""
-    from pyspark.sql import functions as F
+def _resolve(spark: Any, files: list[str], staging: str, options: dict[str, str], history: Any,
+             slices: list[Any], say: Callable[[str], None], started: float, source: str,
+             job: str) -> ResolveResult:
+    """``run_resolve`` after planning: one Spark task per slice writes the typed files of every table it
+    meets into ``staging`` and returns what it wrote (``typed_write``); the driver sums the results into
+    the per-table summary. Tables no lineage types (lenient DDL) take a second pass over the slices that
+    met them, with every column name the first pass saw. Paths in the summary are relative to ``staging``."""
+    from binlog_model.io.files import output_filesystem
+    from binlog_model.spark.datasource import ReadOptions, pack_history
+    from binlog_model.spark.typed import table_lineages, typed_schema, untyped_lineage
+    from binlog_model.spark.typed_write import SliceResult, SliceTask
 
-    from binlog_model.spark.typed import typed_frame, untyped_lineage
-
-    parquet.configure(spark)            # timestamps as INT64 microseconds, not Spark's legacy INT96
-    changes = spark.read.format("mysql-binlog").options(**options).load().cache()
+    read_options = ReadOptions.parse(options)
+    packed = pack_history(history.to_json())
+    lineages = table_lineages(history)
+    tasks = [SliceTask(n, piece, packed, read_options, staging, job) for n, piece in enumerate(slices)]
     decode_started = time.monotonic()
-    stop = threading.Event()
-    watcher = threading.Thread(target=_watch, args=(spark, say, stop, total_slices), daemon=True)
-    watcher.start()
-    try:
-        counts = changes.groupBy("db", "table", "operation").count().collect()
-    finally:
-        stop.set()
-        watcher.join()
-    total = sum(r["count"] for r in counts if r["operation"] != "SCHEMA")
+    results = _run_tasks(spark, tasks, say, "writing")
+    logged: dict[tuple[str, str], dict[str, int]] = {}
+    typed: dict[tuple[str, str], dict[str, int]] = {}
+    paths: dict[tuple[str, str], list[str]] = {}
+    unowned: dict[tuple[str, str], dict[str, None]] = {}
+    met: dict[tuple[str, str], list[int]] = {}
+
+    def gather(done: list[SliceResult], first: bool) -> None:
+        for r in done:
+            if first:
+                for (db, table, op), count in r.logged.items():
+                    ops = logged.setdefault((db, table), {})
+                    ops[op] = ops.get(op, 0) + count
+                for name, columns in r.untyped.items():
+                    unowned.setdefault(name, {}).update(dict.fromkeys(columns))
+                    met.setdefault(name, []).append(r.partition)
+            for key, ops in r.typed.items():
+                mine = typed.setdefault(key, {})
+                for op, count in ops.items():
+                    mine[op] = mine.get(op, 0) + count
+            for db, table, path, _rows in r.files:
+                paths.setdefault((db, table), []).append(path)
+
+    gather(results, True)
+    total = sum(n for ops in logged.values() for op, n in ops.items() if op != "SCHEMA")
     elapsed = max(time.monotonic() - decode_started, 1e-9)
     say(f"decoded {len(files)}/{len(files)} files: {total} row changes, {total / elapsed:,.0f} rows/s")
 
+    # Tables the history does not define (lenient DDL): typed as strings, every column the job saw.
+    untyped = {name: sorted(columns) for name, columns in unowned.items()
+               if any(op != "SCHEMA" for op in logged.get(name, {}))}
+    for db, table in untyped:
+        say(f"{db}.{table} has no schema in the history: its columns are written as strings")
+    if untyped:
+        again = sorted({p for name in untyped for p in met[name]})
+        second = [SliceTask(n, slices[n], packed, read_options, staging, f"{job}-untyped", untyped)
+                  for n in again]
+        gather(_run_tasks(spark, second, say, "writing untyped tables"), False)
+
     # Rows are counted per logged name; a table's lineage gathers the names it was logged under (renames).
-    logged: dict[tuple[str, str], dict[str, int]] = {}
-    for r in counts:
-        logged.setdefault((r["db"], r["table"]), {})[r["operation"]] = r["count"]
     by_table: dict[tuple[str, str], TableSummary] = {}
     owners: dict[tuple[str, str], int] = {}
     for key, lineage in lineages.items():
@@ -318,36 +371,106 @@ def _resolve(spark: Any, files: list[str], out: str | os.PathLike[str], options:
     for name, ops in logged.items():
         if name not in owners:
             by_table[name] = TableSummary(name[0], name[1], dict(ops))
-    keys = sorted(k for k, s in by_table.items() if set(s.operations) - {"SCHEMA"})
-    for n, key in enumerate(keys, 1):
+    fs, staging_path = output_filesystem(staging)
+    for key in sorted(k for k, s in by_table.items() if set(s.operations) - {"SCHEMA"}):
         summary = by_table[key]
-        lineage = lineages.get(key)
-        if lineage is not None and any(owners.get(name, 0) > 1 for name in lineage.logged_names):
-            # A name two lineages were logged under (renamed away, then re-created): count its own rows.
-            typed_counts = typed_frame(changes, lineage).groupBy("binlog_operation").count().collect()
+        found = lineages.get(key)
+        if found is not None and any(owners.get(name, 0) > 1 for name in found.logged_names):
+            # A name two lineages were logged under (renamed away, then re-created): its own typed rows.
             schema_events = summary.operations.get("SCHEMA")
-            summary.operations = {r["binlog_operation"]: r["count"] for r in typed_counts}
+            summary.operations = dict(typed.get(key, {}))
             if schema_events:
                 summary.operations["SCHEMA"] = schema_events
-        if lineage is None:
-            # Not in the history (lenient DDL): written untyped, and said so.
-            names = [r[0] for r in changes.where((F.col("db") == key[0]) & (F.col("table") == key[1]))
-                     .select(F.explode(F.concat(F.coalesce(F.map_keys("after"), F.array()),
-                                                F.coalesce(F.map_keys("before"), F.array()))).alias("key"))
-                     .distinct().orderBy("key").collect()]
-            lineage = untyped_lineage(key[0], key[1], names)
-            summary.untyped = True
-            say(f"{key[0]}.{key[1]} has no schema in the history: its columns are written as strings")
-        target = parquet.write_table(typed_frame(changes, lineage), out, key[0], key[1])
+        lineage = found if found is not None else untyped_lineage(key[0], key[1], untyped.get(key, []))
+        summary.untyped = found is None
+        if not paths.get(key):
+            parquet.write_empty(fs, staging_path, key[0], key[1], typed_schema(lineage)[1])
         summary.columns = len(lineage.columns)
         summary.schema_versions = len(lineage.versions)
-        summary.path = target
-        say(f"wrote {n}/{len(keys)} tables: {key[0]}.{key[1]}")
+        summary.path = parquet.table_folder(key[0], key[1])
     for key, summary in by_table.items():
-        lineage = lineages.get(key)
-        if lineage is not None and not summary.columns and lineage.columns:
-            summary.columns = len(lineage.columns)
-            summary.schema_versions = len(lineage.versions)
-    changes.unpersist()
+        owned = lineages.get(key)
+        if owned is not None and not summary.columns and owned.columns:
+            summary.columns = len(owned.columns)
+            summary.schema_versions = len(owned.versions)
+    say(f"wrote {sum(len(v) for v in paths.values())} files of {len(paths)} tables")
     tables = sorted(by_table.values(), key=lambda s: (s.db, s.table))
     return ResolveResult(source, len(files), total, time.monotonic() - started, tables)
+
+
+def _run_tasks(spark: Any, tasks: list[Any], say: Callable[[str], None], what: str) -> list[Any]:
+    """One Spark task per ``SliceTask`` (``typed_write.write_slice``), results collected on the driver;
+    progress every second. A failure names its slice (``SliceFailed``)."""
+    from binlog_model.spark.typed_write import write_slice
+
+    if not tasks:
+        return []
+    from binlog_model.spark.typed_write import slice_label
+
+    sc = spark.sparkContext
+    conf = dict(sc.getConf().getAll())      # read now: after a failure the JVM may be gone
+    conf["master"] = sc.master
+    stop = threading.Event()
+    watcher = threading.Thread(target=_watch, args=(spark, say, stop, len(tasks), what), daemon=True)
+    watcher.start()
+    try:
+        return list(sc.parallelize(tasks, len(tasks)).map(write_slice).collect())
+    except BinlogError:
+        raise
+    except Exception as err:
+        log = conf.get(LOG_FILE_CONF)
+        raise SparkJobError(describe_failure(str(err), log_tail(log), [slice_label(t.piece) for t in tasks],
+                                             conf) + (f" (full Spark log: {log})" if log else "")) from err
+    finally:
+        stop.set()
+        watcher.join(timeout=5)
+
+
+# The Spark setting naming the file Spark's log goes to (set by ``binlog-model resolve``), so a failure's
+# message can use what only the log says (a JVM's OutOfMemoryError) and name the file.
+LOG_FILE_CONF = "spark.binlogModel.logFile"
+_TASK = re.compile(r"task (\d+)\.\d+ in stage \d+")
+_EXIT = re.compile(r"(?:exit code|exitCode|exited with code)[ :=]*(-?\d+)", re.IGNORECASE)
+
+
+def describe_failure(error: str, log: str, slices: Sequence[str], conf: Mapping[str, str]) -> str:
+    """One line for a failed job: what failed, where (the slice), and what to do. ``error``: the text of
+    the exception the driver got; ``log``: the end of Spark's log; ``slices``: slice labels by task index;
+    ``conf``: the Spark settings (and ``master``). Failures of the job's own code (a ``DecodeError`` ...)
+    are ``root_cause``'s line."""
+    text = f"{error}\n{log}"
+    found = _TASK.search(error) or _TASK.search(log)
+    where = ""
+    if found and int(found.group(1)) < len(slices):
+        where = f" while writing slice {slices[int(found.group(1))]}"
+    local = conf.get("master", "").startswith("local")
+    driver = conf.get("spark.driver.memory", "1g")
+    executor = conf.get("spark.executor.memory", "1g")
+    memory = (f"raise --driver-memory (now {driver}; in local mode the tasks run in the driver's JVM)"
+              if local else f"raise --executor-memory (now {executor})")
+    smaller = "or lower --slice-mb"
+    oom = re.search(r"java\.lang\.OutOfMemoryError: ([^\n\r]+)", text)
+    if oom:
+        what = "executor" if not local else "Spark JVM"
+        return f"{what} out of memory ({oom.group(1).strip()}){where}; {memory} {smaller}"
+    lost = re.search(r"ExecutorLostFailure \(executor (\S+) exited[^)]*\) Reason: ([^\n\r]+)", text)
+    if lost:
+        reason = lost.group(2).strip().rstrip(".")
+        return (f"executor {lost.group(1)} lost{where} ({reason}); its log is on its worker; {memory} "
+                f"{smaller}, or check the machine")
+    cause = root_cause(error)
+    if "MemoryError" in cause.split(":", 1)[0]:
+        return (f"a Python worker ran out of memory (MemoryError){where}; lower --slice-mb or give the "
+                "Python workers more memory")
+    if "Python worker exited unexpectedly" in text or "crashed" in cause.lower():
+        code = _EXIT.search(text)
+        how = f" (exit code {code.group(1)})" if code else ""
+        hint = (" (killed: 137 and -9 are SIGKILL, often the system's out-of-memory killer)"
+                if code and code.group(1) in ("137", "-9") else "")
+        return (f"a Python worker crashed or was killed{how}{where}{hint}; lower --slice-mb, or see the "
+                "worker's output in the log")
+    if re.search(r"Connection refused|Answer from Java side is empty|Error while receiving|"
+                 r"Py4JNetworkError|java gateway", error):
+        return ("the Spark JVM exited during the job" + where + f"; {memory} {smaller}, or see the end of "
+                "Spark's log")
+    return cause or "the Spark job failed"

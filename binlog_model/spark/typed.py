@@ -16,7 +16,8 @@ Strategy: two pure steps and one Spark step.
    double, timestamp_ntz for date, else string), so no older value is cut to the latest type.
 2. ``spark_type(column)`` maps one MySQL column to a ``(spark type, arrow type)`` pair: the table in
    docs/spark.md (``MAPPING_ROWS`` renders it).
-3. ``typed_frame`` runs ``mapInArrow`` over the serialized events of one table (``typed_arrow``, in bulk):
+3. ``typed_arrow.typed_batch`` (what the job's tasks run, ``typed_write``; ``typed_frame`` runs it as a
+   ``mapInArrow`` over the source's ``event`` column, for DataFrame users):
    it picks the version in force at each event's position, reads the row images (``after``, or ``before``
    for DELETE), converts every value to the column's Arrow type, and adds the ``binlog_*`` metadata
    columns (``typed_rows`` does the same per row from the change rows' value JSON: the reference). Values

@@ -330,8 +330,11 @@ class _Rows:
             if len(pc.unique(rows_j)) != len(rows_j):
                 raise _Mismatch
             converted, bad = convert_values(pc.filter(values, mask), arrow)
-            out.append(pc.replace_with_mask(pa.nulls(n, arrow), pc.is_in(_arange(n), value_set=rows_j),
-                                            converted))
+            if len(rows_j) == n:        # in every row (entries come in row order): no scatter
+                out.append(converted)
+            else:
+                out.append(pc.replace_with_mask(pa.nulls(n, arrow), pc.is_in(_arange(n), value_set=rows_j),
+                                                converted))
             if pc.any(bad).as_py():
                 label = pc.replace_with_mask(label, mask, pc.if_else(bad, column.name,
                                                                      pa.scalar(None, pa.string())))

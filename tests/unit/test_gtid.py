@@ -146,9 +146,6 @@ def test_a_tagged_set_a_run_writes_is_read_back(tmp_path: Path) -> None:
     assert str(GtidSet.parse(text)) == text
 
 
-@pytest.mark.xfail(strict=True, raises=ConfigError,
-                   reason="binlog_model/spark/datasource.py (rewritten under issue 23) still has its own "
-                          "GtidSet, which rejects tags: replace it by binlog_model.gtid.GtidSet")
 def test_a_tagged_set_a_run_writes_is_accepted_by_the_spark_gtidset_option(tmp_path: Path) -> None:
     pytest.importorskip("pyspark")
     from binlog_model.spark.datasource import ReadOptions
