@@ -71,19 +71,7 @@ class MariaDB11Server(MariaDBServer):
     options."""
 
     label = "MariaDB 11.8"
-
-    def __init__(
-        self,
-        row_image: str = "FULL",
-        row_metadata: str = "FULL",
-        binlog_annotate: bool = True,
-        server_id: int = 1,
-        gtid_domain_id: int = 0,
-        extra_args: Sequence[str] = (),
-    ) -> None:
-        self._prefix: SidPrefix | None = None
-        super().__init__(row_image=row_image, row_metadata=row_metadata, binlog_annotate=binlog_annotate,
-                         server_id=server_id, gtid_domain_id=gtid_domain_id, extra_args=extra_args)
+    _prefix: SidPrefix | None = None   # fetched on first use
 
     @property
     def prefix(self) -> SidPrefix:

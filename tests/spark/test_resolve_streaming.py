@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from binlog_model.errors import BinlogError
-from tests._paths import CORPUS, REPO, require
+from tests._paths import CORPUS, REPO, binlogs_under, require
 
 pytest.importorskip("pyspark")
 from binlog_model.spark.job import local_session, run_resolve
@@ -71,10 +71,7 @@ def _corpus_files() -> list[Path]:
 
     require(CORPUS)
     chosen = []
-    for path in sorted(p for p in CORPUS.rglob("*") if p.is_file()):
-        with open(path, "rb") as fh:
-            if fh.read(4) != b"\xfebin":
-                continue
+    for path in (CORPUS / rel for rel in binlogs_under(CORPUS)):
         settings = {"ddl": "lenient", "image": "full", "sliceBytes": "4096"}
         try:
             history, slices = plan([path], **settings)

@@ -19,7 +19,7 @@ import pytest
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import BinlogError
 from binlog_model.pipeline import iter_binlog_events
-from tests._paths import CORPUS, REPO, require
+from tests._paths import CORPUS, REPO, binlogs_under, require
 
 pytest.importorskip("pyspark")
 from binlog_model.spark.datasource import event_rows, plan
@@ -108,10 +108,7 @@ def _corpus_files() -> list[Path]:
     """Corpus binlogs that resolve without a snapshot (lenient DDL): each file is its own history."""
     require(CORPUS)
     chosen = []
-    for path in sorted(p for p in CORPUS.rglob("*") if p.is_file()):
-        with open(path, "rb") as fh:
-            if fh.read(4) != b"\xfebin":
-                continue
+    for path in (CORPUS / rel for rel in binlogs_under(CORPUS)):
         try:
             if list(iter_binlog_events(path, lenient_ddl=True)):
                 chosen.append(path)
