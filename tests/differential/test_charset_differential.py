@@ -20,8 +20,8 @@ from binlog_model.errors import BinlogError
 from binlog_model.io.snapshots import load_snapshot
 from tests.charset_random import generate
 
-SEEDS = range(int(os.environ.get("BINLOG_MODEL_CHARSET_SEEDS", "3")))
-STATEMENTS = int(os.environ.get("BINLOG_MODEL_CHARSET_STATEMENTS", "40"))
+SEEDS = range(int(os.environ.get("BINLOG_MODEL_CHARSET_SEEDS", "6")))
+STATEMENTS = int(os.environ.get("BINLOG_MODEL_CHARSET_STATEMENTS", "60"))
 
 
 def _value(value: Any) -> Any:
