@@ -4,8 +4,8 @@ Strategy: the ids a binlog carries (QUERY events' ``collation_server``, TABLE_MA
 each server, so the table is read off the servers themselves: MySQL's ``information_schema.COLLATIONS`` and
 MariaDB's ``COLLATION_CHARACTER_SET_APPLICABILITY`` (which lists the ``uca1400`` ids 2048+ that
 ``COLLATIONS`` leaves out). Ids where MySQL and MariaDB name the same collation go in ``COMMON``; the rest
-per server. MariaDB 10.11 and 11.8 are merged (11.8 only adds ids). ``tests/differential/
-test_collation_names.py`` checks the committed table against every server of the test matrix.
+per server. MariaDB 10.11 and 11.8 are merged (11.8 only adds ids). ``tests/unit/test_convert_charsets.py``
+checks the committed table against every server of the test matrix.
 
     python -m binlog_model.testing.collations      # starts the servers it can, rewrites the module
 """
@@ -52,13 +52,9 @@ def write_module(mysql: Mapping[int, str], mariadb: Iterable[Mapping[int, str]],
 
 def main() -> int:  # pragma: no cover - needs the servers
     from binlog_model.testing.mariadb import MariaDBServer
+    from binlog_model.testing.mariadb11 import MariaDB11Server
     from binlog_model.testing.mysql import MySQLServer
-    servers: list[Any] = [MySQLServer(), MariaDBServer()]
-    try:
-        from binlog_model.testing.mariadb11 import MariaDB11Server  # type: ignore[import-not-found,unused-ignore]
-        servers.append(MariaDB11Server())
-    except ImportError:
-        print("MariaDB 11.8 harness not available: its ids are not merged", file=sys.stderr)
+    servers: list[Any] = [MySQLServer(), MariaDBServer(), MariaDB11Server()]
     tables = []
     for server in servers:
         with server:
