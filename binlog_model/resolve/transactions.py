@@ -123,6 +123,11 @@ class TransactionStarts:
         self._open = False          # inside a transaction (its GTID or BEGIN seen, its end not yet)
         self._after_gtid = False    # the last counted event was a GTID: its QUERY does not start another
 
+    @property
+    def in_transaction(self) -> bool:
+        """A transaction started and has not ended yet (the stream source cuts batches only outside one)."""
+        return self._open
+
     def starts_at(self, event: object) -> bool:
         if isinstance(event, ev.GtidEvent | ev.MariadbGtidEvent):
             self._open = self._after_gtid = True

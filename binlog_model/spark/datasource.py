@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 
 from binlog_model._pb import binlog_event_pb2 as pb
@@ -311,6 +311,12 @@ class BinlogDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return BinlogReader(ReadOptions.parse(dict(self.options)))
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        """``spark.readStream.format("mysql-binlog")``: ``binlog_model.spark.streaming``."""
+        from binlog_model.spark.streaming import BinlogStreamReader
+
+        return BinlogStreamReader(dict(self.options))
 
 
 def plan(paths: Sequence[str | os.PathLike[str]], **options: str) -> tuple[SchemaHistory, list[Slice]]:

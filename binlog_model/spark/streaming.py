@@ -1,0 +1,612 @@
+"""``spark.readStream.format("mysql-binlog")``: the source over a binlog archive that grows.
+
+Strategy: the stream is the batch source cut at transaction boundaries. An offset is a place between two
+transactions (``StreamOffset``: the file's name, the decoded position just after the last event read there,
+the GTIDs seen so far and the digest of the schema history in force there), printed as JSON with its keys
+in one fixed order, so the same place always prints the same text (Spark compares offsets as text).
+
+The driver-side reader (one long-lived Python process per query) advances from an offset with the DDL
+pre-pass of the batch source (``partitions.scan_file``'s reader: rows and table maps skipped unparsed,
+or decoded only to count rows when ``maxRowsPerTrigger`` asks for it): it lists the archive, reads each
+file from where the stream stands (the newest file, possibly still written, up to its last complete event),
+and stops at the last transaction boundary that the read limits admit (at least one transaction, so a
+stream always moves). On the way it replays the DDL of what it admits into the schema history (the same
+``StatementAssembler`` as every DDL pass), adds the GTIDs, and notes where slices may be cut. A batch
+``(start, end)`` then becomes slices of the batch source (``datasource._Partition``: a byte range of one
+file plus the packed history at ``end``), so ``read()`` on the executors is the batch source's and is
+stateless: the same ``(start, end)`` gives the same rows.
+
+A restarted query gives the reader offsets it never computed. The history at an offset is found by its
+digest: in the reader's memory, in ``schemaLocation`` (a folder where every history the stream reached is
+kept, compressed, by digest; ``resolve --stream`` puts it in its checkpoint), or else rebuilt by reading
+the archive again from the stream's origin, and checked against the digest (a different snapshot or a
+pruned archive is then an error, never a wrong schema). A batch of a restarted query that Spark runs again
+is planned by reading its range again, which must end exactly at the checkpoint's end offset.
+
+``Trigger.AvailableNow`` (``prepareForTriggerAvailableNow``) records the files present and the size of
+every plain (not gzip) file at that moment: the stream then reads no other file and no byte past those
+sizes, so it stops at the last complete transaction that existed when the query started.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import itertools
+import json
+import os
+import zlib
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxBytes,
+    ReadMaxFiles,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+
+from binlog_model.errors import ConfigError, IncompleteTransactionError
+from binlog_model.gtid import GtidSet
+from binlog_model.io.files import (
+    SliceReader,
+    base_name,
+    binlog_size,
+    is_uri,
+    list_binlog_files,
+    open_binlog,
+    output_filesystem,
+    sort_binlog_names,
+)
+from binlog_model.io.snapshots import load_snapshot
+from binlog_model.position import file_sequence
+from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
+from binlog_model.resolve.options import ResolveOptions
+from binlog_model.resolve.transactions import TransactionStarts
+from binlog_model.spark.datasource import ReadOptions, _Partition, pack_history, prepare_worker, read_slice
+from binlog_model.spark.partitions import Slice
+from binlog_model.wire import events as ev
+from binlog_model.wire.rows import RowsEvent
+from schema_tracker.history import SchemaHistory
+
+__all__ = ["OFFSET_VERSION", "BinlogStreamReader", "StreamLimits", "StreamOffset", "history_digest"]
+
+OFFSET_VERSION = 1
+# What the DDL replay needs (as the batch pre-pass keeps), top-level events only.
+_KEEP = (ev.FormatDescriptionEvent, ev.GtidEvent, ev.MariadbGtidEvent, ev.QueryEvent, ev.XidEvent,
+         ev.XaPrepareEvent)
+_CHUNK = 1 << 20
+_HISTORY_FILE = "history-{}.json.z"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamOffset:
+    """A place between two transactions. ``file``: the base name of the file the stream stands in (""
+    before the first file); ``offset``: the decoded position after the last event read in it; ``gtids``:
+    the canonical text of the GTIDs read since the stream's origin; ``schema``: ``history_digest`` of the
+    schema history in force here."""
+
+    file: str
+    offset: int
+    gtids: str
+    schema: str
+
+    def to_json(self) -> dict[str, Any]:
+        # The key order is the canonical text's: json.dumps keeps it.
+        return {"v": OFFSET_VERSION, "file": self.file, "offset": self.offset, "gtids": self.gtids,
+                "schema": self.schema}
+
+    def text(self) -> str:
+        return json.dumps(self.to_json())
+
+    @classmethod
+    def from_json(cls, doc: Any) -> StreamOffset:
+        """An offset as Spark hands it back; ``ConfigError`` for one this source did not write."""
+        try:
+            if doc.get("v") != OFFSET_VERSION:
+                raise ValueError(f"version {doc.get('v')!r}")
+            offset = cls(str(doc["file"]), int(doc["offset"]), str(doc["gtids"]), str(doc["schema"]))
+            GtidSet.parse(offset.gtids)
+        except (AttributeError, KeyError, TypeError, ValueError, ConfigError) as err:
+            raise ConfigError(f"mysql-binlog stream: the checkpoint holds an offset this source did not "
+                              f"write ({err}): {json.dumps(doc)[:200]}; start the query with a new "
+                              "checkpoint") from err
+        # Normalised on the way in too, so a hand-edited checkpoint cannot print two ways.
+        return replace(offset, gtids=str(GtidSet.parse(offset.gtids)))
+
+    @property
+    def place(self) -> tuple[int, str, int]:
+        return (file_sequence(self.file) if self.file else -1, self.file, self.offset)
+
+
+def history_digest(doc: dict[str, Any]) -> str:
+    """The digest a ``StreamOffset`` names its schema history by (canonical JSON, SHA-256, 32 hex)."""
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamLimits:
+    """How much one micro-batch may read; None: no limit. Files are those the batch reads from; bytes are
+    decoded binlog bytes; rows are row changes plus one per event without rows (a DDL statement)."""
+
+    files: int | None = None
+    bytes: int | None = None
+    rows: int | None = None
+
+    @classmethod
+    def parse(cls, opts: dict[str, str]) -> StreamLimits:
+        def positive(key: str) -> int | None:
+            raw = opts.get(key.lower())
+            if raw is None:
+                return None
+            try:
+                value = int(raw)
+            except ValueError:
+                value = 0
+            if value < 1:
+                raise ConfigError(f"mysql-binlog stream: option {key} must be a positive integer, "
+                                  f"got {raw!r}")
+            return value
+
+        return cls(positive("maxFilesPerTrigger"), positive("maxBytesPerTrigger"),
+                   positive("maxRowsPerTrigger"))
+
+    def combined(self, limit: ReadLimit) -> StreamLimits:
+        """The limits of one ``latestOffset`` call: none for ``ReadAllAvailable`` (a trigger that reads
+        everything), else the options' limits and the engine's, whichever is tighter."""
+        if isinstance(limit, ReadAllAvailable):
+            return StreamLimits()
+
+        def tight(a: int | None, b: int | None) -> int | None:
+            return b if a is None else a if b is None else min(a, b)
+
+        return StreamLimits(tight(self.files, limit.max_files if isinstance(limit, ReadMaxFiles) else None),
+                            tight(self.bytes, limit.max_bytes if isinstance(limit, ReadMaxBytes) else None),
+                            tight(self.rows, limit.max_rows if isinstance(limit, ReadMaxRows) else None))
+
+    def default(self) -> ReadLimit:
+        # Spark takes one ReadLimit; the others are still applied by ``combined``.
+        if self.files is not None:
+            return ReadMaxFiles(self.files)
+        if self.bytes is not None:
+            return ReadMaxBytes(self.bytes)
+        if self.rows is not None:
+            return ReadMaxRows(self.rows)
+        return ReadAllAvailable()
+
+
+@dataclass
+class _Range:
+    """One file's part of a batch: decoded bytes ``[start, end)``, with the cut points for slices."""
+
+    name: str
+    path: str
+    start: int
+    end: int
+    fde: bytes | None
+    cuts: list[int] = field(default_factory=list)
+
+
+@dataclass
+class _Planned:
+    start: str
+    end: StreamOffset
+    ranges: list[_Range]
+    packed: bytes
+
+
+class _Cursor:
+    """Where the driver stands: an offset, with the live history, its DDL replay and the GTIDs."""
+
+    def __init__(self, offset: StreamOffset, history: SchemaHistory, source: str) -> None:
+        self.offset = offset
+        self.history = history
+        self.replay = StatementAssembler(history, ResolveOptions(source=source, allow_incomplete_tail=True))
+        self.gtids = GtidSet.parse(offset.gtids)
+        self._known: tuple[int, Any, str, bytes] | None = None
+
+    def digest_and_pack(self) -> tuple[str, bytes]:
+        """The history's digest and packed bytes, recomputed only when a DDL changed it."""
+        key = (len(self.history.entries), self.history.initial)
+        if self._known is None or self._known[:2] != key:
+            doc = self.history.to_json()
+            self._known = (key[0], key[1], history_digest(doc), pack_history(doc))
+        return self._known[2], self._known[3]
+
+
+class _SchemaStore:
+    """Histories by digest: in memory (the last few), and in ``schemaLocation`` when given."""
+
+    def __init__(self, location: str | None) -> None:
+        self.location = location
+        self._memory: OrderedDict[str, bytes] = OrderedDict()
+
+    def put(self, digest: str, packed: bytes) -> None:
+        self._memory[digest] = packed
+        self._memory.move_to_end(digest)
+        while len(self._memory) > 8:
+            self._memory.popitem(last=False)
+        if self.location is None:
+            return
+        fs, root = output_filesystem(self.location)
+        final = f"{root}/{_HISTORY_FILE.format(digest)}"
+        if fs.get_file_info(final).size is not None:
+            return
+        fs.create_dir(root, recursive=True)
+        if not is_uri(self.location):
+            # Local: durable before the offset naming it reaches Spark's log.
+            tmp = f"{final}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as fh:
+                fh.write(packed)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, final)
+            return
+        tmp = f"{final}.tmp"
+        with fs.open_output_stream(tmp) as out:
+            out.write(packed)
+        fs.move(tmp, final)
+
+    def get(self, digest: str) -> bytes | None:
+        if digest in self._memory:
+            return self._memory[digest]
+        if self.location is None:
+            return None
+        fs, root = output_filesystem(self.location)
+        path = f"{root}/{_HISTORY_FILE.format(digest)}"
+        if fs.get_file_info(path).size is None:
+            return None
+        with fs.open_input_stream(path) as fh:
+            packed = bytes(fh.read())
+        doc = json.loads(zlib.decompress(packed))
+        if history_digest(doc) != digest:
+            raise ConfigError(f"mysql-binlog stream: {path} does not hold the history it is named after")
+        return packed
+
+    def keep_only(self, digests: set[str]) -> None:
+        """Delete the stored histories no offset still needs (``commit``: every offset before ``end``)."""
+        if self.location is None:
+            return
+        import pyarrow.fs as pafs
+
+        fs, root = output_filesystem(self.location)
+        for info in fs.get_file_info(pafs.FileSelector(root, allow_not_found=True)):
+            name = base_name(info.path)
+            if (name.startswith("history-") and name.endswith(".json.z")
+                    and name[len("history-"):-len(".json.z")] not in digests):
+                fs.delete_file(info.path)
+
+
+def _unpack(packed: bytes) -> SchemaHistory:
+    return SchemaHistory.from_json(json.loads(zlib.decompress(packed)))
+
+
+@dataclass(frozen=True)
+class _StreamOptions:
+    read: ReadOptions
+    limits: StreamLimits
+    schema_location: str | None
+
+    @classmethod
+    def parse(cls, options: dict[str, str]) -> _StreamOptions:
+        opts = {k.lower(): v for k, v in options.items()}
+        for key in ("stopposition", "planfile"):
+            if opts.get(key):
+                raise ConfigError(f"mysql-binlog stream: option {key} is for batch reads only")
+        read = ReadOptions.parse(options)
+        if read.resolve.allow_incomplete_tail:
+            raise ConfigError("mysql-binlog stream: allowIncompleteTail is for batch reads; a stream always "
+                              "stops before an incomplete transaction and reads it when it is complete")
+        return cls(read, StreamLimits.parse(opts), opts.get("schemalocation") or None)
+
+
+class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """The stream reader of the ``mysql-binlog`` source (options in docs/streaming.md)."""
+
+    def __init__(self, options: dict[str, str]) -> None:
+        self.options = _StreamOptions.parse(options)
+        read = self.options.read
+        for path in read.paths:
+            if not is_uri(path) and not any(c in path for c in "*?[") and not os.path.exists(path):
+                raise ConfigError(f"mysql-binlog stream: {path} does not exist (give the folder the binlogs "
+                                  "arrive in; it may be empty)")
+        self._store = _SchemaStore(self.options.schema_location)
+        self._cursor: _Cursor | None = None
+        self._planned: OrderedDict[tuple[str, str], _Planned] = OrderedDict()
+        self._fdes: dict[str, bytes | None] = {}
+        self._target: dict[str, int | None] | None = None
+        self._origin: StreamOffset | None = None
+        self._origin_history: bytes | None = None
+
+    # --- the archive ----------------------------------------------------------------------------------------
+
+    def _files(self) -> list[tuple[str, str]]:
+        """(base name, path) of every binlog file of the archive now, in binlog order, from the start
+        position's file on (as the batch source)."""
+        found: list[str] = []
+        for path in self.options.read.paths:
+            try:
+                found.extend(list_binlog_files(path))
+            except ConfigError as err:
+                if "no binlog files match" not in str(err):
+                    raise
+        names = sort_binlog_names(dict.fromkeys(found))
+        out: list[tuple[str, str]] = []
+        seen: set[str] = set()
+        start = self.options.read.start
+        for path in names:
+            name = base_name(path)
+            if name in seen:
+                raise ConfigError(f"mysql-binlog stream: two files are named {name} in "
+                                  f"{self.options.read.paths}: an offset names a file by its name, so give "
+                                  "one server's binlogs")
+            seen.add(name)
+            if start is not None and file_sequence(name) < file_sequence(start.file):
+                continue
+            out.append((name, path))
+        return out
+
+    def _fde(self, name: str, path: str) -> bytes | None:
+        if name not in self._fdes:
+            from binlog_model.io.tail import format_description_of
+
+            self._fdes[name] = format_description_of(path)
+        return self._fdes[name]
+
+    # --- offsets --------------------------------------------------------------------------------------------
+
+    def _origin_cursor(self) -> _Cursor:
+        """The stream's origin: before the first file (of the start position's file on), with the snapshot."""
+        if self._origin_history is None:
+            read = self.options.read
+            history = load_snapshot(read.snapshot, lenient=read.lenient_ddl)
+            doc = history.to_json()
+            self._origin_history = pack_history(doc)
+            self._origin = StreamOffset("", 0, "", history_digest(doc))
+            self._store.put(self._origin.schema, self._origin_history)
+        assert self._origin is not None
+        return _Cursor(self._origin, _unpack(self._origin_history), self.options.read.source)
+
+    def initialOffset(self) -> dict[str, Any]:
+        cursor = self._origin_cursor()
+        start = self.options.read.start
+        if start is not None:
+            planned = self._advance(cursor, StreamLimits(), until=(start.file, start.offset))
+            if (planned.end.file, planned.end.offset) != (start.file, start.offset):
+                raise ConfigError(f"mysql-binlog stream: startPosition {start.file}:{start.offset} is not a "
+                                  "transaction boundary of the archive (or its file is not there yet)")
+        self._cursor = cursor
+        return cursor.offset.to_json()
+
+    def _cursor_at(self, offset: StreamOffset) -> _Cursor:
+        """A cursor at ``offset``: the current one, or one with the history found by the offset's digest
+        (memory, ``schemaLocation``), or rebuilt by reading from the origin."""
+        if self._cursor is not None and self._cursor.offset == offset:
+            return self._cursor
+        packed = self._store.get(offset.schema)
+        if packed is not None:
+            cursor = _Cursor(offset, _unpack(packed), self.options.read.source)
+        else:
+            cursor = self._origin_cursor()
+            if offset.file:
+                self._advance(cursor, StreamLimits(), until=(offset.file, offset.offset))
+            if cursor.offset.text() != offset.text():
+                raise ConfigError(
+                    f"mysql-binlog stream: cannot find the schema history of the checkpoint's offset "
+                    f"{offset.file}:{offset.offset}: it is not in schemaLocation "
+                    f"({self.options.schema_location or 'not set'}) and reading the archive again from its "
+                    f"start gives another one ({cursor.offset.file}:{cursor.offset.offset}, schema "
+                    f"{cursor.offset.schema}, not {offset.schema}): were files removed, or the snapshot "
+                    "changed? Set schemaLocation, or start over with a new checkpoint")
+        self._cursor = cursor
+        return cursor
+
+    def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        begin = StreamOffset.from_json(start)
+        cursor = self._cursor_at(begin)
+        planned = self._advance(cursor, self.options.limits.combined(limit))
+        return planned.end.to_json()
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        return self.options.limits.default()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        target: dict[str, int | None] = {}
+        for name, path in self._files():
+            with open_binlog(path) as fh:
+                gzipped = isinstance(fh, gzip.GzipFile)
+            # A plain file's stored size is its decoded size; a gzip file is an archived, whole file.
+            target[name] = None if gzipped else binlog_size(path)
+        self._target = target
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
+        begin, finish = StreamOffset.from_json(start), StreamOffset.from_json(end)
+        if begin == finish:
+            return []
+        planned = self._planned.get((begin.text(), finish.text()))
+        if planned is None:
+            # A batch of the checkpoint that this process did not plan (a restart): read its range again.
+            cursor = self._cursor_at(begin)
+            planned = self._advance(cursor, StreamLimits(), until=(finish.file, finish.offset), target=False)
+            if planned.end != finish:
+                raise ConfigError(
+                    f"mysql-binlog stream: the archive no longer gives the checkpoint's batch "
+                    f"{begin.file}:{begin.offset} .. {finish.file}:{finish.offset} (reading it again ends at "
+                    f"{planned.end.file}:{planned.end.offset}, schema {planned.end.schema}): were files "
+                    "replaced or removed? Start over with a new checkpoint")
+        return [_Partition(piece, planned.packed) for piece in _slices(planned)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, _Partition)
+        prepare_worker()
+        yield from read_slice(partition.piece, partition.history, _slice_options(self.options.read))
+
+    def commit(self, end: dict[str, Any]) -> None:
+        finish = StreamOffset.from_json(end)
+        self._planned = OrderedDict((k, v) for k, v in self._planned.items()
+                                    if v.end.place > finish.place)
+        keep = {finish.schema} | {p.end.schema for p in self._planned.values()}
+        if self._cursor is not None:
+            keep.add(self._cursor.offset.schema)
+        self._store.keep_only(keep)
+
+    # --- reading ahead --------------------------------------------------------------------------------------
+
+    def _advance(self, cursor: _Cursor, limits: StreamLimits, *, until: tuple[str, int] | None = None,
+                 target: bool = True) -> _Planned:
+        """Read from ``cursor`` to the last transaction boundary the limits admit (or ``until``), moving
+        the cursor there; the batch's ranges and the history at its end are remembered for
+        ``partitions``."""
+        begin = cursor.offset
+        ranges = _Advance(self, cursor, limits, until, self._target if target else None).run()
+        digest, packed = cursor.digest_and_pack()
+        end = StreamOffset(cursor.offset.file, cursor.offset.offset, str(cursor.gtids), digest)
+        cursor.offset = end
+        self._store.put(digest, packed)
+        planned = _Planned(begin.text(), end, ranges, packed)
+        if end != begin:
+            self._planned[(begin.text(), end.text())] = planned
+            while len(self._planned) > 16:
+                self._planned.popitem(last=False)
+        return planned
+
+
+class _Advance:
+    """One read ahead from a cursor (``BinlogStreamReader._advance``)."""
+
+    def __init__(self, reader: BinlogStreamReader, cursor: _Cursor, limits: StreamLimits,
+                 until: tuple[str, int] | None, target: dict[str, int | None] | None) -> None:
+        self.reader, self.cursor, self.limits, self.until, self.target = reader, cursor, limits, until, target
+        self.count_rows = limits.rows is not None
+        self.ranges: list[_Range] = []
+        self.bytes = 0
+        self.rows = 0
+        self.done = False
+
+    def run(self) -> list[_Range]:
+        start = self.cursor.offset
+        files = self.reader._files()
+        names = [name for name, _ in files]
+        if start.file:
+            if start.file not in names:
+                raise ConfigError(f"mysql-binlog stream: {start.file}, where the stream stands, is no longer "
+                                  f"in {list(self.reader.options.read.paths)}")
+            files = files[names.index(start.file):]
+        if self.until is not None:
+            files = [f for f in files if (file_sequence(f[0]), f[0]) <= (file_sequence(self.until[0]),
+                                                                         self.until[0])]
+        if self.target is not None:
+            files = [f for f in files if f[0] in self.target]
+        newest = files[-1][0] if files else None
+        for name, path in files:
+            self._file(name, path, start.offset if name == start.file else 0, name == newest)
+            if self.done:
+                break
+        return [r for r in self.ranges if r.end > r.start]
+
+    def _file(self, name: str, path: str, offset: int, newest: bool) -> None:
+        cursor = self.cursor
+        cap = self.target.get(name) if self.target is not None else None
+        if cap is not None and offset >= cap:
+            return
+        fde = self.reader._fde(name, path) if offset else None
+        skip = frozenset() if self.count_rows else DDL_SKIP_TYPES
+        reader = SliceReader(path, offset, cap, fde, skip_types=skip, chunk_size=_CHUNK,
+                             partial_tail=newest or cap is not None)
+        detector = TransactionStarts()
+        rng = _Range(name, path, offset, offset, fde)
+        last_cut = offset
+        pending: list[Any] = []     # the open unit's events the DDL replay needs
+        cut_candidates: list[int] = []
+        unit_rows = 0
+        top_end = offset
+        slice_bytes = self.reader.options.read.slice_bytes
+        for event in reader:
+            h = event.header
+            inner = h.inner_index is not None
+            if not inner:
+                top_end = h.offset + h.event_size
+                if isinstance(event, _KEEP):
+                    pending.append(event)
+            if self.count_rows:
+                if isinstance(event, RowsEvent):
+                    unit_rows += len(event.rows)
+                elif isinstance(event, ev.QueryEvent) and not inner:
+                    unit_rows += 1 if _is_ddl(event) else 0
+            if detector.starts_at(event) and not inner and h.offset - last_cut >= slice_bytes:
+                cut_candidates.append(h.offset)
+            if detector.in_transaction or top_end <= rng.end:
+                continue
+            # A boundary: admit the unit [rng.end, top_end) if the limits allow.
+            if fde is None:
+                fde = rng.fde = reader.decoder.format_description_bytes
+                self.reader._fdes.setdefault(name, fde)
+            size = top_end - rng.end
+            if self.bytes or self.rows or any(r.end > r.start for r in self.ranges):
+                files = len([r for r in self.ranges if r.end > r.start]) + (1 if rng.end == rng.start else 0)
+                if ((self.limits.bytes is not None and self.bytes + size > self.limits.bytes)
+                        or (self.limits.rows is not None and self.rows + unit_rows > self.limits.rows)
+                        or (self.limits.files is not None and files > self.limits.files)):
+                    self.done = True
+                    break
+            if rng not in self.ranges:
+                self.ranges.append(rng)
+            for kept in pending:
+                if isinstance(kept, ev.GtidEvent | ev.MariadbGtidEvent):
+                    cursor.gtids.add_event(kept)
+                for _ in cursor.replay.feed(kept):
+                    pass
+            for cut in cut_candidates:
+                rng.cuts.append(cut)
+                last_cut = cut
+            pending.clear()
+            cut_candidates.clear()
+            self.bytes += size
+            self.rows += unit_rows
+            unit_rows = 0
+            rng.end = top_end
+            cursor.offset = replace(cursor.offset, file=name, offset=top_end)
+            if self.until is not None and (name, top_end) == self.until:
+                self.done = True
+                break
+            if self.until is not None and name == self.until[0] and top_end > self.until[1]:
+                raise ConfigError(f"mysql-binlog stream: {name}:{self.until[1]} is not a transaction "
+                                  "boundary")
+        else:
+            if detector.in_transaction and not newest and cap is None:
+                raise IncompleteTransactionError(
+                    "a binlog file that is not the newest ends inside a transaction (a transaction never "
+                    "spans files: the file is damaged, or was copied into the archive before it was whole)",
+                    file=name, offset=rng.end)
+        if fde is None and reader.decoder.format_description_bytes is not None:
+            self.reader._fdes.setdefault(name, reader.decoder.format_description_bytes)
+
+
+def _is_ddl(event: ev.QueryEvent) -> bool:
+    from binlog_model.resolve.transactions import QueryKind, classify_query
+
+    return classify_query(event.query) is QueryKind.SCHEMA
+
+
+def _slice_options(options: ReadOptions) -> ReadOptions:
+    # The slices are the batch's exact range: no position filter (the gtidSet filter stays).
+    return replace(options, start=None, stop=None)
+
+
+def _slices(planned: _Planned) -> list[Slice]:
+    out: list[Slice] = []
+    for rng in planned.ranges:
+        points = [rng.start, *[c for c in rng.cuts if rng.start < c < rng.end], rng.end]
+        for a, b in itertools.pairwise(points):
+            if b > a:
+                out.append(Slice(rng.path, file_sequence(rng.name), a, b, rng.fde if a else None))
+    return out
+
