@@ -12,8 +12,10 @@ from binlog_model.spark.job import local_session
 def main(archive: str, sink: str, checkpoint: str, how: str) -> None:
     spark = local_session("local[2]")
     spark.sparkContext.setLogLevel("ERROR")
+    # Small batches while it may be killed; the last run reads the rest in one.
+    rows = "25" if how == "continuous" else "100000"
     writer = (spark.readStream.format("mysql-binlog").option("schemaLocation", f"{checkpoint}/binlog-schema")
-              .option("maxRowsPerTrigger", "25").load(archive)
+              .option("maxRowsPerTrigger", rows).load(archive)
               .writeStream.format("parquet").option("path", sink).option("checkpointLocation", checkpoint))
     if how == "available-now":
         writer.trigger(availableNow=True).start().awaitTermination()
