@@ -307,6 +307,10 @@ class BinlogDataSource(DataSource):
         return "mysql-binlog"
 
     def schema(self) -> str:
+        if self.options.get("_output") == "tasks":     # resolve --stream's plan rows (spark.stream_resolve)
+            from binlog_model.spark.stream_resolve import TASKS_DDL
+
+            return TASKS_DDL
         return SCHEMA_DDL
 
     def reader(self, schema: StructType) -> DataSourceReader:

@@ -294,6 +294,7 @@ class _StreamOptions:
     read: ReadOptions
     limits: StreamLimits
     schema_location: str | None
+    tasks: bool = False     # ``_output=tasks``: one row per slice for resolve --stream, not decoded rows
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> _StreamOptions:
@@ -305,7 +306,8 @@ class _StreamOptions:
         if read.resolve.allow_incomplete_tail:
             raise ConfigError("mysql-binlog stream: allowIncompleteTail is for batch reads; a stream always "
                               "stops before an incomplete transaction and reads it when it is complete")
-        return cls(read, StreamLimits.parse(opts), opts.get("schemalocation") or None)
+        return cls(read, StreamLimits.parse(opts), opts.get("schemalocation") or None,
+                   opts.get("_output") == "tasks")
 
 
 class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -444,8 +446,13 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     "replaced or removed? Start over with a new checkpoint")
         return [_Partition(piece, planned.packed) for piece in _slices(planned)]
 
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch | tuple[Any, ...]]:
         assert isinstance(partition, _Partition)
+        if self.options.tasks:
+            from binlog_model.spark.stream_resolve import task_row
+
+            yield task_row(partition.piece, partition.history)
+            return
         prepare_worker()
         yield from read_slice(partition.piece, partition.history, _slice_options(self.options.read))
 
