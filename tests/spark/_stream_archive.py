@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+
 #: (statements, then FLUSH BINARY LOGS): four files
 def workload(db: str) -> list[list[str]]:
     t, u = f"`{db}`.t", f"`{db}`.u"

@@ -28,7 +28,8 @@ def spark() -> Any:
 
 
 @pytest.fixture(scope="module", params=("mysql", "mariadb"))
-def history(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[Path]]:
+def history(request: pytest.FixtureRequest,
+            tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[Path]]:
     server = request.getfixturevalue(request.param)
     db = f"rstream_{request.param}_{os.getpid()}"
     server.execute(f"CREATE DATABASE `{db}`")
@@ -52,7 +53,8 @@ def _tables(out: Path) -> set[tuple[str, str]]:
             if any(t.glob("*.parquet"))}
 
 
-def test_stream_tables_equal_batch_resolve(spark: Any, history: tuple[str, list[Path]], tmp_path: Path) -> None:
+def test_stream_tables_equal_batch_resolve(spark: Any, history: tuple[str, list[Path]],
+                                           tmp_path: Path) -> None:
     db, files = history
     archive = Archive(files, tmp_path / "archive", seed=4)
     out, ck = tmp_path / "tables", tmp_path / "ck"
@@ -88,7 +90,7 @@ def test_a_publish_cut_short_is_finished(spark: Any, history: tuple[str, list[Pa
     the next batch call finishes the moves first."""
     import json
 
-    from binlog_model.spark.stream_resolve import _Sink, StreamResolveResult
+    from binlog_model.spark.stream_resolve import StreamResolveResult, _Sink
 
     out = tmp_path / "out"
     staged = out / "_staging" / "batch-000000003"

@@ -43,7 +43,8 @@ KINDS = ("mysql", "mariadb")
 
 
 @pytest.fixture(scope="module", params=KINDS)
-def history(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[Path]]:
+def history(request: pytest.FixtureRequest,
+            tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[Path]]:
     """(server kind, the four closed files of the workload) per server, made once per module."""
     server = request.getfixturevalue(request.param)
     db = f"stream_{request.param}_{os.getpid()}"
@@ -67,7 +68,8 @@ def _batch_rows(folder: Path, **options: str) -> Counter[tuple[Any, ...]]:
     history, slices = plan([folder], **options)
     read = ReadOptions.parse({"paths": "unused", **options})
     doc = history.to_json()
-    return Counter(_as_key(r) for piece in slices for b in read_slice(piece, doc, read) for r in b.to_pylist())
+    return Counter(_as_key(r) for piece in slices for b in read_slice(piece, doc, read)
+                   for r in b.to_pylist())
 
 
 def _stream_rows(reader: BinlogStreamReader, start: dict[str, Any], end: dict[str, Any]
@@ -111,7 +113,7 @@ def test_reader_batches_end_at_transactions_and_restart_anywhere(history: tuple[
         batches += got
         start = got[-1][1]
     seen_gtids: dict[str, int] = {}
-    for n, (begin, end, rows) in enumerate(batches):
+    for n, (_, end, rows) in enumerate(batches):
         _check_canonical(end)
         gtids = {r["gtid"] for r in rows if r["gtid"]}
         for g in gtids:
@@ -164,7 +166,8 @@ def test_reader_limits_files_and_bytes(history: tuple[str, list[Path]], tmp_path
                       .getDefaultReadLimit(), ReadMaxRows)
 
 
-def test_available_now_target_is_the_archive_at_start(history: tuple[str, list[Path]], tmp_path: Path) -> None:
+def test_available_now_target_is_the_archive_at_start(history: tuple[str, list[Path]],
+                                                       tmp_path: Path) -> None:
     _, files = history
     archive = Archive(files, tmp_path / "archive", seed=11)
     rounds = archive.rounds()
@@ -198,7 +201,7 @@ def test_bad_options_are_one_line(tmp_path: Path) -> None:
     assert empty.latestOffset(start, ReadAllAvailable()) == start, "an empty folder waits"
 
 
-# --- real Spark -----------------------------------------------------------------------------------------------
+# --- real Spark ------------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -216,11 +219,13 @@ def _sink_rows(spark: Any, frame: Any) -> Counter[tuple[Any, ...]]:
     return Counter(_as_key(r.asDict(recursive=True)) for r in rows)
 
 
-def test_query_follows_the_archive_rounds(spark: Any, history: tuple[str, list[Path]], tmp_path: Path) -> None:
+def test_query_follows_the_archive_rounds(spark: Any, history: tuple[str, list[Path]],
+                                          tmp_path: Path) -> None:
     _, files = history
     archive = Archive(files, tmp_path / "archive", seed=5)
     archive.folder.mkdir(parents=True, exist_ok=True)
-    stream = (spark.readStream.format("mysql-binlog").option("schemaLocation", str(tmp_path / "ck" / "schema"))
+    stream = (spark.readStream.format("mysql-binlog")
+              .option("schemaLocation", str(tmp_path / "ck" / "schema"))
               .option("maxRowsPerTrigger", "40").load(str(archive.folder)))
     query = (stream.writeStream.format("parquet").option("path", str(tmp_path / "sink"))
              .option("checkpointLocation", str(tmp_path / "ck")).trigger(processingTime="200 milliseconds")
@@ -232,7 +237,8 @@ def test_query_follows_the_archive_rounds(spark: Any, history: tuple[str, list[P
         query.stop()
     assert query.exception() is None
     got = _sink_rows(spark, spark.read.parquet(str(tmp_path / "sink")))
-    want = _sink_rows(spark, spark.read.format("mysql-binlog").load(str(archive.plain_copy(tmp_path / "plain"))))
+    plain = archive.plain_copy(tmp_path / "plain")
+    want = _sink_rows(spark, spark.read.format("mysql-binlog").load(str(plain)))
     assert got == want
 
 
@@ -304,7 +310,8 @@ def test_driver_killed_and_restarted_from_its_checkpoint(spark: Any, history: tu
                 time.sleep(0.05)
             time.sleep(rng.uniform(0.0, 1.5))
             os.killpg(proc.pid, signal.SIGKILL)
-            print(f"seed {seed} kill {n}: {_batches(work / 'ck')} batches planned, at {time.monotonic() - t0:.1f}s")
+            print(f"seed {seed} kill {n}: {_batches(work / 'ck')} batches planned, "
+                  f"at {time.monotonic() - t0:.1f}s")
             proc.wait()
             assert proc.returncode == -signal.SIGKILL, f"kill {n}: the driver had already exited"
         for _ in rounds:
@@ -314,5 +321,6 @@ def test_driver_killed_and_restarted_from_its_checkpoint(spark: Any, history: tu
         assert proc.returncode == 0, err.decode(errors="replace")[-3000:]
         print(f"seed {seed}: finished at {time.monotonic() - t0:.1f}s, {_batches(work / 'ck')} batches")
         got = _sink_rows(spark, spark.read.parquet(str(work / "sink")))
-        want = _sink_rows(spark, spark.read.format("mysql-binlog").load(str(archive.plain_copy(work / "plain"))))
+        plain = archive.plain_copy(work / "plain")
+        want = _sink_rows(spark, spark.read.format("mysql-binlog").load(str(plain)))
         assert got == want, f"seed {seed}"
