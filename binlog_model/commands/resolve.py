@@ -103,6 +103,18 @@ def _output_to(log: Path) -> Iterator[None]:
 @click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Incremental run: read only what is new since the last run with this state directory and "
               "add its Parquet files to the table folders.")
+@click.option("--stream", is_flag=True, help="Keep the tables current with a Structured Streaming query over "
+              "the folders in PATHS (binlogs that keep arriving): each run reads what is new since its "
+              "--checkpoint. Without --every it reads what is there and exits (run it every N minutes).")
+@click.option("--checkpoint", type=click.Path(file_okay=False, path_type=Path),
+              help="--stream: the query's checkpoint folder (Spark's offsets and the stream's schema "
+              "histories).")
+@click.option("--every", type=click.FloatRange(min=0.1), metavar="SECONDS",
+              help="--stream: keep running, a micro-batch every SECONDS, until interrupted.")
+@click.option("--max-files-per-trigger", type=click.IntRange(min=1), help="--stream: at most this many files "
+              "per micro-batch (batches end at transaction boundaries).")
+@click.option("--max-bytes-per-trigger", type=click.IntRange(min=1), help="--stream: at most about this many "
+              "binlog bytes per micro-batch (at least one transaction).")
 @click.option("--always-include", "always_include", multiple=True, metavar="DB.TABLE.COLUMN")
 @click.option("--lenient-ddl", is_flag=True, help="Skip DDL the tracker cannot follow: the table it names "
               "becomes uncertain, and its rows then fail loudly (UncertainSchemaError), never resolved from "
@@ -126,7 +138,9 @@ def _output_to(log: Path) -> Iterator[None]:
 @click.option("--executor-memory", default="1g", show_default=True, metavar="SIZE",
               help="Heap of each executor's JVM on a cluster (spark.executor.memory).")
 def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None, database: str | None,
-            state_dir: Path | None, always_include: tuple[str, ...], lenient_ddl: bool, master: str,
+            state_dir: Path | None, stream: bool, checkpoint: Path | None, every: float | None,
+            max_files_per_trigger: int | None, max_bytes_per_trigger: int | None,
+            always_include: tuple[str, ...], lenient_ddl: bool, master: str,
             conf: tuple[str, ...], py_files: str, archives: str, log_file: Path | None,
             slice_mb: int, driver_memory: str, executor_memory: str) -> None:
     """Resolve binlog PATHS (files, directories or globs; local or s3:// gs:// hdfs:// URIs) into typed
@@ -147,6 +161,11 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
 
     if state_dir is not None and not paths:
         raise ConfigError("--state needs the binlog PATHS to follow (one state per binlog sequence)")
+    if stream and (not paths or checkpoint is None or state_dir is not None or database):
+        raise ConfigError("--stream needs the binlog folders (PATHS) and --checkpoint DIR, and takes no "
+                          "--state (the checkpoint is its state) or --database")
+    if not stream and (checkpoint or every or max_files_per_trigger or max_bytes_per_trigger):
+        raise ConfigError("--checkpoint, --every and --max-*-per-trigger go with --stream")
     if snapshot and "://" not in snapshot and not Path(snapshot).is_file():
         raise ConfigError(f"snapshot file not found: {snapshot}")     # before Spark starts
     # The job's reader parses the same values with the same ResolveOptions.parse; here a bad --always-include
@@ -170,6 +189,11 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
                       for d in scenarios]
             _say(f"no paths given: resolving the {len(inputs)} bundled golden fixture histories")
         for _label, files, _target in inputs:
+            if stream:                    # a stream's folder may still be empty, but must exist
+                for name in files:
+                    if "://" not in name and not any(c in name for c in "*?[") and not Path(name).exists():
+                        raise ConfigError(f"{name} does not exist (give the folder the binlogs arrive in)")
+                continue
             expand_paths(files)           # a missing input is one line before any JVM starts
         submit = [arg for flag, value in (("--py-files", py_files), ("--archives", archives)) if value
                   for arg in (flag, value)]
@@ -185,6 +209,11 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
             try:
                 spark = local_session(master, conf=settings, log_level="WARN")
                 for label, files, target in inputs:
+                    if stream:
+                        _stream(spark, files, target, checkpoint, label, snapshot, lenient_ddl,
+                                always_include, slice_mb, every, max_files_per_trigger,
+                                max_bytes_per_trigger)
+                        continue
                     result = run_resolve(spark, files, target, source=label, snapshot=snapshot,
                                          lenient_ddl=lenient_ddl, always_include=always_include,
                                          slice_bytes=slice_mb << 20, progress=_say, database=database,
@@ -201,6 +230,27 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
                 if spark is not None:
                     with contextlib.suppress(Exception):    # a JVM already gone must not add its own error
                         spark.stop()
+
+
+def _stream(spark: Any, files: list[str], target: str, checkpoint: Path | None, label: str,
+            snapshot: str | None, lenient_ddl: bool, always_include: tuple[str, ...], slice_mb: int,
+            every: float | None, max_files: int | None, max_bytes: int | None) -> None:
+    from binlog_model.spark.stream_resolve import run_resolve_stream
+
+    assert checkpoint is not None
+    _say(f"streaming {', '.join(files)} -> {target} (checkpoint {checkpoint})")
+    try:
+        result = run_resolve_stream(spark, files, target, checkpoint, source=label, snapshot=snapshot,
+                                    lenient_ddl=lenient_ddl, always_include=always_include,
+                                    slice_bytes=slice_mb << 20, every=every, max_files_per_trigger=max_files,
+                                    max_bytes_per_trigger=max_bytes, progress=_say)
+    except KeyboardInterrupt:
+        _say("interrupted: the next run goes on from the checkpoint")
+        return
+    _echo(f"== {label or '(no source)'}: {result.batches} batches ({result.skipped} already published), "
+          f"{result.rows} row changes, {result.seconds:.1f}s -> {target}")
+    for (db, table), ops in sorted(result.tables.items()):
+        _echo(f"   {db}.{table:<40} " + " ".join(f"{op} {n}" for op, n in sorted(ops.items())))
 
 
 def _summary(label: str, result: Any, target: str) -> None:
