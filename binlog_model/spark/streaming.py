@@ -526,8 +526,9 @@ class _Advance:
             return
         fde = self.reader._fde(name, path) if offset else None
         skip = frozenset() if self.count_rows else DDL_SKIP_TYPES
-        reader = SliceReader(path, offset, cap, fde, skip_types=skip, chunk_size=_CHUNK,
-                             partial_tail=newest or cap is not None)
+        # Only the newest file may end inside an event or a transaction (being written; under AvailableNow:
+        # the newest at the query's start, read up to its size then); in any other file that is damage.
+        reader = SliceReader(path, offset, cap, fde, skip_types=skip, chunk_size=_CHUNK, partial_tail=newest)
         detector = TransactionStarts()
         rng = _Range(name, path, offset, offset, fde)
         last_cut = offset
@@ -588,7 +589,7 @@ class _Advance:
                 raise ConfigError(f"mysql-binlog stream: {name}:{self.until[1]} is not a transaction "
                                   "boundary")
         else:
-            if detector.in_transaction and not newest and cap is None:
+            if detector.in_transaction and not newest:
                 raise IncompleteTransactionError(
                     "a binlog file that is not the newest ends inside a transaction (a transaction never "
                     "spans files: the file is damaged, or was copied into the archive before it was whole)",

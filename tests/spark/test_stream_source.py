@@ -324,3 +324,21 @@ def test_driver_killed_and_restarted_from_its_checkpoint(spark: Any, history: tu
         plain = archive.plain_copy(work / "plain")
         want = _sink_rows(spark, spark.read.format("mysql-binlog").load(str(plain)))
         assert got == want, f"seed {seed}"
+
+
+def test_a_damaged_older_file_stops_the_stream(history: tuple[str, list[Path]], tmp_path: Path) -> None:
+    """Only the newest file may end inside an event or a transaction; an older one that does is damage (a
+    typed error naming it), with or without AvailableNow's size caps."""
+    from binlog_model.errors import TruncatedEventError
+
+    _, files = history
+    archive = Archive(files, tmp_path / "archive", seed=2)
+    archive.put(0, archive.cut(0, 0.5, 0.9))      # cut short, and a later file exists
+    archive.put(1)
+    for available_now in (False, True):
+        reader = BinlogStreamReader({"path": str(archive.folder)})
+        start = reader.initialOffset()
+        if available_now:
+            reader.prepareForTriggerAvailableNow()
+        with pytest.raises(TruncatedEventError, match=files[0].name):
+            reader.latestOffset(start, ReadAllAvailable())
