@@ -111,3 +111,31 @@ def test_a_publish_cut_short_is_finished(spark: Any, history: tuple[str, list[Pa
             f"batch-000000003-part-{n}.parquet" for n in range(2)]
     assert json.loads((out / STATE_FILE).read_text()) == {"batch": 3, "publishing": None}
     assert not (out / "_staging").exists()
+
+
+def test_a_failing_stream_is_one_line(spark: Any, history: tuple[str, list[Path]], tmp_path: Path) -> None:
+    from binlog_model.spark.job import SparkJobError
+
+    kind, files = history
+    if kind != "mariadb":
+        pytest.skip("the error path is the same on both servers' files: run on MariaDB's")
+    archive = Archive(files, tmp_path / "archive", seed=8)
+    archive.put(0, archive.cut(0, 0.5, 0.9))      # an older file cut short: damage
+    archive.put(1)
+    with pytest.raises(SparkJobError) as caught:
+        run_resolve_stream(spark, [archive.folder], tmp_path / "out", tmp_path / "ck", timeout=300)
+    message = str(caught.value)
+    assert "\n" not in message and "Traceback" not in message
+    assert "TruncatedEventError" in message and files[0].name in message
+
+
+def test_cli_stream_needs_a_checkpoint(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "binlog_model.cli", "resolve", str(tmp_path), "--out",
+                           str(tmp_path / "out"), "--stream"], capture_output=True, text=True, check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: ConfigError: --stream needs the binlog folders (PATHS) and --checkpoint DIR, and takes no "
+        "--state (the checkpoint is its state) or --database"]
