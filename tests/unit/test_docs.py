@@ -154,6 +154,9 @@ def test_spark_doc_blocks_run(sandbox: Path, tmp_path: Path) -> None:
     assert len(ran) >= 2, ran
     assert "INSERT" in out and "cid" in out
     assert any((tmp_path / "work" / "tables" / "db=ppc" / "table=campaigns").glob("run-000001-*.parquet"))
+    # The streaming examples: a batch per file, published into the table folder.
+    assert "2 batches, 5 row changes" in out
+    assert any((tmp_path / "work" / "live-tables" / "db=ppc" / "table=campaigns").glob("batch-*.parquet"))
 
 
 def test_other_docs_have_no_runnable_blocks_left_untested() -> None:
