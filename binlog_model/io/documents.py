@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["fsync_dir", "log_tail", "read_bytes", "read_json", "read_text", "sha256_of", "truncate_durably",
-           "write_json_atomic", "write_text"]
+           "write_bytes_atomic", "write_json_atomic", "write_text"]
 
 PathLike = str | os.PathLike[str]
 
@@ -53,6 +53,23 @@ def write_json_atomic(path: Path, doc: Any) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(doc, fh, sort_keys=True)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` durably, whole or not at all (a crash leaves the old file or none)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -39,6 +39,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -54,6 +55,7 @@ from pyspark.sql.streaming.datasource import (
 
 from binlog_model.errors import ConfigError, IncompleteTransactionError
 from binlog_model.gtid import GtidSet
+from binlog_model.io.documents import write_bytes_atomic
 from binlog_model.io.files import (
     SliceReader,
     base_name,
@@ -243,12 +245,7 @@ class _SchemaStore:
         fs.create_dir(root, recursive=True)
         if not is_uri(self.location):
             # Local: durable before the offset naming it reaches Spark's log.
-            tmp = f"{final}.{os.getpid()}.tmp"
-            with open(tmp, "wb") as fh:
-                fh.write(packed)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, final)
+            write_bytes_atomic(Path(final), packed)
             return
         tmp = f"{final}.tmp"
         with fs.open_output_stream(tmp) as out:
