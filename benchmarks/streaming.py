@@ -73,7 +73,7 @@ def latency(spark: Any, files: list[Path], trigger: float, write_ms: int, tx_per
     seen: list[tuple[int, float]] = []          # (event offset, time in the sink)
 
     def sink(frame: Any, _batch: int) -> None:
-        offsets = [r[0] for r in frame.select("offset").collect()]
+        offsets = [r[0] for r in frame.where(frame.file == source.name).select("offset").collect()]
         now = time.time()
         seen.extend((o, now) for o in offsets)
 
@@ -83,6 +83,7 @@ def latency(spark: Any, files: list[Path], trigger: float, write_ms: int, tx_per
              .load(str(folder)).writeStream.foreachBatch(sink).option("checkpointLocation", str(ck))
              .trigger(processingTime=f"{trigger} seconds").start())
     query.processAllAvailable()          # the closed files first: latency is measured on the active one
+    seen.clear()
     load_before = _load()
     thread.start()
     time.sleep(seconds)
