@@ -101,6 +101,15 @@ class Archive:
         return folder
 
 
+def spark_run_on(kind: str, default: str) -> None:
+    """Skip a real-Spark test on the server kind it does not run on by default: the Spark side does not
+    depend on the server (the reader-level tests run on both); ``BINLOG_MODEL_STREAM_ALL=1`` runs both."""
+    import pytest
+
+    if kind != default and os.environ.get("BINLOG_MODEL_STREAM_ALL") != "1":
+        pytest.skip(f"runs on {default}'s files by default (BINLOG_MODEL_STREAM_ALL=1: every server)")
+
+
 def keyed(rows: Iterable[Any]) -> Counter[tuple[Any, ...]]:
     """Rows of the source as a multiset keyed by position (file, offset, innerIndex, eventIndex, rowIndex)
     with the whole row's JSON: equal multisets mean every row once, the same values."""

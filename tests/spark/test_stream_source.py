@@ -9,7 +9,8 @@ stopping at the files present at its start. Every check ends with the sink equal
 final files, row for row by position, each row once.
 
 ``BINLOG_MODEL_STREAM_KILLS=N`` (default 1) sets how many SIGKILLs the restart test deals (a campaign:
-``BINLOG_MODEL_STREAM_KILLS=8``), ``BINLOG_MODEL_STREAM_SEEDS=a,b`` its seeds.
+``BINLOG_MODEL_STREAM_KILLS=8``), ``BINLOG_MODEL_STREAM_SEEDS=a,b`` its seeds; the real-Spark tests run on
+one server's files each by default, on both with ``BINLOG_MODEL_STREAM_ALL=1``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from binlog_model.errors import ConfigError
 from binlog_model.spark.datasource import ReadOptions, plan, read_slice
 from binlog_model.spark.job import local_session
 from binlog_model.spark.streaming import BinlogStreamReader, StreamOffset, _slice_options
-from tests.spark._stream_archive import Archive, server_files
+from tests.spark._stream_archive import Archive, server_files, spark_run_on
 
 pytestmark = pytest.mark.spark
 
@@ -221,7 +222,8 @@ def _sink_rows(spark: Any, frame: Any) -> Counter[tuple[Any, ...]]:
 
 def test_query_follows_the_archive_rounds(spark: Any, history: tuple[str, list[Path]],
                                           tmp_path: Path) -> None:
-    _, files = history
+    kind, files = history
+    spark_run_on(kind, "mariadb")
     archive = Archive(files, tmp_path / "archive", seed=5)
     archive.folder.mkdir(parents=True, exist_ok=True)
     stream = (spark.readStream.format("mysql-binlog")
@@ -245,8 +247,7 @@ def test_query_follows_the_archive_rounds(spark: Any, history: tuple[str, list[P
 def test_available_now_query_stops_at_the_files_of_its_start(spark: Any, history: tuple[str, list[Path]],
                                                              tmp_path: Path) -> None:
     kind, files = history
-    if kind != "mysql":
-        pytest.skip("the reader-level AvailableNow test runs on both servers; this one on MySQL's files")
+    spark_run_on(kind, "mysql")
     archive = Archive(files, tmp_path / "archive", seed=9)
     rounds = archive.rounds()
     next(rounds)
@@ -288,8 +289,7 @@ def _batches(checkpoint: Path) -> int:
 def test_driver_killed_and_restarted_from_its_checkpoint(spark: Any, history: tuple[str, list[Path]],
                                                          tmp_path: Path) -> None:
     kind, files = history
-    if kind != "mariadb" and os.environ.get("BINLOG_MODEL_STREAM_KILLS") is None:
-        pytest.skip("the default run kills on MariaDB's files only (BINLOG_MODEL_STREAM_KILLS=N: both)")
+    spark_run_on(kind, "mariadb")
     kills = int(os.environ.get("BINLOG_MODEL_STREAM_KILLS", "1"))
     seeds = [int(s) for s in os.environ.get("BINLOG_MODEL_STREAM_SEEDS", "1").split(",")]
     for seed in seeds:
