@@ -164,7 +164,9 @@ def run_resolve_stream(spark: Any, paths: Sequence[str | os.PathLike[str]], out:
     target.mkdir(parents=True, exist_ok=True)
     options = _reader_options([absolute_name(p) for p in paths], source, lenient_ddl, always_include,
                               slice_bytes)
-    stream_options = {**options, "schemaLocation": str(ck / "binlog-schema"), "_output": "tasks"}
+    # As run_resolve: slices made smaller when a batch would give fewer than two per core.
+    stream_options = {**options, "schemaLocation": str(ck / "binlog-schema"), "_output": "tasks",
+                      "minSlices": str(2 * max(1, spark.sparkContext.defaultParallelism))}
     if snapshot:
         stream_options["snapshot"] = snapshot
     if max_files_per_trigger:

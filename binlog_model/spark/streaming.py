@@ -73,7 +73,7 @@ from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.resolve.transactions import TransactionStarts
 from binlog_model.spark.datasource import ReadOptions, _Partition, pack_history, prepare_worker, read_slice
-from binlog_model.spark.partitions import Slice
+from binlog_model.spark.partitions import MIN_AUTO_SLICE_BYTES, Slice
 from binlog_model.wire import events as ev
 from binlog_model.wire.rows import RowsEvent
 from schema_tracker.history import SchemaHistory
@@ -441,7 +441,9 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     f"{begin.file}:{begin.offset} .. {finish.file}:{finish.offset} (reading it again ends at "
                     f"{planned.end.file}:{planned.end.offset}, schema {planned.end.schema}): were files "
                     "replaced or removed? Start over with a new checkpoint")
-        return [_Partition(piece, planned.packed) for piece in _slices(planned)]
+        read = self.options.read
+        return [_Partition(piece, planned.packed)
+                for piece in _slices(planned, read.slice_bytes, read.min_slices)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch | tuple[Any, ...]]:
         assert isinstance(partition, _Partition)
@@ -533,7 +535,10 @@ class _Advance:
         cut_candidates: list[int] = []
         unit_rows = 0
         top_end = offset
-        slice_bytes = self.reader.options.read.slice_bytes
+        # Candidate cuts: every slice_bytes, or every MiB when minSlices may ask for smaller slices.
+        read = self.reader.options.read
+        slice_bytes = (read.slice_bytes if read.min_slices <= 1
+                       else min(read.slice_bytes, MIN_AUTO_SLICE_BYTES))
         for event in reader:
             h = event.header
             inner = h.inner_index is not None
@@ -606,12 +611,21 @@ def _slice_options(options: ReadOptions) -> ReadOptions:
     return replace(options, start=None, stop=None)
 
 
-def _slices(planned: _Planned) -> list[Slice]:
+def _slices(planned: _Planned, slice_bytes: int, min_slices: int) -> list[Slice]:
+    """The batch's ranges cut at transaction starts into slices of at least ``slice_bytes``, made smaller
+    (not below ``MIN_AUTO_SLICE_BYTES``) when the batch would give fewer than ``min_slices`` (as the batch
+    source's ``plan_slices``)."""
+    if min_slices > 1:
+        total = sum(r.end - r.start for r in planned.ranges)
+        slice_bytes = min(slice_bytes, max(MIN_AUTO_SLICE_BYTES, total // min_slices))
     out: list[Slice] = []
     for rng in planned.ranges:
-        points = [rng.start, *[c for c in rng.cuts if rng.start < c < rng.end], rng.end]
+        points = [rng.start]
+        for cut in rng.cuts:
+            if cut - points[-1] >= slice_bytes and cut < rng.end:
+                points.append(cut)
+        points.append(rng.end)
         for a, b in itertools.pairwise(points):
             if b > a:
                 out.append(Slice(rng.path, file_sequence(rng.name), a, b, rng.fde if a else None))
     return out
-
