@@ -213,15 +213,22 @@ class _Cursor:
         self.history = history
         self.replay = StatementAssembler(history, ResolveOptions(source=source, allow_incomplete_tail=True))
         self.gtids = GtidSet.parse(offset.gtids)
-        self._known: tuple[int, Any, str, bytes] | None = None
+        self._known: tuple[tuple[int, Any, str], str, bytes] | None = None
+        # Until a DDL changes the history, offsets keep the digest they started from: the same place then
+        # always prints the same text, whatever process computed it.
+        self._base = (self._key(), offset.schema)
+
+    def _key(self) -> tuple[int, Any, str]:
+        return (len(self.history.entries), self.history.initial, self.history.server_version)
 
     def digest_and_pack(self) -> tuple[str, bytes]:
         """The history's digest and packed bytes, recomputed only when a DDL changed it."""
-        key = (len(self.history.entries), self.history.initial)
-        if self._known is None or self._known[:2] != key:
+        key = self._key()
+        if self._known is None or self._known[0] != key:
             doc = self.history.to_json()
-            self._known = (key[0], key[1], history_digest(doc), pack_history(doc))
-        return self._known[2], self._known[3]
+            digest = self._base[1] if key == self._base[0] and self._base[1] else history_digest(doc)
+            self._known = (key, digest, pack_history(doc))
+        return self._known[1], self._known[2]
 
 
 class _SchemaStore:
