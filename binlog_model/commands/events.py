@@ -1,7 +1,7 @@
 """``binlog-model events FILE...``: binlog files → BinlogEvents as JSON lines or a length-delimited
 protobuf stream.
 
-With ``--state DIR`` a run is incremental (``binlog_model.incremental``): it reads only what is new since
+With ``--state DIR`` a run is incremental (``binlog_model.runs.incremental``): it reads only what is new since
 the last run with that state, and ``--out`` names a directory that gets one new ``part-NNNNNN`` file per
 run, committed together with the state.
 """
@@ -17,9 +17,9 @@ import click
 from binlog_model.errors import ConfigError
 from binlog_model.io.snapshots import load_snapshot
 from binlog_model.messages import BinlogEvent
-from binlog_model.pipeline import iter_binlog_events, iter_serialized_events
 from binlog_model.resolve.assembler import AssemblerStats
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ResolveOptions
+from binlog_model.runs.pipeline import iter_binlog_events, iter_serialized_events
 from binlog_model.sinks import open_sink
 
 
@@ -113,7 +113,7 @@ def _print_stats(stats: object) -> None:
 def _incremental(files: tuple[Path, ...], state_dir: Path, out: Path | None, options: ResolveOptions, *,
                  snapshot: str | None, database: str | None, lenient_ddl: bool, fmt: str, json_defaults: bool,
                  verify_checksum: bool, stats: bool, commit_bytes: int) -> None:
-    from binlog_model.incremental import run_incremental, snapshot_digest
+    from binlog_model.runs.incremental import run_incremental, snapshot_digest
 
     if out is None:
         raise ConfigError("--state needs --out DIR: each run adds one output file there, committed together "

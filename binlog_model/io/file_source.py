@@ -67,6 +67,7 @@ class FileSource:
         self.chunk_size = chunk_size
         self.skip_types = skip_types
         self._range: FileStart | None = None
+        self._planned: tuple[Resume | None, list[FileStart]] | None = None
 
     @classmethod
     def byte_range(cls, path: PathLike, start: int, end: int | None, format_description: bytes | None, *,
@@ -89,6 +90,13 @@ class FileSource:
     def plan(self, resume: Resume | None = None) -> list[FileStart]:
         """The files (and the offset in each) a read starts at, checked against ``resume``: none missing,
         none changed under the saved position. Raises ``StateMismatchError``."""
+        if self._planned is not None and self._planned[0] is resume:
+            return self._planned[1]
+        starts = self._plan(resume)
+        self._planned = (resume, starts)
+        return starts
+
+    def _plan(self, resume: Resume | None) -> list[FileStart]:
         if self._range is not None:
             return [self._range]
         if resume is None:              # not a run that continues: no state to check against

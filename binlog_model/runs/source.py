@@ -158,13 +158,15 @@ class Resume:
 class EventSource(Protocol):
     """Decoded events and ``Boundary`` markers, in stream order (see the module docstring).
 
-    ``read(resume)`` starts (or continues at ``resume``) and yields until the input ends (a file source) or
-    the caller stops iterating (a live source). Errors are ``BinlogError`` subclasses naming the file and
-    offset. ``total_bytes``: the input's size when known (progress), else None."""
+    ``read(resume)`` starts (or continues at ``resume``; None: a run without state) and yields until the
+    input ends (a file source) or the caller stops iterating (a live source). Errors are ``BinlogError``
+    subclasses naming the file and offset. ``total_bytes``: the input's size when known (progress), else
+    None."""
 
-    total_bytes: int | None
+    @property
+    def total_bytes(self) -> int | None: ...
 
-    def read(self, resume: Resume) -> Iterator[Any]: ...
+    def read(self, resume: Resume | None = None) -> Iterator[Any]: ...
 
 
 # --- the one boundary tracker -------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """What every event sink shares: a binary stream, the events and bytes written to it, flush/sync/close.
 
 Strategy: a sink turns each ``BinlogEvent`` into one record of bytes (``encode``) and appends it to a
-binary stream. It counts events and bytes, so a caller that commits output (``binlog_model.incremental``)
+binary stream. It counts events and bytes, so a caller that commits output (``binlog_model.runs.incremental``)
 knows the exact committed length. A sink opened on a path owns the file and closes it; one given a stream
 (stdout, a caller's file) leaves it open. Sinks are context managers.
 """

@@ -262,9 +262,9 @@ def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], ou
                          database: str | None) -> ResolveResult:
     """``run_resolve`` with a state: plan the new part, write it staged (the same tasks and task commits as a
     whole run), commit the state, publish the files."""
-    from binlog_model.incremental import snapshot_digest
     from binlog_model.io.snapshots import load_snapshot
     from binlog_model.io.state import RunState, StateMismatchError
+    from binlog_model.runs.incremental import snapshot_digest
     from binlog_model.spark import incremental as inc
     from binlog_model.spark.partitions import expand_paths
 
