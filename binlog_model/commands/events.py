@@ -113,19 +113,16 @@ def _print_stats(stats: object) -> None:
 def _incremental(files: tuple[Path, ...], state_dir: Path, out: Path | None, options: ResolveOptions, *,
                  snapshot: str | None, database: str | None, lenient_ddl: bool, fmt: str, json_defaults: bool,
                  verify_checksum: bool, stats: bool, commit_bytes: int) -> None:
-    from binlog_model.runs.incremental import run_incremental, snapshot_digest
+    from binlog_model.runs.incremental import run_incremental
+    from binlog_model.runs.state import snapshot_digest
 
     if out is None:
         raise ConfigError("--state needs --out DIR: each run adds one output file there, committed together "
                           "with the state")
     if out.exists() and not out.is_dir():
         raise ConfigError(f"with --state, --out names a directory; {out} is a file")
-    include = sorted(f"{db}.{t}.{c}" for (db, t), cols in options.always_include.items() for c in cols)
-    shaping = {"source": options.source, "always_include": include,
-               "image": options.image, "max_rows": options.max_rows, "max_bytes": options.max_bytes,
-               "statement_text": options.statement_text, "lenient_ddl": lenient_ddl,
-               "database": database, "json_defaults": json_defaults}
-    result = run_incremental(files, state_dir, out, options=options, shaping=shaping, fmt=fmt,
+    result = run_incremental(files, state_dir, out, options=options, lenient_ddl=lenient_ddl,
+                             database=database, fmt=fmt,
                              load_history=lambda: load_snapshot(snapshot, lenient=lenient_ddl,
                                                                 database=database),
                              snapshot_id=snapshot_digest(snapshot), verify_checksum=verify_checksum,

@@ -25,17 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from binlog_model.errors import BinlogError, ConfigError
-from binlog_model.io.documents import fsync_dir, sha256_of, truncate_durably
+from binlog_model.io.documents import fsync_dir, truncate_durably
 from binlog_model.io.file_source import FileSource
-from binlog_model.io.state import PARTIAL, RunState, StateMismatchError, lock_state, recover_outputs
+from binlog_model.io.state import PARTIAL, RunState, lock_state, recover_outputs
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.runs.runner import Checkpoint, CommitPolicy, Runner
 from binlog_model.runs.source import Position, Resume
+from binlog_model.runs.state import begin_run, shaping
 from binlog_model.sinks import EventSink, open_sink
 from schema_tracker.history import SchemaHistory
 
-__all__ = ["IncrementalResult", "run_incremental", "snapshot_digest"]
+__all__ = ["IncrementalResult", "run_incremental"]
 
 
 @dataclass
@@ -52,19 +53,6 @@ class IncrementalResult:
     stats: AssemblerStats = field(default_factory=AssemblerStats)
 
 
-def snapshot_digest(snapshot: str | os.PathLike[str] | None) -> str | None:
-    """A fingerprint of a snapshot argument: the SHA-256 of a file's bytes, or the text of a URL."""
-    if snapshot is None:
-        return None
-    text = os.fspath(snapshot)
-    if "://" in text:
-        return text.split("?", 1)[0]
-    try:
-        return sha256_of(text)
-    except OSError as err:
-        raise ConfigError(f"cannot read snapshot {text}: {err}") from err
-
-
 def run_incremental(
     paths: Iterable[str | os.PathLike[str]],
     state_dir: str | os.PathLike[str],
@@ -72,7 +60,8 @@ def run_incremental(
     *,
     options: ResolveOptions,
     load_history: Callable[[], SchemaHistory],
-    shaping: dict[str, Any],
+    lenient_ddl: bool = False,
+    database: str | None = None,
     fmt: str = "jsonl",
     snapshot_id: str | None = None,
     verify_checksum: bool = True,
@@ -81,7 +70,8 @@ def run_incremental(
     on_commit: Callable[[RunState], None] | None = None,
 ) -> IncrementalResult:
     """One incremental run: new input of ``paths`` → a new output file in ``out_dir``, state in
-    ``state_dir``. ``shaping``: the options that shape the output (compared with the state's);
+    ``state_dir``. The options that shape the output (``options``, ``lenient_ddl``, ``database``,
+    ``fmt``, ``json_defaults``) are compared with the state's (``runs.state.shaping``);
     ``load_history``: the starting schema of the first run (later runs use the state's). Raises
     ``StateMismatchError`` for a run that does not continue the state, ``StateLockedError`` while another
     run holds ``state_dir``, and the pipeline's errors."""
@@ -91,15 +81,11 @@ def run_incremental(
     # Held from before the state is read to the last commit: a concurrent run would recover away our output.
     with lock_state(state_dir):
         state = RunState.load(state_dir)
-        shaping = {**shaping, "format": fmt, "out": str(out.resolve())}
-        state.check_options(shaping)
-        started_with = state.options.get("snapshot")
-        if not state.fresh and snapshot_id is not None and started_with not in (None, snapshot_id):
-            raise StateMismatchError(f"--snapshot differs from the one the state in {state.directory} "
-                                     "started with; later runs need no --snapshot (the state holds the "
-                                     "schema)")
-        recover_outputs(state, out)
-        state.options = {**shaping, "snapshot": state.options.get("snapshot", snapshot_id)}
+        include = [f"{db}.{t}.{c}" for (db, t), cols in options.always_include.items() for c in cols]
+        given = shaping(source=options.source, always_include=include, lenient_ddl=lenient_ddl,
+                        database=database, out=str(out.resolve()), events=options,
+                        json_defaults=json_defaults, fmt=fmt)
+        begin_run(state, given, snapshot_id, lambda: recover_outputs(state, out))
         history = SchemaHistory.from_json(state.history) if state.history is not None else load_history()
         assembler = StatementAssembler(history, options)
         result = IncrementalResult(stats=assembler.stats)
