@@ -20,7 +20,7 @@ from binlog_model.messages import BinlogEvent
 from binlog_model.resolve.assembler import AssemblerStats
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ResolveOptions
 from binlog_model.runs.pipeline import iter_binlog_events, iter_serialized_events
-from binlog_model.sinks import open_sink
+from binlog_model.sinks import FORMATS, open_sink, sink_class
 
 
 @click.command("events")
@@ -41,7 +41,7 @@ from binlog_model.sinks import open_sink
               help="Split a statement into BinlogEvents of at most this many rows.")
 @click.option("--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BYTES, show_default=True,
               help="... and of at most about this many bytes of row data.")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "proto"]), default="jsonl", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="jsonl", show_default=True)
 @click.option("--json-defaults", is_flag=True,
               help="JSONL: also write fields at their default (0, false, empty), e.g. queryIndex 0.")
 @click.option("--out", type=click.Path(path_type=Path),
@@ -81,11 +81,12 @@ def command(files: tuple[Path, ...], source: str, snapshot: str | None, database
     if out is not None and out.is_dir():
         raise ConfigError(f"--out {out} is a directory (a directory is for --state runs): give a file name")
     run = AssemblerStats()
-    if fmt == "proto" and out is None and sys.stdout.isatty():
-        raise click.UsageError("--format proto writes binary: give --out FILE or redirect stdout")
+    sink = sink_class(fmt)
+    if sink.binary and out is None and sys.stdout.isatty():
+        raise click.UsageError(f"--format {fmt} writes binary: give --out FILE or redirect stdout")
     # The snapshot is read here, before any output is opened, so a bad one leaves no empty --out file.
     # Protobuf output takes each event's bytes as the compiled row builder made them, never parsed back.
-    read = iter_serialized_events if fmt == "proto" else iter_binlog_events
+    read = iter_serialized_events if sink.takes_serialized else iter_binlog_events
     events = read(files, options=options, stats=run, verify_checksum=not no_verify_checksum,
                   snapshot=load_snapshot(snapshot, lenient=lenient_ddl, database=database))
     _write(events, fmt, out, json_defaults)
@@ -95,8 +96,8 @@ def command(files: tuple[Path, ...], source: str, snapshot: str | None, database
 
 def _write(events: Iterable[BinlogEvent] | Iterable[bytes], fmt: str, out: Path | None,
            json_defaults: bool) -> int:
-    """Write ``events`` (messages, or serialized ones for ``proto``) to ``out`` (a new file) or stdout with
-    the sink of ``fmt``; returns the count."""
+    """Write ``events`` (messages, or serialized ones for a sink that takes them) to ``out`` (a new file)
+    or stdout with the sink of ``fmt``; returns the count."""
     if out is None:
         sys.stdout.flush()              # anything already printed as text comes first
     with open_sink(fmt, out if out is not None else sys.stdout.buffer, json_defaults=json_defaults) as sink:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from binlog_model.errors import BinlogError, ConfigError
+from binlog_model.errors import BinlogError
 from binlog_model.io.documents import fsync_dir, truncate_durably
 from binlog_model.io.file_source import FileSource
 from binlog_model.io.state import PARTIAL, RunState, lock_state, recover_outputs
@@ -33,7 +33,7 @@ from binlog_model.resolve.options import ResolveOptions
 from binlog_model.runs.runner import Checkpoint, CommitPolicy, Runner
 from binlog_model.runs.source import Position, Resume
 from binlog_model.runs.state import begin_run, shaping
-from binlog_model.sinks import EventSink, open_sink
+from binlog_model.sinks import EventSink, open_sink, sink_class
 from schema_tracker.history import SchemaHistory
 
 __all__ = ["IncrementalResult", "run_incremental"]
@@ -75,8 +75,7 @@ def run_incremental(
     ``load_history``: the starting schema of the first run (later runs use the state's). Raises
     ``StateMismatchError`` for a run that does not continue the state, ``StateLockedError`` while another
     run holds ``state_dir``, and the pipeline's errors."""
-    if fmt not in ("jsonl", "proto"):
-        raise ConfigError(f"format must be jsonl or proto, not {fmt!r}")
+    sink = sink_class(fmt)
     out = Path(out_dir)
     # Held from before the state is read to the last commit: a concurrent run would recover away our output.
     with lock_state(state_dir):
@@ -87,7 +86,8 @@ def run_incremental(
                         json_defaults=json_defaults, fmt=fmt)
         begin_run(state, given, snapshot_id, lambda: recover_outputs(state, out))
         history = SchemaHistory.from_json(state.history) if state.history is not None else load_history()
-        assembler = StatementAssembler(history, options)
+        # A sink that takes serialized events gets the compiled row builder's bytes, never parsed back.
+        assembler = StatementAssembler(history, options, serialized=sink.takes_serialized)
         result = IncrementalResult(stats=assembler.stats)
         source = FileSource(paths, verify_checksum=verify_checksum,
                             partial_tail=options.allow_incomplete_tail)
@@ -95,7 +95,7 @@ def run_incremental(
         result.files = [s.path for s in source.plan(resume)]    # checked against the state before any output
         if state.position is not None:
             result.resumed_at = f"{state.position['file']}:{state.position['offset']}"
-        name = f"part-{len(state.outputs) + 1:06d}.{'jsonl' if fmt == 'jsonl' else 'pb'}"
+        name = f"part-{len(state.outputs) + 1:06d}.{sink.suffix}"
         partial = out / (name + PARTIAL)
         writer = _Writer(partial, fmt, json_defaults)
         run = _Commits(state, writer, name, result, on_commit)
