@@ -32,6 +32,7 @@ from binlog_model.gtid import GtidSet
 from binlog_model.io.files import base_name
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.runs.source import (
+    BOUNDARY_TYPES,
     EventSource,
     FileBegin,
     FileEnd,
@@ -48,7 +49,7 @@ from schema_tracker.history import SchemaHistory
 if TYPE_CHECKING:
     from binlog_model.io.state import RunState
 
-__all__ = ["Checkpoint", "CommitPolicy", "GtidRecorder", "Progress", "Runner", "resume_of"]
+__all__ = ["Checkpoint", "CommitPolicy", "GtidRecorder", "Runner", "resume_of"]
 
 _GTIDS = (ev.GtidEvent, ev.MariadbGtidEvent)
 
@@ -114,21 +115,6 @@ class Checkpoint:
     history: SchemaHistory
 
 
-@dataclass
-class Progress:
-    """What a run has done so far, for a progress display (read it between events)."""
-
-    files_done: int = 0
-    bytes_done: int = 0          # input bytes of the files finished
-    events_out: int = 0
-    file: str = ""               # the file being read
-    offset: int = 0              # where in it (the last event's start)
-
-    @property
-    def bytes_read(self) -> int:
-        return self.bytes_done + self.offset
-
-
 @dataclass(frozen=True, slots=True)
 class _Mark:
     position: Position
@@ -148,9 +134,9 @@ class Runner:
     policy: CommitPolicy = field(default_factory=CommitPolicy)
     output_size: Callable[[], int] = lambda: 0
     on_commit: Callable[[Checkpoint], None] | None = None
-    progress: Progress = field(default_factory=Progress)
     files: dict[str, int] = field(default_factory=dict)     # base name -> end offset, of files finished
     commits: int = 0
+    files_read: int = 0
     stopped_at: Position | None = None
 
     def events(self) -> Iterator[Any]:
@@ -159,32 +145,23 @@ class Runner:
         return self._stateful()
 
     def _plain(self) -> Iterator[Any]:
-        assembler, progress = self.assembler, self.progress
+        assembler = self.assembler
         feed = assembler.feed
         for item in self.source.read(self.resume):
-            try:
-                progress.offset = item.header.offset
-            except AttributeError:      # a boundary marker: only the end of a file counts here
+            if type(item) in BOUNDARY_TYPES:     # only the end of a file counts here
                 if type(item) is FileEnd:
                     self._file_end(item)
-                elif type(item) is FileBegin:
-                    progress.file, progress.offset = item.file, item.offset
                 continue
-            for event in feed(item):
-                progress.events_out += 1
-                yield event
+            yield from feed(item)
         yield from assembler.close()
 
     def _file_end(self, item: FileEnd) -> None:
         self.assembler.stats.partial_tail_bytes += item.partial_bytes
         self.files[base_name(item.file)] = item.offset
-        progress = self.progress
-        progress.files_done += 1
-        progress.bytes_done += item.offset + item.partial_bytes
-        progress.offset = 0
+        self.files_read += 1
 
     def _stateful(self) -> Iterator[Any]:
-        assembler, progress, policy = self.assembler, self.progress, self.policy
+        assembler, policy = self.assembler, self.policy
         resume = self.resume if self.resume is not None else Resume()
         saved = resume.position
         recorder = GtidRecorder(resume.gtids)
@@ -208,13 +185,10 @@ class Runner:
         for item in self.source.read(resume):
             header = getattr(item, "header", None)
             if header is not None:
-                progress.offset = header.offset
                 if header.inner_index is None:
                     since_commit += header.event_size
                     recorder.see(item)
-                for event in assembler.feed(item):
-                    progress.events_out += 1
-                    yield event
+                yield from assembler.feed(item)
                 continue
             kind = type(item)
             if kind is TransactionStart:
@@ -236,7 +210,6 @@ class Runner:
                 rotated_to = item.next_file
             elif kind is FileBegin:
                 fde, rotated_to = None, None
-                progress.file, progress.offset = item.file, item.offset
             elif kind is FileEnd:
                 base = base_name(item.file)
                 self._file_end(item)
