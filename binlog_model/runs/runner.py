@@ -106,7 +106,8 @@ class CommitPolicy:
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
     """A commit: the position the next run resumes at, every GTID done up to it, the output's length up to
-    it, the files finished (base name -> end offset), and the schema history."""
+    it, the files finished (base name -> end offset), and the schema history. ``gtids``, ``files`` and
+    ``history`` are the run's own objects, which it goes on changing: save them during ``on_commit``."""
 
     position: Position
     gtids: GtidSet
