@@ -1,5 +1,6 @@
 """``binlog-model events FILE...``: binlog files → BinlogEvents as JSON lines or a length-delimited
-protobuf stream.
+protobuf stream: the runner (``runs.runner``) over the files (``io.file_source``) into the sink of
+``--format`` (``binlog_model.sinks``), with the one progress display (``runs.progress``).
 
 With ``--state DIR`` a run is incremental (``binlog_model.runs.incremental``): it reads only what is new since
 the last run with that state, and ``--out`` names a directory that gets one new ``part-NNNNNN`` file per
@@ -15,11 +16,13 @@ from pathlib import Path
 import click
 
 from binlog_model.errors import ConfigError
+from binlog_model.io.file_source import FileSource
 from binlog_model.io.snapshots import load_snapshot
 from binlog_model.messages import BinlogEvent
-from binlog_model.resolve.assembler import AssemblerStats
+from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ResolveOptions
-from binlog_model.runs.pipeline import iter_binlog_events, iter_serialized_events
+from binlog_model.runs.progress import ProgressDisplay, progress_mode, source_counters
+from binlog_model.runs.runner import Runner
 from binlog_model.sinks import FORMATS, open_sink, sink_class
 
 
@@ -60,13 +63,16 @@ from binlog_model.sinks import FORMATS, open_sink, sink_class
               show_default=True, help="Put the statement's SQL on all its events, only the first piece of a "
               "split statement, or nowhere.")
 @click.option("--stats", is_flag=True, help="Print counters (and warnings) to stderr at the end.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress on stderr: a bar on a terminal (the default there), log lines elsewhere "
+              "(default: none off a terminal).")
 @click.option("--commit-bytes", type=click.IntRange(min=1), default=64 << 20, hidden=True,
               help="With --state: commit a step after about this many input bytes (tests use small values).")
 def command(files: tuple[Path, ...], source: str, snapshot: str | None, database: str | None,
             always_include: tuple[str, ...], image: str, max_rows: int, max_bytes: int, fmt: str,
             json_defaults: bool, out: Path | None, state_dir: Path | None, lenient_ddl: bool,
             allow_incomplete_tail: bool, no_verify_checksum: bool, statement_text: str, stats: bool,
-            commit_bytes: int) -> None:
+            progress: bool | None, commit_bytes: int) -> None:
     """Decode binlog FILES into one BinlogEvent per statement (and table)."""
     options = ResolveOptions.parse(source=source, always_include=always_include, image=image,
                                    max_rows=max_rows, max_bytes=max_bytes,
@@ -74,24 +80,28 @@ def command(files: tuple[Path, ...], source: str, snapshot: str | None, database
     if state_dir is not None:
         _incremental(files, state_dir, out, options, snapshot=snapshot, database=database,
                      lenient_ddl=lenient_ddl, fmt=fmt, json_defaults=json_defaults,
-                     verify_checksum=not no_verify_checksum, stats=stats, commit_bytes=commit_bytes)
+                     verify_checksum=not no_verify_checksum, stats=stats, commit_bytes=commit_bytes,
+                     progress=progress_mode(progress))
         return
     if out is not None and not out.parent.is_dir():
         raise ConfigError(f"cannot write --out {out}: the directory {out.parent} does not exist")
     if out is not None and out.is_dir():
         raise ConfigError(f"--out {out} is a directory (a directory is for --state runs): give a file name")
-    run = AssemblerStats()
     sink = sink_class(fmt)
     if sink.binary and out is None and sys.stdout.isatty():
         raise click.UsageError(f"--format {fmt} writes binary: give --out FILE or redirect stdout")
     # The snapshot is read here, before any output is opened, so a bad one leaves no empty --out file.
-    # Protobuf output takes each event's bytes as the compiled row builder made them, never parsed back.
-    read = iter_serialized_events if sink.takes_serialized else iter_binlog_events
-    events = read(files, options=options, stats=run, verify_checksum=not no_verify_checksum,
-                  snapshot=load_snapshot(snapshot, lenient=lenient_ddl, database=database))
-    _write(events, fmt, out, json_defaults)
+    # A sink that takes serialized events (protobuf) gets each event's bytes as the compiled row builder
+    # made them, never parsed back.
+    assembler = StatementAssembler(load_snapshot(snapshot, lenient=lenient_ddl, database=database), options,
+                                   serialized=sink.takes_serialized)
+    binlogs = FileSource(files, partial_tail=options.allow_incomplete_tail,
+                         verify_checksum=not no_verify_checksum)
+    mode = progress_mode(progress, output_on_terminal=out is None and sys.stdout.isatty())
+    with ProgressDisplay("events", source_counters(binlogs, lambda: assembler.stats.row_changes), mode=mode):
+        _write(Runner(binlogs, assembler).events(), fmt, out, json_defaults)
     if stats:
-        _print_stats(run)
+        _print_stats(assembler.stats)
 
 
 def _write(events: Iterable[BinlogEvent] | Iterable[bytes], fmt: str, out: Path | None,
@@ -113,7 +123,7 @@ def _print_stats(stats: object) -> None:
 
 def _incremental(files: tuple[Path, ...], state_dir: Path, out: Path | None, options: ResolveOptions, *,
                  snapshot: str | None, database: str | None, lenient_ddl: bool, fmt: str, json_defaults: bool,
-                 verify_checksum: bool, stats: bool, commit_bytes: int) -> None:
+                 verify_checksum: bool, stats: bool, commit_bytes: int, progress: str) -> None:
     from binlog_model.runs.incremental import run_incremental
     from binlog_model.runs.state import snapshot_digest
 
@@ -127,7 +137,7 @@ def _incremental(files: tuple[Path, ...], state_dir: Path, out: Path | None, opt
                              load_history=lambda: load_snapshot(snapshot, lenient=lenient_ddl,
                                                                 database=database),
                              snapshot_id=snapshot_digest(snapshot), verify_checksum=verify_checksum,
-                             json_defaults=json_defaults, commit_bytes=commit_bytes)
+                             json_defaults=json_defaults, commit_bytes=commit_bytes, progress=progress)
     where = f" -> {result.output}" if result.output else " (no new events)"
     click.echo(f"events: {result.events} new events from {len(result.files)} file(s)"
                f"{f', resumed at {result.resumed_at}' if result.resumed_at else ''}, "

@@ -53,11 +53,12 @@ class FileSource:
     """Binlog files (or one byte range) as an ``EventSource``. ``paths``: files in any order (read in
     rotation order unless ``sort`` is False); names as given, local paths normalised as ``Path`` spells
     them, URIs untouched. ``partial_tail``: the last file may end inside an event (see the module
-    docstring)."""
+    docstring). ``skip_types`` and ``raw_undecodable`` are ``io.files.SliceReader``'s. ``bytes_read``,
+    ``files_done``, ``total_bytes`` and ``file_count`` are for a progress display."""
 
     def __init__(self, paths: PathLike | Iterable[PathLike], *, verify_checksum: bool = True,
                  partial_tail: bool = False, chunk_size: int = 1 << 20, sort: bool = True,
-                 skip_types: frozenset[int] = frozenset()) -> None:
+                 skip_types: frozenset[int] = frozenset(), raw_undecodable: bool = False) -> None:
         given = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
         names = [os.fspath(p) if is_uri(p) else str(Path(p)) for p in given]
         self.names = sort_binlog_names(dict.fromkeys(names)) if sort else names
@@ -65,6 +66,8 @@ class FileSource:
         self.partial_tail = partial_tail
         self.chunk_size = chunk_size
         self.skip_types = skip_types
+        self.raw_undecodable = raw_undecodable
+        self.files_done = 0
         self._range: FileStart | None = None
         self._planned: tuple[Resume | None, list[FileStart]] | None = None
         self._reader: SliceReader | None = None
@@ -88,6 +91,11 @@ class FileSource:
             return self._range.end - self._range.offset
         starts = self._planned[1] if self._planned is not None else [FileStart(n) for n in self.names]
         return sum(max(binlog_size(s.path) - s.offset, 0) for s in starts)
+
+    @property
+    def file_count(self) -> int:
+        """How many files a read covers (the planned ones once planned)."""
+        return len(self._planned[1]) if self._planned is not None else len(self.names)
 
     @property
     def bytes_read(self) -> int:
@@ -169,7 +177,8 @@ class FileSource:
                               offset=start.offset)
         reader = SliceReader(name, start.offset, start.end, start.format_description,
                              verify_checksum=self.verify_checksum, chunk_size=self.chunk_size,
-                             partial_tail=partial_tail, skip_types=self.skip_types)
+                             partial_tail=partial_tail, skip_types=self.skip_types,
+                             raw_undecodable=self.raw_undecodable)
         yield FileBegin(name, start.offset)
         if start.offset:
             yield FormatDescription(name, start.offset, start.format_description)
@@ -177,6 +186,7 @@ class FileSource:
         yield from BoundaryTracker(name).wrap(reader, reader.decoder)
         self._reader = None
         self._done_bytes += reader.read_until - start.offset
+        self.files_done += 1
         decoder = reader.decoder
         yield FileEnd(name, decoder.offset, reader.read_until - decoder.offset)
 

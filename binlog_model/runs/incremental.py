@@ -30,6 +30,7 @@ from binlog_model.io.file_source import FileSource
 from binlog_model.io.state import PARTIAL, RunState, lock_state, recover_outputs
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
+from binlog_model.runs.progress import ProgressDisplay, source_counters
 from binlog_model.runs.runner import Checkpoint, CommitPolicy, Runner
 from binlog_model.runs.source import Position, Resume
 from binlog_model.runs.state import begin_run, shaping
@@ -68,13 +69,15 @@ def run_incremental(
     json_defaults: bool = False,
     commit_bytes: int = 64 << 20,
     on_commit: Callable[[RunState], None] | None = None,
+    progress: str = "off",
 ) -> IncrementalResult:
     """One incremental run: new input of ``paths`` → a new output file in ``out_dir``, state in
     ``state_dir``. The options that shape the output (``options``, ``lenient_ddl``, ``database``,
     ``fmt``, ``json_defaults``) are compared with the state's (``runs.state.shaping``);
     ``load_history``: the starting schema of the first run (later runs use the state's). Raises
     ``StateMismatchError`` for a run that does not continue the state, ``StateLockedError`` while another
-    run holds ``state_dir``, and the pipeline's errors."""
+    run holds ``state_dir``, and the pipeline's errors. ``progress``: the ``runs.progress`` mode (bar, log,
+    off)."""
     sink = sink_class(fmt)
     out = Path(out_dir)
     # Held from before the state is read to the last commit: a concurrent run would recover away our output.
@@ -101,10 +104,13 @@ def run_incremental(
         run = _Commits(state, writer, name, result, on_commit)
         runner = Runner(source, assembler, resume, CommitPolicy(commit_bytes), lambda: writer.size,
                         run.commit, files=state.files)
+        display = ProgressDisplay("events", source_counters(source, lambda: assembler.stats.row_changes),
+                                  mode=progress)
         try:
-            for event in runner.events():
-                writer.write(event)
-                result.events += 1
+            with display:
+                for event in runner.events():
+                    writer.write(event)
+                    result.events += 1
             result.partial_tail_bytes = assembler.stats.partial_tail_bytes
         except BinlogError:
             writer.close()
