@@ -14,15 +14,15 @@ from typing import Any, cast
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import ConfigError
 from binlog_model.io.file_source import FileSource
-from binlog_model.io.files import iter_events
 from binlog_model.io.snapshots import Snapshot, load_snapshot
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ResolveOptions
 from binlog_model.runs.runner import Runner
+from binlog_model.runs.source import EventSource, decoded
 from schema_tracker.history import SchemaHistory
 
-__all__ = ["history_from_binlogs", "iter_binlog_events", "iter_serialized_events"]
+__all__ = ["history_from_binlogs", "history_from_source", "iter_binlog_events", "iter_serialized_events"]
 
 
 def iter_binlog_events(
@@ -94,5 +94,12 @@ def history_from_binlogs(paths: str | os.PathLike[str] | Iterable[str | os.PathL
                          history: SchemaHistory | None = None, *, verify_checksum: bool = True,
                          pin_server_charset: bool = False) -> SchemaHistory:
     """``replay_ddl`` over binlog files (in rotation order), read with rows and table maps skipped."""
-    events = iter_events(paths, verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES)
-    return replay_ddl(events, history, pin_server_charset=pin_server_charset)
+    source = FileSource(paths, verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES)
+    return history_from_source(source, history, pin_server_charset=pin_server_charset)
+
+
+def history_from_source(source: EventSource, history: SchemaHistory | None = None, *,
+                        pin_server_charset: bool = False) -> SchemaHistory:
+    """``replay_ddl`` over the events of ``source`` (a ``FileSource`` with ``DDL_SKIP_TYPES`` skipped is
+    what ``history_from_binlogs`` reads)."""
+    return replay_ddl(decoded(source.read()), history, pin_server_charset=pin_server_charset)

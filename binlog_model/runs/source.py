@@ -42,8 +42,9 @@ from binlog_model.gtid import GtidSet
 from binlog_model.resolve.transactions import TransactionStarts
 from binlog_model.wire import events as ev
 
-__all__ = ["Boundary", "BoundaryTracker", "EventSource", "FileBegin", "FileEnd", "FormatDescription",
-           "Position", "Resume", "Rotate", "TransactionEnd", "TransactionStart"]
+__all__ = ["BOUNDARY_TYPES", "Boundary", "BoundaryTracker", "EventSource", "FileBegin", "FileEnd",
+           "FormatDescription", "Position", "Resume", "Rotate", "TransactionEnd", "TransactionStart",
+           "decoded"]
 
 
 # --- boundaries ---------------------------------------------------------------------------------------------
@@ -108,6 +109,12 @@ class FileEnd:
 Boundary = FileBegin | FormatDescription | TransactionStart | TransactionEnd | Rotate | FileEnd
 BOUNDARY_TYPES: frozenset[type] = frozenset({FileBegin, FormatDescription, TransactionStart, TransactionEnd,
                                              Rotate, FileEnd})
+
+
+def decoded(items: Iterable[Any]) -> Iterator[Any]:
+    """The decoded events of a source's stream, without its markers (for a reader that needs no
+    boundaries: a dump, the DDL pass)."""
+    return (item for item in items if type(item) not in BOUNDARY_TYPES)
 
 
 # --- resuming -----------------------------------------------------------------------------------------------
