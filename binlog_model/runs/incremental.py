@@ -25,9 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from binlog_model.errors import BinlogError
-from binlog_model.io.documents import fsync_dir, truncate_durably
 from binlog_model.io.file_source import FileSource
-from binlog_model.io.state import PARTIAL, RunState, lock_state, recover_outputs
+from binlog_model.io.state import PARTIAL, RunState, finish_output, lock_state, recover_outputs
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.runs.progress import ProgressDisplay, source_counters
@@ -186,10 +185,4 @@ class _Commits:
         if committed:
             state.outputs.append({"file": self.name, "bytes": committed})
         state.save()
-        if committed:
-            truncate_durably(partial, committed)   # bytes after the last step (an open transaction) go
-            os.replace(partial, out / self.name)
-            self.result.output = out / self.name
-        elif partial.exists():
-            partial.unlink()
-        fsync_dir(out)
+        self.result.output = finish_output(out, partial, self.name, committed)

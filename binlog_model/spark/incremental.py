@@ -17,19 +17,17 @@ run before anything is committed. The folder layout, the staged schema files and
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from binlog_model.io.documents import read_text
 from binlog_model.io.file_source import FileSource, FileStart
 from binlog_model.io.files import base_name
 from binlog_model.io.state import RunState
 from binlog_model.runs.runner import GtidRecorder, resume_of
 from binlog_model.runs.source import Position
-from binlog_model.sinks.parquet import SCHEMA_FILE, publish, stage_layout
+from binlog_model.sinks.parquet import SCHEMA_FILE, drop_tree, publish, stage_layout, table_schema
 from binlog_model.spark.partitions import FileScan, Slice, build_history, plan_slices, scan_files
 from schema_tracker.history import SchemaHistory
 
@@ -50,9 +48,7 @@ def recover(state: RunState, out: Path) -> None:
         publish(out / STAGING / pending, out, pending)
         state.options = {k: v for k, v in state.options.items() if k != "publishing"}
         state.save()
-    staging = out / STAGING
-    if staging.is_dir():
-        shutil.rmtree(staging)
+    drop_tree(out / STAGING)
 
 
 def plan_from_state(state: RunState, files: Sequence[Path], first_history: SchemaHistory, *,
@@ -101,7 +97,7 @@ def commit_and_publish(state: RunState, out: Path, staged: Path, history: Schema
     publish(staged, out, staged.name)
     state.options = {k: v for k, v in state.options.items() if k != "publishing"}
     state.save()
-    shutil.rmtree(out / STAGING, ignore_errors=True)
+    drop_tree(out / STAGING, ignore_errors=True)
 
 
 def _stage_schemas(staged: Path, history: SchemaHistory) -> None:
@@ -122,10 +118,10 @@ def _stage_schemas(staged: Path, history: SchemaHistory) -> None:
 def read_table(spark: Any, folder: str | os.PathLike[str]) -> Any:
     """A table folder written by incremental runs as one DataFrame: read with its ``SCHEMA_FILE`` (runs
     before a type was widened wrote the narrower type; Spark's mergeSchema cannot merge int and bigint)."""
-    schema = Path(folder) / SCHEMA_FILE
+    schema = table_schema(folder)
     reader = spark.read
-    if schema.exists():
-        reader = reader.schema(read_text(schema).strip())
+    if schema is not None:
+        reader = reader.schema(schema)
     return reader.parquet(os.fspath(folder))
 
 
