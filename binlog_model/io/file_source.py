@@ -19,19 +19,20 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from binlog_model.errors import ConfigError, DecodeError, TruncatedEventError
 from binlog_model.io.files import SliceReader, base_name, binlog_size, is_uri, open_binlog, sort_binlog_names
 from binlog_model.io.state import StateMismatchError
 from binlog_model.position import BinlogPosition
 from binlog_model.runs.source import (
+    Boundary,
     BoundaryTracker,
     FileBegin,
     FileEnd,
     FormatDescription,
     Resume,
 )
+from binlog_model.wire.events import Event
 
 __all__ = ["FileSource", "FileStart"]
 
@@ -152,10 +153,10 @@ class FileSource:
 
     # --- reading ------------------------------------------------------------------------------------------
 
-    def read(self, resume: Resume | None = None) -> Iterator[Any]:
+    def read(self, resume: Resume | None = None) -> Iterator[Event | Boundary]:
         return self.read_planned(self.plan(resume))
 
-    def read_planned(self, starts: Sequence[FileStart]) -> Iterator[Any]:
+    def read_planned(self, starts: Sequence[FileStart]) -> Iterator[Event | Boundary]:
         """The events and markers of each planned file. ``partial_tail`` applies to the last file only: a
         truncated event anywhere else is damage and raises."""
         for n, start in enumerate(starts):
@@ -170,7 +171,7 @@ class FileSource:
                     err.args = (err._render(),)
                 raise
 
-    def _read_one(self, start: FileStart, partial_tail: bool) -> Iterator[Any]:
+    def _read_one(self, start: FileStart, partial_tail: bool) -> Iterator[Event | Boundary]:
         name = start.path
         if start.offset and start.format_description is None:
             raise DecodeError("resuming inside a file needs its FORMAT_DESCRIPTION event", file=name,

@@ -150,7 +150,7 @@ class Runner:
         feed = assembler.feed
         for item in self.source.read(self.resume):
             if type(item) in BOUNDARY_TYPES:     # only the end of a file counts here
-                if type(item) is FileEnd:
+                if isinstance(item, FileEnd):
                     self._file_end(item)
                 continue
             yield from feed(item)
@@ -184,15 +184,13 @@ class Runner:
             mark = None
 
         for item in self.source.read(resume):
-            header = getattr(item, "header", None)
-            if header is not None:
+            if type(item) not in BOUNDARY_TYPES:
+                header = item.header      # type: ignore[union-attr]  # an event: every event has one
                 if header.inner_index is None:
                     since_commit += header.event_size
                     recorder.see(item)
                 yield from assembler.feed(item)
-                continue
-            kind = type(item)
-            if kind is TransactionStart:
+            elif isinstance(item, TransactionStart):
                 # The assembler has the last word: a start it has not finished the transaction before (an
                 # incomplete one) is no place to stop.
                 if assembler.idle and item.offset > 4:
@@ -200,18 +198,18 @@ class Runner:
                                  recorder.seen)
                     if since_commit >= policy.commit_bytes:
                         commit(mark)
-            elif kind is TransactionEnd:
+            elif isinstance(item, TransactionEnd):
                 if (policy.commit_seconds is not None and assembler.idle
                         and time.monotonic() - last_commit >= policy.commit_seconds):
                     commit(_Mark(Position(base_name(item.file), item.offset, fde), self.output_size(),
                                  recorder.seen))
-            elif kind is FormatDescription:
+            elif isinstance(item, FormatDescription):
                 fde = item.raw
-            elif kind is Rotate:
+            elif isinstance(item, Rotate):
                 rotated_to = item.next_file
-            elif kind is FileBegin:
+            elif isinstance(item, FileBegin):
                 fde, rotated_to = None, None
-            elif kind is FileEnd:
+            elif isinstance(item, FileEnd):
                 base = base_name(item.file)
                 self._file_end(item)
                 if (rotated_to is None and saved is not None

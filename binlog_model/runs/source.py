@@ -41,6 +41,7 @@ from typing import Any, Protocol, runtime_checkable
 from binlog_model.gtid import GtidSet
 from binlog_model.resolve.transactions import TransactionStarts
 from binlog_model.wire import events as ev
+from binlog_model.wire.decoder import BinlogDecoder
 
 __all__ = ["BOUNDARY_TYPES", "Boundary", "BoundaryTracker", "EventSource", "FileBegin", "FileEnd",
            "FormatDescription", "Position", "Resume", "Rotate", "TransactionEnd", "TransactionStart",
@@ -107,14 +108,14 @@ class FileEnd:
 
 
 Boundary = FileBegin | FormatDescription | TransactionStart | TransactionEnd | Rotate | FileEnd
-BOUNDARY_TYPES: frozenset[type] = frozenset({FileBegin, FormatDescription, TransactionStart, TransactionEnd,
-                                             Rotate, FileEnd})
+_BOUNDARY_CLASSES = (FileBegin, FormatDescription, TransactionStart, TransactionEnd, Rotate, FileEnd)
+BOUNDARY_TYPES: frozenset[type] = frozenset(_BOUNDARY_CLASSES)
 
 
-def decoded(items: Iterable[Any]) -> Iterator[Any]:
+def decoded(items: Iterable[ev.Event | Boundary]) -> Iterator[ev.Event]:
     """The decoded events of a source's stream, without its markers (for a reader that needs no
     boundaries: a dump, the DDL pass)."""
-    return (item for item in items if type(item) not in BOUNDARY_TYPES)
+    return (item for item in items if not isinstance(item, _BOUNDARY_CLASSES))
 
 
 # --- resuming -----------------------------------------------------------------------------------------------
@@ -176,7 +177,7 @@ class EventSource(Protocol):
     @property
     def bytes_read(self) -> int: ...
 
-    def read(self, resume: Resume | None = None) -> Iterator[Any]: ...
+    def read(self, resume: Resume | None = None) -> Iterator[ev.Event | Boundary]: ...
 
 
 # --- the one boundary tracker -------------------------------------------------------------------------------
@@ -205,7 +206,7 @@ class BoundaryTracker:
         self._payload_end = 0           # end of the last TRANSACTION_PAYLOAD (its inner events' unit end)
         self.rotated_to: str | None = None
 
-    def wrap(self, events: Iterable[Any], decoder: Any) -> Iterator[Any]:
+    def wrap(self, events: Iterable[ev.Event], decoder: BinlogDecoder) -> Iterator[ev.Event | Boundary]:
         """``events`` (decoded by ``decoder``, whose ``format_description_bytes`` gives the raw FDE) with
         the markers in place."""
         interesting = self.INTERESTING
@@ -232,7 +233,7 @@ class BoundaryTracker:
                 continue
             if kind is ev.TransactionPayloadEvent:
                 self._payload_end = header.offset + header.event_size
-            elif kind is ev.RotateEvent:
+            elif isinstance(event, ev.RotateEvent):
                 self.rotated_to = event.next_file
                 yield Rotate(self.file, header.offset + header.event_size, event.next_file, event.position)
             else:       # FORMAT_DESCRIPTION: its raw bytes, as the decoder keeps them for a resume

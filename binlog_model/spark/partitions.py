@@ -26,7 +26,7 @@ from binlog_model.errors import ConfigError
 from binlog_model.io.file_source import FileSource
 from binlog_model.io.files import binlog_size, expand_paths, iter_slice
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
-from binlog_model.runs.source import FileEnd, FormatDescription, TransactionStart
+from binlog_model.runs.source import BOUNDARY_TYPES, FileEnd, FormatDescription, TransactionStart
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
 
@@ -84,15 +84,15 @@ def scan_file(path: str | os.PathLike[str], *, verify_checksum: bool = True) -> 
     fde: bytes | None = None
     end = 0
     for item in source.read():
-        kind = type(item)
-        if kind is TransactionStart:
+        if type(item) not in BOUNDARY_TYPES:
+            if isinstance(item, _KEEP) and item.header.inner_index is None:
+                kept.append(item)
+        elif isinstance(item, TransactionStart):
             starts.append(item.offset)
-        elif kind is FormatDescription:
+        elif isinstance(item, FormatDescription):
             fde = item.raw
-        elif kind is FileEnd:
+        elif isinstance(item, FileEnd):
             end = item.offset
-        elif isinstance(item, _KEEP) and item.header.inner_index is None:
-            kept.append(item)
     return FileScan(name, binlog_size(name), fde, tuple(kept), tuple(sorted(set(starts))), end)
 
 
