@@ -49,7 +49,7 @@ from binlog_model.gtid import GtidSet
 from binlog_model.io.documents import fsync_dir, read_json, truncate_durably, write_json_atomic
 
 __all__ = ["FORMAT", "VERSION", "RunState", "StateLockedError", "StateMismatchError",
-           "lock_state", "recover_outputs"]
+           "finish_output", "lock_state", "recover_outputs"]
 
 FORMAT = "binlog-model/run-state"
 VERSION = 1
@@ -235,3 +235,18 @@ def recover_outputs(state: RunState, out_dir: Path) -> None:
     if changed:
         state.save()
     fsync_dir(out_dir)
+
+
+def finish_output(out_dir: Path, partial: Path, name: str, committed: int) -> Path | None:
+    """A run's last step on disk, after its state was saved: the ``committed`` bytes of ``partial`` become
+    the finished output ``out_dir/name`` (bytes after the last commit, an open transaction, are cut), or the
+    partial file goes when nothing was committed. Returns the finished file, if any."""
+    final: Path | None = None
+    if committed:
+        truncate_durably(partial, committed)
+        os.replace(partial, out_dir / name)
+        final = out_dir / name
+    elif partial.exists():
+        partial.unlink()
+    fsync_dir(out_dir)
+    return final
