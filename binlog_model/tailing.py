@@ -37,7 +37,7 @@ import secrets
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -400,9 +400,9 @@ class _Session:
             raise PurgedPositionError(f"the server no longer has {file} (purged); the oldest it has is "
                                       f"{files[0]} — start again with --from earliest (or a GTID set) and a "
                                       "new --state directory", errno=1236)
-        raise StateMismatchError(f"the server at {self.where} has no binlog {file} (its binlogs are {files[0]}"
-                                 f"…{files[-1]}): was it reset, or is this another server? Use a new --state "
-                                 "directory")
+        raise StateMismatchError(f"the server at {self.where} has no binlog {file} (its binlogs are "
+                                 f"{files[0]}…{files[-1]}): was it reset, or is this another server? Use a new "
+                                 "--state directory")
 
     def _explain_1236(self, err: ReplicationError) -> None:
         text = str(err).lower()
@@ -414,13 +414,14 @@ class _Session:
             raise ServerIdCollisionError(f"another replica connected with this tail's server_id "
                                          f"{self.state.source['server_id']}: {err}") from err  # type: ignore[index]
 
-    def _consume(self, stream: Iterator[Any], target: tuple[str, int] | None,
+    def _consume(self, stream: Generator[Any, None, None], target: tuple[str, int] | None,
                  skip_before: tuple[Any, ...] | None) -> bool:
         settings = self.settings
         assembler = self.assembler
         writer = self.writer
         assert writer is not None
         candidate: tuple[str, int] | None = None
+        outer_end = ("", 0)
         pending_tx = 0
         last_commit = time.monotonic()
         busy = False
@@ -442,18 +443,19 @@ class _Session:
             if outer and isinstance(item, ev.PreviousGtidsEvent | ev.GtidListEvent | ev.GtidEvent
                                     | ev.MariadbGtidEvent):
                 self.gtid_events.append(item)
+            if outer:
+                outer_end = (os.path.basename(header.file), header.offset + header.event_size)
             for event in assembler.feed(item):
                 writer.write(event)
                 self.result.events += 1
-            if not outer:
-                continue
-            if not assembler.idle:
-                busy = True
+            if not assembler.idle or isinstance(item, ev.TransactionPayloadEvent):
+                busy = True              # (a payload's inner events follow it)
                 continue
             if busy:
                 pending_tx += 1
                 busy = False
-            candidate = (os.path.basename(header.file), header.offset + header.event_size)
+            # after a compressed transaction's last inner event: the end of its TRANSACTION_PAYLOAD
+            candidate = outer_end
             reached = target is not None and _key(candidate) >= _key(target)
             if (reached or settings.stop.is_set() or pending_tx >= settings.commit_transactions
                     or time.monotonic() - last_commit >= settings.commit_seconds):
@@ -496,8 +498,9 @@ class _Session:
             self._new_part()
 
     def _new_part(self) -> None:
-        self.name = f"part-{len(self.state.outputs) + 1:06d}.{'jsonl' if self.settings.fmt == 'jsonl' else 'pb'}"
-        self.writer = _Writer(self.out / (self.name + PARTIAL), self.settings.fmt, self.settings.json_defaults)
+        fmt = self.settings.fmt
+        self.name = f"part-{len(self.state.outputs) + 1:06d}.{'jsonl' if fmt == 'jsonl' else 'pb'}"
+        self.writer = _Writer(self.out / (self.name + PARTIAL), fmt, self.settings.json_defaults)
 
     def finish(self) -> None:
         """The session's output part becomes a finished file, listed in the state."""

@@ -81,7 +81,7 @@ _FRAMING_AT_ZERO: Final = frozenset({EventType.ROTATE_EVENT, EventType.FORMAT_DE
                                      EventType.HEARTBEAT_LOG_EVENT_V2})
 # Where a GTID dump may resume after skipping transactions: the first event of a transaction.
 _TRANSACTION_FIRST: Final = frozenset({EventType.GTID_LOG_EVENT, EventType.ANONYMOUS_GTID_LOG_EVENT,
-                                       EventType.GTID_TAGGED_LOG_EVENT})
+                                       EventType.GTID_TAGGED_LOG_EVENT, EventType.GTID_EVENT})
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,9 +219,10 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                                   file=packet.file, offset=packet.offset, expected="FORMAT_DESCRIPTION_EVENT")
             decoder = BinlogDecoder(file=packet.file, verify_checksum=verify_checksum, expect_magic=False,
                                     start_offset=packet.offset, skip_types=skip_types)
-        if (mysql_gtids is not None and packet.offset > decoder.offset
+        if ((mysql_gtids is not None or mariadb_gtid is not None) and packet.offset > decoder.offset
                 and packet.event_type in _TRANSACTION_FIRST and decoder.format_description_bytes is not None):
-            # A GTID dump skips the transactions in the set: continue at the next one sent.
+            # A GTID dump skips the transactions in the set (MySQL) or jumps to the one after the GTID
+            # (MariaDB, without a fake GTID_LIST when the GTID is further into the file): continue there.
             decoder = BinlogDecoder.resume(decoder.format_description_bytes, packet.offset, file=packet.file,
                                            verify_checksum=verify_checksum, skip_types=skip_types)
         if decoder.offset != packet.offset:

@@ -1,0 +1,266 @@
+"""``binlog-model tail`` against real servers: the concatenated output of a tail that is killed, cut off and
+restarted equals ``binlog-model events`` over the server's own binlog files, byte for byte.
+
+A writer thread runs a seeded workload (every column type, DDL, transactions, rollbacks, rotations) on a
+server of this module's own while the tail runs as a separate process (``python -m binlog_model.cli``, as
+users run it). Moments are seeded: the tail is killed with SIGKILL at random delays and restarted, its
+dump thread is KILLed on the server, and at the end a ``--stop-at-end`` run catches up. The server's
+binlog files are then copied and decoded by ``events`` with the same options.
+
+CI runs a short campaign on MariaDB 10.11 and MySQL; ``BINLOG_MODEL_TAIL_KILLS=20`` and
+``BINLOG_MODEL_TAIL_SERVERS=mariadb,mariadb11,mysql`` run the big one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from binlog_model.cli import main
+from binlog_model.io.state import RunState
+from binlog_model.testing.localserver import LocalServer
+from binlog_model.testing.workload import Workload
+
+KILLS = int(os.environ.get("BINLOG_MODEL_TAIL_KILLS", "3"))
+SERVERS = os.environ.get("BINLOG_MODEL_TAIL_SERVERS", "mariadb,mysql").split(",")
+UNITS = int(os.environ.get("BINLOG_MODEL_TAIL_UNITS", "400"))
+ROOT = Path(__file__).resolve().parents[2]
+SOURCE = "tail:1"
+
+
+def _server(kind: str) -> LocalServer:
+    if kind == "mariadb":
+        from binlog_model.testing.mariadb import MariaDBServer, mariadb_available
+        ok, reason = mariadb_available()
+        server: LocalServer = MariaDBServer(row_image="FULL", row_metadata="FULL")
+    elif kind == "mariadb11":
+        from binlog_model.testing.mariadb11 import MariaDB11Server, mariadb11_available
+        ok, reason = mariadb11_available()
+        server = MariaDB11Server(row_image="FULL", row_metadata="FULL")
+    else:
+        from binlog_model.testing.mysql import MySQLServer, mysql_available
+        ok, reason = mysql_available()
+        # compressed transactions (TRANSACTION_PAYLOAD) are part of what a MySQL tail must follow
+        server = MySQLServer(row_image="FULL", row_metadata="FULL", transaction_compression=True)
+    if not ok:
+        pytest.skip(f"no local {kind}: {reason}")
+    return server
+
+
+@pytest.fixture(params=SERVERS)
+def own_server(request: pytest.FixtureRequest) -> Iterator[LocalServer]:
+    """A server of the test's own (its binlogs hold nothing but the test's workload)."""
+    with _server(request.param) as server:
+        server.execute("CREATE DATABASE tl")
+        yield server
+
+
+class Writer(threading.Thread):
+    """The seeded workload on its own connection, rotating the binlog every ``rotate`` units."""
+
+    def __init__(self, server: LocalServer, seed: int, units: int, rotate: int = 90, pause: float = 0.002):
+        super().__init__(daemon=True)
+        self.server, self.seed, self.units, self.rotate, self.pause = server, seed, units, rotate, pause
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            conn = self.server.connect("tl")
+            workload = Workload(self.seed)
+            with conn.cursor() as cur:
+                for sql in workload.setup():
+                    cur.execute(sql)
+                units = workload.units()
+                for n in range(1, self.units + 1):
+                    for step in next(units):
+                        try:
+                            cur.execute(step.sql)
+                        except Exception as err:
+                            if getattr(err, "args", (None,))[0] not in step.tolerate:
+                                raise
+                    if n % self.rotate == 0:
+                        cur.execute("FLUSH BINARY LOGS")
+                    time.sleep(self.pause)
+            conn.close()
+        except BaseException as err:       # reported by the test
+            self.error = err
+
+
+def _url(server: LocalServer) -> str:
+    return f"mysql://root@localhost/?socket={server.socket}"
+
+
+def _tail_args(server: LocalServer, work: Path, *extra: str) -> list[str]:
+    return ["tail", _url(server), "--state", str(work / "state"), "--out", str(work / "out"), "--source", SOURCE,
+            "--heartbeat", "1s", "--commit-every", "3", "--commit-interval", "50ms", *extra]
+
+
+def _spawn(args: list[str]) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BINLOG_MODEL_PASSWORD": ""}
+    return subprocess.Popen([sys.executable, "-m", "binlog_model.cli", *args], env=env, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _concatenated(work: Path) -> bytes:
+    state = RunState.load(work / "state")
+    names = [o["file"] for o in state.outputs]
+    assert sorted(p.name for p in (work / "out").iterdir()) == sorted(names), "stray or missing output files"
+    return b"".join((work / "out" / name).read_bytes() for name in names)
+
+
+def _catch_up_and_compare(server: LocalServer, work: Path, *extra: str) -> bytes:
+    """Copy the server's binlogs, run a final ``--stop-at-end`` tail, and compare with ``events``."""
+    files = server.flush_and_collect(work / "binlogs", include_previous=True)
+    final = _spawn(_tail_args(server, work, "--stop-at-end", *extra))
+    _, err = final.communicate(timeout=120)
+    assert final.returncode == 0, err.decode()
+    expected = work / "expected.jsonl"
+    assert main(["events", *map(str, files), "--source", SOURCE, "--out", str(expected)]) == 0
+    want = expected.read_bytes()
+    got = _concatenated(work)
+    assert want.count(b"\n") > 100
+    if got != want:
+        got_lines, want_lines = got.splitlines(), want.splitlines()
+        first = next((i for i, (a, b) in enumerate(zip(got_lines, want_lines)) if a != b),
+                     min(len(got_lines), len(want_lines)))
+        pytest.fail(f"tail output differs from events at line {first} (tail {len(got_lines)} lines, events "
+                    f"{len(want_lines)}):\n tail:   {got_lines[first:first + 1]!r}\n events: "
+                    f"{want_lines[first:first + 1]!r}")
+    return got
+
+
+def test_kill9_restarts_equal_one_run(own_server: LocalServer, tmp_path: Path) -> None:
+    """SIGKILL at seeded moments while the workload runs; the restarts alternate between resuming by
+    position and by GTID set. Output = ``events`` over the server's files."""
+    rng = random.Random(f"tail-kill-{own_server.label}")
+    writer = Writer(own_server, seed=25, units=UNITS)
+    writer.start()
+    kills = 0
+    for n in range(KILLS):
+        resume = ("position", "gtid")[n % 2]
+        tail = _spawn(_tail_args(own_server, tmp_path, "--resume-by", resume))
+        time.sleep(rng.uniform(0.6, 2.5))       # the interpreter starts in ~0.4 s: kill after it streams
+        if tail.poll() is None:
+            tail.send_signal(signal.SIGKILL)
+            kills += 1
+        _, err = tail.communicate(timeout=30)
+        assert tail.returncode in (-signal.SIGKILL, 0), err.decode()
+    writer.join(timeout=300)
+    assert writer.error is None, writer.error
+    assert kills == KILLS
+    _catch_up_and_compare(own_server, tmp_path)
+    state = RunState.load(tmp_path / "state")
+    assert state.position is not None and state.position["gtids_complete"]
+    assert state.gtids, "the state records the GTIDs done"
+
+
+def _dump_threads(server: LocalServer) -> list[int]:
+    rows = server.query("SELECT ID, COMMAND FROM information_schema.PROCESSLIST")
+    return [int(r[0]) for r in rows if str(r[1]).startswith("Binlog Dump")]
+
+
+def _wait_caught_up(server: LocalServer, work: Path, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        end = server.binlog_position()
+        try:
+            pos = json.loads((work / "state" / "state.json").read_text())["position"]
+        except (OSError, ValueError):
+            pos = None
+        if pos is not None and (pos["file"], pos["offset"]) == (end[0], end[1]):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"the tail did not catch up with {server.binlog_position()} in {timeout} s")
+
+
+def test_dump_thread_killed_then_sigterm(own_server: LocalServer, tmp_path: Path) -> None:
+    """The server KILLs the dump thread twice while the workload runs: the tail reconnects and resumes
+    without a loss or a duplicate; SIGTERM then ends it with status 0 after a commit."""
+    writer = Writer(own_server, seed=26, units=UNITS // 2)
+    tail = _spawn(_tail_args(own_server, tmp_path))
+    try:
+        writer.start()
+        killed = 0
+        deadline = time.monotonic() + 60
+        while killed < 2 and time.monotonic() < deadline:
+            time.sleep(0.8)
+            for thread_id in _dump_threads(own_server):
+                own_server.execute(f"KILL {thread_id}")
+                killed += 1
+        assert killed >= 2
+        writer.join(timeout=300)
+        assert writer.error is None, writer.error
+        try:
+            _wait_caught_up(own_server, tmp_path)
+        except AssertionError:
+            tail.kill()
+            raise AssertionError(f"tail stderr: {tail.communicate()[1].decode()}") from None
+        tail.send_signal(signal.SIGTERM)
+        _, err = tail.communicate(timeout=30)
+    finally:
+        if tail.poll() is None:
+            tail.kill()
+            tail.communicate()
+    assert tail.returncode == 0, err.decode()
+    assert b"reconnecting" in err
+    _catch_up_and_compare(own_server, tmp_path)
+
+
+def test_purged_position_exits_3(own_server: LocalServer, tmp_path: Path) -> None:
+    """The state's file was purged on the server: one line on stderr naming both files, exit status 3."""
+    own_server.execute(["CREATE TABLE tl.p (id INT PRIMARY KEY)", "INSERT INTO tl.p VALUES (1)"])
+    first = _spawn(_tail_args(own_server, tmp_path, "--stop-at-end", "--resume-by", "position"))
+    _, err = first.communicate(timeout=60)
+    assert first.returncode == 0, err.decode()
+    state_file = RunState.load(tmp_path / "state").position["file"]  # type: ignore[index]
+    own_server.execute(["FLUSH BINARY LOGS", "INSERT INTO tl.p VALUES (2)", "FLUSH BINARY LOGS"])
+    newest = own_server.binlog_position()[0]
+    own_server.execute(f"PURGE BINARY LOGS TO '{newest}'")
+    oldest = str(own_server.query("SHOW BINARY LOGS")[0][0])    # MariaDB may keep one more it still needs
+    assert oldest != state_file
+    again = _spawn(_tail_args(own_server, tmp_path, "--stop-at-end", "--resume-by", "position"))
+    _, err = again.communicate(timeout=60)
+    lines = err.decode().strip().splitlines()
+    assert again.returncode == 3, err.decode()
+    assert lines == [f"error: the server no longer has {state_file} (purged); the oldest it has is {oldest} — "
+                     "start again with --from earliest (or a GTID set) and a new --state directory"]
+
+
+def test_server_id_collision_is_named(own_server: LocalServer, tmp_path: Path) -> None:
+    """Another replica registered with the tail's server_id: refused, naming that replica."""
+    import struct
+
+    other = own_server.connect()
+    host = b"replica-7.example"
+    other._execute_command(0x15, struct.pack("<I", 4242) + bytes([len(host)]) + host + b"\0\0"
+                           + struct.pack("<HII", 3307, 0, 0))
+    other._read_packet()
+    try:
+        proc = _spawn(_tail_args(own_server, tmp_path, "--server-id", "4242", "--stop-at-end"))
+        _, err = proc.communicate(timeout=60)
+    finally:
+        other.close()
+    assert proc.returncode == 2
+    assert "server_id 4242 is already used by the replica replica-7.example:3307" in err.decode()
+
+
+def _noop(*_: Any) -> None:
+    return None
+
+
+@pytest.fixture(autouse=True)
+def _clean_tmp(tmp_path: Path) -> Iterator[None]:
+    yield
+    shutil.rmtree(tmp_path / "binlogs", ignore_errors=True)
