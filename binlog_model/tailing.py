@@ -34,7 +34,6 @@ from __future__ import annotations
 import os
 import random
 import secrets
-import sys
 import threading
 import time
 from collections.abc import Callable, Generator
@@ -42,16 +41,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from binlog_model.errors import BinlogError, ConfigError, ConnectionLostError, ReplicationError
-from binlog_model.gtid import GtidSet
+from binlog_model.errors import ConfigError, ConnectionLostError
 from binlog_model.incremental import _Writer
 from binlog_model.io.documents import fsync_dir, truncate_durably
-from binlog_model.io.live import ServerURL, server_password
-from binlog_model.io.replication import Heartbeat, iter_replication_events
-from binlog_model.io.state import PARTIAL, RunState, StateMismatchError, lock_state, recover_outputs
+from binlog_model.io.live import PASSWORD_ENV, ServerURL, server_password
+from binlog_model.io.replication import Heartbeat
+from binlog_model.io.replication_source import (
+    PurgedPositionError,
+    ReplicationSource,
+    ServerIdCollisionError,
+    parse_start,
+)
+from binlog_model.io.state import PARTIAL, RunState, lock_state, recover_outputs
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
+from binlog_model.runs.source import Position, Resume
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
 
@@ -61,14 +66,6 @@ __all__ = ["SERVER_ID_RANGE", "PurgedPositionError", "ServerIdCollisionError", "
 #: where a default replica server_id is drawn from: high enough to stay clear of hand-numbered servers
 SERVER_ID_RANGE: Final = (3_000_000_000, 3_999_999_999)
 _BACKOFF_FIRST, _BACKOFF_MAX = 0.2, 30.0
-
-
-class PurgedPositionError(ReplicationError):
-    """The server no longer has the binlog the tail must continue from (purged): exit code 3."""
-
-
-class ServerIdCollisionError(ConfigError):
-    """Another replica of the server uses this tail's server_id (or it is the server's own id)."""
 
 
 @dataclass
@@ -97,6 +94,10 @@ class TailSettings:
     connect: Callable[..., Any] | None = None
     on_progress: Callable[[dict[str, Any]], None] | None = None
     on_reconnect: Callable[[BaseException, float], None] | None = None
+    on_session: Callable[[str], None] | None = None
+    lenient_ddl: bool = False
+    snapshot_now: bool = False              # --from now: the schema is read from the server at that moment
+    spool: Any = None                       # an io.spool.Spool: the raw mirror, synced at each commit
     stop: threading.Event = field(default_factory=threading.Event)
 
 
@@ -108,27 +109,6 @@ class TailResult:
     reconnects: int = 0
     position: str | None = None
     stats: AssemblerStats = field(default_factory=AssemblerStats)
-
-
-def parse_start(text: str) -> tuple[str, Any]:
-    """``--from``: ``("earliest", None)``, ``("now", None)``, ``("position", (file, pos))`` or
-    ``("gtid", GtidSet)``; ``ConfigError`` for anything else."""
-    if text in ("earliest", "now"):
-        return text, None
-    file, sep, pos = text.rpartition(":")
-    if sep and pos.isdigit() and file and "-" not in file.split(".")[-1] and not _looks_like_uuid(file):
-        if int(pos) < 4:
-            raise ConfigError(f"--from {text}: a binlog position starts at 4")
-        return "position", (file, int(pos))
-    try:
-        return "gtid", GtidSet.parse(text)
-    except ConfigError as err:
-        raise ConfigError(f"--from {text!r} is neither earliest, now, FILE:POS nor a GTID set: {err}") from None
-
-
-def _looks_like_uuid(text: str) -> bool:
-    head = text.split(":")[0]
-    return len(head) == 36 and head.count("-") == 4
 
 
 def run_tail(settings: TailSettings) -> TailResult:
@@ -199,7 +179,17 @@ class _Session:
         self.out = out
         self.password = password
         self.result = result
+        pos = state.position or {}
+        identity = state.source
+        assert identity is not None
+        self.source = ReplicationSource(self.connect, self.where, identity, start=settings.start,
+                                        heartbeat=settings.heartbeat, resume_by=settings.resume_by,
+                                        gtids_complete=bool(pos.get("gtids_complete")),
+                                        verify_checksum=settings.verify_checksum,
+                                        snapshot_now=settings.snapshot_now, take_snapshot=_catalog_of,
+                                        on_packet=settings.spool.write if settings.spool is not None else None)
         history = (SchemaHistory.from_json(state.history) if state.history is not None
+                   else SchemaHistory(None, lenient=settings.lenient_ddl) if settings.snapshot_now
                    else settings.load_history())
         self.assembler = StatementAssembler(history, settings.options)
         self.result.stats = self.assembler.stats
@@ -210,14 +200,15 @@ class _Session:
         # GTID-bearing events since the last commit: a file's PREVIOUS_GTIDS / GTID_LIST (all before it)
         # and each transaction's GTID
         self.gtid_events: list[Any] = []
-        pos = state.position or {}
         self.gtids_complete = bool(pos.get("gtids_complete"))
         self.committed: tuple[str, int] | None = (pos["file"], pos["offset"]) if pos else None
         self.is_mariadb = False
 
-    # --- connections ----------------------------------------------------------------------------------
+    # --- the server ---------------------------------------------------------------------------------
 
     def connect(self, **kw: Any) -> Any:
+        """A pymysql connection to the server; unreachable is ``ConnectionLostError`` (retried), refused
+        credentials a ``ConfigError``."""
         server = self.settings.server
         params: dict[str, Any] = {"user": server.user, "password": self.password, "charset": "utf8mb4",
                                   "connect_timeout": 10, "autocommit": True}
@@ -228,41 +219,17 @@ class _Session:
         params.update(kw)
         import pymysql
         connect = self.settings.connect or pymysql.connect
-        where = server.socket or f"{server.host}:{server.port}"
         try:
             return connect(**params)
         except pymysql.err.OperationalError as err:
             code = err.args[0] if err.args else None
             if code in (1044, 1045, 1698):
-                raise ConfigError(f"cannot log in to {server.user}@{where}: {err.args[-1]} (set the password "
-                                  "in $BINLOG_MODEL_PASSWORD)") from None
-            raise ConnectionLostError(f"cannot connect to {where}: {err.args[-1] if err.args else err}",
+                raise ConfigError(f"cannot log in to {server.user}@{self.where}: {err.args[-1]} (the password "
+                                  f"comes from ${PASSWORD_ENV[0]} or a prompt)") from None
+            raise ConnectionLostError(f"cannot connect to {self.where}: {err.args[-1] if err.args else err}",
                                       errno=code) from err
         except (pymysql.Error, OSError) as err:
-            raise ConnectionLostError(f"cannot connect to {where}: {err}") from err
-
-    def _query(self, conn: Any, sql: str) -> list[dict[str, Any]]:
-        import pymysql
-        try:
-            with conn.cursor() as cur:
-                cur.execute(sql)
-                names = [d[0].lower() for d in cur.description or ()]
-                return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-        except pymysql.err.OperationalError as err:
-            raise ConnectionLostError(f"the server stopped answering ({err.args[-1]})",
-                                      errno=err.args[0]) from err
-
-    def _status(self, conn: Any) -> tuple[str, int]:
-        import pymysql
-        for sql in ("SHOW BINARY LOG STATUS", "SHOW MASTER STATUS"):
-            try:
-                rows = self._query(conn, sql)
-            except pymysql.err.ProgrammingError:
-                continue
-            if not rows:
-                raise ConfigError(f"{self.where}: binary logging is off (log_bin): nothing to tail")
-            return str(rows[0]["file"]), int(rows[0]["position"])
-        raise ConfigError(f"{self.where}: cannot read the binlog position (SHOW BINARY LOG STATUS)")
+            raise ConnectionLostError(f"cannot connect to {self.where}: {err}") from err
 
     @property
     def where(self) -> str:
@@ -271,151 +238,38 @@ class _Session:
 
     def server_end(self) -> tuple[str, int]:
         """Where the server's binlog ends now (``--stop-at-end``)."""
-        conn = self.connect()
-        try:
-            return self._status(conn)
-        finally:
-            conn.close()
+        return self.source.binlog_end()
 
     # --- the stream -----------------------------------------------------------------------------------
 
     def run(self, target: tuple[str, int] | None) -> bool:
         """Stream until the target or a stop request (True), or raise ``ConnectionLostError``."""
-        settings = self.settings
-        control = self.connect()
+        state = self.state
+        resume = Resume(Position.from_json(state.position), state.gtids, state.files)
+        kind, where = self.source.plan(resume)
+        if self.source.start_gtids is not None:         # --from now / a GTID set: the set done so far
+            state.gtids = self.source.start_gtids
+            resume = Resume(resume.position, state.gtids, state.files)
+        self.gtids_complete = self.source.gtids_complete
+        if state.history is None and self.source.snapshot_catalog is not None:
+            self.assembler = StatementAssembler(SchemaHistory(self.source.snapshot_catalog,
+                                                              lenient=self.settings.lenient_ddl),
+                                                self.settings.options)
+            self.result.stats = self.assembler.stats
+        if target is not None and self.committed is not None and _key(self.committed) >= _key(target):
+            return True
+        if self.settings.spool is not None and self.committed is not None:
+            self.settings.spool.recover(*self.committed)     # what a killed run wrote past its commit goes
+        if self.settings.on_session is not None:
+            shown = f"{where[0]}:{where[1]}" if kind == "position" else f"GTID set {where}"
+            self.settings.on_session(f"streaming from {shown}" + (" (by GTID)" if kind != "position" else ""))
+        stream = self.source.read(resume)
         try:
-            start = self._plan(control)
-            if target is not None and self.committed is not None and _key(self.committed) >= _key(target):
-                return True
-        finally:
-            control.close()
-        kind, where = start
-        timeout = max(settings.heartbeat * 3, settings.heartbeat + 5)
-        stream_conn = self.connect(read_timeout=timeout, write_timeout=timeout)
-        kw: dict[str, Any] = {"server_id": self.state.source["server_id"], "blocking": True,  # type: ignore[index]
-                              "heartbeat": settings.heartbeat, "markers": True,
-                              "verify_checksum": settings.verify_checksum,
-                              "register_as": f"binlog-model-tail:{self.state.source['token']}"}  # type: ignore[index]
-        if kind == "mysql_gtid":
-            kw["mysql_gtids"] = where
-        elif kind == "mariadb_gtid":
-            kw["mariadb_gtid"] = where
-        else:
-            kw["log_file"], kw["log_pos"] = where
-        skip_before = _key(self.committed) if self.committed is not None and kind != "position" else None
-        stream = iter_replication_events(stream_conn, **kw)
-        try:
-            return self._consume(stream, target, skip_before)
-        except ReplicationError as err:
-            if err.errno == 1236 and not isinstance(err, ConnectionLostError):
-                self._explain_1236(err)
-            raise
+            return self._consume(stream, target)
         finally:
             stream.close()
 
-    def _plan(self, conn: Any) -> tuple[str, Any]:
-        """Where this session's dump starts; checks the server (identity, purged files, server_id)."""
-        settings, state = self.settings, self.state
-        info = self._query(conn, "SELECT VERSION() AS version, @@server_id AS server_id")[0]
-        self.is_mariadb = "mariadb" in str(info["version"]).lower()
-        source = state.source
-        assert source is not None
-        if int(info["server_id"]) == source["server_id"]:
-            raise ServerIdCollisionError(f"--server-id {source['server_id']} is the server's own server_id; "
-                                         "pick another")
-        self._check_collision(conn, source)
-        uuid = "" if self.is_mariadb else str(self._query(conn, "SELECT @@server_uuid AS u")[0]["u"])
-        gtid_mode = self.is_mariadb or str(self._query(conn, "SELECT @@gtid_mode AS m")[0]["m"]).upper() == "ON"
-        same_server = source.get("server_uuid") in (None, uuid) and source.get("server") in (None, self.where)
-        source.setdefault("server_uuid", uuid)
-        source.setdefault("server", self.where)
-        files = [str(r["log_name"]) for r in self._query(conn, "SHOW BINARY LOGS")]
-        if not files:
-            raise ConfigError(f"{self.where}: binary logging is off (log_bin): nothing to tail")
-        if state.position is None and state.gtids.__bool__() is False:
-            return self._first_start(conn, files)
-        by_gtid = settings.resume_by == "gtid" or (settings.resume_by == "auto" and self.gtids_complete
-                                                   and gtid_mode and not (same_server and self.committed
-                                                                          and self.committed[0] in files))
-        if settings.resume_by == "gtid" and not self.gtids_complete and state.position is not None:
-            by_gtid = False      # the set at the position is not known yet (started mid-file)
-        if by_gtid and self.is_mariadb and state.gtids.has_mariadb:
-            return "mariadb_gtid", state.gtids.mariadb_text()
-        if by_gtid and not self.is_mariadb and state.gtids.has_mysql:
-            return "mysql_gtid", state.gtids
-        if self.committed is None:
-            raise ConfigError("the state holds a GTID set but the server cannot start from it (no GTIDs)")
-        file, offset = self.committed
-        if file not in files:
-            self._missing(file, files)
-        return "position", (file, offset)
-
-    def _first_start(self, conn: Any, files: list[str]) -> tuple[str, Any]:
-        kind, value = parse_start(self.settings.start)
-        if kind == "earliest":
-            self.gtids_complete = True      # the first file's PREVIOUS_GTIDS / GTID_LIST comes first
-            return "position", (files[0], 4)
-        if kind == "position":
-            file, offset = value
-            if file not in files:
-                self._missing(file, files)
-            self.gtids_complete = offset == 4
-            return "position", (file, offset)
-        if kind == "gtid":
-            self.state.gtids = value
-            self.gtids_complete = True
-            return ("mariadb_gtid", value.mariadb_text()) if self.is_mariadb else ("mysql_gtid", value)
-        # now: the current end of the binlog and the GTIDs executed up to it, read under a global read lock
-        # so no transaction commits between the two reads
-        self._query(conn, "FLUSH TABLES WITH READ LOCK")
-        try:
-            file, offset = self._status(conn)
-            sql = "SELECT @@gtid_binlog_pos AS g" if self.is_mariadb else "SELECT @@gtid_executed AS g"
-            text = str(self._query(conn, sql)[0]["g"] or "")
-        finally:
-            self._query(conn, "UNLOCK TABLES")
-        self.state.gtids = GtidSet.parse(text.replace("\n", ""))
-        self.gtids_complete = True
-        return "position", (file, offset)
-
-    def _check_collision(self, conn: Any, source: dict[str, Any]) -> None:
-        import pymysql
-        rows: list[dict[str, Any]] = []
-        for sql in ("SHOW REPLICAS", "SHOW SLAVE HOSTS"):
-            try:
-                rows = self._query(conn, sql)
-                break
-            except pymysql.err.ProgrammingError:
-                continue
-        ours = f"binlog-model-tail:{source['token']}"
-        for row in rows:
-            if int(row.get("server_id", 0)) == source["server_id"] and str(row.get("host")) != ours:
-                raise ServerIdCollisionError(
-                    f"server_id {source['server_id']} is already used by the replica {row.get('host')}:"
-                    f"{row.get('port')} of {self.where}: two replicas with one server_id cut each other off; "
-                    "give this tail another --server-id (a new --state directory keeps it)")
-
-    def _missing(self, file: str, files: list[str]) -> None:
-        if BinlogPosition(file, 0).sort_key() < BinlogPosition(files[0], 0).sort_key():
-            raise PurgedPositionError(f"the server no longer has {file} (purged); the oldest it has is "
-                                      f"{files[0]} — start again with --from earliest (or a GTID set) and a "
-                                      "new --state directory", errno=1236)
-        raise StateMismatchError(f"the server at {self.where} has no binlog {file} (its binlogs are "
-                                 f"{files[0]}…{files[-1]}): was it reset, or is this another server? Use a new "
-                                 "--state directory")
-
-    def _explain_1236(self, err: ReplicationError) -> None:
-        text = str(err).lower()
-        if "purged" in text:
-            raise PurgedPositionError(f"the server no longer has the binlogs holding the transactions after "
-                                      f"the state's GTID set (purged) — start again with --from earliest and "
-                                      f"a new --state directory ({err})", errno=1236) from err
-        if "same server_uuid/server_id" in text or "same server id" in text:
-            raise ServerIdCollisionError(f"another replica connected with this tail's server_id "
-                                         f"{self.state.source['server_id']}: {err}") from err  # type: ignore[index]
-
-    def _consume(self, stream: Generator[Any, None, None], target: tuple[str, int] | None,
-                 skip_before: tuple[Any, ...] | None) -> bool:
+    def _consume(self, stream: Generator[Any, None, None], target: tuple[str, int] | None) -> bool:
         settings = self.settings
         assembler = self.assembler
         writer = self.writer
@@ -434,12 +288,10 @@ class _Session:
                                                and _key(self.committed) >= _key(target)):
                     return True
                 continue
-            header = item.header
+            header = getattr(item, "header", None)
+            if header is None:
+                continue                  # the protocol's boundary markers: commits follow the assembler
             outer = header.inner_index is None
-            if outer and skip_before is not None:
-                if _key((header.file, header.offset)) < skip_before:
-                    continue
-                skip_before = None
             if outer and isinstance(item, ev.PreviousGtidsEvent | ev.GtidListEvent | ev.GtidEvent
                                     | ev.MariadbGtidEvent):
                 self.gtid_events.append(item)
@@ -471,6 +323,8 @@ class _Session:
         writer = self.writer
         assert writer is not None
         writer.sync()
+        if self.settings.spool is not None:
+            self.settings.spool.sync()
         state = self.state
         for event in self.gtid_events:          # in binlog order: a file's base, then its transactions
             if isinstance(event, ev.PreviousGtidsEvent):
@@ -504,6 +358,8 @@ class _Session:
 
     def finish(self) -> None:
         """The session's output part becomes a finished file, listed in the state."""
+        if self.settings.spool is not None:
+            self.settings.spool.sync()
         writer = self.writer
         if writer is None:
             return
@@ -525,15 +381,18 @@ class _Session:
 
     def abandon(self) -> None:
         """A session that failed: close its output; what it committed stays (``recover_outputs``)."""
+        if self.settings.spool is not None:
+            self.settings.spool.close()
         if self.writer is not None:
             self.writer.close()
             self.writer = None
         recover_outputs(self.state, self.out)
 
 
+def _catalog_of(conn: Any) -> Any:
+    from schema_tracker.snapshot import catalog_from_server
+    return catalog_from_server(conn)
+
+
 def _key(position: tuple[str, int]) -> tuple[Any, ...]:
     return BinlogPosition(position[0], position[1]).sort_key()
-
-
-def stderr_line(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)

@@ -45,8 +45,11 @@ def _seconds(text: str) -> float:
               help="This replica's server_id (default: a random id in 3000000000-3999999999, kept in the "
               "state).")
 @click.option("--heartbeat", default="5s", show_default=True,
-              help="Server heartbeat period; no event nor heartbeat for 3 periods means a dead connection.")
-@click.option("--stop-at-end", is_flag=True, help="Stop at the end of the binlog the server has at the start.")
+              help="Server heartbeat period; nothing for 3 periods means a dead connection (reconnect).")
+@click.option("--stop-at-end", is_flag=True,
+              help="Stop at the end of the binlog the server has at the start.")
+@click.option("--spool", type=click.Path(file_okay=False, path_type=Path),
+              help="Also write the server's binlog files here as received (a raw mirror, crash-safe).")
 @click.option("--commit-every", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Commit after this many transactions ...")
 @click.option("--commit-interval", default="1s", show_default=True, help="... or after this long.")
@@ -59,21 +62,24 @@ def _seconds(text: str) -> float:
               show_default=True)
 @click.option("--max-rows", type=click.IntRange(min=1), default=DEFAULT_MAX_ROWS, show_default=True)
 @click.option("--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BYTES, show_default=True)
-@click.option("--statement-text", type=click.Choice(["all", "first", "none"]), default="all", show_default=True)
+@click.option("--statement-text", type=click.Choice(["all", "first", "none"]), default="all",
+              show_default=True)
 @click.option("--json-defaults", is_flag=True, help="JSONL: also write fields at their default.")
 @click.option("--lenient-ddl", is_flag=True, help="Skip DDL the tracker cannot follow (see `events`).")
 @click.option("--no-verify-checksum", is_flag=True, help="Do not verify CRC32 event checksums.")
 @click.option("--stats", is_flag=True, help="Print a JSON line to stderr at each commit.")
 @click.option("--resume-by", type=click.Choice(["auto", "position", "gtid"]), default="auto", hidden=True)
 def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_id: int | None, heartbeat: str,
-            stop_at_end: bool, commit_every: int, commit_interval: str, source: str, snapshot: str | None,
-            database: str | None, always_include: tuple[str, ...], image: str, max_rows: int, max_bytes: int,
+            stop_at_end: bool, spool: Path | None, commit_every: int, commit_interval: str, source: str,
+            snapshot: str | None, database: str | None, always_include: tuple[str, ...], image: str, max_rows: int, max_bytes: int,
             statement_text: str, json_defaults: bool, lenient_ddl: bool, no_verify_checksum: bool,
             stats: bool, resume_by: str) -> int:
     """Follow the binlog of the server at URL (mysql://user@host:port; the password comes from
     $BINLOG_MODEL_PASSWORD or a prompt) into BinlogEvents, restartably."""
     from binlog_model.incremental import snapshot_digest
-    from binlog_model.tailing import PurgedPositionError, TailSettings, parse_start, run_tail
+    from binlog_model.io.replication_source import PurgedPositionError, parse_start
+    from binlog_model.io.spool import Spool
+    from binlog_model.tailing import TailSettings, run_tail
 
     server = parse_server_url(url)
     parse_start(start)                    # a bad --from fails before anything connects
@@ -91,7 +97,9 @@ def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_i
         load_history=lambda: load_snapshot(snapshot, lenient=lenient_ddl, database=database),
         fmt=fmt, json_defaults=json_defaults, verify_checksum=not no_verify_checksum, server_id=server_id,
         start=start, stop_at_end=stop_at_end, heartbeat=_seconds(heartbeat), commit_transactions=commit_every,
-        commit_seconds=_seconds(commit_interval), resume_by=resume_by)
+        commit_seconds=_seconds(commit_interval), resume_by=resume_by, lenient_ddl=lenient_ddl,
+        # --from now without --snapshot: the schema is read from the server under the position's lock
+        snapshot_now=start == "now" and snapshot is None, spool=Spool(spool) if spool is not None else None)
     began = time.monotonic()
     if stats:
         def progress(doc: dict[str, Any]) -> None:
@@ -102,6 +110,7 @@ def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_i
     def reconnecting(err: BaseException, delay: float) -> None:
         click.echo(f"tail: {err}; reconnecting in {delay:.1f} s", err=True)
     settings.on_reconnect = reconnecting
+    settings.on_session = lambda text: click.echo(f"tail: {text}", err=True)
 
     def stop(signum: int, frame: Any) -> None:
         settings.stop.set()

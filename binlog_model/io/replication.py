@@ -41,13 +41,15 @@ replication commands. The connection is consumed by the dump and closed when the
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
 from binlog_model.errors import ConfigError, ConnectionLostError, DecodeError, ReplicationError
 from binlog_model.gtid import GtidSet
+from binlog_model.runs.source import BoundaryTracker, FileBegin, FileEnd, FormatDescription
 from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
+from binlog_model.wire.events import FormatDescriptionEvent
 from binlog_model.wire.header import EventType
 
 __all__ = [
@@ -153,8 +155,9 @@ def iter_replication_packets(conn: Any, log_file: str = "", log_pos: int = 4, *,
             flags |= BINLOG_SEND_ANNOTATE_ROWS_EVENT
         if mysql_gtids is not None:
             data = mysql_gtids.encode_mysql()
-            conn._execute_command(COM_BINLOG_DUMP_GTID, _DUMP_GTID.pack(flags | BINLOG_THROUGH_GTID, server_id, 0)
-                                  + _U64.pack(4) + struct.pack("<I", len(data)) + data)
+            head = _DUMP_GTID.pack(flags | BINLOG_THROUGH_GTID, server_id, 0)    # no file name
+            body = head + _U64.pack(4) + struct.pack("<I", len(data)) + data
+            conn._execute_command(COM_BINLOG_DUMP_GTID, body)
             log_file, log_pos = "", 4
         else:
             name = b"" if mariadb_gtid is not None else log_file.encode()
@@ -180,15 +183,22 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                             mariadb_gtid: str | None = None, verify_checksum: bool = True,
                             skip_types: frozenset[int] = frozenset(), mysql_gtids: GtidSet | None = None,
                             heartbeat: float | None = None, register_as: str | None = None,
-                            markers: bool = False) -> Iterator[Any]:
+                            markers: bool = False,
+                            on_packet: Callable[[ReplicationPacket], None] | None = None) -> Iterator[Any]:
     """Decoded events of a binlog dump (see ``iter_replication_packets``), as ``iter_events`` gives them
     for the same files: ``header.file`` is the binlog file name, ``header.offset`` the event's position.
 
-    Artificial framing events are consumed, not yielded; with ``markers`` each heartbeat is yielded as a
-    ``Heartbeat``. Raises ``ReplicationError`` and the decoder's ``DecodeError`` subclasses (with the file
-    and offset of the bad event).
+    Artificial framing events are consumed, not yielded. With ``markers`` the stream is an ``EventSource``
+    stream (``binlog_model.runs.source``): ``FileBegin`` / ``FileEnd`` where the server switches files
+    (its fake ROTATE), ``FormatDescription`` after each file's FORMAT_DESCRIPTION (or the copy re-sent when
+    starting mid-file), the ``BoundaryTracker``'s transaction markers, and a ``Heartbeat`` for each
+    heartbeat. ``on_packet`` sees every packet that is file content (not framing), before its events are
+    yielded (the spool). Raises ``ReplicationError`` and the decoder's ``DecodeError`` subclasses (with the
+    file and offset of the bad event).
     """
     decoder: BinlogDecoder | None = None
+    tracker: BoundaryTracker | None = None
+    gtid_dump = mysql_gtids is not None or mariadb_gtid is not None
     for packet in iter_replication_packets(conn, log_file, log_pos, server_id=server_id, blocking=blocking,
                                            mariadb_gtid=mariadb_gtid, mysql_gtids=mysql_gtids,
                                            heartbeat=heartbeat, register_as=register_as):
@@ -197,6 +207,12 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                 yield Heartbeat(packet.file, packet.log_pos)
             continue
         if packet.event_type == EventType.ROTATE_EVENT and packet.artificial:
+            if markers and (tracker is None or tracker.file != packet.file):
+                if tracker is not None and decoder is not None:
+                    yield from tracker.finish()
+                    yield FileEnd(tracker.file, decoder.offset)
+                tracker = BoundaryTracker(packet.file, packet.offset)
+                yield FileBegin(packet.file, packet.offset)
             decoder = None  # a new file follows; its FORMAT_DESCRIPTION comes next
             continue
         if (packet.event_type == EventType.FORMAT_DESCRIPTION_EVENT
@@ -204,6 +220,8 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
             # Starting mid-file: the server re-sends the file's FORMAT_DESCRIPTION, out of place.
             decoder = BinlogDecoder.resume(packet.raw, packet.offset, file=packet.file,
                                            verify_checksum=verify_checksum, skip_types=skip_types)
+            if markers:
+                yield FormatDescription(packet.file, packet.offset, decoder.format_description_bytes)
             continue
         if packet.artificial:
             # MariaDB starting at a GTID sends the file's first events, then a fake GTID_LIST whose log_pos
@@ -219,8 +237,8 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                                   file=packet.file, offset=packet.offset, expected="FORMAT_DESCRIPTION_EVENT")
             decoder = BinlogDecoder(file=packet.file, verify_checksum=verify_checksum, expect_magic=False,
                                     start_offset=packet.offset, skip_types=skip_types)
-        if ((mysql_gtids is not None or mariadb_gtid is not None) and packet.offset > decoder.offset
-                and packet.event_type in _TRANSACTION_FIRST and decoder.format_description_bytes is not None):
+        if (gtid_dump and packet.offset > decoder.offset and packet.event_type in _TRANSACTION_FIRST
+                and decoder.format_description_bytes is not None):
             # A GTID dump skips the transactions in the set (MySQL) or jumps to the one after the GTID
             # (MariaDB, without a fake GTID_LIST when the GTID is further into the file): continue there.
             decoder = BinlogDecoder.resume(decoder.format_description_bytes, packet.offset, file=packet.file,
@@ -228,9 +246,21 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
         if decoder.offset != packet.offset:
             raise DecodeError(f"replication stream skipped from offset {decoder.offset} to {packet.offset}",
                               file=packet.file, offset=packet.offset)
+        if on_packet is not None:
+            on_packet(packet)
         decoder.receive_data(packet.raw)
         while (event := decoder.next_event()) is not NEED_DATA:
+            if not markers:
+                yield event
+                continue
+            if tracker is None:           # a stream without a fake ROTATE first (never seen): begin here
+                tracker = BoundaryTracker(packet.file, packet.offset)
+                yield FileBegin(packet.file, packet.offset)
+            yield from tracker.before(event)
             yield event
+            yield from tracker.after(event)
+            if type(event) is FormatDescriptionEvent and event.header.inner_index is None:
+                yield FormatDescription(packet.file, event.header.offset, decoder.format_description_bytes)
 
 
 def _prepare_session(conn: Any, is_mariadb: bool, mariadb_gtid: str | None, heartbeat: float | None) -> bool:
