@@ -71,7 +71,8 @@ def _seconds(text: str) -> float:
 @click.option("--resume-by", type=click.Choice(["auto", "position", "gtid"]), default="auto", hidden=True)
 def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_id: int | None, heartbeat: str,
             stop_at_end: bool, spool: Path | None, commit_every: int, commit_interval: str, source: str,
-            snapshot: str | None, database: str | None, always_include: tuple[str, ...], image: str, max_rows: int, max_bytes: int,
+            snapshot: str | None, database: str | None, always_include: tuple[str, ...], image: str,
+            max_rows: int, max_bytes: int,
             statement_text: str, json_defaults: bool, lenient_ddl: bool, no_verify_checksum: bool,
             stats: bool, resume_by: str) -> int:
     """Follow the binlog of the server at URL (mysql://user@host:port; the password comes from
