@@ -187,7 +187,7 @@ class _Session:
                                         gtids_complete=bool(pos.get("gtids_complete")),
                                         verify_checksum=settings.verify_checksum,
                                         snapshot_now=settings.snapshot_now, take_snapshot=_catalog_of,
-                                        on_packet=settings.spool.write if settings.spool is not None else None)
+                                        on_packet=None if settings.spool is None else settings.spool.write)
         history = (SchemaHistory.from_json(state.history) if state.history is not None
                    else SchemaHistory(None, lenient=settings.lenient_ddl) if settings.snapshot_now
                    else settings.load_history())
@@ -224,8 +224,8 @@ class _Session:
         except pymysql.err.OperationalError as err:
             code = err.args[0] if err.args else None
             if code in (1044, 1045, 1698):
-                raise ConfigError(f"cannot log in to {server.user}@{self.where}: {err.args[-1]} (the password "
-                                  f"comes from ${PASSWORD_ENV[0]} or a prompt)") from None
+                raise ConfigError(f"cannot log in to {server.user}@{self.where}: {err.args[-1]} (the "
+                                  f"password comes from ${PASSWORD_ENV[0]} or a prompt)") from None
             raise ConnectionLostError(f"cannot connect to {self.where}: {err.args[-1] if err.args else err}",
                                       errno=code) from err
         except (pymysql.Error, OSError) as err:

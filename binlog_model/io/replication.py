@@ -81,10 +81,6 @@ _DEFAULT_REPLICA_ID: Final = 4_000_000_001
 _FRAMING_AT_ZERO: Final = frozenset({EventType.ROTATE_EVENT, EventType.FORMAT_DESCRIPTION_EVENT,
                                      EventType.GTID_LIST_EVENT, EventType.HEARTBEAT_LOG_EVENT,
                                      EventType.HEARTBEAT_LOG_EVENT_V2})
-# Where a GTID dump may resume after skipping transactions: the first event of a transaction.
-_TRANSACTION_FIRST: Final = frozenset({EventType.GTID_LOG_EVENT, EventType.ANONYMOUS_GTID_LOG_EVENT,
-                                       EventType.GTID_TAGGED_LOG_EVENT, EventType.GTID_EVENT})
-
 
 @dataclass(frozen=True, slots=True)
 class ReplicationPacket:
@@ -237,10 +233,10 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                                   file=packet.file, offset=packet.offset, expected="FORMAT_DESCRIPTION_EVENT")
             decoder = BinlogDecoder(file=packet.file, verify_checksum=verify_checksum, expect_magic=False,
                                     start_offset=packet.offset, skip_types=skip_types)
-        if (gtid_dump and packet.offset > decoder.offset and packet.event_type in _TRANSACTION_FIRST
-                and decoder.format_description_bytes is not None):
-            # A GTID dump skips the transactions in the set (MySQL) or jumps to the one after the GTID
-            # (MariaDB, without a fake GTID_LIST when the GTID is further into the file): continue there.
+        if gtid_dump and packet.offset > decoder.offset and decoder.format_description_bytes is not None:
+            # A GTID dump skips the transactions in the set (MySQL) or jumps past the GTID's (MariaDB,
+            # without a fake GTID_LIST when it is further into the file; the first event sent may be a
+            # BINLOG_CHECKPOINT between transactions): continue at the event sent, an event boundary.
             decoder = BinlogDecoder.resume(decoder.format_description_bytes, packet.offset, file=packet.file,
                                            verify_checksum=verify_checksum, skip_types=skip_types)
         if decoder.offset != packet.offset:

@@ -9,8 +9,14 @@ back to the committed position (``recover``: the resumed file truncated there, f
 and the resumed dump rewrites the rest: a torn tail from a kill never survives. A packet that lands
 before the end of its file (the server re-sending after a reconnect) truncates the file there first.
 
+Which files are whole is journalled in ``DIR/.spool.json`` (written atomically when a file is closed
+after the server moved on to the next one). ``recover`` removes any file before the committed position
+that the journal does not list (one a run without ``--spool``, or a GTID dump, went past), so every
+binlog-named file in the spool is whole, except the one being written.
+
 A file the dump did not send from its start (``--from FILE:POS`` inside a file, or a GTID dump that skips
-transactions) cannot be mirrored byte for byte: it is left out (``skipped``), never written with a hole.
+transactions, or a run without ``--spool`` in between) cannot be mirrored byte for byte: it is left out
+(listed in ``skipped``, and an older partial copy removed), never written with a hole.
 """
 
 from __future__ import annotations
@@ -21,11 +27,12 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from binlog_model.errors import ConfigError, ReplicationError
-from binlog_model.io.documents import fsync_dir
+from binlog_model.io.documents import fsync_dir, read_json, write_json_atomic
 
 __all__ = ["Spool"]
 
 MAGIC: Final = b"\xfebin"
+JOURNAL: Final = ".spool.json"
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}")
 
 
@@ -40,7 +47,13 @@ class Spool:
         self._file: str | None = None
         self._fh: IO[bytes] | None = None
         self._size = 0
+        self._closed = ""
         self.skipped: list[str] = []
+        journal = self.directory / JOURNAL
+        try:
+            self.whole: set[str] = set(read_json(journal)["whole"]) if journal.exists() else set()
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise ConfigError(f"cannot read the spool journal {journal}: {err}") from err
 
     def _path(self, name: str) -> Path:
         if not _NAME.fullmatch(name):
@@ -60,13 +73,18 @@ class Spool:
                 key = BinlogPosition(path.name, 0).sort_key()[:2]
             except Exception:       # not a binlog name: not ours
                 continue
-            if key > here:
-                path.unlink()
+            if key > here or (key < here and path.name not in self.whole):
+                path.unlink()           # past the commit, or a file some run went past without spooling
+                self.whole.discard(path.name)
             elif path.name == file and path.stat().st_size > offset:
                 with open(path, "r+b") as fh:
                     fh.truncate(offset)
                     os.fsync(fh.fileno())
+        self._journal()
         fsync_dir(self.directory)
+
+    def _journal(self) -> None:
+        write_json_atomic(self.directory / JOURNAL, {"whole": sorted(self.whole)})
 
     def write(self, packet: Any) -> None:
         """Append one content packet (``file``, ``offset``, ``raw``) at its place."""
@@ -85,12 +103,21 @@ class Spool:
         self._size += len(packet.raw)
 
     def _open(self, name: str, offset: int) -> None:
+        if self._fh is not None and self._file is not None:
+            # the server moved on to the next file: the one before is whole
+            self.close()
+            assert self._file is None
+            self.whole.add(self._closed)
+            self._journal()
         self.close()
         self._file = name
         path = self._path(name)
         size = path.stat().st_size if path.exists() else 0
         if offset > max(size, 4) or (offset > 4 and size < 4):
-            self.skipped.append(name)       # the dump starts inside a file we do not have the head of
+            # the dump starts past what we have of this file: it cannot become a byte-identical copy
+            self.skipped.append(name)
+            if path.exists():
+                path.unlink()
             return
         fh = open(path, "r+b" if path.exists() else "w+b")   # noqa: SIM115 - kept open across writes
         if size < 4:
@@ -111,4 +138,5 @@ class Spool:
         if self._fh is not None:
             self.sync()
             self._fh.close()
+        self._closed = self._file or ""
         self._fh, self._file, self._size = None, None, 0

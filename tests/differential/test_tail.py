@@ -103,8 +103,8 @@ def _url(server: LocalServer) -> str:
 
 
 def _tail_args(server: LocalServer, work: Path, *extra: str) -> list[str]:
-    return ["tail", _url(server), "--state", str(work / "state"), "--out", str(work / "out"), "--source", SOURCE,
-            "--heartbeat", "1s", "--commit-every", "3", "--commit-interval", "50ms", *extra]
+    return ["tail", _url(server), "--state", str(work / "state"), "--out", str(work / "out"),
+            "--source", SOURCE, "--heartbeat", "1s", "--commit-every", "3", "--commit-interval", "50ms", *extra]
 
 
 def _spawn(args: list[str]) -> subprocess.Popen[bytes]:
@@ -133,7 +133,7 @@ def _catch_up_and_compare(server: LocalServer, work: Path, *extra: str) -> bytes
     assert want.count(b"\n") > 100
     if got != want:
         got_lines, want_lines = got.splitlines(), want.splitlines()
-        first = next((i for i, (a, b) in enumerate(zip(got_lines, want_lines)) if a != b),
+        first = next((i for i, (a, b) in enumerate(zip(got_lines, want_lines, strict=False)) if a != b),
                      min(len(got_lines), len(want_lines)))
         pytest.fail(f"tail output differs from events at line {first} (tail {len(got_lines)} lines, events "
                     f"{len(want_lines)}):\n tail:   {got_lines[first:first + 1]!r}\n events: "
@@ -147,23 +147,60 @@ def test_kill9_restarts_equal_one_run(own_server: LocalServer, tmp_path: Path) -
     rng = random.Random(f"tail-kill-{own_server.label}")
     writer = Writer(own_server, seed=25, units=UNITS)
     writer.start()
-    kills = 0
+    kills, by_gtid = 0, 0
+    spool = ("--spool", str(tmp_path / "spool"))
     for n in range(KILLS):
-        resume = ("position", "gtid")[n % 2]
-        tail = _spawn(_tail_args(own_server, tmp_path, "--resume-by", resume))
-        time.sleep(rng.uniform(0.6, 2.5))       # the interpreter starts in ~0.4 s: kill after it streams
+        # every other restart resumes by GTID set (it cannot keep a spool: a MySQL GTID dump skips bytes)
+        extra = ("--resume-by", "gtid") if n % 2 else ("--resume-by", "position", *spool)
+        tail = _spawn(_tail_args(own_server, tmp_path, *extra))
+        # a position-resumed run is killed after its first commit (so the next run has a position to
+        # resume by GTID from), any moment up to 1.5 s later; a GTID run at any moment of its start
+        _wait_for(tail, (lambda: _committed(tmp_path)) if n % 2 == 0 else (lambda: True))
+        time.sleep(rng.uniform(0.0, 1.5) + (0.0 if n % 2 == 0 else 1.2))
         if tail.poll() is None:
             tail.send_signal(signal.SIGKILL)
             kills += 1
         _, err = tail.communicate(timeout=30)
         assert tail.returncode in (-signal.SIGKILL, 0), err.decode()
+        by_gtid += b"(by GTID)" in err
     writer.join(timeout=300)
     assert writer.error is None, writer.error
     assert kills == KILLS
-    _catch_up_and_compare(own_server, tmp_path)
+    assert by_gtid >= (KILLS - 1) // 2, "the GTID restarts resumed by GTID set"
+    _catch_up_and_compare(own_server, tmp_path, "--resume-by", "position", *spool)
     state = RunState.load(tmp_path / "state")
     assert state.position is not None and state.position["gtids_complete"]
     assert state.gtids, "the state records the GTIDs done"
+    _check_spool(own_server, tmp_path / "spool", tmp_path / "binlogs")
+
+
+def _wait_for(tail: subprocess.Popen[bytes], ready: Any) -> None:
+    """Until ``ready()`` (or the tail exits, or 30 s)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and tail.poll() is None and not ready():
+        time.sleep(0.02)
+
+
+def _committed(work: Path) -> bool:
+    try:
+        return json.loads((work / "state" / "state.json").read_text())["position"] is not None
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def _check_spool(server: LocalServer, spool: Path, binlogs: Path) -> None:
+    """Every file the spool holds from its start equals the server's (the last one, still being written by
+    the server when copied, up to the copy's length; binlogs holds copies taken after a FLUSH)."""
+    mirrored = sorted(p for p in spool.iterdir())
+    assert mirrored, "the spool is empty"
+    compared = 0
+    for path in mirrored:
+        copy = binlogs / path.name
+        if copy.exists():
+            data = copy.read_bytes()
+            assert path.read_bytes() == data, f"spool file {path.name} differs from the server's"
+            compared += 1
+    assert compared >= 2, [p.name for p in mirrored]
 
 
 def _dump_threads(server: LocalServer) -> list[int]:
@@ -234,8 +271,8 @@ def test_purged_position_exits_3(own_server: LocalServer, tmp_path: Path) -> Non
     _, err = again.communicate(timeout=60)
     lines = err.decode().strip().splitlines()
     assert again.returncode == 3, err.decode()
-    assert lines == [f"error: the server no longer has {state_file} (purged); the oldest it has is {oldest} — "
-                     "start again with --from earliest (or a GTID set) and a new --state directory"]
+    assert lines == [f"error: the server no longer has {state_file} (purged); the oldest it has is {oldest} "
+                     "— start again with --from earliest (or a GTID set) and a new --state directory"]
 
 
 def test_server_id_collision_is_named(own_server: LocalServer, tmp_path: Path) -> None:
