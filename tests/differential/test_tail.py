@@ -104,7 +104,8 @@ def _url(server: LocalServer) -> str:
 
 def _tail_args(server: LocalServer, work: Path, *extra: str) -> list[str]:
     return ["tail", _url(server), "--state", str(work / "state"), "--out", str(work / "out"),
-            "--source", SOURCE, "--heartbeat", "1s", "--commit-every", "3", "--commit-interval", "50ms", *extra]
+            "--source", SOURCE, "--heartbeat", "1s", "--commit-every", "3", "--commit-interval", "50ms",
+            *extra]
 
 
 def _spawn(args: list[str]) -> subprocess.Popen[bytes]:
