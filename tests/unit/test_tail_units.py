@@ -105,5 +105,5 @@ def test_spool_leaves_out_a_file_it_lacks_the_head_of(tmp_path: Path) -> None:
     spool.write(_Packet("b.000007", 900, b"x" * 4))
     spool.close()
     assert spool.skipped == ["b.000007"] and not (tmp_path / "b.000007").exists()
-    with pytest.raises(ReplicationError, match="not a plain file name|no plain file name"):
+    with pytest.raises(ReplicationError, match="no plain file name"):
         Spool(tmp_path).write(_Packet("../evil", 4, b"x"))
