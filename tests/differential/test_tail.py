@@ -13,6 +13,7 @@ CI runs a short campaign on MariaDB 10.11 and MySQL; ``BINLOG_MODEL_TAIL_KILLS=2
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -70,14 +71,16 @@ def own_server(request: pytest.FixtureRequest) -> Iterator[LocalServer]:
 class Writer(threading.Thread):
     """The seeded workload on its own connection, rotating the binlog every ``rotate`` units."""
 
-    def __init__(self, server: LocalServer, seed: int, units: int, rotate: int = 90, pause: float = 0.002):
+    def __init__(self, server: LocalServer, seed: int, units: int, rotate: int = 90, pause: float = 0.002,
+                 database: str = "tl"):
         super().__init__(daemon=True)
         self.server, self.seed, self.units, self.rotate, self.pause = server, seed, units, rotate, pause
+        self.database = database
         self.error: BaseException | None = None
 
     def run(self) -> None:
         try:
-            conn = self.server.connect("tl")
+            conn = self.server.connect(self.database)
             workload = Workload(self.seed)
             with conn.cursor() as cur:
                 for sql in workload.setup():
@@ -395,3 +398,106 @@ def test_from_now_snapshot_is_consistent_while_ddl_runs(own_server: LocalServer,
         thread.join(timeout=60)
     assert not errors, errors
     assert rows >= 3, "the tails saw rows of the table being altered"
+
+
+class StallingProxy(threading.Thread):
+    """A TCP proxy on loopback that can stop forwarding (both ways, connections kept open): a network
+    stall as a NAT or a dead link makes it, with no FIN nor RST for the client to see."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__(daemon=True)
+        import socket
+        self.target = port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.flowing = threading.Event()
+        self.flowing.set()
+        self.closed = False
+
+    def run(self) -> None:
+        while not self.closed:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            import socket
+            upstream = socket.create_connection(("127.0.0.1", self.target))
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, src: Any, dst: Any) -> None:
+        try:
+            while data := src.recv(65536):
+                self.flowing.wait()
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (src, dst):
+                with contextlib.suppress(OSError):
+                    sock.close()
+
+    def close(self) -> None:
+        self.closed = True
+        self.flowing.set()
+        self.listener.close()
+
+
+@pytest.mark.parametrize("own_server", ["mariadb"], indirect=True)
+def test_network_stall_and_server_restart(own_server: LocalServer, tmp_path: Path) -> None:
+    """Over TCP through a proxy: the proxy stops forwarding for longer than three heartbeats (the tail
+    must call the connection dead by itself and reconnect), then the server restarts. The output still
+    equals ``events`` over the server's files."""
+    own_server.execute(["CREATE USER 'repl'@'127.0.0.1' IDENTIFIED BY 'pw-9'",
+                        "GRANT ALL ON *.* TO 'repl'@'127.0.0.1'", "CREATE DATABASE tl2"])
+    proxy = StallingProxy(own_server.port)
+    proxy.start()
+    args = ["tail", f"mysql://repl@127.0.0.1:{proxy.port}", "--state", str(tmp_path / "state"), "--out",
+            str(tmp_path / "out"), "--source", SOURCE, "--heartbeat", "1s"]
+    env_password = os.environ.get("BINLOG_MODEL_PASSWORD")
+    log = tmp_path / "tail.log"
+    os.environ["BINLOG_MODEL_PASSWORD"] = "pw-9"
+    try:
+        with open(log, "wb") as err_file:
+            tail = subprocess.Popen([sys.executable, "-m", "binlog_model.cli", *args], cwd=ROOT,
+                                    env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL,
+                                    stderr=err_file)
+        try:
+            first = Writer(own_server, seed=27, units=120)
+            first.start()
+            _wait_for(tail, lambda: _committed(tmp_path))     # streaming through the proxy
+            proxy.flowing.clear()          # the stall: nothing moves, nothing is closed
+            time.sleep(9.0)                # > the 6 s read timeout of a 1 s heartbeat
+            proxy.flowing.set()
+            first.join(timeout=120)
+            assert first.error is None, first.error
+            _wait_caught_up(own_server, tmp_path)
+            assert b"connection lost" in log.read_bytes(), log.read_text()
+            own_server.restart()
+            second = Writer(own_server, seed=28, units=120, database="tl2")
+            second.start()
+            second.join(timeout=120)
+            assert second.error is None, second.error
+            _wait_caught_up(own_server, tmp_path)
+            tail.send_signal(signal.SIGTERM)
+            tail.wait(timeout=60)
+        finally:
+            if tail.poll() is None:
+                tail.kill()
+                tail.wait()
+        text = log.read_text()
+        assert tail.returncode == 0, text
+        assert text.count("reconnecting") >= 2, text
+        files = own_server.flush_and_collect(tmp_path / "binlogs", include_previous=True)
+        final = subprocess.run([sys.executable, "-m", "binlog_model.cli", *args, "--stop-at-end"], cwd=ROOT,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, timeout=120)
+        assert final.returncode == 0, final.stderr.decode()
+    finally:
+        proxy.close()
+        if env_password is None:
+            os.environ.pop("BINLOG_MODEL_PASSWORD", None)
+        else:
+            os.environ["BINLOG_MODEL_PASSWORD"] = env_password
+    expected = tmp_path / "expected.jsonl"
+    assert main(["events", *map(str, files), "--source", SOURCE, "--out", str(expected)]) == 0
+    assert _concatenated(tmp_path) == expected.read_bytes()
