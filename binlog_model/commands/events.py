@@ -1,7 +1,7 @@
 """``binlog-model events FILE...``: binlog files → BinlogEvents as JSON lines or a length-delimited
 protobuf stream.
 
-With ``--state DIR`` a run is incremental (``binlog_model.incremental``): it reads only what is new since
+With ``--state DIR`` a run is incremental (``binlog_model.runs.incremental``): it reads only what is new since
 the last run with that state, and ``--out`` names a directory that gets one new ``part-NNNNNN`` file per
 run, committed together with the state.
 """
@@ -17,10 +17,10 @@ import click
 from binlog_model.errors import ConfigError
 from binlog_model.io.snapshots import load_snapshot
 from binlog_model.messages import BinlogEvent
-from binlog_model.pipeline import iter_binlog_events, iter_serialized_events
 from binlog_model.resolve.assembler import AssemblerStats
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ResolveOptions
-from binlog_model.sinks import open_sink
+from binlog_model.runs.pipeline import iter_binlog_events, iter_serialized_events
+from binlog_model.sinks import FORMATS, open_sink, sink_class
 
 
 @click.command("events")
@@ -41,7 +41,7 @@ from binlog_model.sinks import open_sink
               help="Split a statement into BinlogEvents of at most this many rows.")
 @click.option("--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BYTES, show_default=True,
               help="... and of at most about this many bytes of row data.")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "proto"]), default="jsonl", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="jsonl", show_default=True)
 @click.option("--json-defaults", is_flag=True,
               help="JSONL: also write fields at their default (0, false, empty), e.g. queryIndex 0.")
 @click.option("--out", type=click.Path(path_type=Path),
@@ -81,11 +81,12 @@ def command(files: tuple[Path, ...], source: str, snapshot: str | None, database
     if out is not None and out.is_dir():
         raise ConfigError(f"--out {out} is a directory (a directory is for --state runs): give a file name")
     run = AssemblerStats()
-    if fmt == "proto" and out is None and sys.stdout.isatty():
-        raise click.UsageError("--format proto writes binary: give --out FILE or redirect stdout")
+    sink = sink_class(fmt)
+    if sink.binary and out is None and sys.stdout.isatty():
+        raise click.UsageError(f"--format {fmt} writes binary: give --out FILE or redirect stdout")
     # The snapshot is read here, before any output is opened, so a bad one leaves no empty --out file.
     # Protobuf output takes each event's bytes as the compiled row builder made them, never parsed back.
-    read = iter_serialized_events if fmt == "proto" else iter_binlog_events
+    read = iter_serialized_events if sink.takes_serialized else iter_binlog_events
     events = read(files, options=options, stats=run, verify_checksum=not no_verify_checksum,
                   snapshot=load_snapshot(snapshot, lenient=lenient_ddl, database=database))
     _write(events, fmt, out, json_defaults)
@@ -95,8 +96,8 @@ def command(files: tuple[Path, ...], source: str, snapshot: str | None, database
 
 def _write(events: Iterable[BinlogEvent] | Iterable[bytes], fmt: str, out: Path | None,
            json_defaults: bool) -> int:
-    """Write ``events`` (messages, or serialized ones for ``proto``) to ``out`` (a new file) or stdout with
-    the sink of ``fmt``; returns the count."""
+    """Write ``events`` (messages, or serialized ones for a sink that takes them) to ``out`` (a new file)
+    or stdout with the sink of ``fmt``; returns the count."""
     if out is None:
         sys.stdout.flush()              # anything already printed as text comes first
     with open_sink(fmt, out if out is not None else sys.stdout.buffer, json_defaults=json_defaults) as sink:
@@ -113,19 +114,16 @@ def _print_stats(stats: object) -> None:
 def _incremental(files: tuple[Path, ...], state_dir: Path, out: Path | None, options: ResolveOptions, *,
                  snapshot: str | None, database: str | None, lenient_ddl: bool, fmt: str, json_defaults: bool,
                  verify_checksum: bool, stats: bool, commit_bytes: int) -> None:
-    from binlog_model.incremental import run_incremental, snapshot_digest
+    from binlog_model.runs.incremental import run_incremental
+    from binlog_model.runs.state import snapshot_digest
 
     if out is None:
         raise ConfigError("--state needs --out DIR: each run adds one output file there, committed together "
                           "with the state")
     if out.exists() and not out.is_dir():
         raise ConfigError(f"with --state, --out names a directory; {out} is a file")
-    include = sorted(f"{db}.{t}.{c}" for (db, t), cols in options.always_include.items() for c in cols)
-    shaping = {"source": options.source, "always_include": include,
-               "image": options.image, "max_rows": options.max_rows, "max_bytes": options.max_bytes,
-               "statement_text": options.statement_text, "lenient_ddl": lenient_ddl,
-               "database": database, "json_defaults": json_defaults}
-    result = run_incremental(files, state_dir, out, options=options, shaping=shaping, fmt=fmt,
+    result = run_incremental(files, state_dir, out, options=options, lenient_ddl=lenient_ddl,
+                             database=database, fmt=fmt,
                              load_history=lambda: load_snapshot(snapshot, lenient=lenient_ddl,
                                                                 database=database),
                              snapshot_id=snapshot_digest(snapshot), verify_checksum=verify_checksum,

@@ -24,7 +24,7 @@ import click
 from binlog_model.charsets import CHARSET_CODECS, normalize_charset
 from binlog_model.errors import ConfigError
 from binlog_model.io.snapshots import load_snapshot, read_sql_text, save_history
-from binlog_model.pipeline import history_from_binlogs
+from binlog_model.runs.pipeline import history_from_binlogs
 from schema_tracker.changes import (
     CreateOrModifyColumn,
     CreateTable,

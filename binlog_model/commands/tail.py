@@ -1,6 +1,6 @@
 """``binlog-model tail mysql://USER@HOST:PORT --state DIR --out DIR``: follow a live server's binlog.
 
-The engine is ``binlog_model.tailing``; this module maps options to ``TailSettings``, SIGTERM/SIGINT to a
+The engine is ``binlog_model.runs.tailing``; this module maps options to ``TailSettings``, SIGTERM/SIGINT to a
 clean stop (finish the transaction, commit, exit 0), and a purged position to exit status 3.
 """
 
@@ -77,10 +77,11 @@ def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_i
             stats: bool, resume_by: str) -> int:
     """Follow the binlog of the server at URL (mysql://user@host:port; the password comes from
     $BINLOG_MODEL_PASSWORD or a prompt) into BinlogEvents, restartably."""
-    from binlog_model.incremental import snapshot_digest
     from binlog_model.io.replication_source import PurgedPositionError, parse_start
     from binlog_model.io.spool import Spool
-    from binlog_model.tailing import TailSettings, run_tail
+    from binlog_model.runs.state import shaping as run_shaping
+    from binlog_model.runs.state import snapshot_digest
+    from binlog_model.runs.tailing import TailSettings, run_tail
 
     server = parse_server_url(url)
     parse_start(start)                    # a bad --from fails before anything connects
@@ -89,12 +90,12 @@ def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_i
     options = ResolveOptions.parse(source=source, always_include=always_include, image=image,
                                    max_rows=max_rows, max_bytes=max_bytes, statement_text=statement_text)
     include = sorted(f"{db}.{t}.{c}" for (db, t), cols in options.always_include.items() for c in cols)
-    shaping = {"source": options.source, "always_include": include, "image": options.image,
-               "max_rows": options.max_rows, "max_bytes": options.max_bytes,
-               "statement_text": options.statement_text, "lenient_ddl": lenient_ddl, "database": database,
-               "json_defaults": json_defaults, "snapshot": snapshot_digest(snapshot)}
+    shaping = run_shaping(source=options.source, always_include=include, lenient_ddl=lenient_ddl,
+                          database=database, out=str(out.resolve()), command="tail", events=options,
+                          json_defaults=json_defaults, fmt=fmt)
     settings = TailSettings(
         server=server, state_dir=state_dir, out_dir=out, options=options, shaping=shaping,
+        snapshot_id=snapshot_digest(snapshot),
         load_history=lambda: load_snapshot(snapshot, lenient=lenient_ddl, database=database),
         fmt=fmt, json_defaults=json_defaults, verify_checksum=not no_verify_checksum, server_id=server_id,
         start=start, stop_at_end=stop_at_end, heartbeat=_seconds(heartbeat), commit_transactions=commit_every,

@@ -32,7 +32,6 @@ from binlog_model.runs.source import (
     FormatDescription,
     Resume,
 )
-from binlog_model.wire.events import FormatDescriptionEvent
 
 __all__ = ["FileSource", "FileStart"]
 
@@ -67,6 +66,9 @@ class FileSource:
         self.chunk_size = chunk_size
         self.skip_types = skip_types
         self._range: FileStart | None = None
+        self._planned: tuple[Resume | None, list[FileStart]] | None = None
+        self._reader: SliceReader | None = None
+        self._done_bytes = 0
 
     @classmethod
     def byte_range(cls, path: PathLike, start: int, end: int | None, format_description: bytes | None, *,
@@ -80,15 +82,31 @@ class FileSource:
 
     @property
     def total_bytes(self) -> int | None:
+        """The bytes a read covers: the planned files from their start offsets (a gzip file's offsets count
+        decompressed bytes, so its share is approximate), or the byte range."""
         if self._range is not None and self._range.end is not None:
             return self._range.end - self._range.offset
-        return sum(binlog_size(n) for n in self.names)
+        starts = self._planned[1] if self._planned is not None else [FileStart(n) for n in self.names]
+        return sum(max(binlog_size(s.path) - s.offset, 0) for s in starts)
+
+    @property
+    def bytes_read(self) -> int:
+        """Bytes read so far (whole chunks: updated as the reader reads, not per event)."""
+        reader = self._reader
+        return self._done_bytes + (reader.read_until - reader.start if reader is not None else 0)
 
     # --- planning -----------------------------------------------------------------------------------------
 
     def plan(self, resume: Resume | None = None) -> list[FileStart]:
         """The files (and the offset in each) a read starts at, checked against ``resume``: none missing,
         none changed under the saved position. Raises ``StateMismatchError``."""
+        if self._planned is not None and self._planned[0] is resume:
+            return self._planned[1]
+        starts = self._plan(resume)
+        self._planned = (resume, starts)
+        return starts
+
+    def _plan(self, resume: Resume | None) -> list[FileStart]:
         if self._range is not None:
             return [self._range]
         if resume is None:              # not a run that continues: no state to check against
@@ -152,23 +170,14 @@ class FileSource:
         reader = SliceReader(name, start.offset, start.end, start.format_description,
                              verify_checksum=self.verify_checksum, chunk_size=self.chunk_size,
                              partial_tail=partial_tail, skip_types=self.skip_types)
-        tracker = BoundaryTracker(name, start.offset)
         yield FileBegin(name, start.offset)
         if start.offset:
             yield FormatDescription(name, start.offset, start.format_description)
+        self._reader = reader
+        yield from BoundaryTracker(name).wrap(reader, reader.decoder)
+        self._reader = None
+        self._done_bytes += reader.read_until - start.offset
         decoder = reader.decoder
-        before, after = tracker.before, tracker.after
-        for event in reader:
-            marks = before(event)
-            if marks:
-                yield from marks
-            yield event
-            marks = after(event)
-            if marks:
-                yield from marks
-            if type(event) is FormatDescriptionEvent and event.header.inner_index is None:
-                yield FormatDescription(name, event.header.offset, decoder.format_description_bytes)
-        yield from tracker.finish()
         yield FileEnd(name, decoder.offset, reader.read_until - decoder.offset)
 
 

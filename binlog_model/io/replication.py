@@ -26,7 +26,7 @@ transaction (ANNOTATE_ROWS, TABLE_MAP, rows events: only the GTID and the commit
 them as they are. Only the framing kinds (ROTATE, FORMAT_DESCRIPTION, GTID_LIST, heartbeats) with log_pos 0
 are taken as framing without the flag; any other event with log_pos 0 starts where the previous one ended.
 
-For a tail (``binlog_model.tailing``) the dump can also: ask the server for heartbeats
+For a tail (``binlog_model.runs.tailing``) the dump can also: ask the server for heartbeats
 (``@master_heartbeat_period``, in nanoseconds) so a silent connection is told from an idle server, and
 report them (``markers=True`` yields a ``Heartbeat`` for each: every event written so far has arrived);
 start MySQL at a GTID set with ``COM_BINLOG_DUMP_GTID`` (0x1e; the server skips the transactions in the
@@ -49,7 +49,6 @@ from binlog_model.errors import ConfigError, ConnectionLostError, DecodeError, R
 from binlog_model.gtid import GtidSet
 from binlog_model.runs.source import BoundaryTracker, FileBegin, FileEnd, FormatDescription
 from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
-from binlog_model.wire.events import FormatDescriptionEvent
 from binlog_model.wire.header import EventType
 
 __all__ = [
@@ -205,9 +204,8 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
         if packet.event_type == EventType.ROTATE_EVENT and packet.artificial:
             if markers and (tracker is None or tracker.file != packet.file):
                 if tracker is not None and decoder is not None:
-                    yield from tracker.finish()
                     yield FileEnd(tracker.file, decoder.offset)
-                tracker = BoundaryTracker(packet.file, packet.offset)
+                tracker = BoundaryTracker(packet.file)
                 yield FileBegin(packet.file, packet.offset)
             decoder = None  # a new file follows; its FORMAT_DESCRIPTION comes next
             continue
@@ -245,18 +243,16 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
         if on_packet is not None:
             on_packet(packet)
         decoder.receive_data(packet.raw)
-        while (event := decoder.next_event()) is not NEED_DATA:
-            if not markers:
+        if not markers:
+            while (event := decoder.next_event()) is not NEED_DATA:
                 yield event
-                continue
-            if tracker is None:           # a stream without a fake ROTATE first (never seen): begin here
-                tracker = BoundaryTracker(packet.file, packet.offset)
-                yield FileBegin(packet.file, packet.offset)
-            yield from tracker.before(event)
-            yield event
-            yield from tracker.after(event)
-            if type(event) is FormatDescriptionEvent and event.header.inner_index is None:
-                yield FormatDescription(packet.file, event.header.offset, decoder.format_description_bytes)
+            continue
+        if tracker is None:           # a stream without a fake ROTATE first (never seen): begin here
+            tracker = BoundaryTracker(packet.file)
+            yield FileBegin(packet.file, packet.offset)
+        # the tracker keeps its state between calls: one call per packet (a packet is one event, or a
+        # TRANSACTION_PAYLOAD and its inner events)
+        yield from tracker.wrap(list(iter(decoder.next_event, NEED_DATA)), decoder)
 
 
 def _prepare_session(conn: Any, is_mariadb: bool, mariadb_gtid: str | None, heartbeat: float | None) -> bool:

@@ -38,6 +38,8 @@ from binlog_model.runs.source import BOUNDARY_TYPES, FileBegin, FormatDescriptio
 __all__ = ["Heartbeat", "PurgedPositionError", "ReplicationSource", "ServerIdCollisionError", "parse_start"]
 
 REGISTER_PREFIX: Final = "binlog-model-tail:"
+#: seconds the ``--from now`` reads under the global read lock may take (pymysql's per-read timeout)
+SNAPSHOT_READ_TIMEOUT: Final = 600
 
 
 class PurgedPositionError(ReplicationError):
@@ -203,6 +205,7 @@ class ReplicationSource:
             return ("mariadb_gtid", value.mariadb_text()) if self.is_mariadb else ("mysql_gtid", value)
         # now: under a global read lock no transaction (DML or DDL) commits, so the binlog end, the GTIDs
         # executed and the schema read here all describe one moment
+        conn._read_timeout = SNAPSHOT_READ_TIMEOUT    # a schema read of many tables takes a while
         self.query(conn, "FLUSH TABLES WITH READ LOCK")
         try:
             file, offset = self.binlog_end(conn)
@@ -273,8 +276,8 @@ class ReplicationSource:
                     if header is None:
                         if isinstance(item, FormatDescription):
                             fde = item
-                        if isinstance(item, BOUNDARY_TYPES):
-                            if _key(item.file, item.offset) == skip:  # type: ignore[attr-defined]
+                        if type(item) in BOUNDARY_TYPES:
+                            if _key(item.file, item.offset) == skip:
                                 held.append(item)     # (a TransactionStart there): after the FileBegin
                             continue
                     elif header.inner_index is not None or _key(header.file, header.offset) < skip:

@@ -13,8 +13,8 @@ read, so nothing re-opens a file to learn its FORMAT_DESCRIPTION or where it rot
 ``TransactionStart``   before the top-level event that starts a unit of work (a GTID, a BEGIN without
                        GTID, a DDL statement as its own unit) at ``offset``: a place a run can stop at
 ``TransactionEnd``     after the event that ends one (XID, COMMIT, ROLLBACK, XA PREPARE, the DDL);
-                       ``offset`` is the end of the enclosing top-level event (a compressed
-                       TRANSACTION_PAYLOAD ends where the payload ends)
+                       ``offset`` is where the next top-level event starts (for a compressed
+                       transaction: right after its inner XID, the end of the TRANSACTION_PAYLOAD)
 ``Rotate``             after a top-level ROTATE event: the file the stream continues in
 ``FileEnd``            after the last whole event read from ``file`` (its end, or the end of a byte range);
                        ``partial_bytes``: trailing bytes of a half-written event left unread
@@ -22,7 +22,7 @@ read, so nothing re-opens a file to learn its FORMAT_DESCRIPTION or where it rot
 ``file`` is always the name events carry in ``header.file`` (a path or URI as given to a file source, the
 server's file name for a replication source). Transaction boundaries are found by
 ``resolve.transactions.TransactionStarts`` (the one detector; keywords routed as the assembler routes them)
-through ``BoundaryTracker``, which every source uses per file; a source need only call it per event.
+through ``BoundaryTracker``, which every source uses per file: ``tracker.wrap(events, decoder)``.
 
 Resuming: the runner hands a source a ``Resume``: the saved ``Position`` (file, offset, the file's
 FORMAT_DESCRIPTION bytes, the file a ROTATE before it named), the ``GtidSet`` done so far, and the files
@@ -34,7 +34,7 @@ transaction boundary at or after the position, with ``FileBegin`` (and ``FormatD
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -106,8 +106,8 @@ class FileEnd:
 
 
 Boundary = FileBegin | FormatDescription | TransactionStart | TransactionEnd | Rotate | FileEnd
-BOUNDARY_TYPES: tuple[type, ...] = (FileBegin, FormatDescription, TransactionStart, TransactionEnd, Rotate,
-                                    FileEnd)
+BOUNDARY_TYPES: frozenset[type] = frozenset({FileBegin, FormatDescription, TransactionStart, TransactionEnd,
+                                             Rotate, FileEnd})
 
 
 # --- resuming -----------------------------------------------------------------------------------------------
@@ -158,68 +158,75 @@ class Resume:
 class EventSource(Protocol):
     """Decoded events and ``Boundary`` markers, in stream order (see the module docstring).
 
-    ``read(resume)`` starts (or continues at ``resume``) and yields until the input ends (a file source) or
-    the caller stops iterating (a live source). Errors are ``BinlogError`` subclasses naming the file and
-    offset. ``total_bytes``: the input's size when known (progress), else None."""
+    ``read(resume)`` starts (or continues at ``resume``; None: a run without state) and yields until the
+    input ends (a file source) or the caller stops iterating (a live source). Errors are ``BinlogError``
+    subclasses naming the file and offset. ``total_bytes``: the input's size when known, else None;
+    ``bytes_read``: how much of it was read so far (both for progress; updated per chunk, not per event)."""
 
-    total_bytes: int | None
+    @property
+    def total_bytes(self) -> int | None: ...
 
-    def read(self, resume: Resume) -> Iterator[Any]: ...
+    @property
+    def bytes_read(self) -> int: ...
+
+    def read(self, resume: Resume | None = None) -> Iterator[Any]: ...
 
 
 # --- the one boundary tracker -------------------------------------------------------------------------------
 
-# The event types the transaction detector looks at; every other event passes straight through.
+# The event types the transaction detector looks at.
 _COUNTED: frozenset[type] = frozenset({ev.GtidEvent, ev.MariadbGtidEvent, ev.XidEvent, ev.XaPrepareEvent,
                                        ev.QueryEvent})
 
 
 class BoundaryTracker:
-    """Boundary markers around one file's (or byte range's, or replication file's) decoded events.
+    """Boundary markers around one file's (or byte range's, or replication file's) decoded events:
+    ``wrap(events, decoder)`` yields the events with ``FormatDescription``, ``TransactionStart``,
+    ``TransactionEnd`` and ``Rotate`` markers in place (``FileBegin`` / ``FileEnd`` are the source's). It
+    tracks transactions with ``TransactionStarts`` (a transaction never spans files: one tracker per file).
+    Events of other types pass through with one type test: the hot path of every source."""
 
-    A source calls ``before(event)`` and ``after(event)`` around yielding each decoded event and yields the
-    markers they return (usually none: an empty tuple). It tracks transactions with
-    ``TransactionStarts`` (a transaction never spans files: one tracker per file) and ROTATE targets."""
+    __slots__ = ("_payload_end", "_starts", "file", "rotated_to")
 
-    __slots__ = ("_end", "_ended", "_starts", "file", "rotated_to")
+    # Every type the tracker acts on; anything else passes straight through.
+    INTERESTING: frozenset[type] = _COUNTED | {ev.RotateEvent, ev.FormatDescriptionEvent,
+                                               ev.TransactionPayloadEvent}
 
-    def __init__(self, file: str, offset: int = 0) -> None:
+    def __init__(self, file: str) -> None:
         self.file = file
         self._starts = TransactionStarts()
-        self._end = offset              # end of the last top-level event
-        self._ended = False             # a unit ended inside the last top-level event (a payload's XID)
+        self._payload_end = 0           # end of the last TRANSACTION_PAYLOAD (its inner events' unit end)
         self.rotated_to: str | None = None
 
-    def before(self, event: Any) -> tuple[Boundary, ...]:
-        header = event.header
-        if header.inner_index is not None:
-            if type(event) in _COUNTED:      # inside a TRANSACTION_PAYLOAD: only its end counts
-                self._starts.starts_at(event)
-                self._ended = self._ended or self._starts.ended
-            return ()
-        out: tuple[Boundary, ...] = ()
-        if self._ended:
-            out = (TransactionEnd(self.file, self._end),)
-            self._ended = False
-        if type(event) in _COUNTED and self._starts.starts_at(event):
-            out += (TransactionStart(self.file, header.offset),)
-        return out
-
-    def after(self, event: Any) -> tuple[Boundary, ...]:
-        header = event.header
-        if header.inner_index is not None:
-            return ()
-        self._end = header.offset + header.event_size
-        if type(event) in _COUNTED and self._starts.ended:
-            return (TransactionEnd(self.file, self._end),)
-        if isinstance(event, ev.RotateEvent):
-            self.rotated_to = event.next_file
-            return (Rotate(self.file, self._end, event.next_file, event.position),)
-        return ()
-
-    def finish(self) -> tuple[Boundary, ...]:
-        """Markers still owed at the end of the file's events (the end of a compressed last transaction)."""
-        if self._ended:
-            self._ended = False
-            return (TransactionEnd(self.file, self._end),)
-        return ()
+    def wrap(self, events: Iterable[Any], decoder: Any) -> Iterator[Any]:
+        """``events`` (decoded by ``decoder``, whose ``format_description_bytes`` gives the raw FDE) with
+        the markers in place."""
+        interesting = self.INTERESTING
+        for event in events:
+            if type(event) not in interesting:
+                yield event
+                continue
+            header = event.header
+            kind = type(event)
+            if kind in _COUNTED:
+                starts = self._starts
+                if starts.starts_at(event) and header.inner_index is None:
+                    yield TransactionStart(self.file, header.offset)
+                yield event
+                if starts.ended:
+                    # A compressed transaction ends inside its payload (its XID is the payload's last
+                    # event): the unit ends where the payload ends.
+                    end = (header.offset + header.event_size if header.inner_index is None
+                           else self._payload_end)
+                    yield TransactionEnd(self.file, end)
+                continue
+            yield event
+            if header.inner_index is not None:
+                continue
+            if kind is ev.TransactionPayloadEvent:
+                self._payload_end = header.offset + header.event_size
+            elif kind is ev.RotateEvent:
+                self.rotated_to = event.next_file
+                yield Rotate(self.file, header.offset + header.event_size, event.next_file, event.position)
+            else:       # FORMAT_DESCRIPTION: its raw bytes, as the decoder keeps them for a resume
+                yield FormatDescription(self.file, header.offset, decoder.format_description_bytes)

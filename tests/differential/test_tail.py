@@ -421,7 +421,11 @@ class StallingProxy(threading.Thread):
             except OSError:
                 return
             import socket
-            upstream = socket.create_connection(("127.0.0.1", self.target))
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target))
+            except OSError:          # the server is down (restarting): the client sees a closed connection
+                client.close()
+                continue
             for a, b in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
 

@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from binlog_model.errors import ConfigError, ConnectionLostError
-from binlog_model.incremental import _Writer
 from binlog_model.io.documents import fsync_dir, truncate_durably
 from binlog_model.io.live import PASSWORD_ENV, ServerURL, server_password
 from binlog_model.io.replication import Heartbeat
@@ -56,7 +55,9 @@ from binlog_model.io.state import PARTIAL, RunState, lock_state, recover_outputs
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
+from binlog_model.runs.incremental import _Writer
 from binlog_model.runs.source import Position, Resume
+from binlog_model.runs.state import begin_run
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
 
@@ -66,11 +67,14 @@ __all__ = ["SERVER_ID_RANGE", "PurgedPositionError", "ServerIdCollisionError", "
 #: where a default replica server_id is drawn from: high enough to stay clear of hand-numbered servers
 SERVER_ID_RANGE: Final = (3_000_000_000, 3_999_999_999)
 _BACKOFF_FIRST, _BACKOFF_MAX = 0.2, 30.0
+#: seconds a control query (the position, the binlog list) may take to answer
+CONTROL_READ_TIMEOUT: Final = 30
 
 
 @dataclass
 class TailSettings:
-    """What ``run_tail`` needs; the CLI fills it from its options."""
+    """What ``run_tail`` needs; the CLI fills it from its options. ``shaping``: the options that shape the
+    output (``runs.state.shaping``), compared with the state's."""
 
     server: ServerURL
     state_dir: Path
@@ -81,6 +85,7 @@ class TailSettings:
     password: str | None = None
     fmt: str = "jsonl"
     json_defaults: bool = False
+    snapshot_id: str | None = None
     verify_checksum: bool = True
     server_id: int | None = None
     start: str = "earliest"
@@ -121,10 +126,7 @@ def run_tail(settings: TailSettings) -> TailResult:
     result = TailResult()
     with lock_state(settings.state_dir):
         state = RunState.load(settings.state_dir)
-        shaping = {**settings.shaping, "format": settings.fmt, "out": str(out.resolve())}
-        state.check_options(shaping)
-        recover_outputs(state, out)
-        state.options = {**shaping, "snapshot": state.options.get("snapshot", shaping.get("snapshot"))}
+        begin_run(state, settings.shaping, settings.snapshot_id, lambda: recover_outputs(state, out))
         source = dict(state.source or {})
         if state.fresh and state.source is None:
             source["token"] = secrets.token_hex(4)
@@ -208,10 +210,13 @@ class _Session:
 
     def connect(self, **kw: Any) -> Any:
         """A pymysql connection to the server; unreachable is ``ConnectionLostError`` (retried), refused
-        credentials a ``ConfigError``."""
+        credentials a ``ConfigError``. Every read has a timeout (a server that accepts the connection but
+        never answers, or a stalled network, would otherwise hang the tail): ``CONTROL_READ_TIMEOUT`` for
+        the control queries, the heartbeat's for the dump."""
         server = self.settings.server
         params: dict[str, Any] = {"user": server.user, "password": self.password, "charset": "utf8mb4",
-                                  "connect_timeout": 10, "autocommit": True}
+                                  "connect_timeout": 10, "autocommit": True,
+                                  "read_timeout": CONTROL_READ_TIMEOUT, "write_timeout": CONTROL_READ_TIMEOUT}
         if server.socket:
             params["unix_socket"] = server.socket
         else:
