@@ -243,8 +243,8 @@ def _wait_caught_up(server: LocalServer, work: Path, timeout: float = 60) -> Non
 
 def test_dump_thread_killed_then_sigterm(own_server: LocalServer, tmp_path: Path) -> None:
     """The server KILLs the dump thread (2 times, 5 in the campaign) while the workload runs: the tail
-    reconnects and resumes without a loss or a duplicate; SIGTERM then ends it with status 0 after a commit. Its spool's closed
-    files equal the server's."""
+    reconnects and resumes without a loss or a duplicate; SIGTERM then ends it with status 0 after a
+    commit. Its spool's closed files equal the server's."""
     writer = Writer(own_server, seed=26, units=UNITS // 2)
     spool = ("--spool", str(tmp_path / "spool"))
     tail = _spawn(_tail_args(own_server, tmp_path, *spool))
