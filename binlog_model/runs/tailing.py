@@ -58,6 +58,7 @@ from binlog_model.resolve.options import ResolveOptions
 from binlog_model.runs.incremental import _Writer
 from binlog_model.runs.source import Position, Resume
 from binlog_model.runs.state import begin_run
+from binlog_model.sinks import sink_class
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
 
@@ -193,7 +194,9 @@ class _Session:
         history = (SchemaHistory.from_json(state.history) if state.history is not None
                    else SchemaHistory(None, lenient=settings.lenient_ddl) if settings.snapshot_now
                    else settings.load_history())
-        self.assembler = StatementAssembler(history, settings.options)
+        # a sink that takes serialized events (proto) gets the compiled row builder's bytes, as `events`
+        self.serialized = sink_class(settings.fmt).takes_serialized
+        self.assembler = StatementAssembler(history, settings.options, serialized=self.serialized)
         self.result.stats = self.assembler.stats
         self.name = ""
         self.writer: _Writer | None = None
@@ -259,7 +262,7 @@ class _Session:
         if state.history is None and self.source.snapshot_catalog is not None:
             self.assembler = StatementAssembler(SchemaHistory(self.source.snapshot_catalog,
                                                               lenient=self.settings.lenient_ddl),
-                                                self.settings.options)
+                                                self.settings.options, serialized=self.serialized)
             self.result.stats = self.assembler.stats
         if target is not None and self.committed is not None and _key(self.committed) >= _key(target):
             return True
