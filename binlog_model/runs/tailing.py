@@ -208,6 +208,8 @@ class _Session:
         self.gtids_complete = bool(pos.get("gtids_complete"))
         self.committed: tuple[str, int] | None = (pos["file"], pos["offset"]) if pos else None
         self.is_mariadb = False
+        self.event_time = 0           # the last top-level event's timestamp (seconds)
+        self.caught_up = False
 
     # --- the server ---------------------------------------------------------------------------------
 
@@ -289,6 +291,7 @@ class _Session:
         busy = False
         for item in stream:
             if isinstance(item, Heartbeat):
+                self.caught_up = True           # the server has nothing more: no lag
                 if candidate is not None and candidate != self.committed:
                     self.commit(candidate)
                     pending_tx, last_commit = 0, time.monotonic()
@@ -305,6 +308,7 @@ class _Session:
                 self.gtid_events.append(item)
             if outer:
                 outer_end = (os.path.basename(header.file), header.offset + header.event_size)
+                self.event_time, self.caught_up = header.timestamp, False
             for event in assembler.feed(item):
                 writer.write(event)
                 self.result.events += 1
@@ -353,8 +357,11 @@ class _Session:
         self.result.commits += 1
         self.result.position = f"{position[0]}:{position[1]}"
         if settings_progress := self.settings.on_progress:
+            # lag: how old the last committed event is (0 once a heartbeat said the server has no more)
+            lag = 0.0 if self.caught_up else max(0.0, time.time() - self.event_time)
             settings_progress({"position": self.result.position, "events": self.result.events,
-                               "commits": self.result.commits, "gtids": str(state.gtids)})
+                               "commits": self.result.commits, "gtids": str(state.gtids),
+                               "lag_seconds": round(lag, 3), "caught_up": self.caught_up})
         if writer.size >= self.settings.part_bytes:
             self.finish()
             self._new_part()

@@ -347,9 +347,11 @@ def test_resume_by_tagged_gtid_set(own_server: LocalServer, tmp_path: Path) -> N
             cur.execute(f"INSERT INTO g VALUES ({n}, 'tagged')")
         cur.execute("SET gtid_next = 'AUTOMATIC'")
         cur.execute("INSERT INTO g VALUES (10, 'plain')")
-    first = _spawn(_tail_args(own_server, tmp_path, "--stop-at-end"))
+    first = _spawn(_tail_args(own_server, tmp_path, "--stop-at-end", "--stats"))
     _, err = first.communicate(timeout=60)
     assert first.returncode == 0, err.decode()
+    stats = [json.loads(line) for line in err.splitlines() if line.startswith(b"{")]
+    assert stats and stats[-1]["events"] >= 5 and stats[-1]["lag_seconds"] >= 0, err.decode()
     state = RunState.load(tmp_path / "state")
     assert ":batch_1:" in str(state.gtids), str(state.gtids)
     with conn.cursor() as cur:
