@@ -71,6 +71,7 @@ _HEADER = struct.Struct("<IBIIIH")  # timestamp, type, server_id, event_size, lo
 _DUMP = struct.Struct("<IHI")  # position, flags, server_id
 _U64 = struct.Struct("<Q")
 _DUMP_GTID = struct.Struct("<HII")  # flags, server_id, file name length
+_HEARTBEATS: Final = frozenset({EventType.HEARTBEAT_LOG_EVENT, EventType.HEARTBEAT_LOG_EVENT_V2})
 # Client and server error numbers that mean the connection (not the request) failed: a reconnect may work.
 # 2003/2006/2013/2055: cannot connect, gone away, lost, lost at handshake; 1053: server shutdown;
 # 1317 / 1927: the dump thread was killed (MySQL / MariaDB); 1040: too many connections.
@@ -130,6 +131,7 @@ def iter_replication_packets(conn: Any, log_file: str = "", log_pos: int = 4, *,
     """
     import pymysql
 
+    reached: ReplicationPacket | None = None      # the last packet received (for messages)
     try:
         if not 0 < server_id < 2**32:
             raise ConfigError(f"server_id must be in 1..2**32-1, got {server_id}")
@@ -158,14 +160,20 @@ def iter_replication_packets(conn: Any, log_file: str = "", log_pos: int = 4, *,
             name = b"" if mariadb_gtid is not None else log_file.encode()
             conn._execute_command(COM_BINLOG_DUMP, _DUMP.pack(log_pos if mariadb_gtid is None else 4, flags,
                                                               server_id) + name)
-        yield from _read_stream(conn, log_file, log_pos, checksum)
+        for packet in _read_stream(conn, log_file, log_pos, checksum):
+            if not packet.artificial and packet.event_type not in _HEARTBEATS:
+                reached = packet
+            yield packet
     except (pymysql.Error, OSError) as err:
         where = (f"GTID {mariadb_gtid}" if mariadb_gtid is not None
-                 else f"GTID set {mysql_gtids}" if mysql_gtids is not None else f"{log_file}:{log_pos}")
+                 else f"GTID set {_shortened(str(mysql_gtids))}" if mysql_gtids is not None
+                 else f"{log_file}:{log_pos}")
         errno = err.args[0] if isinstance(err, pymysql.Error) and err.args and isinstance(err.args[0], int) \
             else None
         message = err.args[1] if isinstance(err, pymysql.Error) and len(err.args) > 1 else str(err)
         if errno is None or errno in LOST_CONNECTION_ERRNOS:
+            if reached is not None:
+                where += f", after {reached.file}:{reached.offset + len(reached.raw)}"
             raise ConnectionLostError(f"binlog dump from {where}: connection lost ({message})",
                                       errno=errno) from err
         raise ReplicationError(f"binlog dump from {where} failed: ({errno}) {message}", errno=errno) from err
@@ -269,6 +277,10 @@ def _prepare_session(conn: Any, is_mariadb: bool, mariadb_gtid: str | None, hear
                 cur.execute("SET @slave_connect_state = %s", (mariadb_gtid,))
                 cur.execute("SET @slave_gtid_strict_mode = 1")
     return algorithm != "NONE"
+
+
+def _shortened(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _register(conn: Any, server_id: int, host: str) -> None:
