@@ -1,7 +1,13 @@
 """``binlog-model tail``: follow a live server's binlog as a replica, with durable checkpoints and reconnects.
 
-Strategy: the incremental machinery of ``events --state`` (``RunState``, ``lock_state``, ``recover_outputs``,
-the output writer) over a replication stream (``io.replication``) instead of files. A tail holds the state
+Strategy: the incremental machinery of ``events --state`` (``RunState``, ``lock_state``, ``begin_run``,
+``recover_outputs``, the output writer) over a live server as an ``EventSource``
+(``io.replication_source.ReplicationSource``) instead of files. It does not drive ``runs.runner.Runner``
+yet, which a live source needs three more things from: a commit when the server says it has nothing more
+(its ``Heartbeat`` marker: the last transaction of a burst is committed at once, not at the next one), a
+stop request that finishes the transaction and commits (SIGTERM, ``--stop-at-end``), and a file's
+PREVIOUS_GTIDS / GTID_LIST in the run's GtidSet (a GTID resume needs the whole set, not only the GTIDs
+seen). A tail holds the state
 directory for its whole life and runs *sessions*: a session loads the committed state, builds the
 assembler from its schema history, opens a new output part, connects, and streams. Whatever ends a session
 early (a lost or silent connection, a killed dump thread, a server restart) is handled exactly as a
