@@ -35,7 +35,7 @@ def _pin_one_core() -> None:
 
 def _ours_resolved(args: dict[str, Any]) -> dict[str, Any]:
     from binlog_model.io.snapshots import load_snapshot
-    from binlog_model.pipeline import iter_binlog_events
+    from binlog_model.runs.pipeline import iter_binlog_events
 
     history = load_snapshot(args["snapshot"])
     began = time.perf_counter()
@@ -50,9 +50,9 @@ def _ours_resolved(args: dict[str, Any]) -> dict[str, Any]:
 def _ours_proto(args: dict[str, Any]) -> dict[str, Any]:
     # Fully resolved events written as length-delimited protobuf (``events --format proto``): the events'
     # bytes (a serialized assembler: with the compiled core, rows are never parsed into messages).
-    from binlog_model.pipeline import iter_binlog_events, load_snapshot
     from binlog_model.resolve.assembler import StatementAssembler
     from binlog_model.resolve.options import ResolveOptions
+    from binlog_model.runs.pipeline import iter_binlog_events, load_snapshot
 
     history = load_snapshot(args["snapshot"])
     assembler = StatementAssembler(history, ResolveOptions(image=args.get("image", "changed"),

@@ -37,7 +37,7 @@ from typing import Any
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.io.snapshots import load_snapshot
-from binlog_model.pipeline import iter_binlog_events
+from binlog_model.runs.pipeline import iter_binlog_events
 
 __all__ = ["debezium_envelopes", "debezium_value", "measure_events"]
 

@@ -203,7 +203,7 @@ def measure_prepass(paths: list[str]) -> float:
 
 def measure_pipeline(paths: list[str], repeat: int) -> dict[str, float]:
     """The single-process ``iter_binlog_events`` on the same files, every row change counted."""
-    from binlog_model.pipeline import iter_binlog_events
+    from binlog_model.runs.pipeline import iter_binlog_events
 
     times = []
     rows = 0

@@ -37,9 +37,9 @@ from binlog_model.position import BinlogPosition
 
 # public name -> module that defines it (imported on first attribute access)
 _LAZY = {
-    "iter_binlog_events": "binlog_model.pipeline",
-    "iter_serialized_events": "binlog_model.pipeline",
-    "history_from_binlogs": "binlog_model.pipeline",
+    "iter_binlog_events": "binlog_model.runs.pipeline",
+    "iter_serialized_events": "binlog_model.runs.pipeline",
+    "history_from_binlogs": "binlog_model.runs.pipeline",
     "load_snapshot": "binlog_model.io.snapshots",
     "StatementAssembler": "binlog_model.resolve.assembler",
     "AssemblerOptions": "binlog_model.resolve.options",

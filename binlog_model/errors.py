@@ -16,6 +16,7 @@ __all__ = [
     "BinlogError",
     "ChecksumMismatchError",
     "ConfigError",
+    "ConnectionLostError",
     "DecodeError",
     "DecoderStateError",
     "EncryptedBinlogError",
@@ -133,7 +134,26 @@ class DecoderStateError(BinlogError):
 
 
 class ReplicationError(BinlogError):
-    """The server refused or broke the binlog dump (unknown file, lost connection, protocol surprise)."""
+    """The server refused or broke the binlog dump (unknown file, lost connection, protocol surprise).
+    ``errno``: the server's or client's error number when there is one (1236: the server cannot send the
+    position asked for; 2013: the connection was lost), else None."""
+
+    def __init__(self, message: str, *, errno: int | None = None) -> None:
+        super().__init__(message)
+        self.errno = errno
+
+    def __reduce__(self) -> tuple[Any, ...]:      # pickled (copied) with its errno
+        return _rebuild_replication_error, (type(self), str(self), self.errno)
+
+
+def _rebuild_replication_error(cls: type[ReplicationError], message: str,
+                               errno: int | None) -> ReplicationError:
+    return cls(message, errno=errno)
+
+
+class ConnectionLostError(ReplicationError):
+    """The connection to the server broke or went silent (no event nor heartbeat within the read timeout):
+    a reconnect can resume from the last commit."""
 
 
 # --- schema tracking and resolution ----------------------------------------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import struct
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -186,6 +187,52 @@ class GtidSet:
                                   f"followed by intervals ({_EXPECTED})")
         if not spans_of_tag:
             raise ConfigError(f"bad GTID set item {item!r}: no interval after {tag or head!r} ({_EXPECTED})")
+
+    # --- the replication protocol -------------------------------------------------------------------------
+
+    def encode_mysql(self) -> bytes:
+        """The MySQL part as ``COM_BINLOG_DUMP_GTID`` carries it (``Gtid_set::encode``): u64 source count,
+        then per source its 16 UUID bytes, u64 interval count and u64 ``start``/``end`` pairs, ``end``
+        exclusive. With a tagged source anywhere (MySQL 8.4+) the whole set uses the tagged format: the
+        format byte 1 in the count's top and bottom bytes (the count in between), and each UUID followed by
+        its tag as a length-prefixed string (the serialization library's variable-length integer)."""
+        sources = sorted((key, spans) for key, spans in self._mysql.items() if spans)
+        tagged = any(tag for (_, tag), _ in sources)
+        count = len(sources)
+        out = [struct.pack("<Q", (1 << 56) | (count << 8) | 1 if tagged else count)]
+        for (source_uuid, tag), spans in sources:
+            out.append(uuid.UUID(source_uuid).bytes)
+            if tagged:
+                raw = tag.encode("ascii")
+                out.append(bytes([len(raw) << 1]) + raw)     # a length under 128: one byte, low bit 0
+            out.append(struct.pack("<Q", len(spans)))
+            out.extend(struct.pack("<QQ", lo, hi + 1) for lo, hi in spans)
+        return b"".join(out)
+
+    def add_previous_gtids(self, event: ev.PreviousGtidsEvent) -> None:
+        """Add a file's PREVIOUS_GTIDS (everything the server executed before that file)."""
+        for i, (sid, spans) in enumerate(event.gtid_sets):
+            tag = event.tags[i] if i < len(event.tags) else ""
+            for lo, end in spans:
+                if end > lo:
+                    self._add_interval(str(sid), tag, lo, end - 1)
+
+    def add_gtid_list(self, event: ev.GtidListEvent) -> None:
+        """Add a MariaDB file's GTID_LIST (the latest GTID of every domain before that file)."""
+        for domain, server_id, seq in event.gtids:
+            self.add_mariadb(domain, server_id, seq)
+
+    def mariadb_text(self) -> str:
+        """The MariaDB part alone, as ``@slave_connect_state`` takes it."""
+        return ",".join(f"{d}-{self._mariadb[d][0]}-{self._mariadb[d][1]}" for d in sorted(self._mariadb))
+
+    @property
+    def has_mysql(self) -> bool:
+        return any(self._mysql.values())
+
+    @property
+    def has_mariadb(self) -> bool:
+        return bool(self._mariadb)
 
     # --- the run state's JSON -----------------------------------------------------------------------------
 

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from binlog_model.commands.schema import command as schema_command
 from binlog_model.io.files import expand_paths
 from binlog_model.io.snapshots import load_snapshot
-from binlog_model.pipeline import history_from_binlogs, iter_binlog_events
 from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.runs.pipeline import history_from_binlogs, iter_binlog_events
 from binlog_model.spark.partitions import build_history, scan_files
 
 

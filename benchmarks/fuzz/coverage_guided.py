@@ -27,7 +27,7 @@ with atheris.instrument_imports(include=["binlog_model", "schema_tracker"]):
     from benchmarks.fuzz.seeds import load_pools
     from benchmarks.fuzz.targets import cleanup, run_ddl, run_decoder, run_pipeline, setup_catalog
     from binlog_model.errors import BinlogError
-    from binlog_model.pipeline import iter_binlog_events  # noqa: F401 - instrument the whole pipeline
+    from binlog_model.runs.pipeline import iter_binlog_events  # noqa: F401 - instrument the whole pipeline
 
 CORPUS = Path("/tmp/binlog-model-atheris")
 

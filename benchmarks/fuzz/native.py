@@ -166,8 +166,8 @@ def capture_rows(paths: list[Path], per_file: int = 100) -> list[Capture]:
     given (plan columns through ``compile_plan``, images as bytes): the distinct events, at most
     ``per_file`` of each file so every file's tables and types are represented."""
     from binlog_model.errors import BinlogError
-    from binlog_model.pipeline import iter_binlog_events
     from binlog_model.resolve import compiled_rows
+    from binlog_model.runs.pipeline import iter_binlog_events
 
     captured: list[Capture] = []
     seen: set[bytes] = set()
@@ -396,8 +396,8 @@ def _column_values(spec: tuple[Any, ...], name: str, rows: int) -> list[Any]:
 def columns_target(speedups: ModuleType, paths: list[Path]) -> Target:
     from binlog_model._pb import binlog_event_pb2 as pb
     from binlog_model.errors import BinlogError
-    from binlog_model.pipeline import iter_serialized_events
     from binlog_model.position import file_sequence
+    from binlog_model.runs.pipeline import iter_serialized_events
     from binlog_model.spark.value_json import event_rows, slow_value_json
 
     seeds: set[bytes] = set()

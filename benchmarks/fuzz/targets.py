@@ -105,7 +105,7 @@ def cleanup() -> None:
 
 
 def run_pipeline(data: bytes, options: dict[str, Any]) -> str:
-    from binlog_model.pipeline import iter_binlog_events
+    from binlog_model.runs.pipeline import iter_binlog_events
 
     path = _pipeline_file()
     path.parent.mkdir(exist_ok=True)

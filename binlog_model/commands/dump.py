@@ -1,17 +1,15 @@
 """``binlog-model dump FILE...``: print every event, as ``mysqlbinlog -vv`` does, or as JSON lines.
 
-Strategy: the event stream comes from ``io.files.iter_events``; a table maps each event class to a text
-renderer (its one-line summary after the common ``#... server id ... end_log_pos ...`` line, plus body
-lines), and rows events render their images as ``### INSERT INTO ...`` pseudo-SQL with the column type
-comment mysqlbinlog prints. ``--json`` writes one JSON object per event with every dataclass field;
-``bytes`` become ``{"hex": "..."}``, Decimal/UUID/dates become strings, ``NOT_PRESENT`` becomes
-``{"$": "NOT_PRESENT"}``; a rows event names its TABLE_MAP as ``{"table_id", "schema", "table"}``
-instead of repeating it (the TABLE_MAP event itself is printed in full just before). An event whose body
-does not decode (an UndecodableEvent) is printed raw with a note saying why, and the dump goes on; after
-the last event a warning line counts them and the exit status is 1, as ``mysqlbinlog``'s (scripts test it).
-Framing and checksum errors still stop it: they are ``BinlogError``s, turned by ``binlog_model.cli`` into
-one line and exit status 2.
-"""
+Strategy: the event stream comes from ``io.file_source.FileSource`` (markers dropped); a table maps each event
+class to a text renderer (its one-line summary after the common ``#... server id ... end_log_pos ...`` line,
+plus body lines), and rows events render their images as ``### INSERT INTO ...`` pseudo-SQL with the column
+type comment mysqlbinlog prints. ``--json`` writes one JSON object per event with every dataclass field;
+``bytes`` become ``{"hex": "..."}``, Decimal/UUID/dates become strings, ``NOT_PRESENT`` becomes ``{"$":
+"NOT_PRESENT"}``; a rows event names its TABLE_MAP as ``{"table_id", "schema", "table"}`` instead of repeating
+it (the TABLE_MAP event itself is printed in full just before). An event whose body does not decode (an
+UndecodableEvent) is printed raw with a note saying why, and the dump goes on; after the last event a warning
+line counts them and the exit status is 1, as ``mysqlbinlog``'s (scripts test it). Framing and checksum errors
+still stop it: they are ``BinlogError``s, turned by ``binlog_model.cli`` into one line and exit status 2. """
 
 from __future__ import annotations
 
@@ -29,7 +27,9 @@ from typing import Any
 
 import click
 
-from binlog_model.io.files import iter_events
+from binlog_model.io.file_source import FileSource
+from binlog_model.runs.progress import ProgressDisplay, progress_mode, source_counters
+from binlog_model.runs.source import decoded
 from binlog_model.wire import events as ev
 from binlog_model.wire.column_types import ColumnType
 from binlog_model.wire.header import EventType
@@ -408,7 +408,10 @@ def event_to_json(event: Any) -> dict[str, Any]:
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event (bytes as {\"hex\": ...}).")
 @click.option("--no-verify-checksum", is_flag=True, help="Do not check the events' CRC32 footers.")
-def command(files: tuple[str, ...], as_json: bool, no_verify_checksum: bool) -> None:
+@click.option("--progress/--no-progress", default=None,
+              help="Progress on stderr: a bar on a terminal the dump is not printed to, log lines elsewhere "
+              "(default: none off a terminal).")
+def command(files: tuple[str, ...], as_json: bool, no_verify_checksum: bool, progress: bool | None) -> None:
     """Print the events of binlog FILES (in rotation order), like mysqlbinlog -vv, or as JSON lines.
 
     Exit status 1 when some event could not be decoded (shown raw), as mysqlbinlog's."""
@@ -416,13 +419,16 @@ def command(files: tuple[str, ...], as_json: bool, no_verify_checksum: bool) -> 
     shown_raw = 0
     # A diagnostic tool: an event that does not decode is shown raw with a note, and the dump goes on as
     # far as the framing allows (the typed error stays for every path that needs values).
-    for event in iter_events(files, verify_checksum=not no_verify_checksum, raw_undecodable=True):
-        if isinstance(event, ev.UndecodableEvent):
-            shown_raw += 1
-        if as_json:
-            out.write(json.dumps(event_to_json(event), ensure_ascii=False) + "\n")
-        else:
-            out.write("\n".join(render_event(event)) + "\n")
+    source = FileSource(files, verify_checksum=not no_verify_checksum, raw_undecodable=True)
+    with ProgressDisplay("dump", source_counters(source),
+                         mode=progress_mode(progress, output_on_terminal=out.isatty())):
+        for event in decoded(source.read()):
+            if isinstance(event, ev.UndecodableEvent):
+                shown_raw += 1
+            if as_json:
+                out.write(json.dumps(event_to_json(event), ensure_ascii=False) + "\n")
+            else:
+                out.write("\n".join(render_event(event)) + "\n")
     if shown_raw:
         out.flush()         # every event first, then the warning as the last line on stderr
         many = shown_raw != 1

@@ -1,7 +1,8 @@
 """``binlog-model events FILE...``: binlog files → BinlogEvents as JSON lines or a length-delimited
-protobuf stream.
+protobuf stream: the runner (``runs.runner``) over the files (``io.file_source``) into the sink of
+``--format`` (``binlog_model.sinks``), with the one progress display (``runs.progress``).
 
-With ``--state DIR`` a run is incremental (``binlog_model.incremental``): it reads only what is new since
+With ``--state DIR`` a run is incremental (``binlog_model.runs.incremental``): it reads only what is new since
 the last run with that state, and ``--out`` names a directory that gets one new ``part-NNNNNN`` file per
 run, committed together with the state.
 """
@@ -15,12 +16,14 @@ from pathlib import Path
 import click
 
 from binlog_model.errors import ConfigError
+from binlog_model.io.file_source import FileSource
 from binlog_model.io.snapshots import load_snapshot
 from binlog_model.messages import BinlogEvent
-from binlog_model.pipeline import iter_binlog_events, iter_serialized_events
-from binlog_model.resolve.assembler import AssemblerStats
+from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ResolveOptions
-from binlog_model.sinks import open_sink
+from binlog_model.runs.progress import ProgressDisplay, progress_mode, source_counters
+from binlog_model.runs.runner import Runner
+from binlog_model.sinks import FORMATS, open_sink, sink_class
 
 
 @click.command("events")
@@ -41,7 +44,7 @@ from binlog_model.sinks import open_sink
               help="Split a statement into BinlogEvents of at most this many rows.")
 @click.option("--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BYTES, show_default=True,
               help="... and of at most about this many bytes of row data.")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "proto"]), default="jsonl", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="jsonl", show_default=True)
 @click.option("--json-defaults", is_flag=True,
               help="JSONL: also write fields at their default (0, false, empty), e.g. queryIndex 0.")
 @click.option("--out", type=click.Path(path_type=Path),
@@ -60,13 +63,16 @@ from binlog_model.sinks import open_sink
               show_default=True, help="Put the statement's SQL on all its events, only the first piece of a "
               "split statement, or nowhere.")
 @click.option("--stats", is_flag=True, help="Print counters (and warnings) to stderr at the end.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress on stderr: a bar on a terminal (the default there), log lines elsewhere "
+              "(default: none off a terminal).")
 @click.option("--commit-bytes", type=click.IntRange(min=1), default=64 << 20, hidden=True,
               help="With --state: commit a step after about this many input bytes (tests use small values).")
 def command(files: tuple[Path, ...], source: str, snapshot: str | None, database: str | None,
             always_include: tuple[str, ...], image: str, max_rows: int, max_bytes: int, fmt: str,
             json_defaults: bool, out: Path | None, state_dir: Path | None, lenient_ddl: bool,
             allow_incomplete_tail: bool, no_verify_checksum: bool, statement_text: str, stats: bool,
-            commit_bytes: int) -> None:
+            progress: bool | None, commit_bytes: int) -> None:
     """Decode binlog FILES into one BinlogEvent per statement (and table)."""
     options = ResolveOptions.parse(source=source, always_include=always_include, image=image,
                                    max_rows=max_rows, max_bytes=max_bytes,
@@ -74,29 +80,34 @@ def command(files: tuple[Path, ...], source: str, snapshot: str | None, database
     if state_dir is not None:
         _incremental(files, state_dir, out, options, snapshot=snapshot, database=database,
                      lenient_ddl=lenient_ddl, fmt=fmt, json_defaults=json_defaults,
-                     verify_checksum=not no_verify_checksum, stats=stats, commit_bytes=commit_bytes)
+                     verify_checksum=not no_verify_checksum, stats=stats, commit_bytes=commit_bytes,
+                     progress=progress_mode(progress))
         return
     if out is not None and not out.parent.is_dir():
         raise ConfigError(f"cannot write --out {out}: the directory {out.parent} does not exist")
     if out is not None and out.is_dir():
         raise ConfigError(f"--out {out} is a directory (a directory is for --state runs): give a file name")
-    run = AssemblerStats()
-    if fmt == "proto" and out is None and sys.stdout.isatty():
-        raise click.UsageError("--format proto writes binary: give --out FILE or redirect stdout")
+    sink = sink_class(fmt)
+    if sink.binary and out is None and sys.stdout.isatty():
+        raise click.UsageError(f"--format {fmt} writes binary: give --out FILE or redirect stdout")
     # The snapshot is read here, before any output is opened, so a bad one leaves no empty --out file.
-    # Protobuf output takes each event's bytes as the compiled row builder made them, never parsed back.
-    read = iter_serialized_events if fmt == "proto" else iter_binlog_events
-    events = read(files, options=options, stats=run, verify_checksum=not no_verify_checksum,
-                  snapshot=load_snapshot(snapshot, lenient=lenient_ddl, database=database))
-    _write(events, fmt, out, json_defaults)
+    # A sink that takes serialized events (protobuf) gets each event's bytes as the compiled row builder
+    # made them, never parsed back.
+    assembler = StatementAssembler(load_snapshot(snapshot, lenient=lenient_ddl, database=database), options,
+                                   serialized=sink.takes_serialized)
+    binlogs = FileSource(files, partial_tail=options.allow_incomplete_tail,
+                         verify_checksum=not no_verify_checksum)
+    mode = progress_mode(progress, output_on_terminal=out is None and sys.stdout.isatty())
+    with ProgressDisplay("events", source_counters(binlogs, lambda: assembler.stats.row_changes), mode=mode):
+        _write(Runner(binlogs, assembler).events(), fmt, out, json_defaults)
     if stats:
-        _print_stats(run)
+        _print_stats(assembler.stats)
 
 
 def _write(events: Iterable[BinlogEvent] | Iterable[bytes], fmt: str, out: Path | None,
            json_defaults: bool) -> int:
-    """Write ``events`` (messages, or serialized ones for ``proto``) to ``out`` (a new file) or stdout with
-    the sink of ``fmt``; returns the count."""
+    """Write ``events`` (messages, or serialized ones for a sink that takes them) to ``out`` (a new file)
+    or stdout with the sink of ``fmt``; returns the count."""
     if out is None:
         sys.stdout.flush()              # anything already printed as text comes first
     with open_sink(fmt, out if out is not None else sys.stdout.buffer, json_defaults=json_defaults) as sink:
@@ -112,24 +123,21 @@ def _print_stats(stats: object) -> None:
 
 def _incremental(files: tuple[Path, ...], state_dir: Path, out: Path | None, options: ResolveOptions, *,
                  snapshot: str | None, database: str | None, lenient_ddl: bool, fmt: str, json_defaults: bool,
-                 verify_checksum: bool, stats: bool, commit_bytes: int) -> None:
-    from binlog_model.incremental import run_incremental, snapshot_digest
+                 verify_checksum: bool, stats: bool, commit_bytes: int, progress: str) -> None:
+    from binlog_model.runs.incremental import run_incremental
+    from binlog_model.runs.state import snapshot_digest
 
     if out is None:
         raise ConfigError("--state needs --out DIR: each run adds one output file there, committed together "
                           "with the state")
     if out.exists() and not out.is_dir():
         raise ConfigError(f"with --state, --out names a directory; {out} is a file")
-    include = sorted(f"{db}.{t}.{c}" for (db, t), cols in options.always_include.items() for c in cols)
-    shaping = {"source": options.source, "always_include": include,
-               "image": options.image, "max_rows": options.max_rows, "max_bytes": options.max_bytes,
-               "statement_text": options.statement_text, "lenient_ddl": lenient_ddl,
-               "database": database, "json_defaults": json_defaults}
-    result = run_incremental(files, state_dir, out, options=options, shaping=shaping, fmt=fmt,
+    result = run_incremental(files, state_dir, out, options=options, lenient_ddl=lenient_ddl,
+                             database=database, fmt=fmt,
                              load_history=lambda: load_snapshot(snapshot, lenient=lenient_ddl,
                                                                 database=database),
                              snapshot_id=snapshot_digest(snapshot), verify_checksum=verify_checksum,
-                             json_defaults=json_defaults, commit_bytes=commit_bytes)
+                             json_defaults=json_defaults, commit_bytes=commit_bytes, progress=progress)
     where = f" -> {result.output}" if result.output else " (no new events)"
     click.echo(f"events: {result.events} new events from {len(result.files)} file(s)"
                f"{f', resumed at {result.resumed_at}' if result.resumed_at else ''}, "

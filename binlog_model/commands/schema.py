@@ -23,8 +23,11 @@ import click
 
 from binlog_model.charsets import CHARSET_CODECS, normalize_charset
 from binlog_model.errors import ConfigError
+from binlog_model.io.file_source import FileSource
 from binlog_model.io.snapshots import load_snapshot, read_sql_text, save_history
-from binlog_model.pipeline import history_from_binlogs
+from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
+from binlog_model.runs.pipeline import history_from_source
+from binlog_model.runs.progress import ProgressDisplay, progress_mode, source_counters
 from schema_tracker.changes import (
     CreateOrModifyColumn,
     CreateTable,
@@ -96,9 +99,12 @@ def _print_catalog(catalog: Catalog) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (history and final catalog).")
 @click.option("--save", type=click.Path(dir_okay=False, path_type=Path),
               help="Also save the history as JSON to this file.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress on stderr: a bar on a terminal (the default there), log lines elsewhere "
+              "(default: none off a terminal).")
 def command(files: tuple[Path, ...], sql_files: tuple[Path, ...], snapshot: str | None, database: str | None,
             server_charset: str | None, server_collation: str | None, lenient: bool, as_json: bool,
-            save: Path | None) -> None:
+            save: Path | None, progress: bool | None) -> None:
     """Replay the DDL in binlog FILEs (or --sql files) and print the schema history and final catalog."""
     if not files and not sql_files:
         raise ConfigError("give binlog FILEs or --sql FILE")
@@ -118,7 +124,9 @@ def command(files: tuple[Path, ...], sql_files: tuple[Path, ...], snapshot: str 
     if files:
         # The server charset of the first QUERY event is adopted when nothing else set it (no snapshot,
         # no --server-charset), as `events` does.
-        history = history_from_binlogs(list(files), history, pin_server_charset=server_charset is not None)
+        source = FileSource(list(files), skip_types=DDL_SKIP_TYPES)
+        with ProgressDisplay("schema", source_counters(source), mode=progress_mode(progress)):
+            history = history_from_source(source, history, pin_server_charset=server_charset is not None)
     for path in sql_files:
         history.apply_script(read_sql_text(path), database, source=path.name)
     if save is not None:

@@ -19,7 +19,7 @@ from binlog_model.errors import ConfigError
 from schema_tracker.model import Catalog
 from schema_tracker.snapshot import catalog_from_server
 
-__all__ = ["PASSWORD_ENV", "ServerURL", "catalog_from_url", "parse_server_url"]
+__all__ = ["PASSWORD_ENV", "ServerURL", "catalog_from_url", "parse_server_url", "server_password"]
 
 PASSWORD_ENV = ("BINLOG_MODEL_PASSWORD", "MYSQL_PWD")
 _SCHEMES = ("mysql", "mariadb")
@@ -54,7 +54,9 @@ def parse_server_url(url: str) -> ServerURL:
                      database, socket)
 
 
-def _password(server: ServerURL) -> str:
+def server_password(server: ServerURL) -> str:
+    """The password for ``server``: ``$BINLOG_MODEL_PASSWORD`` (else ``$MYSQL_PWD``), else a prompt on a
+    terminal, else empty."""
     for name in PASSWORD_ENV:
         if name in os.environ:
             return os.environ[name]
@@ -76,7 +78,7 @@ def catalog_from_url(url: str, *, database: str | None = None, connect: Any = No
         errors: tuple[type[BaseException], ...] = (pymysql.Error,)
     else:
         errors = (Exception,)
-    params: dict[str, Any] = {"user": server.user, "password": _password(server), "charset": "utf8mb4",
+    params: dict[str, Any] = {"user": server.user, "password": server_password(server), "charset": "utf8mb4",
                               "connect_timeout": 10}
     if server.socket:
         params["unix_socket"] = server.socket

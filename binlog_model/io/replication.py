@@ -26,6 +26,14 @@ transaction (ANNOTATE_ROWS, TABLE_MAP, rows events: only the GTID and the commit
 them as they are. Only the framing kinds (ROTATE, FORMAT_DESCRIPTION, GTID_LIST, heartbeats) with log_pos 0
 are taken as framing without the flag; any other event with log_pos 0 starts where the previous one ended.
 
+For a tail (``binlog_model.runs.tailing``) the dump can also: ask the server for heartbeats
+(``@master_heartbeat_period``, in nanoseconds) so a silent connection is told from an idle server, and
+report them (``markers=True`` yields a ``Heartbeat`` for each: every event written so far has arrived);
+start MySQL at a GTID set with ``COM_BINLOG_DUMP_GTID`` (0x1e; the server skips the transactions in the
+set, so the stream jumps forward inside a file, which ``iter_replication_events`` follows at transaction
+starts); and register itself (``COM_REGISTER_SLAVE``), so ``SHOW REPLICAS`` lists it and a second reader
+with the same ``server_id`` can be named. A broken or silent connection raises ``ConnectionLostError``.
+
 Uses pymysql's packet-level methods (``_execute_command``, ``_read_packet``): pymysql has no public API for
 replication commands. The connection is consumed by the dump and closed when the generator ends.
 """
@@ -33,15 +41,18 @@ replication commands. The connection is consumed by the dump and closed when the
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from binlog_model.errors import ConfigError, DecodeError, ReplicationError
+from binlog_model.errors import ConfigError, ConnectionLostError, DecodeError, ReplicationError
+from binlog_model.gtid import GtidSet
+from binlog_model.runs.source import BoundaryTracker, FileBegin, FileEnd, FormatDescription
 from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
 from binlog_model.wire.header import EventType
 
 __all__ = [
+    "Heartbeat",
     "ReplicationError",
     "ReplicationPacket",
     "iter_replication_events",
@@ -49,6 +60,9 @@ __all__ = [
 ]
 
 COM_BINLOG_DUMP: Final = 0x12
+COM_REGISTER_SLAVE: Final = 0x15
+COM_BINLOG_DUMP_GTID: Final = 0x1E
+BINLOG_THROUGH_GTID: Final = 0x04
 BINLOG_DUMP_NON_BLOCK: Final = 0x01
 BINLOG_SEND_ANNOTATE_ROWS_EVENT: Final = 0x02  # MariaDB only
 LOG_EVENT_ARTIFICIAL_F: Final = 0x20
@@ -56,12 +70,17 @@ _MARIA_SLAVE_CAPABILITY_GTID: Final = 4
 _HEADER = struct.Struct("<IBIIIH")  # timestamp, type, server_id, event_size, log_pos, flags
 _DUMP = struct.Struct("<IHI")  # position, flags, server_id
 _U64 = struct.Struct("<Q")
+_DUMP_GTID = struct.Struct("<HII")  # flags, server_id, file name length
+_HEARTBEATS: Final = frozenset({EventType.HEARTBEAT_LOG_EVENT, EventType.HEARTBEAT_LOG_EVENT_V2})
+# Client and server error numbers that mean the connection (not the request) failed: a reconnect may work.
+# 2003/2006/2013/2055: cannot connect, gone away, lost, lost at handshake; 1053: server shutdown;
+# 1317 / 1927: the dump thread was killed (MySQL / MariaDB); 1040: too many connections.
+LOST_CONNECTION_ERRNOS: Final = frozenset({1040, 1053, 1317, 1927, 2003, 2006, 2013, 2055})
 _DEFAULT_REPLICA_ID: Final = 4_000_000_001
 # Event kinds a server sends with log_pos 0 as framing (not from the file), with or without the flag.
 _FRAMING_AT_ZERO: Final = frozenset({EventType.ROTATE_EVENT, EventType.FORMAT_DESCRIPTION_EVENT,
                                      EventType.GTID_LIST_EVENT, EventType.HEARTBEAT_LOG_EVENT,
                                      EventType.HEARTBEAT_LOG_EVENT_V2})
-
 
 @dataclass(frozen=True, slots=True)
 class ReplicationPacket:
@@ -81,9 +100,20 @@ class ReplicationPacket:
     artificial: bool
 
 
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    """A HEARTBEAT from the server (``markers=True``): it had nothing more to send. ``file`` and ``log_pos``
+    are where its binlog stands (``log_pos`` 0 when the server does not say)."""
+
+    file: str
+    log_pos: int
+
+
 def iter_replication_packets(conn: Any, log_file: str = "", log_pos: int = 4, *,
                              server_id: int = _DEFAULT_REPLICA_ID, blocking: bool = False,
-                             mariadb_gtid: str | None = None) -> Iterator[ReplicationPacket]:
+                             mariadb_gtid: str | None = None, mysql_gtids: GtidSet | None = None,
+                             heartbeat: float | None = None,
+                             register_as: str | None = None) -> Iterator[ReplicationPacket]:
     """Start a binlog dump on ``conn`` (an open pymysql connection, consumed) and yield its packets.
 
     Args:
@@ -91,33 +121,62 @@ def iter_replication_packets(conn: Any, log_file: str = "", log_pos: int = 4, *,
         server_id: this replica's id; must differ from the server's and from other replicas'.
         blocking: wait for new events at the end (until the connection drops) instead of stopping.
         mariadb_gtid: start at a MariaDB GTID position (e.g. ``"0-1-5"``) instead of file/position.
+        mysql_gtids: start a MySQL dump after this GTID set (``COM_BINLOG_DUMP_GTID``): the server sends
+            every transaction not in it, from the oldest file that holds one.
+        heartbeat: seconds between the server's heartbeats when it has nothing to send (blocking dumps).
+        register_as: announce this replica (``COM_REGISTER_SLAVE``) with this host name first.
 
-    Raises ``ConfigError`` for bad arguments and ``ReplicationError`` (with the server's message) when the
-    server refuses the dump or the connection breaks.
+    Raises ``ConfigError`` for bad arguments, ``ConnectionLostError`` when the connection breaks or is
+    killed, and ``ReplicationError`` (with the server's message and ``errno``) when the server refuses.
     """
     import pymysql
 
+    reached: ReplicationPacket | None = None      # the last packet received (for messages)
     try:
         if not 0 < server_id < 2**32:
             raise ConfigError(f"server_id must be in 1..2**32-1, got {server_id}")
         if not 0 <= log_pos < 2**32:
             raise ConfigError(f"log_pos must fit 32 bits, got {log_pos}")
-        if mariadb_gtid is None and not log_file:
-            raise ConfigError("give log_file (and log_pos), or mariadb_gtid")
+        if mariadb_gtid is None and mysql_gtids is None and not log_file:
+            raise ConfigError("give log_file (and log_pos), mariadb_gtid or mysql_gtids")
         is_mariadb = "mariadb" in str(conn.get_server_info()).lower()
         if mariadb_gtid is not None and not is_mariadb:
             raise ConfigError("mariadb_gtid needs a MariaDB server")
-        checksum = _prepare_session(conn, is_mariadb, mariadb_gtid)
+        if mysql_gtids is not None and is_mariadb:
+            raise ConfigError("mysql_gtids needs a MySQL server (MariaDB starts at a GTID with mariadb_gtid)")
+        checksum = _prepare_session(conn, is_mariadb, mariadb_gtid, heartbeat)
+        if register_as is not None:
+            _register(conn, server_id, register_as)
         flags = 0 if blocking else BINLOG_DUMP_NON_BLOCK
         if is_mariadb:
             flags |= BINLOG_SEND_ANNOTATE_ROWS_EVENT
-        name = b"" if mariadb_gtid is not None else log_file.encode()
-        conn._execute_command(COM_BINLOG_DUMP, _DUMP.pack(log_pos if mariadb_gtid is None else 4, flags,
-                                                          server_id) + name)
-        yield from _read_stream(conn, log_file, log_pos, checksum)
-    except pymysql.Error as err:
-        where = f"GTID {mariadb_gtid}" if mariadb_gtid is not None else f"{log_file}:{log_pos}"
-        raise ReplicationError(f"binlog dump from {where} failed: {err}") from err
+        if mysql_gtids is not None:
+            data = mysql_gtids.encode_mysql()
+            head = _DUMP_GTID.pack(flags | BINLOG_THROUGH_GTID, server_id, 0)    # no file name
+            body = head + _U64.pack(4) + struct.pack("<I", len(data)) + data
+            conn._execute_command(COM_BINLOG_DUMP_GTID, body)
+            log_file, log_pos = "", 4
+        else:
+            name = b"" if mariadb_gtid is not None else log_file.encode()
+            conn._execute_command(COM_BINLOG_DUMP, _DUMP.pack(log_pos if mariadb_gtid is None else 4, flags,
+                                                              server_id) + name)
+        for packet in _read_stream(conn, log_file, log_pos, checksum):
+            if not packet.artificial and packet.event_type not in _HEARTBEATS:
+                reached = packet
+            yield packet
+    except (pymysql.Error, OSError) as err:
+        where = (f"GTID {mariadb_gtid}" if mariadb_gtid is not None
+                 else f"GTID set {_shortened(str(mysql_gtids))}" if mysql_gtids is not None
+                 else f"{log_file}:{log_pos}")
+        errno = err.args[0] if isinstance(err, pymysql.Error) and err.args and isinstance(err.args[0], int) \
+            else None
+        message = err.args[1] if isinstance(err, pymysql.Error) and len(err.args) > 1 else str(err)
+        if errno is None or errno in LOST_CONNECTION_ERRNOS:
+            if reached is not None:
+                where += f", after {reached.file}:{reached.offset + len(reached.raw)}"
+            raise ConnectionLostError(f"binlog dump from {where}: connection lost ({message})",
+                                      errno=errno) from err
+        raise ReplicationError(f"binlog dump from {where} failed: ({errno}) {message}", errno=errno) from err
     finally:
         conn.close()
 
@@ -125,19 +184,37 @@ def iter_replication_packets(conn: Any, log_file: str = "", log_pos: int = 4, *,
 def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                             server_id: int = _DEFAULT_REPLICA_ID, blocking: bool = False,
                             mariadb_gtid: str | None = None, verify_checksum: bool = True,
-                            skip_types: frozenset[int] = frozenset()) -> Iterator[Any]:
+                            skip_types: frozenset[int] = frozenset(), mysql_gtids: GtidSet | None = None,
+                            heartbeat: float | None = None, register_as: str | None = None,
+                            markers: bool = False,
+                            on_packet: Callable[[ReplicationPacket], None] | None = None) -> Iterator[Any]:
     """Decoded events of a binlog dump (see ``iter_replication_packets``), as ``iter_events`` gives them
     for the same files: ``header.file`` is the binlog file name, ``header.offset`` the event's position.
 
-    Artificial framing events are consumed, not yielded. Raises ``ReplicationError`` and the decoder's
-    ``DecodeError`` subclasses (with the file and offset of the bad event).
+    Artificial framing events are consumed, not yielded. With ``markers`` the stream is an ``EventSource``
+    stream (``binlog_model.runs.source``): ``FileBegin`` / ``FileEnd`` where the server switches files
+    (its fake ROTATE), ``FormatDescription`` after each file's FORMAT_DESCRIPTION (or the copy re-sent when
+    starting mid-file), the ``BoundaryTracker``'s transaction markers, and a ``Heartbeat`` for each
+    heartbeat. ``on_packet`` sees every packet that is file content (not framing), before its events are
+    yielded (the spool). Raises ``ReplicationError`` and the decoder's ``DecodeError`` subclasses (with the
+    file and offset of the bad event).
     """
     decoder: BinlogDecoder | None = None
+    tracker: BoundaryTracker | None = None
+    gtid_dump = mysql_gtids is not None or mariadb_gtid is not None
     for packet in iter_replication_packets(conn, log_file, log_pos, server_id=server_id, blocking=blocking,
-                                           mariadb_gtid=mariadb_gtid):
+                                           mariadb_gtid=mariadb_gtid, mysql_gtids=mysql_gtids,
+                                           heartbeat=heartbeat, register_as=register_as):
         if packet.event_type in (EventType.HEARTBEAT_LOG_EVENT, EventType.HEARTBEAT_LOG_EVENT_V2):
+            if markers:
+                yield Heartbeat(packet.file, packet.log_pos)
             continue
         if packet.event_type == EventType.ROTATE_EVENT and packet.artificial:
+            if markers and (tracker is None or tracker.file != packet.file):
+                if tracker is not None and decoder is not None:
+                    yield FileEnd(tracker.file, decoder.offset)
+                tracker = BoundaryTracker(packet.file)
+                yield FileBegin(packet.file, packet.offset)
             decoder = None  # a new file follows; its FORMAT_DESCRIPTION comes next
             continue
         if (packet.event_type == EventType.FORMAT_DESCRIPTION_EVENT
@@ -145,6 +222,8 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
             # Starting mid-file: the server re-sends the file's FORMAT_DESCRIPTION, out of place.
             decoder = BinlogDecoder.resume(packet.raw, packet.offset, file=packet.file,
                                            verify_checksum=verify_checksum, skip_types=skip_types)
+            if markers:
+                yield FormatDescription(packet.file, packet.offset, decoder.format_description_bytes)
             continue
         if packet.artificial:
             # MariaDB starting at a GTID sends the file's first events, then a fake GTID_LIST whose log_pos
@@ -160,26 +239,60 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                                   file=packet.file, offset=packet.offset, expected="FORMAT_DESCRIPTION_EVENT")
             decoder = BinlogDecoder(file=packet.file, verify_checksum=verify_checksum, expect_magic=False,
                                     start_offset=packet.offset, skip_types=skip_types)
+        if gtid_dump and packet.offset > decoder.offset and decoder.format_description_bytes is not None:
+            # A GTID dump skips the transactions in the set (MySQL) or jumps past the GTID's (MariaDB,
+            # without a fake GTID_LIST when it is further into the file; the first event sent may be a
+            # BINLOG_CHECKPOINT between transactions): continue at the event sent, an event boundary.
+            decoder = BinlogDecoder.resume(decoder.format_description_bytes, packet.offset, file=packet.file,
+                                           verify_checksum=verify_checksum, skip_types=skip_types)
         if decoder.offset != packet.offset:
             raise DecodeError(f"replication stream skipped from offset {decoder.offset} to {packet.offset}",
                               file=packet.file, offset=packet.offset)
+        if on_packet is not None:
+            on_packet(packet)
         decoder.receive_data(packet.raw)
-        while (event := decoder.next_event()) is not NEED_DATA:
-            yield event
+        if not markers:
+            while (event := decoder.next_event()) is not NEED_DATA:
+                yield event
+            continue
+        if tracker is None:           # a stream without a fake ROTATE first (never seen): begin here
+            tracker = BoundaryTracker(packet.file)
+            yield FileBegin(packet.file, packet.offset)
+        # the tracker keeps its state between calls: one call per packet (a packet is one event, or a
+        # TRANSACTION_PAYLOAD and its inner events)
+        yield from tracker.wrap(list(iter(decoder.next_event, NEED_DATA)), decoder)
 
 
-def _prepare_session(conn: Any, is_mariadb: bool, mariadb_gtid: str | None) -> bool:
+def _prepare_session(conn: Any, is_mariadb: bool, mariadb_gtid: str | None, heartbeat: float | None) -> bool:
     with conn.cursor() as cur:
         cur.execute("SELECT @@global.binlog_checksum")
         row = cur.fetchone()
         algorithm = str(row[0]).upper() if row else "NONE"
         cur.execute("SET @master_binlog_checksum = @@global.binlog_checksum")
+        if heartbeat is not None:
+            cur.execute(f"SET @master_heartbeat_period = {max(1, int(heartbeat * 1e9))}")
         if is_mariadb:
             cur.execute(f"SET @mariadb_slave_capability = {_MARIA_SLAVE_CAPABILITY_GTID}")
             if mariadb_gtid is not None:
                 cur.execute("SET @slave_connect_state = %s", (mariadb_gtid,))
                 cur.execute("SET @slave_gtid_strict_mode = 1")
     return algorithm != "NONE"
+
+
+def _shortened(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _register(conn: Any, server_id: int, host: str) -> None:
+    """``COM_REGISTER_SLAVE``: server_id, then report host, user and password as length-prefixed strings,
+    port, rank and master id. The server answers OK (or an error, raised by pymysql)."""
+    def short(text: str) -> bytes:
+        raw = text.encode()[:255]
+        return bytes([len(raw)]) + raw
+
+    conn._execute_command(COM_REGISTER_SLAVE, struct.pack("<I", server_id) + short(host) + short("")
+                          + short("") + struct.pack("<HII", 0, 0, 0))
+    conn._read_packet()
 
 
 def _read_stream(conn: Any, log_file: str, log_pos: int, checksum: bool) -> Iterator[ReplicationPacket]:

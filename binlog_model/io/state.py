@@ -15,6 +15,8 @@ either the previous state or the one of its last committed step, never a mix. It
   ``gtid_text``, the same set as MySQL / MariaDB print it; empty without GTIDs (the position is then the
   only record);
 - ``history``: the schema history at ``position`` (``SchemaHistory.to_json``);
+- ``source``: for a live tail only, the replica identity it keeps across runs (its ``server_id``) and the
+  server it follows;
 - ``outputs``: the output files committed so far, in order, each with its committed length in bytes, and
   ``open_output``: the file a run is writing, with the bytes its committed steps wrote.
 
@@ -49,7 +51,7 @@ from binlog_model.gtid import GtidSet
 from binlog_model.io.documents import fsync_dir, read_json, truncate_durably, write_json_atomic
 
 __all__ = ["FORMAT", "VERSION", "RunState", "StateLockedError", "StateMismatchError",
-           "lock_state", "recover_outputs"]
+           "finish_output", "lock_state", "recover_outputs"]
 
 FORMAT = "binlog-model/run-state"
 VERSION = 1
@@ -153,6 +155,9 @@ class RunState:
     outputs: list[dict[str, Any]] = field(default_factory=list)
     open_output: dict[str, Any] | None = None
     runs: int = 0
+    #: what a live source keeps between runs (``binlog-model tail``: its replica server_id, registration
+    #: name and the server it follows); None for file runs
+    source: dict[str, Any] | None = None
 
     @property
     def path(self) -> Path:
@@ -180,13 +185,14 @@ class RunState:
                               f"version {VERSION}")
         return cls(d, options=doc["options"], position=doc["position"], files=doc["files"],
                    gtids=GtidSet.from_json(doc["gtid_executed"]), history=doc["history"],
-                   outputs=doc["outputs"], open_output=doc["open_output"], runs=doc["runs"])
+                   outputs=doc["outputs"], open_output=doc["open_output"], runs=doc["runs"],
+                   source=doc.get("source"))
 
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "version": VERSION, "options": self.options, "position": self.position,
                 "files": self.files, "gtid_executed": self.gtids.to_json(), "gtid_text": str(self.gtids),
                 "history": self.history, "outputs": self.outputs, "open_output": self.open_output,
-                "runs": self.runs}
+                "runs": self.runs, **({"source": self.source} if self.source is not None else {})}
 
     def save(self) -> None:
         write_json_atomic(self.path, self.to_json())
@@ -235,3 +241,18 @@ def recover_outputs(state: RunState, out_dir: Path) -> None:
     if changed:
         state.save()
     fsync_dir(out_dir)
+
+
+def finish_output(out_dir: Path, partial: Path, name: str, committed: int) -> Path | None:
+    """A run's last step on disk, after its state was saved: the ``committed`` bytes of ``partial`` become
+    the finished output ``out_dir/name`` (bytes after the last commit, an open transaction, are cut), or the
+    partial file goes when nothing was committed. Returns the finished file, if any."""
+    final: Path | None = None
+    if committed:
+        truncate_durably(partial, committed)
+        os.replace(partial, out_dir / name)
+        final = out_dir / name
+    elif partial.exists():
+        partial.unlink()
+    fsync_dir(out_dir)
+    return final

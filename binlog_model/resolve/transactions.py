@@ -117,11 +117,13 @@ class TransactionStarts:
     started (BEGIN or XA START without GTIDs, or a DDL statement as its own unit). Keywords route as the
     assembler routes them (``classify_query``). Only GTID, QUERY, XID and XA_PREPARE events count: rows and
     table maps, which a DDL scan skips unparsed, change nothing. A transaction never spans files: use a new
-    detector per file."""
+    detector per file. After each event, ``ended`` says whether that event ended a unit (a commit, rollback,
+    XA PREPARE, or a statement that is its own unit)."""
 
     def __init__(self) -> None:
         self._open = False          # inside a transaction (its GTID or BEGIN seen, its end not yet)
         self._after_gtid = False    # the last counted event was a GTID: its QUERY does not start another
+        self.ended = False          # the last event told ended a unit (its commit, rollback or DDL)
 
     @property
     def in_transaction(self) -> bool:
@@ -129,10 +131,12 @@ class TransactionStarts:
         return self._open
 
     def starts_at(self, event: object) -> bool:
+        self.ended = False
         if isinstance(event, ev.GtidEvent | ev.MariadbGtidEvent):
             self._open = self._after_gtid = True
             return True
         if isinstance(event, ev.XidEvent | ev.XaPrepareEvent):
+            self.ended = self._open
             self._open = self._after_gtid = False
             return False
         if not isinstance(event, ev.QueryEvent):
@@ -140,13 +144,16 @@ class TransactionStarts:
         after_gtid, self._after_gtid = self._after_gtid, False
         kind = classify_query(event.query)
         if kind in (QueryKind.COMMIT, QueryKind.ROLLBACK):
+            self.ended = self._open
             self._open = False
             return False
         if not self._open and not after_gtid:
             self._open = kind is QueryKind.BEGIN
+            self.ended = not self._open      # a statement as its own unit ends with itself
             return True
         if after_gtid and kind is not QueryKind.BEGIN:
             self._open = False      # GTID + DDL: the DDL commits implicitly
+            self.ended = True
         return False
 
 

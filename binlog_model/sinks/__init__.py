@@ -5,9 +5,11 @@
   (``iter_delimited``), and ``write_serialized`` for bytes a compiled builder already serialized.
 - ``parquet``: the per-table Parquet layout the Spark jobs write (``DIR/db=<db>/table=<table>/``).
 
-``open_sink(fmt, path)`` picks the event sink of a ``--format`` name. Every event sink has the same
-interface (``base.EventSink``): ``write(event)``, ``write_all(events) -> count``,
-``flush``/``sync``/``close``, and ``events``/``bytes_written`` counters.
+``FORMATS`` is the one list of event sinks by ``--format`` name (``register_sink`` adds one); the command
+line's choices, the incremental runs' file suffixes and the choice between messages and serialized bytes
+all come from it. ``open_sink(fmt, path)`` opens the sink of a format. Every event sink has the same
+interface (``base.EventSink``): ``write(event)`` (a message, or its serialized bytes),
+``write_all(events) -> count``, ``flush``/``sync``/``close``, and ``events``/``bytes_written`` counters.
 """
 
 from __future__ import annotations
@@ -20,19 +22,37 @@ from binlog_model.sinks.base import EventSink
 from binlog_model.sinks.delimited import DelimitedSink
 from binlog_model.sinks.jsonl import JsonlSink
 
-__all__ = ["FORMATS", "DelimitedSink", "EventSink", "JsonlSink", "open_sink"]
+__all__ = ["FORMATS", "DelimitedSink", "EventSink", "JsonlSink", "open_sink", "register_sink", "sink_class"]
 
-# --format name -> sink class
-FORMATS: dict[str, type[EventSink]] = {"jsonl": JsonlSink, "proto": DelimitedSink}
+# --format name -> sink class: the one list of formats
+FORMATS: dict[str, type[EventSink]] = {}
+
+
+def register_sink(cls: type[EventSink]) -> type[EventSink]:
+    """Add an event sink class to ``FORMATS`` under its ``format_name`` (usable as a class decorator)."""
+    if not cls.format_name or not cls.suffix:
+        raise ConfigError(f"{cls.__name__} names no format_name and suffix")
+    FORMATS[cls.format_name] = cls
+    return cls
+
+
+for _cls in (JsonlSink, DelimitedSink):
+    register_sink(_cls)
+
+
+def sink_class(fmt: str) -> type[EventSink]:
+    """The sink class of ``fmt``; ``ConfigError`` naming the formats there are for any other name."""
+    try:
+        return FORMATS[fmt]
+    except KeyError:
+        raise ConfigError(f"unknown output format {fmt!r}: expected one of {', '.join(FORMATS)}") from None
 
 
 def open_sink(fmt: str, target: str | os.PathLike[str] | IO[bytes], *, json_defaults: bool = False
               ) -> EventSink:
-    """The sink for ``fmt`` (``"jsonl"`` or ``"proto"``) writing to ``target``: a path (a new file the sink
-    owns and closes) or a binary stream (left open). ``json_defaults`` applies to JSON lines."""
-    if fmt not in FORMATS:
-        raise ConfigError(f"unknown output format {fmt!r}: expected one of {', '.join(FORMATS)}")
-    options = {"include_defaults": json_defaults} if fmt == "jsonl" else {}
+    """The sink for ``fmt`` (a ``FORMATS`` name) writing to ``target``: a path (a new file the sink owns and
+    closes) or a binary stream (left open). ``json_defaults`` applies to text formats (JSON lines)."""
+    cls = sink_class(fmt)
     if isinstance(target, str | os.PathLike):
-        return FORMATS[fmt].open(target, **options)
-    return FORMATS[fmt](target, **options)
+        return cls.open(target, include_defaults=json_defaults)
+    return cls(target, include_defaults=json_defaults)

@@ -1,7 +1,7 @@
 """What every event sink shares: a binary stream, the events and bytes written to it, flush/sync/close.
 
 Strategy: a sink turns each ``BinlogEvent`` into one record of bytes (``encode``) and appends it to a
-binary stream. It counts events and bytes, so a caller that commits output (``binlog_model.incremental``)
+binary stream. It counts events and bytes, so a caller that commits output (``binlog_model.runs.incremental``)
 knows the exact committed length. A sink opened on a path owns the file and closes it; one given a stream
 (stdout, a caller's file) leaves it open. Sinks are context managers.
 """
@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Self
+from typing import IO, Any, ClassVar, Self
 
 from google.protobuf.message import Message
 
@@ -24,10 +24,21 @@ __all__ = ["EventSink"]
 class EventSink:
     """Records of ``BinlogEvent`` s appended to a binary stream; subclasses say how an event is encoded.
 
-    ``events`` and ``bytes_written`` count what this sink wrote.
+    ``events`` and ``bytes_written`` count what this sink wrote. A subclass names its ``--format``
+    (``format_name``), the suffix of the files it writes (``suffix``), whether its output is binary
+    (``binary``: never to a terminal) and whether it takes an event's serialized bytes as they are
+    (``takes_serialized``: the runner then never builds messages for it); the registry
+    (``binlog_model.sinks.FORMATS``) lists the subclasses by ``format_name``. ``include_defaults``: a text
+    sink also writes fields at their default value; binary sinks ignore it.
     """
 
-    def __init__(self, stream: IO[bytes], *, owns_stream: bool = False) -> None:
+    format_name: ClassVar[str] = ""
+    suffix: ClassVar[str] = ""
+    binary: ClassVar[bool] = False
+    takes_serialized: ClassVar[bool] = False
+
+    def __init__(self, stream: IO[bytes], *, owns_stream: bool = False, include_defaults: bool = False
+                 ) -> None:
         self._stream: IO[bytes] | None = stream
         self._owns = owns_stream
         self.events = 0

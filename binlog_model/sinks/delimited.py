@@ -35,6 +35,11 @@ def encode_delimited(event: Message) -> bytes:
 class DelimitedSink(EventSink):
     """``BinlogEvent`` s as length-delimited protobuf records on a binary stream."""
 
+    format_name = "proto"
+    suffix = "pb"
+    binary = True
+    takes_serialized = True
+
     def encode(self, event: Message) -> bytes:
         return encode_delimited(event)
 

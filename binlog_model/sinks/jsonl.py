@@ -25,6 +25,9 @@ class JsonlSink(EventSink):
     """``BinlogEvent`` s as JSON lines on a binary stream. ``include_defaults`` also writes fields at their
     default value (0, false, empty)."""
 
+    format_name = "jsonl"
+    suffix = "jsonl"
+
     def __init__(self, stream: IO[bytes], *, owns_stream: bool = False, include_defaults: bool = False
                  ) -> None:
         super().__init__(stream, owns_stream=owns_stream)

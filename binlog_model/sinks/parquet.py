@@ -38,8 +38,8 @@ from typing import Any
 from binlog_model.io.documents import fsync_dir
 
 __all__ = ["MOVES_FILE", "SCHEMA_FILE", "SPARK_SETTINGS", "TableFile", "check_output", "configure",
-           "drop_attempts", "job_staging", "publish", "publish_job", "stage_layout", "table_folder",
-           "write_empty", "write_table"]
+           "drop_attempts", "drop_tree", "job_staging", "publish", "publish_job", "stage_layout",
+           "table_folder", "table_schema", "write_empty", "write_table"]
 
 SCHEMA_FILE = "_schema.ddl"
 MOVES_FILE = "_moves.json"
@@ -245,3 +245,16 @@ def _exchange(a: str, b: str) -> bool:
     if err in (errno.EINVAL, errno.ENOSYS, errno.EXDEV, errno.ENOTSUP):
         return False
     raise OSError(err, f"cannot publish {a} as {b}: {os.strerror(err)}")
+
+
+def drop_tree(folder: Path, *, ignore_errors: bool = False) -> None:
+    """Delete a local folder (a staging area no state commits) and everything in it; nothing when absent.
+    ``ignore_errors``: after a commit, a leftover is only clutter the next run's recovery deletes."""
+    if folder.is_dir():
+        shutil.rmtree(folder, ignore_errors=ignore_errors)
+
+
+def table_schema(folder: str | os.PathLike[str]) -> str | None:
+    """The Spark DDL of a table folder's ``SCHEMA_FILE`` (what incremental runs stage), None without one."""
+    path = Path(folder) / SCHEMA_FILE
+    return path.read_text(encoding="utf-8").strip() if path.exists() else None

@@ -34,6 +34,7 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
 from binlog_model._pb import binlog_event_pb2 as pb
@@ -60,15 +61,10 @@ __all__ = ["ARROW_SCHEMA", "SCHEMA_DDL", "BinlogDataSource", "GtidSet", "ReadOpt
            "event_rows", "load_plan", "pack_history", "plan", "prepare_worker", "read_slice", "save_plan",
            "shipped_history", "slow_value_json", "value_json"]
 
-SCHEMA_DDL = (
-    "source string, serverUuid string, transactionId long, queryIndex int, eventIndex int, rowIndex long, "
-    "lastInStatement boolean, file string, offset long, nextOffset long, innerIndex int, "
-    "utcTimestamp timestamp, db string, `table` string, operation string, gtid string, gtidDomainId int, "
-    "serverId long, statement string, traceInfo string, primaryKey map<string,string>, "
-    "before map<string,string>, after map<string,string>, "
-    "orderKey struct<fileSeq:long, offset:long, innerIndex:int, eventIndex:int, rowIndex:long>, "
-    "event binary"
-)
+# The row schema is stated once, as Arrow (``arrow_batch.ARROW_SCHEMA``, what the readers build); Spark's
+# DDL of it is derived, with every name quoted (``table`` is a keyword).
+SCHEMA_DDL = ", ".join(f"`{field.name}` {field.dataType.simpleString()}"
+                       for field in from_arrow_schema(ARROW_SCHEMA).fields)
 
 _BATCH_ROWS = 4096
 

@@ -1,37 +1,34 @@
 """``resolve --state DIR``: incremental Spark runs that append Parquet files to the table folders.
 
 Strategy: the same ``RunState`` as ``events --state`` (``binlog_model.io.state``). Planning reads only what is
-new: ``incremental.plan_starts`` gives each file's start offset, the DDL pre-pass scans the files and keeps
-the events from there on, the history continues the state's, and the first slice of a resumed file starts
-at the saved offset (``BinlogDecoder.resume`` with the file's FORMAT_DESCRIPTION). A run writes its typed
-tables into ``OUT/_staging/run-NNNNNN/`` first. Committing is then: the state records the new position,
-history and files together with ``publishing: run-NNNNNN`` (atomically); the staged Parquet files are
-moved into ``OUT/db=…/table=…/`` under names starting with the run (``run-NNNNNN-part-…``), each move a
-rename, so a reader sees a file whole or not at all; the state then drops ``publishing``. A run killed
-before the commit leaves a staging folder that the next run deletes; one killed while publishing is
-finished by the next run (moving what is left). Resolve runs read closed files: a file whose last
-transaction is not complete fails the run before anything is committed. The folder layout, the staged
-schema files and the publishing moves are ``binlog_model.sinks.parquet``'s.
-"""
+new: ``io.file_source.FileSource.plan`` gives each file's start offset (checked against the state as ``events
+--state`` checks it), the DDL pre-pass scans the files and keeps the events from there on, the history
+continues the state's, and the first slice of a resumed file starts at the saved offset
+(``BinlogDecoder.resume`` with the file's FORMAT_DESCRIPTION). A run writes its typed tables into
+``OUT/_staging/run-NNNNNN/`` first. Committing is then: the state records the new position, history and files
+together with ``publishing: run-NNNNNN`` (atomically); the staged Parquet files are moved into
+``OUT/db=…/table=…/`` under names starting with the run (``run-NNNNNN-part-…``), each move a rename, so a
+reader sees a file whole or not at all; the state then drops ``publishing``. A run killed before the commit
+leaves a staging folder that the next run deletes; one killed while publishing is finished by the next run
+(moving what is left). Resolve runs read closed files: a file whose last transaction is not complete fails the
+run before anything is committed. The folder layout, the staged schema files and the publishing moves are
+``binlog_model.sinks.parquet``'s. """
 
 from __future__ import annotations
 
-import io
 import os
-import shutil
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from binlog_model.incremental import plan_starts
-from binlog_model.io.documents import read_text
-from binlog_model.io.files import open_binlog
+from binlog_model.io.file_source import FileSource, FileStart
+from binlog_model.io.files import base_name
 from binlog_model.io.state import RunState
-from binlog_model.io.tail import FileStart
-from binlog_model.sinks.parquet import SCHEMA_FILE, publish, stage_layout
+from binlog_model.runs.runner import GtidRecorder, resume_of
+from binlog_model.runs.source import Position
+from binlog_model.sinks.parquet import SCHEMA_FILE, drop_tree, publish, stage_layout, table_schema
 from binlog_model.spark.partitions import FileScan, Slice, build_history, plan_slices, scan_files
-from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
 
 __all__ = ["SCHEMA_FILE", "STAGING", "commit_and_publish", "plan_from_state", "read_table", "recover",
@@ -51,16 +48,14 @@ def recover(state: RunState, out: Path) -> None:
         publish(out / STAGING / pending, out, pending)
         state.options = {k: v for k, v in state.options.items() if k != "publishing"}
         state.save()
-    staging = out / STAGING
-    if staging.is_dir():
-        shutil.rmtree(staging)
+    drop_tree(out / STAGING)
 
 
 def plan_from_state(state: RunState, files: Sequence[Path], first_history: SchemaHistory, *,
                     verify_checksum: bool, slice_bytes: int, min_slices: int
                     ) -> tuple[SchemaHistory, list[Slice], list[FileScan], list[FileStart]]:
     """History and slices for what is new in ``files`` since ``state``."""
-    starts = plan_starts(state, files)
+    starts = FileSource(files).plan(resume_of(state))
     scans = scan_files([s.path for s in starts], verify_checksum=verify_checksum)
     cut: list[FileScan] = []
     for begin, scan in zip(starts, scans, strict=True):
@@ -89,15 +84,12 @@ def commit_and_publish(state: RunState, out: Path, staged: Path, history: Schema
     _stage_schemas(staged, history)
     if scans:
         last = scans[-1]
-        state.position = {"file": os.path.basename(last.path), "offset": _decoded_size(last),
-                          "rotated_to": None,
-                          "format_description": last.format_description.hex() if last.format_description
-                          else None}
+        state.position = Position(base_name(last.path), last.end, last.format_description).to_json()
+    recorder = GtidRecorder(state.gtids)
     for scan in scans:
-        state.files[os.path.basename(scan.path)] = _decoded_size(scan)
-        for event in scan.events:
-            if isinstance(event, ev.GtidEvent | ev.MariadbGtidEvent):
-                state.gtids.add_event(event)
+        state.files[base_name(scan.path)] = scan.end
+        recorder.see_all(scan.events)
+    recorder.record()
     state.history = history.to_json()
     state.runs += 1
     state.options = {**state.options, "publishing": staged.name}
@@ -105,7 +97,7 @@ def commit_and_publish(state: RunState, out: Path, staged: Path, history: Schema
     publish(staged, out, staged.name)
     state.options = {k: v for k, v in state.options.items() if k != "publishing"}
     state.save()
-    shutil.rmtree(out / STAGING, ignore_errors=True)
+    drop_tree(out / STAGING, ignore_errors=True)
 
 
 def _stage_schemas(staged: Path, history: SchemaHistory) -> None:
@@ -123,25 +115,13 @@ def _stage_schemas(staged: Path, history: SchemaHistory) -> None:
     stage_layout(staged, {key: typed_schema(lineage)[0] for key, lineage in lineages.items()}, moves)
 
 
-def _decoded_size(scan: FileScan) -> int:
-    """The end offset of a file in binlog positions: its size, or for a gzip-compressed file the size of
-    what it decompresses to (positions count decompressed bytes)."""
-    with open_binlog(scan.path) as fh:
-        if isinstance(fh, io.BufferedReader):
-            return scan.size
-        total = 0
-        while chunk := fh.read(1 << 20):
-            total += len(chunk)
-        return total
-
-
 def read_table(spark: Any, folder: str | os.PathLike[str]) -> Any:
     """A table folder written by incremental runs as one DataFrame: read with its ``SCHEMA_FILE`` (runs
     before a type was widened wrote the narrower type; Spark's mergeSchema cannot merge int and bigint)."""
-    schema = Path(folder) / SCHEMA_FILE
+    schema = table_schema(folder)
     reader = spark.read
-    if schema.exists():
-        reader = reader.schema(read_text(schema).strip())
+    if schema is not None:
+        reader = reader.schema(schema)
     return reader.parquet(os.fspath(folder))
 
 

@@ -262,24 +262,18 @@ def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], ou
                          database: str | None) -> ResolveResult:
     """``run_resolve`` with a state: plan the new part, write it staged (the same tasks and task commits as a
     whole run), commit the state, publish the files."""
-    from binlog_model.incremental import snapshot_digest
     from binlog_model.io.snapshots import load_snapshot
-    from binlog_model.io.state import RunState, StateMismatchError
+    from binlog_model.io.state import RunState
+    from binlog_model.runs.state import begin_run, shaping, snapshot_digest
     from binlog_model.spark import incremental as inc
     from binlog_model.spark.partitions import expand_paths
 
     say = progress or (lambda _text: None)
     started = time.monotonic()
     state = RunState.load(state_dir)
-    shaping = {"command": "resolve", "source": source, "always_include": sorted(always_include),
-               "lenient_ddl": lenient_ddl, "database": database, "out": str(out.resolve())}
-    state.check_options(shaping)
-    digest = snapshot_digest(snapshot)
-    if not state.fresh and digest is not None and state.options.get("snapshot") not in (None, digest):
-        raise StateMismatchError(f"--snapshot differs from the one the state in {state_dir} started with; "
-                                 "later runs need no --snapshot (the state holds the schema)")
-    inc.recover(state, out)
-    state.options = {**shaping, "snapshot": state.options.get("snapshot", digest)}
+    given = shaping(command="resolve", source=source, always_include=always_include, lenient_ddl=lenient_ddl,
+                    database=database, out=str(out.resolve()))
+    begin_run(state, given, snapshot_digest(snapshot), lambda: inc.recover(state, out))
     files = [Path(f) for f in expand_paths(paths)]   # incremental runs read local files (renames commit)
     first = load_snapshot(snapshot, lenient=lenient_ddl, database=database) if state.history is None else None
     history, slices, scans, starts = inc.plan_from_state(

@@ -1,18 +1,18 @@
 """The DDL pre-pass and the slicing of binlog files into independent units of work.
 
-Strategy: a binlog file can be decoded on its own once the schema in force at each of its positions is
-known, because a transaction never spans files. ``scan_file`` reads one file cheaply with the file
-reader (``io.files.SliceReader``) skipping the DDL pass's types (``ddl_pass.DDL_SKIP_TYPES``: every
-TABLE_MAP and rows event comes back as a ``SkippedEvent``, header and checksum checked, body not parsed),
-and it keeps only what the schema replay needs (FORMAT_DESCRIPTION, GTID, QUERY, XID events) plus the
-offsets where transactions start and the file's FORMAT_DESCRIPTION bytes. Scans are independent, so they
-run in a thread pool (the Spark driver) or anywhere. ``build_history`` then replays the kept events of
-every file in binlog order through the one DDL pass (``resolve.ddl_pass.replay_ddl``, what the ``schema``
-CLI and the library run too), giving a ``SchemaHistory`` that executors receive as JSON. ``plan_slices``
-cuts each file at transaction starts into slices of about ``slice_bytes``; ``iter_slice_events`` reads one
-with the same file reader (a slice after the first resumes the decoder with the file's
-FORMAT_DESCRIPTION bytes), so a read failure, gzip corruption included, is the reader's ``DecodeError``.
-"""
+Strategy: a binlog file can be decoded on its own once the schema in force at each of its positions is known,
+because a transaction never spans files. ``scan_file`` reads one file cheaply as an event source
+(``io.file_source.FileSource``, the one file reader) skipping the DDL pass's types
+(``ddl_pass.DDL_SKIP_TYPES``: every TABLE_MAP and rows event comes back as a ``SkippedEvent``, header and
+checksum checked, body not parsed), and it keeps only what the schema replay needs (FORMAT_DESCRIPTION, GTID,
+QUERY, XID events) plus what the source's markers say: the offsets where transactions start, the file's
+FORMAT_DESCRIPTION bytes and where its last event ends. Scans are independent, so they run in a thread pool
+(the Spark driver) or anywhere. ``build_history`` then replays the kept events of every file in binlog order
+through the one DDL pass (``resolve.ddl_pass.replay_ddl``, what the ``schema`` CLI and the library run too),
+giving a ``SchemaHistory`` that executors receive as JSON. ``plan_slices`` cuts each file at transaction
+starts into slices of about ``slice_bytes``; ``iter_slice_events`` reads one with the same file reader (a
+slice after the first resumes the decoder with the file's FORMAT_DESCRIPTION bytes), so a read failure, gzip
+corruption included, is the reader's ``DecodeError``. """
 
 from __future__ import annotations
 
@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from binlog_model.errors import ConfigError
-from binlog_model.io.files import SliceReader, binlog_size, expand_paths, iter_slice
+from binlog_model.io.file_source import FileSource
+from binlog_model.io.files import binlog_size, expand_paths, iter_slice
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
-from binlog_model.resolve.transactions import TransactionStarts
+from binlog_model.runs.source import BOUNDARY_TYPES, FileEnd, FormatDescription, TransactionStart
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
 
@@ -47,13 +48,16 @@ MIN_AUTO_SLICE_BYTES = 1 << 20
 @dataclass(frozen=True, slots=True)
 class FileScan:
     """What the pre-pass learned about one file. ``events``: the GTID/QUERY/XID events in file order;
-    ``tx_starts``: offsets where a transaction (its GTID, or BEGIN without GTID) or a DDL starts."""
+    ``tx_starts``: offsets where a transaction (its GTID, or BEGIN without GTID) or a DDL starts; ``size``:
+    the stored file's bytes; ``end``: where its last event ends, in binlog positions (a gzip file's
+    decompressed length)."""
 
     path: str
     size: int
     format_description: bytes | None
     events: tuple[Any, ...]
     tx_starts: tuple[int, ...]
+    end: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,20 +73,27 @@ class Slice:
 
 
 def scan_file(path: str | os.PathLike[str], *, verify_checksum: bool = True) -> FileScan:
-    """The cheap pass over one file (rows and table maps skipped by their header length)."""
+    """The cheap pass over one file (rows and table maps skipped by their header length), read as an
+    ``EventSource``: transaction starts, the FORMAT_DESCRIPTION bytes and the decoded end come from the
+    source's markers."""
     name = os.fspath(path)
-    reader = SliceReader(name, verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES, chunk_size=_CHUNK)
+    source = FileSource([name], verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES, chunk_size=_CHUNK,
+                        sort=False)
     kept: list[Any] = []
     starts: list[int] = []
-    detector = TransactionStarts()
-    for event in reader:
-        if not isinstance(event, _KEEP) or event.header.inner_index is not None:
-            continue
-        kept.append(event)
-        if detector.starts_at(event):
-            starts.append(event.header.offset)
-    return FileScan(name, binlog_size(name), reader.decoder.format_description_bytes, tuple(kept),
-                    tuple(sorted(set(starts))))
+    fde: bytes | None = None
+    end = 0
+    for item in source.read():
+        if type(item) not in BOUNDARY_TYPES:
+            if isinstance(item, _KEEP) and item.header.inner_index is None:
+                kept.append(item)
+        elif isinstance(item, TransactionStart):
+            starts.append(item.offset)
+        elif isinstance(item, FormatDescription):
+            fde = item.raw
+        elif isinstance(item, FileEnd):
+            end = item.offset
+    return FileScan(name, binlog_size(name), fde, tuple(kept), tuple(sorted(set(starts))), end)
 
 
 def scan_files(paths: Sequence[str | os.PathLike[str]], *, verify_checksum: bool = True,

@@ -25,8 +25,8 @@ from typing import Any
 from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.io.snapshots import load_snapshot, save_history
 from binlog_model.messages import to_json
-from binlog_model.pipeline import iter_binlog_events
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS
+from binlog_model.runs.pipeline import iter_binlog_events
 
 __all__ = [
     "EXPECTED_NAME",

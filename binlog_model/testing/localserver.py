@@ -166,6 +166,24 @@ class LocalServer(SqlServer):
         self._collected.clear()
         _LIVE.discard(self)
 
+    def restart(self) -> None:
+        """Stop the server process (TERM, a clean shutdown) and start it again on the same datadir and port,
+        as an operator's restart: clients see their connections drop and the server come back."""
+        proc = self._proc
+        if proc is None:
+            raise HarnessError(f"{self.label} server is not running")
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=_STOP_TIMEOUT * 4)
+        except subprocess.TimeoutExpired as err:
+            raise HarnessError(f"{self.label} server did not stop for a restart\n{self.log_tail()}") from err
+        began = time.monotonic()
+        with open(self.error_log, "ab") as log:
+            self._proc = subprocess.Popen([*self._server_command(), *self._server_args()],
+                                          stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                          start_new_session=True)
+        self._wait_ready(began)
+
     def __enter__(self) -> Any:
         return self.start()
 

@@ -24,10 +24,10 @@ from binlog_model.errors import (
     UnsupportedDDLError,
 )
 from binlog_model.messages import python_value
-from binlog_model.pipeline import iter_binlog_events
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import AssemblerOptions, parse_always_include
 from binlog_model.resolve.statement_text import parse_trace_info
+from binlog_model.runs.pipeline import iter_binlog_events
 from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.mariadb import MariaDBServer
 from binlog_model.testing.mysql import MySQLServer

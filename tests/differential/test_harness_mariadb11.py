@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from binlog_model.io.files import expand_paths, iter_events
-from binlog_model.pipeline import iter_binlog_events
+from binlog_model.runs.pipeline import iter_binlog_events
 from binlog_model.testing.mariadb11 import MARIADB11_SERIES, MariaDB11Server, mariadb11_available
 from binlog_model.testing.sid import cache_root
 from binlog_model.testing.sqlserver import HarnessError

@@ -200,7 +200,7 @@ def test_rows_of_tables_with_hidden_invisible_and_gipk_columns_resolve(mysql_ser
     # The tracker keeps hidden and invisible columns; rows must still resolve (MySQL 9.7 writes invisible
     # and GIPK columns into the row image and leaves functional indexes' hidden columns out).
     from binlog_model.messages import python_value
-    from binlog_model.pipeline import iter_binlog_events
+    from binlog_model.runs.pipeline import iter_binlog_events
 
     mysql_server.reset_binlogs()
     mysql_server.execute("CREATE DATABASE IF NOT EXISTS rowsdb")

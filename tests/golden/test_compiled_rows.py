@@ -23,9 +23,9 @@ import pytest
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.compiled import speedups
 from binlog_model.errors import BinlogError
-from binlog_model.pipeline import iter_binlog_events, iter_serialized_events
 from binlog_model.resolve import compiled_rows
 from binlog_model.resolve.rows import python_row_builders
+from binlog_model.runs.pipeline import iter_binlog_events, iter_serialized_events
 from binlog_model.testing.golden import binlog_files, fixture_options, iter_fixture_dirs, read_meta
 from binlog_model.testing.sid import cache_root
 from tests._paths import CORPUS, REPO, binlogs_under

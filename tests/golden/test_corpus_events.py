@@ -17,7 +17,7 @@ from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import IncompleteTransactionError, UnknownTableError
 from binlog_model.io.snapshots import read_sql_text
 from binlog_model.messages import python_value
-from binlog_model.pipeline import iter_binlog_events
+from binlog_model.runs.pipeline import iter_binlog_events
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import Catalog
 from schema_tracker.snapshot import catalog_from_dump

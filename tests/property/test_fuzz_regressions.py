@@ -17,8 +17,8 @@ import pytest
 
 from benchmarks.fuzz import runner
 from benchmarks.fuzz.targets import cleanup
-from binlog_model import pipeline
 from binlog_model.errors import SchemaMismatchError, UnsupportedDDLError
+from binlog_model.runs import pipeline
 from tests._paths import REPO
 
 HERE = REPO / "tests" / "fuzz_regressions"

@@ -49,7 +49,7 @@ def _single_process_tables(files: list[Path]) -> dict[tuple[str, str], Any]:
     import pyarrow as pa
 
     from binlog_model._pb import binlog_event_pb2 as pb
-    from binlog_model.pipeline import iter_binlog_events
+    from binlog_model.runs.pipeline import iter_binlog_events
     from binlog_model.spark.datasource import plan
     from binlog_model.spark.typed import table_lineages, typed_schema
     from binlog_model.spark.typed_arrow import typed_batch

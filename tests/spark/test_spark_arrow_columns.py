@@ -30,7 +30,7 @@ from binlog_model.errors import (
     TruncatedEventError,
     UnknownTableError,
 )
-from binlog_model.pipeline import iter_binlog_events, iter_serialized_events
+from binlog_model.runs.pipeline import iter_binlog_events, iter_serialized_events
 from binlog_model.testing.sid import cache_root
 from tests._paths import CORPUS, REPO, binlogs_under
 from tests.spark._values import edge_values

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.pipeline import iter_binlog_events
+from binlog_model.runs.pipeline import iter_binlog_events
 from tests._paths import REPO
 from tests.spark._values import edge_values
 

@@ -18,7 +18,7 @@ import pytest
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import BinlogError
-from binlog_model.pipeline import iter_binlog_events
+from binlog_model.runs.pipeline import iter_binlog_events
 from tests._paths import CORPUS, REPO, binlogs_under, require
 
 pytest.importorskip("pyspark")

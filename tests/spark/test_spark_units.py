@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from binlog_model.errors import BinlogError, ConfigError
-from binlog_model.pipeline import iter_binlog_events
 from binlog_model.position import BinlogPosition
+from binlog_model.runs.pipeline import iter_binlog_events
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import ColumnSchema
 from tests._paths import REPO

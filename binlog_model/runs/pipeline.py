@@ -1,27 +1,28 @@
 """Binlog files → BinlogEvents: the library's one-call entry point.
 
-Strategy: a thin loop — ``io.files.iter_events`` feeds ``StatementAssembler``, starting from the schema
-``io.snapshots.load_snapshot`` reads (a dump, a saved history, a live server, a ``Catalog`` or a history).
+Strategy: the runner (``runs.runner.Runner``, without state) over the files (``io.file_source.FileSource``)
+feeds ``StatementAssembler``, starting from the schema ``io.snapshots.load_snapshot`` reads (a dump, a saved
+history, a live server, a ``Catalog`` or a history).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import Any, cast
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import ConfigError
-from binlog_model.io.files import iter_events, sort_binlog_files
+from binlog_model.io.file_source import FileSource
 from binlog_model.io.snapshots import Snapshot, load_snapshot
-from binlog_model.io.tail import FileEnd, FileStart, iter_from
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ResolveOptions
+from binlog_model.runs.runner import Runner
+from binlog_model.runs.source import EventSource, decoded
 from schema_tracker.history import SchemaHistory
 
-__all__ = ["history_from_binlogs", "iter_binlog_events", "iter_serialized_events"]
+__all__ = ["history_from_binlogs", "history_from_source", "iter_binlog_events", "iter_serialized_events"]
 
 
 def iter_binlog_events(
@@ -71,17 +72,11 @@ def iter_binlog_events(
         assembler = StatementAssembler(history, options, serialized=_serialized)
     if stats is not None:
         assembler.stats = stats
-    # io.tail reads a half-written last event as a stop (with allow_incomplete_tail) or an error naming
-    # the flag; its FileEnd markers give the partial bytes for the stats.
-    files = [Path(paths)] if isinstance(paths, str | os.PathLike) else sort_binlog_files(paths)
-    starts = [FileStart(str(f)) for f in files]
-    for item in iter_from(starts, partial_tail=assembler.options.allow_incomplete_tail,
-                          verify_checksum=verify_checksum):
-        if isinstance(item, FileEnd):
-            assembler.stats.partial_tail_bytes += item.partial_bytes
-        else:
-            yield from assembler.feed(item)
-    yield from assembler.close()
+    # The file source reads a half-written last event as a stop (with allow_incomplete_tail) or an error
+    # naming the flag; the runner counts the partial bytes into the stats.
+    files = FileSource(paths, partial_tail=assembler.options.allow_incomplete_tail,
+                       verify_checksum=verify_checksum)
+    yield from Runner(files, assembler).events()
 
 
 def iter_serialized_events(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
@@ -99,5 +94,12 @@ def history_from_binlogs(paths: str | os.PathLike[str] | Iterable[str | os.PathL
                          history: SchemaHistory | None = None, *, verify_checksum: bool = True,
                          pin_server_charset: bool = False) -> SchemaHistory:
     """``replay_ddl`` over binlog files (in rotation order), read with rows and table maps skipped."""
-    events = iter_events(paths, verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES)
-    return replay_ddl(events, history, pin_server_charset=pin_server_charset)
+    source = FileSource(paths, verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES)
+    return history_from_source(source, history, pin_server_charset=pin_server_charset)
+
+
+def history_from_source(source: EventSource, history: SchemaHistory | None = None, *,
+                        pin_server_charset: bool = False) -> SchemaHistory:
+    """``replay_ddl`` over the events of ``source`` (a ``FileSource`` with ``DDL_SKIP_TYPES`` skipped is
+    what ``history_from_binlogs`` reads)."""
+    return replay_ddl(decoded(source.read()), history, pin_server_charset=pin_server_charset)

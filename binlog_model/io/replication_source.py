@@ -1,0 +1,308 @@
+"""A live server as an ``EventSource`` (``binlog_model.runs.source``): where to start a dump, and the stream.
+
+Strategy: ``plan(resume)`` talks to the server on a control connection and decides where the dump starts,
+checking what would otherwise fail late or silently: the server's own ``server_id`` or another replica's
+(``SHOW REPLICAS``) equal to ours, a position whose file the server has purged (``PurgedPositionError``,
+never a silent jump to the oldest file), a file the server never had (a reset server, another server).
+Then ``read(resume)`` runs the dump (``io.replication.iter_replication_events`` with markers) and yields
+decoded events and boundary markers, plus ``Heartbeat`` markers: a live source's way to say that every
+event the server has written so far has arrived (a runner can commit then).
+
+Where the dump starts:
+
+- a new state: ``--from earliest`` (the oldest binlog, from its first event, so its PREVIOUS_GTIDS /
+  GTID_LIST gives the complete GTID set), ``FILE:POS``, a GTID set, or ``now``: the current end of the
+  binlog, the GTIDs executed up to it, and optionally a schema snapshot, all read under ``FLUSH TABLES WITH
+  READ LOCK`` so that no transaction or DDL commits in between (``snapshot_catalog``);
+- a saved position on the server the state was built on: ``COM_BINLOG_DUMP`` at file:position (exact);
+- otherwise, when the state knows the complete GTID set at its position (``gtids_complete``): the GTID
+  set (MySQL ``COM_BINLOG_DUMP_GTID``, MariaDB ``@slave_connect_state``). ``resume_by`` forces either.
+
+A GTID dump on the same server may send events before the saved position again (the head of a file, or a
+whole file when MySQL starts from an older one): they are dropped, so the stream begins at the saved
+position as the protocol requires.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import Any, Final
+
+from binlog_model.errors import ConfigError, ConnectionLostError, ReplicationError
+from binlog_model.gtid import GtidSet
+from binlog_model.io.replication import Heartbeat, ReplicationPacket, iter_replication_events
+from binlog_model.io.state import StateMismatchError
+from binlog_model.position import BinlogPosition
+from binlog_model.runs.source import BOUNDARY_TYPES, FileBegin, FormatDescription, Resume
+
+__all__ = ["Heartbeat", "PurgedPositionError", "ReplicationSource", "ServerIdCollisionError", "parse_start"]
+
+REGISTER_PREFIX: Final = "binlog-model-tail:"
+#: seconds the ``--from now`` reads under the global read lock may take (pymysql's per-read timeout)
+SNAPSHOT_READ_TIMEOUT: Final = 600
+
+
+class PurgedPositionError(ReplicationError):
+    """The server no longer has the binlog a run must continue from (purged)."""
+
+
+class ServerIdCollisionError(ConfigError):
+    """Another replica of the server uses this reader's server_id (or it is the server's own id)."""
+
+
+def parse_start(text: str) -> tuple[str, Any]:
+    """``--from``: ``("earliest", None)``, ``("now", None)``, ``("position", (file, pos))`` or
+    ``("gtid", GtidSet)``; ``ConfigError`` for anything else."""
+    if text in ("earliest", "now"):
+        return text, None
+    file, sep, pos = text.rpartition(":")
+    if sep and pos.isdigit() and file and ":" not in file and not _looks_like_uuid(file):
+        if int(pos) < 4:
+            raise ConfigError(f"--from {text}: a binlog position starts at 4")
+        return "position", (file, int(pos))
+    try:
+        return "gtid", GtidSet.parse(text)
+    except ConfigError as err:
+        raise ConfigError(f"--from {text!r} is neither earliest, now, FILE:POS nor a GTID set "
+                          f"({err})") from None
+
+
+def _looks_like_uuid(text: str) -> bool:
+    head = text.split(":")[0]
+    return len(head) == 36 and head.count("-") == 4
+
+
+def _key(file: str, offset: int) -> tuple[Any, ...]:
+    return BinlogPosition(file, offset).sort_key()
+
+
+class ReplicationSource:
+    """One dump from a live server (see the module docstring). ``connect(**kw)`` opens a pymysql
+    connection (raising ``ConnectionLostError`` when the server cannot be reached); ``identity`` is the
+    state's record of this replica (``server_id``, ``token``, and the server followed, filled in here)."""
+
+    total_bytes: int | None = None
+
+    def __init__(self, connect: Callable[..., Any], where: str, identity: dict[str, Any], *,
+                 start: str = "earliest", heartbeat: float = 5.0, resume_by: str = "auto",
+                 gtids_complete: bool = False, verify_checksum: bool = True, snapshot_now: bool = False,
+                 take_snapshot: Callable[[Any], Any] | None = None,
+                 on_packet: Callable[[ReplicationPacket], None] | None = None) -> None:
+        self.connect = connect
+        self.where = where
+        self.identity = identity
+        self.start = start
+        self.heartbeat = heartbeat
+        self.resume_by = resume_by
+        self.gtids_complete = gtids_complete
+        self.verify_checksum = verify_checksum
+        self.take_snapshot = take_snapshot if snapshot_now else None
+        self.on_packet = on_packet
+        self.is_mariadb = False
+        #: set by ``plan`` when the start defines the GTID set done so far (``--from now`` / a GTID set)
+        self.start_gtids: GtidSet | None = None
+        #: set by ``plan`` for ``--from now`` with ``take_snapshot``: the schema at the start position
+        self.snapshot_catalog: Any = None
+        self._plan: tuple[str, Any] | None = None
+
+    # --- the control connection -----------------------------------------------------------------------
+
+    def query(self, conn: Any, sql: str) -> list[dict[str, Any]]:
+        """Rows as dicts (lower-case column names); a broken connection is ``ConnectionLostError``."""
+        import pymysql
+        try:
+            with conn.cursor() as cur:
+                cur.execute(sql)
+                names = [d[0].lower() for d in cur.description or ()]
+                return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+        except pymysql.err.OperationalError as err:
+            raise ConnectionLostError(f"the server at {self.where} stopped answering ({err.args[-1]})",
+                                      errno=err.args[0]) from err
+
+    def binlog_end(self, conn: Any | None = None) -> tuple[str, int]:
+        """Where the server's binlog ends now (the active file and its size)."""
+        import pymysql
+        own = conn is None
+        conn = conn or self.connect()
+        try:
+            for sql in ("SHOW BINARY LOG STATUS", "SHOW MASTER STATUS"):
+                try:
+                    rows = self.query(conn, sql)
+                except pymysql.err.ProgrammingError:
+                    continue
+                if not rows:
+                    raise ConfigError(f"{self.where}: binary logging is off (log_bin): nothing to tail")
+                return str(rows[0]["file"]), int(rows[0]["position"])
+        finally:
+            if own:
+                conn.close()
+        raise ConfigError(f"{self.where}: cannot read the binlog position (SHOW BINARY LOG STATUS)")
+
+    # --- where to start -------------------------------------------------------------------------------
+
+    def plan(self, resume: Resume) -> tuple[str, Any]:
+        """``("position", (file, offset))``, ``("mysql_gtid", GtidSet)`` or ``("mariadb_gtid", text)``."""
+        if self._plan is not None:
+            return self._plan
+        conn = self.connect()
+        try:
+            self._plan = self._decide(conn, resume)
+        finally:
+            conn.close()
+        return self._plan
+
+    def _decide(self, conn: Any, resume: Resume) -> tuple[str, Any]:
+        info = self.query(conn, "SELECT VERSION() AS version, @@server_id AS server_id")[0]
+        self.is_mariadb = "mariadb" in str(info["version"]).lower()
+        me = self.identity
+        if int(info["server_id"]) == me["server_id"]:
+            raise ServerIdCollisionError(f"--server-id {me['server_id']} is the server's own server_id "
+                                         f"({self.where}); pick another")
+        self._check_collision(conn)
+        uuid = "" if self.is_mariadb else str(self.query(conn, "SELECT @@server_uuid AS u")[0]["u"])
+        gtid_mode = (self.is_mariadb
+                     or str(self.query(conn, "SELECT @@gtid_mode AS m")[0]["m"]).upper() == "ON")
+        same_server = me.get("server_uuid") in (None, uuid) and me.get("server") in (None, self.where)
+        me.setdefault("server_uuid", uuid)
+        me.setdefault("server", self.where)
+        files = [str(r["log_name"]) for r in self.query(conn, "SHOW BINARY LOGS")]
+        if not files:
+            raise ConfigError(f"{self.where}: binary logging is off (log_bin): nothing to tail")
+        position = resume.position
+        if position is None and not resume.gtids:
+            return self._first(conn, files)
+        have_file = position is not None and position.file in files
+        if self.resume_by == "gtid":
+            by_gtid = self.gtids_complete or position is None
+        elif self.resume_by == "position":
+            by_gtid = position is None
+        else:
+            by_gtid = self.gtids_complete and gtid_mode and not (same_server and have_file)
+        if by_gtid and self.is_mariadb and resume.gtids.has_mariadb:
+            return "mariadb_gtid", resume.gtids.mariadb_text()
+        if by_gtid and not self.is_mariadb and resume.gtids.has_mysql:
+            return "mysql_gtid", resume.gtids
+        if position is None:
+            raise ConfigError(f"the state holds a GTID set but {self.where} cannot start from it (no GTIDs)")
+        if not have_file:
+            self._missing(position.file, files)
+        return "position", (position.file, position.offset)
+
+    def _first(self, conn: Any, files: list[str]) -> tuple[str, Any]:
+        kind, value = parse_start(self.start)
+        if kind == "earliest":
+            self.gtids_complete = True      # the first file's PREVIOUS_GTIDS / GTID_LIST comes first
+            return "position", (files[0], 4)
+        if kind == "position":
+            file, offset = value
+            if file not in files:
+                self._missing(file, files)
+            self.gtids_complete = offset == 4
+            return "position", (file, offset)
+        if kind == "gtid":
+            self.start_gtids = value
+            self.gtids_complete = True
+            return ("mariadb_gtid", value.mariadb_text()) if self.is_mariadb else ("mysql_gtid", value)
+        # now: under a global read lock no transaction (DML or DDL) commits, so the binlog end, the GTIDs
+        # executed and the schema read here all describe one moment
+        conn._read_timeout = SNAPSHOT_READ_TIMEOUT    # a schema read of many tables takes a while
+        self.query(conn, "FLUSH TABLES WITH READ LOCK")
+        try:
+            file, offset = self.binlog_end(conn)
+            sql = "SELECT @@gtid_binlog_pos AS g" if self.is_mariadb else "SELECT @@gtid_executed AS g"
+            text = str(self.query(conn, sql)[0]["g"] or "")
+            if self.take_snapshot is not None:
+                self.snapshot_catalog = self.take_snapshot(conn)
+        finally:
+            self.query(conn, "UNLOCK TABLES")
+        self.start_gtids = GtidSet.parse(text.replace("\n", ""))
+        self.gtids_complete = True
+        return "position", (file, offset)
+
+    def _check_collision(self, conn: Any) -> None:
+        import pymysql
+        rows: list[dict[str, Any]] = []
+        for sql in ("SHOW REPLICAS", "SHOW SLAVE HOSTS"):
+            try:
+                rows = self.query(conn, sql)
+                break
+            except pymysql.err.ProgrammingError:
+                continue
+        me = self.identity
+        ours = REGISTER_PREFIX + me["token"]
+        for row in rows:
+            if int(row.get("server_id", 0)) == me["server_id"] and str(row.get("host")) != ours:
+                raise ServerIdCollisionError(
+                    f"server_id {me['server_id']} is already used by the replica {row.get('host')}:"
+                    f"{row.get('port')} of {self.where}: two replicas with one server_id cut each other off; "
+                    "give this tail another --server-id")
+
+    def _missing(self, file: str, files: list[str]) -> None:
+        if _key(file, 0) < _key(files[0], 0):
+            raise PurgedPositionError(f"the server no longer has {file} (purged); the oldest it has is "
+                                      f"{files[0]} — start again with --from earliest (or a GTID set) and a "
+                                      "new --state directory", errno=1236)
+        raise StateMismatchError(f"the server at {self.where} has no binlog {file} (its binlogs are "
+                                 f"{files[0]}…{files[-1]}): was it reset, or is this another server? Start "
+                                 "a new --state directory")
+
+    # --- the stream -----------------------------------------------------------------------------------
+
+    def read(self, resume: Resume) -> Generator[Any, None, None]:
+        """Decoded events, boundary markers and ``Heartbeat``s from the planned start, until the caller
+        stops iterating or the connection is lost (``ConnectionLostError``)."""
+        kind, where = self.plan(resume)
+        timeout = max(self.heartbeat * 3, self.heartbeat + 5)
+        conn = self.connect(read_timeout=timeout, write_timeout=timeout)
+        kw: dict[str, Any] = {"server_id": self.identity["server_id"], "blocking": True,
+                              "heartbeat": self.heartbeat, "markers": True, "on_packet": self.on_packet,
+                              "verify_checksum": self.verify_checksum,
+                              "register_as": REGISTER_PREFIX + self.identity["token"]}
+        if kind == "mysql_gtid":
+            kw["mysql_gtids"] = where
+        elif kind == "mariadb_gtid":
+            kw["mariadb_gtid"] = where
+        else:
+            kw["log_file"], kw["log_pos"] = where
+        position = resume.position
+        skip = _key(position.file, position.offset) if position is not None and kind != "position" else None
+        fde: FormatDescription | None = None      # the last one dropped while skipping
+        held: list[Any] = []
+        stream: Any = iter_replication_events(conn, **kw)
+        try:
+            for item in stream:
+                if skip is not None and not isinstance(item, Heartbeat):
+                    header = getattr(item, "header", None)
+                    if header is None:
+                        if isinstance(item, FormatDescription):
+                            fde = item
+                        if type(item) in BOUNDARY_TYPES:
+                            if _key(item.file, item.offset) == skip:
+                                held.append(item)     # (a TransactionStart there): after the FileBegin
+                            continue
+                    elif header.inner_index is not None or _key(header.file, header.offset) < skip:
+                        continue
+                    else:
+                        # the stream now begins where the protocol wants it: at the saved position
+                        skip = None
+                        yield FileBegin(header.file, header.offset)
+                        if fde is not None and fde.file == header.file:
+                            yield FormatDescription(header.file, header.offset, fde.raw)
+                        yield from (m for m in held if not isinstance(m, FileBegin | FormatDescription))
+                yield item
+        except ReplicationError as err:
+            if err.errno == 1236 and not isinstance(err, ConnectionLostError):
+                self._explain_1236(err)
+            raise
+        finally:
+            stream.close()
+
+    def _explain_1236(self, err: ReplicationError) -> None:
+        text = str(err).lower()
+        if "purged" in text:
+            raise PurgedPositionError("the server no longer has the binlogs holding the transactions after "
+                                      "the state's GTID set (purged) — start again with --from earliest and "
+                                      f"a new --state directory ({err})", errno=1236) from err
+        if "same server_uuid/server_id" in text or "same server id" in text:
+            raise ServerIdCollisionError(f"another replica connected with this tail's server_id "
+                                         f"{self.identity['server_id']}: {err}") from err

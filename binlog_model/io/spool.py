@@ -1,0 +1,142 @@
+"""``tail --spool DIR``: a raw mirror of the server's binlog files, as received over the replication protocol.
+
+Strategy: every packet that is file content (``ReplicationPacket``, not the server's framing) is appended to
+``DIR/<file name>`` at its offset, after the 4-byte magic for a file received from its start, so a closed
+file is byte-identical to the server's and every batch command (and the Spark source) reads the spool as
+an archive. A file switch fsyncs and closes the previous file; a commit of the tail fsyncs the open one
+first (``sync``), so the spool always holds at least what the state committed. A restart cuts the spool
+back to the committed position (``recover``: the resumed file truncated there, files after it removed),
+and the resumed dump rewrites the rest: a torn tail from a kill never survives. A packet that lands
+before the end of its file (the server re-sending after a reconnect) truncates the file there first.
+
+Which files are whole is journalled in ``DIR/.spool.json`` (written atomically when a file is closed
+after the server moved on to the next one). ``recover`` removes any file before the committed position
+that the journal does not list (one a run without ``--spool``, or a GTID dump, went past), so every
+binlog-named file in the spool is whole, except the one being written.
+
+A file the dump did not send from its start (``--from FILE:POS`` inside a file, or a GTID dump that skips
+transactions, or a run without ``--spool`` in between) cannot be mirrored byte for byte: it is left out
+(listed in ``skipped``, and an older partial copy removed), never written with a hole.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import IO, Any, Final
+
+from binlog_model.errors import ConfigError, ReplicationError
+from binlog_model.io.documents import fsync_dir, read_json, write_json_atomic
+
+__all__ = ["Spool"]
+
+MAGIC: Final = b"\xfebin"
+JOURNAL: Final = ".spool.json"
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}")
+
+
+class Spool:
+    """The mirror directory (see the module docstring)."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        if self.directory.exists() and not self.directory.is_dir():
+            raise ConfigError(f"--spool must be a directory: {self.directory} is a file")
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._file: str | None = None
+        self._fh: IO[bytes] | None = None
+        self._size = 0
+        self._closed = ""
+        self.skipped: list[str] = []
+        journal = self.directory / JOURNAL
+        try:
+            self.whole: set[str] = set(read_json(journal)["whole"]) if journal.exists() else set()
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise ConfigError(f"cannot read the spool journal {journal}: {err}") from err
+
+    def _path(self, name: str) -> Path:
+        if not _NAME.fullmatch(name):
+            raise ReplicationError(f"the server named a binlog file {name!r}, which is no plain file name: "
+                                   "not written to the spool")
+        return self.directory / name
+
+    def recover(self, file: str, offset: int) -> None:
+        """Cut the spool back to the committed position ``file:offset``: that file truncated there (when
+        longer), later files removed."""
+        from binlog_model.position import BinlogPosition
+        here = BinlogPosition(file, 0).sort_key()[:2]
+        for path in self.directory.iterdir():
+            if not path.is_file() or not _NAME.fullmatch(path.name):
+                continue
+            try:
+                key = BinlogPosition(path.name, 0).sort_key()[:2]
+            except Exception:       # not a binlog name: not ours
+                continue
+            if key > here or (key < here and path.name not in self.whole):
+                path.unlink()           # past the commit, or a file some run went past without spooling
+                self.whole.discard(path.name)
+            elif path.name == file and path.stat().st_size > offset:
+                with open(path, "r+b") as fh:
+                    fh.truncate(offset)
+                    os.fsync(fh.fileno())
+        self._journal()
+        fsync_dir(self.directory)
+
+    def _journal(self) -> None:
+        write_json_atomic(self.directory / JOURNAL, {"whole": sorted(self.whole)})
+
+    def write(self, packet: Any) -> None:
+        """Append one content packet (``file``, ``offset``, ``raw``) at its place."""
+        if packet.file != self._file:
+            self._open(packet.file, packet.offset)
+        if self._fh is None:
+            return                          # a file not received from its start: left out
+        if packet.offset != self._size:
+            if packet.offset > self._size:
+                raise ReplicationError(f"spool: {packet.file} has {self._size} bytes but the server sent an "
+                                       f"event at {packet.offset} (a gap): the spool cannot mirror it")
+            self._fh.truncate(packet.offset)
+            self._fh.seek(packet.offset)
+            self._size = packet.offset
+        self._fh.write(packet.raw)
+        self._size += len(packet.raw)
+
+    def _open(self, name: str, offset: int) -> None:
+        if self._fh is not None and self._file is not None:
+            # the server moved on to the next file: the one before is whole
+            self.close()
+            assert self._file is None
+            self.whole.add(self._closed)
+            self._journal()
+        self.close()
+        self._file = name
+        path = self._path(name)
+        size = path.stat().st_size if path.exists() else 0
+        if offset > max(size, 4) or (offset > 4 and size < 4):
+            # the dump starts past what we have of this file: it cannot become a byte-identical copy
+            self.skipped.append(name)
+            if path.exists():
+                path.unlink()
+            return
+        fh = open(path, "r+b" if path.exists() else "w+b")   # noqa: SIM115 - kept open across writes
+        if size < 4:
+            fh.truncate(0)
+            fh.write(MAGIC)
+            size = 4
+        fh.seek(size)
+        self._fh, self._size = fh, size
+        fsync_dir(self.directory)
+
+    def sync(self) -> None:
+        """Flush and fsync the open file (before the tail commits its state)."""
+        if self._fh is not None:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self.sync()
+            self._fh.close()
+        self._closed = self._file or ""
+        self._fh, self._file, self._size = None, None, 0

@@ -1,0 +1,191 @@
+"""One progress display for every long command (``events``, ``schema``, ``resolve``, ``dump``, the tail).
+
+Strategy: the display never touches the hot loop. A daemon thread wakes a few times a second and reads the
+run's counters through one callable (``poll`` -> ``Counters``: bytes read of the total, files done of the
+total, rows), which are plain integers the reading loop already keeps (``EventSource.bytes_read``, updated
+per chunk; ``AssemblerStats.row_changes``); reading them from another thread is safe under the GIL and costs
+the loop nothing. What it shows depends on where stderr goes (``mode``):
+
+- ``bar`` (stderr is a terminal): a tqdm bar of bytes done of the total with rate and ETA, and the files
+  done of the total and rows/s beside it;
+- ``log`` (``--progress`` off a terminal): one line every ``interval`` seconds, then a last one at the end:
+  ``events: 1.2 GiB of 4.0 GiB (30%), 3 of 10 files, 120000 rows/s, ETA 0:05:00``;
+- ``off``: nothing (the default off a terminal: scripts and CI logs stay as they were).
+
+A total that is not known (a live source) shows what was done and the rates, without percentage or ETA.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import IO, Any, Self
+
+__all__ = ["Counters", "ProgressDisplay", "progress_mode", "source_counters"]
+
+
+@dataclass(frozen=True, slots=True)
+class Counters:
+    """A snapshot of a run's progress. ``*_total`` None: not known."""
+
+    bytes_done: int = 0
+    bytes_total: int | None = None
+    files_done: int = 0
+    files_total: int | None = None
+    rows: int = 0
+
+
+def progress_mode(flag: bool | None, stream: IO[str] | None = None, *, output_on_terminal: bool = False
+                  ) -> str:
+    """``bar``, ``log`` or ``off`` for a ``--progress/--no-progress`` flag (None: not given). A bar needs a
+    terminal on stderr that the command's own output does not share (``output_on_terminal``)."""
+    stream = sys.stderr if stream is None else stream
+    terminal = _isatty(stream) and not output_on_terminal
+    if flag is False:
+        return "off"
+    if terminal:
+        return "bar"
+    return "log" if flag else "off"
+
+
+def source_counters(source: Any, rows: Callable[[], int] = lambda: 0) -> Callable[[], Counters]:
+    """The ``poll`` of a run over an ``EventSource`` (``bytes_read`` / ``total_bytes``; ``files_done`` /
+    ``file_count`` where the source keeps them), with ``rows`` from the assembler's stats."""
+    def poll() -> Counters:
+        return Counters(source.bytes_read, source.total_bytes, getattr(source, "files_done", 0),
+                        getattr(source, "file_count", None), rows())
+    return poll
+
+
+class ProgressDisplay:
+    """The display of one command (see the module docstring); a context manager that starts and stops its
+    thread. ``label``: the command's name, first on every line."""
+
+    def __init__(self, label: str, poll: Callable[[], Counters], *, mode: str = "off",
+                 stream: IO[str] | None = None, interval: float = 30.0, tick: float = 0.25) -> None:
+        if mode not in ("bar", "log", "off"):
+            raise ValueError(f"progress mode must be bar, log or off, not {mode!r}")
+        self.label = label
+        self.poll = poll
+        self.mode = mode
+        self.stream = sys.stderr if stream is None else stream
+        self.interval = interval
+        self.tick = tick
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._bar: Any = None
+        self._started = 0.0
+        self._shown_bytes = 0
+
+    def __enter__(self) -> Self:
+        if self.mode == "off":
+            return self
+        self._started = time.monotonic()
+        if self.mode == "bar":
+            from tqdm import tqdm
+
+            first = self._poll()
+            self._bar = tqdm(total=first.bytes_total, desc=self.label, unit="B", unit_scale=True,
+                             unit_divisor=1024, file=self.stream, dynamic_ncols=True, leave=True,
+                             mininterval=self.tick)
+        self._thread = threading.Thread(target=self._run, name=f"{self.label}-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close(finished=exc_type is None)
+
+    def close(self, *, finished: bool = True) -> None:
+        """Stop the thread; show the final state (a finished run's totals, or where a failed one stopped)."""
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._thread = None
+        counters = self._poll()
+        if self._bar is not None:
+            self._show_bar(counters)
+            self._bar.close()
+            self._bar = None
+        else:
+            self.stream.write(self.line(counters, time.monotonic() - self._started, done=finished) + "\n")
+            self.stream.flush()
+
+    # --- the thread ---------------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        last_log = time.monotonic()
+        while not self._stop.wait(self.tick if self._bar is not None else min(self.tick * 4, self.interval)):
+            counters = self._poll()
+            if self._bar is not None:
+                self._show_bar(counters)
+            elif time.monotonic() - last_log >= self.interval:
+                last_log = time.monotonic()
+                self.stream.write(self.line(counters, last_log - self._started) + "\n")
+                self.stream.flush()
+
+    def _poll(self) -> Counters:
+        try:
+            return self.poll()
+        except Exception:      # a counter read mid-change must never break the run it watches
+            return Counters()
+
+    def _show_bar(self, counters: Counters) -> None:
+        bar = self._bar
+        if counters.bytes_total is not None and bar.total != counters.bytes_total:
+            bar.total = counters.bytes_total
+        step = counters.bytes_done - self._shown_bytes
+        files = (f"{counters.files_done}/{counters.files_total} files" if counters.files_total is not None
+                 else f"{counters.files_done} files")
+        elapsed = max(time.monotonic() - self._started, 1e-9)
+        bar.set_postfix_str(f"{files}, {counters.rows / elapsed:,.0f} rows/s", refresh=False)
+        if step > 0:
+            self._shown_bytes = counters.bytes_done
+            bar.update(step)
+        else:
+            bar.refresh()
+
+    # --- the log line -------------------------------------------------------------------------------------
+
+    def line(self, counters: Counters, elapsed: float, *, done: bool = False) -> str:
+        """One log line of ``counters`` after ``elapsed`` seconds (``done``: the run finished)."""
+        c = counters
+        parts = [_size(c.bytes_done) + (f" of {_size(c.bytes_total)}" if c.bytes_total else "")]
+        if c.bytes_total and not done:
+            parts[0] += f" ({100 * c.bytes_done / c.bytes_total:.0f}%)"
+        parts.append(f"{c.files_done} of {c.files_total} files" if c.files_total is not None
+                     else f"{c.files_done} files")
+        rate = c.rows / elapsed if elapsed > 0 else 0.0
+        parts.append(f"{c.rows} rows ({rate:,.0f}/s)" if done else f"{rate:,.0f} rows/s")
+        if done:
+            parts.append(f"in {_duration(elapsed)}")
+        elif c.bytes_total and c.bytes_done:
+            left = elapsed * (c.bytes_total - c.bytes_done) / c.bytes_done
+            parts.append(f"ETA {_duration(left)}")
+        return f"{self.label}: " + ("done, " if done else "") + ", ".join(parts)
+
+
+def _isatty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _size(n: int | None) -> str:
+    value = float(n or 0)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"
+
+
+def _duration(seconds: float) -> str:
+    s = int(seconds + 0.5)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"

@@ -1,0 +1,223 @@
+"""The one runner: an ``EventSource`` through a ``StatementAssembler``, with the commit policy and the state.
+
+Strategy: ``Runner.events()`` reads the source once (``source.read(resume)``), feeds every decoded event to
+the assembler and yields the ``BinlogEvent`` s (or serialized bytes) it completes; the caller writes each to
+its sink before asking for the next, so whenever the runner is between two events, everything it yielded
+before is in the output. The source's boundary markers (``runs.source``) drive the rest:
+
+- a *mark* is a place a run can stop at: a ``TransactionStart`` (past the file's FORMAT_DESCRIPTION) where
+  the assembler is idle (nothing pending), or the ``FileEnd`` of a file it is idle at. A mark records the
+  position (file, offset, the file's FORMAT_DESCRIPTION bytes, the ROTATE target at a file's end), the
+  caller's output length (``output_size()``) and how many GTIDs were seen up to it;
+- a *commit* (``on_commit(Checkpoint)``) makes a mark durable: at the end of every file the assembler is
+  idle at, before a transaction starts once ``CommitPolicy.commit_bytes`` of input were read since the last
+  commit, at a ``TransactionEnd`` once ``CommitPolicy.commit_seconds`` passed (live sources), and, with
+  ``allow_incomplete_tail``, at the last mark when the input ends inside a transaction. The GTIDs up to the
+  mark go into the run's one ``GtidSet`` (the one GTID recorder) before ``on_commit`` sees it;
+- at the end of the input the assembler is closed: an open transaction is an ``IncompleteTransactionError``
+  unless ``allow_incomplete_tail``.
+
+Without ``on_commit`` (``iter_binlog_events``) there are no marks and no commits: the same loop, minus the
+bookkeeping.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from binlog_model.gtid import GtidSet
+from binlog_model.io.files import base_name
+from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.runs.source import (
+    BOUNDARY_TYPES,
+    EventSource,
+    FileBegin,
+    FileEnd,
+    FormatDescription,
+    Position,
+    Resume,
+    Rotate,
+    TransactionEnd,
+    TransactionStart,
+)
+from binlog_model.wire import events as ev
+from schema_tracker.history import SchemaHistory
+
+if TYPE_CHECKING:
+    from binlog_model.io.state import RunState
+
+__all__ = ["Checkpoint", "CommitPolicy", "GtidRecorder", "Runner", "resume_of"]
+
+_GTIDS = (ev.GtidEvent, ev.MariadbGtidEvent)
+
+
+def resume_of(state: RunState) -> Resume:
+    """Where a run continues the saved ``state``: its position, its GtidSet (updated in place by the
+    commits) and its finished files."""
+    return Resume(Position.from_json(state.position), state.gtids, state.files)
+
+
+class GtidRecorder:
+    """The one GTID recorder: GTID events are seen as the run reads them and go into the run's ``GtidSet``
+    only up to a commit point (``record(upto)``), so the set never names a transaction a crash would make
+    the next run read again."""
+
+    __slots__ = ("_seen", "gtids")
+
+    def __init__(self, gtids: GtidSet) -> None:
+        self.gtids = gtids
+        self._seen: list[Any] = []
+
+    def see(self, event: Any) -> None:
+        if isinstance(event, _GTIDS):
+            self._seen.append(event)
+
+    def see_all(self, events: Iterable[Any]) -> None:
+        for event in events:
+            self.see(event)
+
+    @property
+    def seen(self) -> int:
+        """How many GTID events were seen and not recorded yet (a commit point's count)."""
+        return len(self._seen)
+
+    def record(self, upto: int | None = None) -> GtidSet:
+        """Add the first ``upto`` GTIDs seen (all by default) to the set, and forget them."""
+        upto = len(self._seen) if upto is None else upto
+        for event in self._seen[:upto]:
+            self.gtids.add_event(event)
+        del self._seen[:upto]
+        return self.gtids
+
+
+@dataclass(frozen=True, slots=True)
+class CommitPolicy:
+    """When a stateful run commits besides the end of each file: before a transaction starts once
+    ``commit_bytes`` of input were read since the last commit; at a transaction's end once
+    ``commit_seconds`` passed (None: never by time; a live source sets it)."""
+
+    commit_bytes: int = 64 << 20
+    commit_seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A commit: the position the next run resumes at, every GTID done up to it, the output's length up to
+    it, the files finished (base name -> end offset), and the schema history. ``gtids``, ``files`` and
+    ``history`` are the run's own objects, which it goes on changing: save them during ``on_commit``."""
+
+    position: Position
+    gtids: GtidSet
+    output_bytes: int
+    files: dict[str, int]
+    history: SchemaHistory
+
+
+@dataclass(frozen=True, slots=True)
+class _Mark:
+    position: Position
+    size: int
+    gtids: int
+
+
+@dataclass
+class Runner:
+    """One run of ``source`` through ``assembler`` (see the module docstring). ``resume``: where the source
+    continues (its ``gtids`` is the run's GtidSet, updated at each commit); ``output_size``: the caller's
+    output length so far; ``on_commit``: makes a checkpoint durable (None: a run without state)."""
+
+    source: EventSource
+    assembler: StatementAssembler
+    resume: Resume | None = None
+    policy: CommitPolicy = field(default_factory=CommitPolicy)
+    output_size: Callable[[], int] = lambda: 0
+    on_commit: Callable[[Checkpoint], None] | None = None
+    files: dict[str, int] = field(default_factory=dict)     # base name -> end offset, of files finished
+    commits: int = 0
+    files_read: int = 0
+    stopped_at: Position | None = None
+
+    def events(self) -> Iterator[Any]:
+        if self.on_commit is None:
+            return self._plain()
+        return self._stateful()
+
+    def _plain(self) -> Iterator[Any]:
+        assembler = self.assembler
+        feed = assembler.feed
+        for item in self.source.read(self.resume):
+            if type(item) in BOUNDARY_TYPES:     # only the end of a file counts here
+                if isinstance(item, FileEnd):
+                    self._file_end(item)
+                continue
+            yield from feed(item)
+        yield from assembler.close()
+
+    def _file_end(self, item: FileEnd) -> None:
+        self.assembler.stats.partial_tail_bytes += item.partial_bytes
+        self.files[base_name(item.file)] = item.offset
+        self.files_read += 1
+
+    def _stateful(self) -> Iterator[Any]:
+        assembler, policy = self.assembler, self.policy
+        resume = self.resume if self.resume is not None else Resume()
+        saved = resume.position
+        recorder = GtidRecorder(resume.gtids)
+        since_commit = 0
+        last_commit = time.monotonic()
+        fde: bytes | None = None
+        rotated_to: str | None = None
+        mark: _Mark | None = None      # the last point where a unit started with nothing pending
+
+        def commit(at: _Mark) -> None:
+            nonlocal since_commit, last_commit, mark
+            assert self.on_commit is not None
+            self.on_commit(Checkpoint(at.position, recorder.record(at.gtids), at.size, self.files,
+                                      assembler.history))
+            self.commits += 1
+            self.stopped_at = at.position
+            since_commit = 0
+            last_commit = time.monotonic()
+            mark = None
+
+        for item in self.source.read(resume):
+            if type(item) not in BOUNDARY_TYPES:
+                header = item.header      # type: ignore[union-attr]  # an event: every event has one
+                if header.inner_index is None:
+                    since_commit += header.event_size
+                    recorder.see(item)
+                yield from assembler.feed(item)
+            elif isinstance(item, TransactionStart):
+                # The assembler has the last word: a start it has not finished the transaction before (an
+                # incomplete one) is no place to stop.
+                if assembler.idle and item.offset > 4:
+                    mark = _Mark(Position(base_name(item.file), item.offset, fde), self.output_size(),
+                                 recorder.seen)
+                    if since_commit >= policy.commit_bytes:
+                        commit(mark)
+            elif isinstance(item, TransactionEnd):
+                if (policy.commit_seconds is not None and assembler.idle
+                        and time.monotonic() - last_commit >= policy.commit_seconds):
+                    commit(_Mark(Position(base_name(item.file), item.offset, fde), self.output_size(),
+                                 recorder.seen))
+            elif isinstance(item, FormatDescription):
+                fde = item.raw
+            elif isinstance(item, Rotate):
+                rotated_to = item.next_file
+            elif isinstance(item, FileBegin):
+                fde, rotated_to = None, None
+            elif isinstance(item, FileEnd):
+                base = base_name(item.file)
+                self._file_end(item)
+                if (rotated_to is None and saved is not None
+                        and (saved.file, saved.offset) == (base, item.offset)):
+                    rotated_to = saved.rotated_to     # resumed at the very end: its ROTATE lies before
+                if assembler.idle:
+                    commit(_Mark(Position(base, item.offset, fde, rotated_to), self.output_size(),
+                                 recorder.seen))
+        if not assembler.idle and assembler.options.allow_incomplete_tail and mark is not None:
+            commit(mark)    # stop before the transaction still open at the end: the next run resumes there
+        yield from assembler.close()     # an open transaction: IncompleteTransactionError, or counted

@@ -1,0 +1,419 @@
+"""``binlog-model tail``: follow a live server's binlog as a replica, with durable checkpoints and reconnects.
+
+Strategy: the incremental machinery of ``events --state`` (``RunState``, ``lock_state``, ``begin_run``,
+``recover_outputs``, the output writer) over a live server as an ``EventSource``
+(``io.replication_source.ReplicationSource``) instead of files. It does not drive ``runs.runner.Runner``
+yet, which a live source needs three more things from: a commit when the server says it has nothing more
+(its ``Heartbeat`` marker: the last transaction of a burst is committed at once, not at the next one), a
+stop request that finishes the transaction and commits (SIGTERM, ``--stop-at-end``), and a file's
+PREVIOUS_GTIDS / GTID_LIST in the run's GtidSet (a GTID resume needs the whole set, not only the GTIDs
+seen). A tail holds the state
+directory for its whole life and runs *sessions*: a session loads the committed state, builds the
+assembler from its schema history, opens a new output part, connects, and streams. Whatever ends a session
+early (a lost or silent connection, a killed dump thread, a server restart) is handled exactly as a
+``kill -9`` followed by a restart: the uncommitted output is cut back (``recover_outputs``), and the next
+session resumes from the last commit after a backoff. There is one recovery path, and the kill tests cover
+it.
+
+Commits happen where the assembler is idle after an event (``StatementAssembler.idle``: nothing pending,
+so the next event starts a transaction or is framing): every ``commit_transactions`` transactions or
+``commit_seconds``, whichever comes first, on each heartbeat (the server has nothing more, so the last
+event ended a transaction), at ``--stop-at-end`` and on SIGTERM/SIGINT. A commit fsyncs the output (and the
+spool), then atomically replaces the state: position, GTIDs, schema history, the output's committed length.
+The restart point is therefore always the start of the first uncommitted transaction.
+
+Resuming: by file:position on the server the state was built on (exact, and what every server supports);
+by GTID set (MySQL ``COM_BINLOG_DUMP_GTID``, MariaDB ``@slave_connect_state``) when the state knows the
+complete set at its position and the server has GTIDs, which also lets the state move to another server
+of the same replication topology. A GTID dump may send the head of a file again (MariaDB) or skip
+transactions (MySQL): on the same server, events before the committed position are not fed again.
+The complete set is known from a file's start (PREVIOUS_GTIDS / GTID_LIST) or from ``--from now``.
+
+The replica ``server_id`` defaults to a random id in ``SERVER_ID_RANGE``, chosen once and kept in the state,
+so a restarted tail replaces its own old dump thread on the server instead of colliding with it; the
+tail registers under a name that carries the state's token, so a *different* replica with the same id is
+told apart and named (``ServerIdCollisionError``).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import secrets
+import threading
+import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from binlog_model.errors import ConfigError, ConnectionLostError
+from binlog_model.io.documents import fsync_dir, truncate_durably
+from binlog_model.io.live import PASSWORD_ENV, ServerURL, server_password
+from binlog_model.io.replication import Heartbeat
+from binlog_model.io.replication_source import (
+    PurgedPositionError,
+    ReplicationSource,
+    ServerIdCollisionError,
+    parse_start,
+)
+from binlog_model.io.state import PARTIAL, RunState, lock_state, recover_outputs
+from binlog_model.position import BinlogPosition
+from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
+from binlog_model.resolve.options import ResolveOptions
+from binlog_model.runs.incremental import _Writer
+from binlog_model.runs.source import Position, Resume
+from binlog_model.runs.state import begin_run
+from binlog_model.sinks import sink_class
+from binlog_model.wire import events as ev
+from schema_tracker.history import SchemaHistory
+
+__all__ = ["SERVER_ID_RANGE", "PurgedPositionError", "ServerIdCollisionError", "TailResult", "TailSettings",
+           "parse_start", "run_tail"]
+
+#: where a default replica server_id is drawn from: high enough to stay clear of hand-numbered servers
+SERVER_ID_RANGE: Final = (3_000_000_000, 3_999_999_999)
+_BACKOFF_FIRST, _BACKOFF_MAX = 0.2, 30.0
+#: seconds a control query (the position, the binlog list) may take to answer
+CONTROL_READ_TIMEOUT: Final = 30
+
+
+@dataclass
+class TailSettings:
+    """What ``run_tail`` needs; the CLI fills it from its options. ``shaping``: the options that shape the
+    output (``runs.state.shaping``), compared with the state's."""
+
+    server: ServerURL
+    state_dir: Path
+    out_dir: Path
+    options: ResolveOptions
+    shaping: dict[str, Any]
+    load_history: Callable[[], SchemaHistory]
+    password: str | None = None
+    fmt: str = "jsonl"
+    json_defaults: bool = False
+    snapshot_id: str | None = None
+    verify_checksum: bool = True
+    server_id: int | None = None
+    start: str = "earliest"
+    stop_at_end: bool = False
+    heartbeat: float = 5.0
+    commit_transactions: int = 1000
+    commit_seconds: float = 1.0
+    resume_by: str = "auto"                 # auto | position | gtid
+    reconnect_for: float | None = None      # give up after this many seconds without a working session
+    part_bytes: int = 1 << 30               # start a new output part past this size (at a commit)
+    connect: Callable[..., Any] | None = None
+    on_progress: Callable[[dict[str, Any]], None] | None = None
+    on_reconnect: Callable[[BaseException, float], None] | None = None
+    on_session: Callable[[str], None] | None = None
+    lenient_ddl: bool = False
+    snapshot_now: bool = False              # --from now: the schema is read from the server at that moment
+    spool: Any = None                       # an io.spool.Spool: the raw mirror, synced at each commit
+    stop: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
+class TailResult:
+    events: int = 0
+    commits: int = 0
+    sessions: int = 0
+    reconnects: int = 0
+    position: str | None = None
+    stats: AssemblerStats = field(default_factory=AssemblerStats)
+
+
+def run_tail(settings: TailSettings) -> TailResult:
+    """Follow the server until ``--stop-at-end`` is reached or ``settings.stop`` is set (then the current
+    transaction is finished and committed). Raises ``PurgedPositionError``, ``ServerIdCollisionError``,
+    ``StateMismatchError``, ``StateLockedError`` and the pipeline's errors; connection losses are retried."""
+    if settings.fmt not in ("jsonl", "proto"):
+        raise ConfigError(f"format must be jsonl or proto, not {settings.fmt!r}")
+    out = Path(settings.out_dir)
+    result = TailResult()
+    with lock_state(settings.state_dir):
+        state = RunState.load(settings.state_dir)
+        begin_run(state, settings.shaping, settings.snapshot_id, lambda: recover_outputs(state, out))
+        source = dict(state.source or {})
+        if state.fresh and state.source is None:
+            source["token"] = secrets.token_hex(4)
+        if settings.server_id is not None:
+            source["server_id"] = settings.server_id
+        source.setdefault("server_id", random.randint(*SERVER_ID_RANGE))
+        state.source = source
+        password = settings.password if settings.password is not None else server_password(settings.server)
+        target: tuple[str, int] | None = None
+        failing_since: float | None = None
+        delay = _BACKOFF_FIRST
+        while True:
+            session = _Session(settings, state, out, password, result)
+            result.sessions += 1
+            try:
+                if settings.stop_at_end and target is None:
+                    target = session.server_end()
+                done = session.run(target)
+                failing_since, delay = None, _BACKOFF_FIRST
+            except ConnectionLostError as err:
+                session.abandon()
+                now = time.monotonic()
+                if session.progressed:
+                    failing_since, delay = None, _BACKOFF_FIRST
+                failing_since = failing_since or now
+                if settings.reconnect_for is not None and now - failing_since > settings.reconnect_for:
+                    raise
+                result.reconnects += 1
+                if settings.on_reconnect is not None:
+                    settings.on_reconnect(err, delay)
+                if settings.stop.wait(delay):
+                    return result
+                delay = min(delay * 2, _BACKOFF_MAX)
+                continue
+            except BaseException:
+                session.abandon()
+                raise
+            session.finish()
+            if done:
+                state.runs += 1
+                state.save()
+                return result
+
+
+class _Session:
+    """One connection's worth of streaming (see the module docstring)."""
+
+    def __init__(self, settings: TailSettings, state: RunState, out: Path, password: str,
+                 result: TailResult) -> None:
+        self.settings = settings
+        self.state = state
+        self.out = out
+        self.password = password
+        self.result = result
+        pos = state.position or {}
+        identity = state.source
+        assert identity is not None
+        self.source = ReplicationSource(self.connect, self.where, identity, start=settings.start,
+                                        heartbeat=settings.heartbeat, resume_by=settings.resume_by,
+                                        gtids_complete=bool(pos.get("gtids_complete")),
+                                        verify_checksum=settings.verify_checksum,
+                                        snapshot_now=settings.snapshot_now, take_snapshot=_catalog_of,
+                                        on_packet=None if settings.spool is None else settings.spool.write)
+        history = (SchemaHistory.from_json(state.history) if state.history is not None
+                   else SchemaHistory(None, lenient=settings.lenient_ddl) if settings.snapshot_now
+                   else settings.load_history())
+        # a sink that takes serialized events (proto) gets the compiled row builder's bytes, as `events`
+        self.serialized = sink_class(settings.fmt).takes_serialized
+        self.assembler = StatementAssembler(history, settings.options, serialized=self.serialized)
+        self.result.stats = self.assembler.stats
+        self.name = ""
+        self.writer: _Writer | None = None
+        self._new_part()
+        self.progressed = False
+        # GTID-bearing events since the last commit: a file's PREVIOUS_GTIDS / GTID_LIST (all before it)
+        # and each transaction's GTID
+        self.gtid_events: list[Any] = []
+        self.gtids_complete = bool(pos.get("gtids_complete"))
+        self.committed: tuple[str, int] | None = (pos["file"], pos["offset"]) if pos else None
+        self.is_mariadb = False
+        self.event_time = 0           # the last top-level event's timestamp (seconds)
+        self.caught_up = False
+
+    # --- the server ---------------------------------------------------------------------------------
+
+    def connect(self, **kw: Any) -> Any:
+        """A pymysql connection to the server; unreachable is ``ConnectionLostError`` (retried), refused
+        credentials a ``ConfigError``. Every read has a timeout (a server that accepts the connection but
+        never answers, or a stalled network, would otherwise hang the tail): ``CONTROL_READ_TIMEOUT`` for
+        the control queries, the heartbeat's for the dump."""
+        server = self.settings.server
+        params: dict[str, Any] = {"user": server.user, "password": self.password, "charset": "utf8mb4",
+                                  "connect_timeout": 10, "autocommit": True,
+                                  "read_timeout": CONTROL_READ_TIMEOUT, "write_timeout": CONTROL_READ_TIMEOUT}
+        if server.socket:
+            params["unix_socket"] = server.socket
+        else:
+            params.update(host=server.host, port=server.port)
+        params.update(kw)
+        import pymysql
+        connect = self.settings.connect or pymysql.connect
+        try:
+            return connect(**params)
+        except pymysql.err.OperationalError as err:
+            code = err.args[0] if err.args else None
+            if code in (1044, 1045, 1698):
+                raise ConfigError(f"cannot log in to {server.user}@{self.where}: {err.args[-1]} (the "
+                                  f"password comes from ${PASSWORD_ENV[0]} or a prompt)") from None
+            raise ConnectionLostError(f"cannot connect to {self.where}: {err.args[-1] if err.args else err}",
+                                      errno=code) from err
+        except (pymysql.Error, OSError) as err:
+            raise ConnectionLostError(f"cannot connect to {self.where}: {err}") from err
+
+    @property
+    def where(self) -> str:
+        server = self.settings.server
+        return server.socket or f"{server.host}:{server.port}"
+
+    def server_end(self) -> tuple[str, int]:
+        """Where the server's binlog ends now (``--stop-at-end``)."""
+        return self.source.binlog_end()
+
+    # --- the stream -----------------------------------------------------------------------------------
+
+    def run(self, target: tuple[str, int] | None) -> bool:
+        """Stream until the target or a stop request (True), or raise ``ConnectionLostError``."""
+        state = self.state
+        resume = Resume(Position.from_json(state.position), state.gtids, state.files)
+        kind, where = self.source.plan(resume)
+        if self.source.start_gtids is not None:         # --from now / a GTID set: the set done so far
+            state.gtids = self.source.start_gtids
+            resume = Resume(resume.position, state.gtids, state.files)
+        self.gtids_complete = self.source.gtids_complete
+        if state.history is None and self.source.snapshot_catalog is not None:
+            self.assembler = StatementAssembler(SchemaHistory(self.source.snapshot_catalog,
+                                                              lenient=self.settings.lenient_ddl),
+                                                self.settings.options, serialized=self.serialized)
+            self.result.stats = self.assembler.stats
+        if target is not None and self.committed is not None and _key(self.committed) >= _key(target):
+            return True
+        if self.settings.spool is not None and self.committed is not None:
+            self.settings.spool.recover(*self.committed)     # what a killed run wrote past its commit goes
+        if self.settings.on_session is not None:
+            shown = f"{where[0]}:{where[1]}" if kind == "position" else f"GTID set {where}"
+            self.settings.on_session(f"streaming from {shown}" + (" (by GTID)" if kind != "position" else ""))
+        stream = self.source.read(resume)
+        try:
+            return self._consume(stream, target)
+        finally:
+            stream.close()
+
+    def _consume(self, stream: Generator[Any, None, None], target: tuple[str, int] | None) -> bool:
+        settings = self.settings
+        assembler = self.assembler
+        writer = self.writer
+        assert writer is not None
+        candidate: tuple[str, int] | None = None
+        outer_end = ("", 0)
+        pending_tx = 0
+        last_commit = time.monotonic()
+        busy = False
+        for item in stream:
+            if isinstance(item, Heartbeat):
+                self.caught_up = True           # the server has nothing more: no lag
+                if candidate is not None and candidate != self.committed:
+                    self.commit(candidate)
+                    pending_tx, last_commit = 0, time.monotonic()
+                if settings.stop.is_set() or (target is not None and self.committed is not None
+                                               and _key(self.committed) >= _key(target)):
+                    return True
+                continue
+            header = getattr(item, "header", None)
+            if header is None:
+                continue                  # the protocol's boundary markers: commits follow the assembler
+            outer = header.inner_index is None
+            if outer and isinstance(item, ev.PreviousGtidsEvent | ev.GtidListEvent | ev.GtidEvent
+                                    | ev.MariadbGtidEvent):
+                self.gtid_events.append(item)
+            if outer:
+                outer_end = (os.path.basename(header.file), header.offset + header.event_size)
+                self.event_time, self.caught_up = header.timestamp, False
+            for event in assembler.feed(item):
+                writer.write(event)
+                self.result.events += 1
+            if not assembler.idle or isinstance(item, ev.TransactionPayloadEvent):
+                busy = True              # (a payload's inner events follow it)
+                continue
+            if busy:
+                pending_tx += 1
+                busy = False
+            # after a compressed transaction's last inner event: the end of its TRANSACTION_PAYLOAD
+            candidate = outer_end
+            reached = target is not None and _key(candidate) >= _key(target)
+            if (reached or settings.stop.is_set() or pending_tx >= settings.commit_transactions
+                    or time.monotonic() - last_commit >= settings.commit_seconds):
+                self.commit(candidate)
+                pending_tx, last_commit = 0, time.monotonic()
+                if reached or settings.stop.is_set():
+                    return True
+        raise ConnectionLostError("the server ended the binlog dump")
+
+    # --- commits --------------------------------------------------------------------------------------
+
+    def commit(self, position: tuple[str, int]) -> None:
+        writer = self.writer
+        assert writer is not None
+        writer.sync()
+        if self.settings.spool is not None:
+            self.settings.spool.sync()
+        state = self.state
+        for event in self.gtid_events:          # in binlog order: a file's base, then its transactions
+            if isinstance(event, ev.PreviousGtidsEvent):
+                state.gtids.add_previous_gtids(event)
+                self.gtids_complete = True
+            elif isinstance(event, ev.GtidListEvent):
+                state.gtids.add_gtid_list(event)
+                self.gtids_complete = True
+            else:
+                state.gtids.add_event(event)
+        self.gtid_events.clear()
+        state.position = {"file": position[0], "offset": position[1], "gtids_complete": self.gtids_complete}
+        state.history = self.assembler.history.to_json()
+        state.open_output = {"file": self.name, "bytes": writer.size} if writer.size else None
+        state.save()
+        self.committed = position
+        self.progressed = True
+        self.result.commits += 1
+        self.result.position = f"{position[0]}:{position[1]}"
+        if settings_progress := self.settings.on_progress:
+            # lag: how old the last committed event is (0 once a heartbeat said the server has no more)
+            lag = 0.0 if self.caught_up else max(0.0, time.time() - self.event_time)
+            settings_progress({"position": self.result.position, "events": self.result.events,
+                               "commits": self.result.commits, "gtids": str(state.gtids),
+                               "lag_seconds": round(lag, 3), "caught_up": self.caught_up})
+        if writer.size >= self.settings.part_bytes:
+            self.finish()
+            self._new_part()
+
+    def _new_part(self) -> None:
+        fmt = self.settings.fmt
+        self.name = f"part-{len(self.state.outputs) + 1:06d}.{'jsonl' if fmt == 'jsonl' else 'pb'}"
+        self.writer = _Writer(self.out / (self.name + PARTIAL), fmt, self.settings.json_defaults)
+
+    def finish(self) -> None:
+        """The session's output part becomes a finished file, listed in the state."""
+        if self.settings.spool is not None:
+            self.settings.spool.sync()
+        writer = self.writer
+        if writer is None:
+            return
+        writer.close()
+        self.writer = None
+        state = self.state
+        committed = int(state.open_output["bytes"]) if state.open_output else 0
+        state.open_output = None
+        if committed:
+            state.outputs.append({"file": self.name, "bytes": committed})
+        state.save()
+        partial = self.out / (self.name + PARTIAL)
+        if committed:
+            truncate_durably(partial, committed)
+            os.replace(partial, self.out / self.name)
+        elif partial.exists():
+            partial.unlink()
+        fsync_dir(self.out)
+
+    def abandon(self) -> None:
+        """A session that failed: close its output; what it committed stays (``recover_outputs``)."""
+        if self.settings.spool is not None:
+            self.settings.spool.close()
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+        recover_outputs(self.state, self.out)
+
+
+def _catalog_of(conn: Any) -> Any:
+    from schema_tracker.snapshot import catalog_from_server
+    return catalog_from_server(conn)
+
+
+def _key(position: tuple[str, int]) -> tuple[Any, ...]:
+    return BinlogPosition(position[0], position[1]).sort_key()

@@ -1,0 +1,109 @@
+"""The parts of ``binlog-model tail`` that need no server: the GTID set as ``COM_BINLOG_DUMP_GTID`` carries
+it, ``--from`` parsing, the command line's refusals, and the spool's file handling.
+
+The expected dump bytes are hand-built from MySQL's ``Gtid_set::encode`` layout (an edge-case fixture,
+named as such); the replication tests (tests/differential/test_tail.py) show real servers accept them.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from binlog_model.cli import main
+from binlog_model.errors import ConfigError, ReplicationError
+from binlog_model.gtid import GtidSet
+from binlog_model.io.replication_source import parse_start
+from binlog_model.io.spool import MAGIC, Spool
+
+U1 = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+U2 = "0bc1d1b2-0000-4000-8000-000000000001"
+
+
+def test_encode_untagged_gtid_set() -> None:
+    gtids = GtidSet.parse(f"{U1}:1-5:7,{U2}:3")
+    hand_built = (struct.pack("<Q", 2)
+                  + uuid.UUID(U2).bytes + struct.pack("<Q", 1) + struct.pack("<QQ", 3, 4)
+                  + uuid.UUID(U1).bytes + struct.pack("<Q", 2) + struct.pack("<QQQQ", 1, 6, 7, 8))
+    assert gtids.encode_mysql() == hand_built
+
+
+def test_encode_tagged_gtid_set_uses_the_tagged_format_throughout() -> None:
+    gtids = GtidSet.parse(f"{U1}:1-2:batch:4")
+    count = (1 << 56) | (2 << 8) | 1          # format byte 1 at both ends, the count in between
+    hand_built = (struct.pack("<Q", count)
+                  + uuid.UUID(U1).bytes + b"\x00" + struct.pack("<Q", 1) + struct.pack("<QQ", 1, 3)
+                  + uuid.UUID(U1).bytes + bytes([5 << 1]) + b"batch" + struct.pack("<Q", 1)
+                  + struct.pack("<QQ", 4, 5))
+    assert gtids.encode_mysql() == hand_built
+
+
+def test_empty_gtid_set_encodes_as_a_zero_count() -> None:
+    assert GtidSet().encode_mysql() == b"\0" * 8
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("earliest", "earliest"), ("now", "now"), ("binlog.000123:4", "position"),
+    ("mysql-bin.000002:1234", "position"), (f"{U1}:1-5", "gtid"), (f"{U1}:batch:1", "gtid"),
+    ("0-1-5", "gtid"), ("0-1-5,1-2-7", "gtid"),
+])
+def test_parse_start(text: str, kind: str) -> None:
+    assert parse_start(text)[0] == kind
+
+
+@pytest.mark.parametrize("text", ["latest", "binlog.000001:2", "nonsense:x"])
+def test_parse_start_refuses(text: str) -> None:
+    with pytest.raises(ConfigError, match="--from"):
+        parse_start(text)
+
+
+def test_password_in_the_url_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["tail", "mysql://u:secret@localhost:3306", "--state", str(tmp_path / "s"), "--out",
+                 str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "do not put the password" in err and "secret" not in err
+
+
+def test_bad_from_fails_before_connecting(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["tail", "mysql://u@127.0.0.1:1", "--from", "latest", "--state", str(tmp_path / "s"),
+                 "--out", str(tmp_path / "o")])
+    assert code == 2
+    assert "--from 'latest' is neither" in capsys.readouterr().err
+
+
+@dataclass
+class _Packet:        # what Spool.write reads of an io.replication.ReplicationPacket
+    file: str
+    offset: int
+    raw: bytes
+
+
+def test_spool_truncates_a_resent_tail_and_journals_whole_files(tmp_path: Path) -> None:
+    """Hand-built packet bytes (the spool copies bytes; it does not decode them)."""
+    spool = Spool(tmp_path)
+    spool.write(_Packet("b.000001", 4, b"A" * 10))
+    spool.write(_Packet("b.000001", 14, b"B" * 5))
+    spool.write(_Packet("b.000001", 14, b"C" * 6))       # re-sent after a reconnect: replaces from 14
+    spool.write(_Packet("b.000002", 4, b"D" * 3))        # the server moved on: b.000001 is whole
+    spool.sync()
+    assert (tmp_path / "b.000001").read_bytes() == MAGIC + b"A" * 10 + b"C" * 6
+    assert Spool(tmp_path).whole == {"b.000001"}
+    spool.close()
+    again = Spool(tmp_path)
+    again.recover("b.000001", 14)        # committed inside b.000001: later files go, the file is cut
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["b.000001"]
+    assert (tmp_path / "b.000001").read_bytes() == MAGIC + b"A" * 10
+
+
+def test_spool_leaves_out_a_file_it_lacks_the_head_of(tmp_path: Path) -> None:
+    spool = Spool(tmp_path)
+    spool.write(_Packet("b.000007", 900, b"x" * 4))
+    spool.close()
+    assert spool.skipped == ["b.000007"] and not (tmp_path / "b.000007").exists()
+    with pytest.raises(ReplicationError, match="no plain file name"):
+        Spool(tmp_path).write(_Packet("../evil", 4, b"x"))
