@@ -260,7 +260,7 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
             yield FileBegin(packet.file, packet.offset)
         # the tracker keeps its state between calls: one call per packet (a packet is one event, or a
         # TRANSACTION_PAYLOAD and its inner events)
-        yield from tracker.wrap(list(iter(decoder.next_event, NEED_DATA)), decoder)
+        yield from tracker.wrap(list(decoder), decoder)
 
 
 def _prepare_session(conn: Any, is_mariadb: bool, mariadb_gtid: str | None, heartbeat: float | None) -> bool:

@@ -48,7 +48,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from binlog_model.errors import ConfigError, ConnectionLostError
-from binlog_model.io.documents import fsync_dir, truncate_durably
 from binlog_model.io.live import PASSWORD_ENV, ServerURL, server_password
 from binlog_model.io.replication import Heartbeat
 from binlog_model.io.replication_source import (
@@ -57,7 +56,7 @@ from binlog_model.io.replication_source import (
     ServerIdCollisionError,
     parse_start,
 )
-from binlog_model.io.state import PARTIAL, RunState, lock_state, recover_outputs
+from binlog_model.io.state import PARTIAL, RunState, finish_output, lock_state, recover_outputs
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
@@ -392,13 +391,7 @@ class _Session:
         if committed:
             state.outputs.append({"file": self.name, "bytes": committed})
         state.save()
-        partial = self.out / (self.name + PARTIAL)
-        if committed:
-            truncate_durably(partial, committed)
-            os.replace(partial, self.out / self.name)
-        elif partial.exists():
-            partial.unlink()
-        fsync_dir(self.out)
+        finish_output(self.out, self.out / (self.name + PARTIAL), self.name, committed)
 
     def abandon(self) -> None:
         """A session that failed: close its output; what it committed stays (``recover_outputs``)."""
