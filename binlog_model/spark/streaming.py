@@ -362,9 +362,12 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _fde(self, name: str, path: str) -> bytes | None:
         if name not in self._fdes:
-            from binlog_model.io.tail import format_description_of
-
-            self._fdes[name] = format_description_of(path)
+            # The raw FORMAT_DESCRIPTION (what resuming inside the file needs): among its first events.
+            reader = SliceReader(path, verify_checksum=False, chunk_size=1 << 16, partial_tail=True)
+            for seen, _ in enumerate(reader, start=1):
+                if reader.decoder.format_description_bytes is not None or seen >= 4:
+                    break
+            self._fdes[name] = reader.decoder.format_description_bytes
         return self._fdes[name]
 
     # --- offsets --------------------------------------------------------------------------------------------
