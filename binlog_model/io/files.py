@@ -44,6 +44,7 @@ __all__ = [
     "iter_events",
     "iter_slice",
     "list_binlog_files",
+    "missing_local_path",
     "open_binlog",
     "output_filesystem",
     "sort_binlog_files",
@@ -241,6 +242,13 @@ def _list_remote(uri: str) -> list[str]:
             if i.type == pafs.FileType.File and not _is_side_file(i.path)
             and len(parts := i.path.rstrip("/").split("/")) == len(pattern)
             and all(fnmatch.fnmatchcase(p, q) for p, q in zip(parts, pattern, strict=True))]
+
+
+def missing_local_path(name: PathLike) -> bool:
+    """True for a local path (not a URI, not a glob) that does not exist: a stream's folder may be empty
+    but must be there."""
+    text = os.fspath(name)
+    return not is_uri(text) and not _GLOB_CHARS.search(text) and not os.path.exists(_local(text))
 
 
 def open_binlog(path: PathLike) -> IO[bytes] | gzip.GzipFile:

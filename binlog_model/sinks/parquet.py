@@ -258,3 +258,14 @@ def table_schema(folder: str | os.PathLike[str]) -> str | None:
     """The Spark DDL of a table folder's ``SCHEMA_FILE`` (what incremental runs stage), None without one."""
     path = Path(folder) / SCHEMA_FILE
     return path.read_text(encoding="utf-8").strip() if path.exists() else None
+
+
+def prepare_stream_output(out: Path, own: frozenset[str]) -> None:
+    """Create ``out`` for ``resolve --stream``; ``ConfigError`` when it holds anything but table folders
+    (``db=*``) and the names in ``own`` (the stream's state and staging)."""
+    from binlog_model.errors import ConfigError
+
+    if out.exists() and any(p.name not in own and not p.name.startswith("db=") for p in out.iterdir()):
+        raise ConfigError(f"{out} holds other things than resolve --stream tables: give an empty or new "
+                          "folder")
+    out.mkdir(parents=True, exist_ok=True)

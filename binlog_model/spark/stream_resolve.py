@@ -21,7 +21,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -79,9 +78,10 @@ class _Sink:
 
     def _state(self) -> dict[str, Any]:
         path = self.out / STATE_FILE
-        if not path.exists():
+        try:
+            doc = read_json(path)
+        except FileNotFoundError:
             return {"batch": None, "publishing": None}
-        doc = read_json(path)
         if not isinstance(doc, dict) or "batch" not in doc:
             raise ConfigError(f"{path} is not the state of a resolve --stream output")
         return doc
@@ -96,7 +96,7 @@ class _Sink:
             parquet.publish(self.out / STAGING / state["publishing"], self.out, state["publishing"])
             state = {"batch": state["batch"], "publishing": None}
             self._save(state)
-        shutil.rmtree(self.out / STAGING, ignore_errors=True)
+        parquet.drop_tree(self.out / STAGING, ignore_errors=True)
         self.recovered = True
         return state
 
@@ -132,7 +132,7 @@ class _Sink:
                 for op, count in table.operations.items():
                     mine[op] = mine.get(op, 0) + count
         self._save({"batch": batch_id, "publishing": None})
-        shutil.rmtree(self.out / STAGING, ignore_errors=True)
+        parquet.drop_tree(self.out / STAGING, ignore_errors=True)
         self.result.batches += 1
         self.say(f"batch {batch_id}: {len(rows)} slices published in {time.monotonic() - started:.1f}s")
 
@@ -157,11 +157,7 @@ def run_resolve_stream(spark: Any, paths: Sequence[str | os.PathLike[str]], out:
     say = progress or (lambda _text: None)
     target = Path(absolute_name(out))
     ck = Path(absolute_name(checkpoint))
-    if target.exists() and any(p.name not in (STATE_FILE, STAGING) and not p.name.startswith("db=")
-                               for p in target.iterdir()):
-        raise ConfigError(f"{target} holds other things than resolve --stream tables: give an empty or new "
-                          "folder")
-    target.mkdir(parents=True, exist_ok=True)
+    parquet.prepare_stream_output(target, frozenset({STATE_FILE, STAGING}))
     options = _reader_options([absolute_name(p) for p in paths], source, lenient_ddl, always_include,
                               slice_bytes)
     # As run_resolve: slices made smaller when a batch would give fewer than two per core.

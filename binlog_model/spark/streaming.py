@@ -34,7 +34,6 @@ import gzip
 import hashlib
 import itertools
 import json
-import os
 import zlib
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
@@ -62,6 +61,7 @@ from binlog_model.io.files import (
     binlog_size,
     is_uri,
     list_binlog_files,
+    missing_local_path,
     open_binlog,
     output_filesystem,
     sort_binlog_names,
@@ -321,7 +321,7 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.options = _StreamOptions.parse(options)
         read = self.options.read
         for path in read.paths:
-            if not is_uri(path) and not any(c in path for c in "*?[") and not os.path.exists(path):
+            if missing_local_path(path):
                 raise ConfigError(f"mysql-binlog stream: {path} does not exist (give the folder the binlogs "
                                   "arrive in; it may be empty)")
         self._store = _SchemaStore(self.options.schema_location)
