@@ -222,8 +222,8 @@ static int put_integer(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, int
     }
 }
 
-/* Plain decimal text ("-12.340") into a decimal column, when exact at its scale and within its precision
- * and within 28 digits (what the reference's Decimal context holds); else the reference decides. */
+/* Plain decimal text ("-12.340") into a decimal column, when exact at its scale and within its precision;
+ * else (or for any other spelling) the reference decides. */
 static int put_decimal_text(tbatch *b, tcol *c, Py_ssize_t ordinal, const unsigned char *s, Py_ssize_t n,
                             const unsigned char *raw, Py_ssize_t rawn) {
 #if HAVE_I128
@@ -244,12 +244,12 @@ static int put_decimal_text(tbatch *b, tcol *c, Py_ssize_t ordinal, const unsign
             frac++;
         }
         if (v == 0 && s[i] == '0') continue;           /* leading zeros */
-        if (++digits > 28) return slow(b, c, ordinal, raw, rawn);
+        if (++digits > 38) return slow(b, c, ordinal, raw, rawn);
         v = v * 10 + (s[i] - '0');
     }
     if (!seen_digit) return slow(b, c, ordinal, raw, rawn);
     for (int k = frac < 0 ? 0 : frac; k < c->scale; k++) {
-        if (v != 0 && ++digits > 28) return slow(b, c, ordinal, raw, rawn);
+        if (v != 0 && ++digits > 38) return slow(b, c, ordinal, raw, rawn);
         v *= 10;
     }
     if (v >= pow10_128(c->precision)) return slow(b, c, ordinal, raw, rawn);

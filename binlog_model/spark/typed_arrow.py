@@ -345,6 +345,7 @@ class _Rows:
             return order_of.get(versions[version].get(name.decode("utf-8").lower(), ""), -1)
 
         arrows = [schema.field(j).type for j in range(len(lineage.columns))]
+        assert _TYPED_COLUMNS is not None
         built = _TYPED_COLUMNS(self.payloads, 3 if image == "before" else 4, self.meta["version"],
                                [_target_code(a) for a in arrows], resolve)
         if built is None or built[0] != self.size:
