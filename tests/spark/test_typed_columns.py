@@ -153,8 +153,8 @@ def test_compiled_rules_equal_the_reference_on_hand_built_values(spark: str,
               if kinds is None or v.WhichOneof("kind") in kinds | {"null_value", "raw_text_value", None}]
     lineage = _one_column(spark)
     _, schema = typed_schema(lineage)
-    payloads = [_event(values).SerializeToString(),
-                _event(values[:50], pb.BinlogEvent.DELETE).SerializeToString(), _event([]).SerializeToString()]
+    events = [_event(values), _event(values[:50], pb.BinlogEvent.DELETE), _event([])]
+    payloads = [e.SerializeToString() for e in events]
     with monkeypatch.context() as patched:
         patched.setattr(typed_arrow._Rows, "_bulk", None)
         got = [r for b in typed_arrow.typed_batch(payloads, lineage, schema) for r in b.to_pylist()]
