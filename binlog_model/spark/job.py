@@ -212,7 +212,8 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
         elif snapshot:
             options["snapshot"] = snapshot
         history, slices = plan(files, **{k: v for k, v in options.items() if k != "paths"},
-                               minSlices=str(2 * max(1, spark.sparkContext.defaultParallelism)))
+                               minSlices=str(2 * max(1, spark.sparkContext.defaultParallelism)),
+                               scan=lambda paths, verify_checksum: _scan(spark, paths, verify_checksum))
     say(f"planned {len(files)} files as {len(slices)} slices; {len(history.entries)} DDL statements")
     job = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     staging = parquet.job_staging(out_path, job)
@@ -396,6 +397,35 @@ def _resolve(spark: Any, files: list[str], staging: str, options: dict[str, str]
     say(f"wrote {sum(len(v) for v in paths.values())} files of {len(paths)} tables")
     tables = sorted(by_table.values(), key=lambda s: (s.db, s.table))
     return ResolveResult(source, len(files), total, time.monotonic() - started, tables)
+
+
+# From this much input on, the DDL pre-pass runs as Spark tasks (one per file, on every core of the cluster);
+# below it, in threads on the driver (one GIL: one core), where a Spark job's start would cost more.
+SPARK_SCAN_BYTES = 128 << 20
+
+
+def _scan(spark: Any, paths: Sequence[str], verify_checksum: bool) -> list[Any]:
+    """The pre-pass of ``paths`` (``partitions.scan_file`` per file), as Spark tasks for large inputs."""
+    from functools import partial
+
+    from binlog_model.io.files import binlog_size
+    from binlog_model.spark.partitions import scan_file, scan_file_or_none, scan_files
+
+    if len(paths) < 2 or sum(binlog_size(p) for p in paths) < SPARK_SCAN_BYTES:
+        return scan_files(paths, verify_checksum=verify_checksum)
+    sc = spark.sparkContext
+    conf = dict(sc.getConf().getAll())
+    conf["master"] = sc.master
+    try:
+        found = sc.parallelize(list(paths), len(paths)).map(
+            partial(scan_file_or_none, verify_checksum=verify_checksum)).collect()
+    except Exception as err:
+        log = conf.get(LOG_FILE_CONF)
+        raise SparkJobError(describe_failure(str(err), log_tail(log), [], conf) +
+                            (f" (full Spark log: {log})" if log else "")) from err
+    # A file whose bytes failed is scanned here again: its typed error, as the driver's own scan gives it.
+    return [scan if scan is not None else scan_file(path, verify_checksum=verify_checksum)
+            for path, scan in zip(paths, found, strict=True)]
 
 
 def _run_tasks(spark: Any, tasks: list[Any], say: Callable[[str], None], what: str) -> list[Any]:
