@@ -250,7 +250,9 @@ def _reader_options(files: Sequence[str], source: str, lenient_ddl: bool, always
                     slice_bytes: int) -> dict[str, str]:
     import json
 
-    options = {"paths": json.dumps(list(files)), "source": source, "image": "full",
+    # Full images (a typed row is a whole image); no statement text (no typed column holds it, and a
+    # multi-row INSERT's text would ride in every event of the statement).
+    options = {"paths": json.dumps(list(files)), "source": source, "image": "full", "statementText": "none",
                "ddl": "lenient" if lenient_ddl else "strict", "sliceBytes": str(slice_bytes)}
     if always_include:
         options["alwaysInclude"] = ",".join(always_include)
