@@ -481,13 +481,15 @@ def _reference_batch(payloads: Sequence[bytes], lineage: TableLineage, schema: p
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def typed_batch(payloads: Sequence[bytes], lineage: TableLineage, schema: pa.Schema) -> list[pa.RecordBatch]:
-    """The typed rows of serialized events (of this lineage's logged names, not SCHEMA), in ``schema``."""
+def typed_batch(payloads: Sequence[bytes], lineage: TableLineage, schema: pa.Schema,
+                views: Sequence[Any] | None = None) -> list[pa.RecordBatch]:
+    """The typed rows of serialized events (of this lineage's logged names, not SCHEMA), in ``schema``.
+    ``views``: the payloads' ``EventView``s when the caller parsed them already."""
     versions: list[dict[str, str]] = []
     version_ids: dict[int, int] = {}
     groups = {"after": _Rows(), "before": _Rows()}
-    for payload in payloads:
-        event = EventView.FromString(payload)
+    for i, payload in enumerate(payloads):
+        event = views[i] if views is not None else EventView.FromString(payload)
         if event.operation == _SCHEMA:
             continue
         found = lineage.lookup(event.db, event.table,
