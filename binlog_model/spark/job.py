@@ -24,6 +24,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -405,14 +406,41 @@ def _resolve(spark: Any, files: list[str], staging: str, options: dict[str, str]
 # below it, in threads on the driver (one GIL: one core), where a Spark job's start would cost more.
 SPARK_SCAN_BYTES = 128 << 20
 
+# Pre-passes started before the session (``prefetch_scans``), by (files, verify_checksum).
+_PREFETCHED: dict[tuple[tuple[str, ...], bool], Future[list[Any]]] = {}
+
+
+def prefetch_scans(paths: Sequence[str | os.PathLike[str]], verify_checksum: bool = True) -> None:
+    """Start the pre-pass of ``paths`` in a driver thread now, for the next ``run_resolve`` of the same
+    files to take. The CLI calls it before a local session starts: the JVM starts in its own process, so
+    the two overlap instead of adding up (on a cluster the pre-pass runs as tasks instead)."""
+    from binlog_model.spark.partitions import expand_paths, scan_files
+
+    files = tuple(expand_paths(paths))
+    scanning: Future[list[Any]] = Future()
+
+    def scan() -> None:
+        try:
+            scanning.set_result(scan_files(list(files), verify_checksum=verify_checksum))
+        except BaseException as err:        # re-raised where the result is taken
+            scanning.set_exception(err)
+
+    # A daemon: a command failing before it takes the result exits at once, not after the scan.
+    threading.Thread(target=scan, name="binlog-model-prepass", daemon=True).start()
+    _PREFETCHED[(files, verify_checksum)] = scanning
+
 
 def _scan(spark: Any, paths: Sequence[str], verify_checksum: bool) -> list[Any]:
-    """The pre-pass of ``paths`` (``partitions.scan_file`` per file), as Spark tasks for large inputs."""
+    """The pre-pass of ``paths`` (``partitions.scan_file`` per file): the prefetched one, else Spark tasks
+    for a large input, else driver threads."""
     from functools import partial
 
     from binlog_model.io.files import binlog_size
     from binlog_model.spark.partitions import scan_file, scan_file_or_none, scan_files
 
+    started = _PREFETCHED.pop((tuple(paths), verify_checksum), None)
+    if started is not None:
+        return started.result()         # its typed error, if a file failed, as a driver scan raises it
     if len(paths) < 2 or sum(binlog_size(p) for p in paths) < SPARK_SCAN_BYTES:
         return scan_files(paths, verify_checksum=verify_checksum)
     sc = spark.sparkContext
