@@ -529,9 +529,9 @@ PyObject *bm_py_typed_columns(PyObject *self, PyObject *args) {
             rc = BM_ERR_PY;
             break;
         }
-        if (c->code == T_DEC && !HAVE_I128) c->code = T_OTHER;
         static const int widths[] = {0, 4, 8, 4, 8, 16, 4, 8, 8, 0, 0, 0};
         c->width = c->code == T_OTHER ? 1 : widths[c->code];    /* VECTOR: all nulls here, rebuilt by Python */
+        /* Without a 128-bit integer type every DECIMAL value is handed back (put_integer, put_decimal_text). */
         if (!c->width) {
             int32_t zero = 0;
             if (bm_buf_put(&c->offsets, &zero, 4) != BM_OK) rc = BM_ERR_PY;

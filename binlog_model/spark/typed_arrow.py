@@ -263,6 +263,7 @@ def _one_by_one(values: Sequence[bytes], target: pa.DataType) -> tuple[pa.Array,
 # -- rows ---------------------------------------------------------------------------------------------------
 
 _TYPED_COLUMNS = getattr(speedups, "typed_columns", None)
+_T_OTHER = 11       # VECTOR: every value handed back to the reference
 
 
 def _target_code(arrow: pa.DataType) -> tuple[int, int, int]:
@@ -273,7 +274,7 @@ def _target_code(arrow: pa.DataType) -> tuple[int, int, int]:
         return (8 if arrow.tz is not None else 7), 0, 0
     simple = {pa.int32(): 1, pa.int64(): 2, pa.float32(): 3, pa.float64(): 4, pa.date32(): 6, pa.string(): 9,
               pa.binary(): 10}
-    return simple.get(arrow, 11), 0, 0
+    return simple.get(arrow, _T_OTHER), 0, 0
 
 
 def _buffer(data: Any) -> pa.Buffer | None:
@@ -345,9 +346,13 @@ class _Rows:
             return order_of.get(versions[version].get(name.decode("utf-8").lower(), ""), -1)
 
         arrows = [schema.field(j).type for j in range(len(lineage.columns))]
+        targets = [_target_code(a) for a in arrows]
+        if any(code == _T_OTHER and not pa.types.is_nested(a) for a, (code, _, _) in zip(arrows, targets,
+                                                                                        strict=True)):
+            return None         # a column type the C code does not write
         assert _TYPED_COLUMNS is not None
-        built = _TYPED_COLUMNS(self.payloads, 3 if image == "before" else 4, self.meta["version"],
-                               [_target_code(a) for a in arrows], resolve)
+        built = _TYPED_COLUMNS(self.payloads, 3 if image == "before" else 4, self.meta["version"], targets,
+                               resolve)
         if built is None or built[0] != self.size:
             return None
         n, row_event, row_index, columns, labels = built
