@@ -168,7 +168,7 @@ static int days_in_month(uint64_t y, uint64_t m) {
 
 /* Days since 1970-01-01 of a date Python's datetime.date accepts (year 1..9999); 0 when not such a date. */
 static int civil_days(uint64_t y, uint64_t m, uint64_t d, int64_t *out) {
-    if (y < 1 || y > 9999 || m < 1 || m > 12 || d < 1 || (int)d > days_in_month(y, m)) return 0;
+    if (y < 1 || y > 9999 || m < 1 || m > 12 || d < 1 || d > (uint64_t)days_in_month(y, m)) return 0;
     int64_t yy = (int64_t)y - (m <= 2);
     int64_t era = yy / 400, yoe = yy - era * 400;
     int64_t mp = m > 2 ? (int64_t)m - 3 : (int64_t)m + 9;

@@ -61,14 +61,14 @@ def _plain(kind: str, raw: Any) -> Any:
     if kind == "dateValue":
         try:
             return datetime.date(raw.get("year", 0), raw.get("month", 0), raw.get("day", 0))
-        except ValueError as err:
+        except (ValueError, OverflowError) as err:     # no such date (a field past any date's range)
             raise _Invalid from err
     if kind == "datetimeValue":
         try:
             return datetime.datetime(raw.get("year", 0), raw.get("month", 0), raw.get("day", 0),
                                      raw.get("hour", 0), raw.get("minute", 0), raw.get("second", 0),
                                      raw.get("micros", 0))
-        except ValueError as err:
+        except (ValueError, OverflowError) as err:     # no such date (a field past any date's range)
             raise _Invalid from err
     if kind == "timestampMicros":
         micros = int(raw)

@@ -148,6 +148,10 @@ def test_compiled_rules_equal_the_reference_on_hand_built_values(spark: str,
                                "12345678901234567890123456.7", "1234567890123456789012345678")]
     values += [pb.Value(int_value=v) for v in (2**31 - 1, -2**31)] + \
               [pb.Value(long_value=v) for v in (2**31, -2**31 - 1, 10**18)]
+    for y, m, d in ((2020, 1, 2**32 - 1), (2020, 1, 2**31), (2020, 2**32 - 1, 1), (2**32 - 1, 1, 1)):
+        values += [pb.Value(date_value=pb.Date(year=y, month=m, day=d)),
+                   pb.Value(datetime_value=pb.DateTime(year=y, month=m, day=d, hour=2**32 - 1))]
+    values += [pb.Value(datetime_value=pb.DateTime(year=2020, month=1, day=1, micros=10**6))]
     kinds = _KINDS_INTO[spark]
     values = [v for v in values
               if kinds is None or v.WhichOneof("kind") in kinds | {"null_value", "raw_text_value", None}]
