@@ -211,15 +211,18 @@ class TreeSampler:
 
 
 def timed(cmd: list[str], env: dict[str, str], log: Path, extra: list[int] | None = None) -> dict[str, Any]:
-    """Run ``cmd``; its wall time and the peak RSS of every process under it (and under ``extra``: the
-    cluster's master and workers, whose children are the executors)."""
+    """Run ``cmd``; its wall time, the peak RSS of every process under it (and under ``extra``: the
+    cluster's master and workers, whose children are the executors) and the 1-minute load average before
+    and after (the machine is shared: a figure means little without it)."""
+    load = os.getloadavg()[0]
     began = time.monotonic()
     with open(log, "ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO)
         with TreeSampler(proc.pid, extra=extra) as sampler:
             code = proc.wait()
     seconds = time.monotonic() - began
-    return {"seconds": round(seconds, 2), "exit": code, "rss": sampler.summary()}
+    return {"seconds": round(seconds, 2), "exit": code, "rss": sampler.summary(),
+            "load": [round(load, 2), round(os.getloadavg()[0], 2)]}
 
 
 def main() -> None:
@@ -288,14 +291,15 @@ def main() -> None:
             cluster.stop()
         if rows:
             base = results.get("events", {}).get("seconds")
-            print(f"\n{'run':<24} {'seconds':>8} {'rows/s':>10} {'vs events':>9}  peak RSS (MB)")
+            print(f"\n{'run':<24} {'seconds':>8} {'rows/s':>10} {'vs events':>9} {'load':>11}  peak RSS (MB)")
             for name, run in results.items():
                 if not isinstance(run, dict) or "seconds" not in run:
                     continue
                 rate = rows / run["seconds"]
                 ratio = f"{base / run['seconds']:.2f}" if base else "-"
                 rss = ", ".join(f"{k} x{v['count']}: {v['max_mb']}" for k, v in run["rss"].items())
-                print(f"{name:<24} {run['seconds']:>8.1f} {rate:>10,.0f} {ratio:>9}  {rss}")
+                load = "-".join(f"{x:.1f}" for x in run["load"])
+                print(f"{name:<24} {run['seconds']:>8.1f} {rate:>10,.0f} {ratio:>9} {load:>11}  {rss}")
             results["rows"] = rows
         if args.json:
             args.json.write_text(json.dumps(results, indent=2))

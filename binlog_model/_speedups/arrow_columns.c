@@ -15,6 +15,7 @@
  */
 #include "arrow_columns.h"
 #include "json_text.h"
+#include "pb_wire.h"
 
 #include <math.h>
 
@@ -29,61 +30,6 @@ enum { POS_FILE = 1, POS_OFFSET = 2, POS_NEXT_OFFSET = 3, POS_INNER_INDEX = 4 };
 enum { ROW_INDEX = 1, ROW_PK = 2, ROW_BEFORE = 3, ROW_AFTER = 4 };
 enum { COL_NAME = 1, COL_VALUE = 2, COL_INVISIBLE = 3 };
 enum { OP_INSERT = 1, OP_DELETE = 3 };
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
-
-/* One protobuf field read from [p, end). */
-typedef struct {
-    uint32_t number;
-    int wire;
-    uint64_t num;                 /* WT_VARINT */
-    const unsigned char *data;    /* WT_LEN, WT_I64, WT_I32 */
-    Py_ssize_t len;
-} pb_field;
-
-static int read_varint(const unsigned char **p, const unsigned char *end, uint64_t *out) {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (*p >= end) return BM_ERR_DATA;
-        unsigned char b = *(*p)++;
-        v |= (uint64_t)(b & 0x7F) << shift;
-        if (!(b & 0x80)) { *out = v; return BM_OK; }
-    }
-    return BM_ERR_DATA;
-}
-
-/* The next field at *p (< end), or BM_ERR_DATA for a truncated or group field. */
-static int read_field(const unsigned char **p, const unsigned char *end, pb_field *f) {
-    uint64_t tag;
-    if (read_varint(p, end, &tag) != BM_OK || tag >> 3 == 0 || tag >> 3 > 0x1FFFFFFF) return BM_ERR_DATA;
-    f->number = (uint32_t)(tag >> 3);
-    f->wire = (int)(tag & 7);
-    f->data = NULL;
-    f->len = 0;
-    f->num = 0;
-    switch (f->wire) {
-    case WT_VARINT:
-        return read_varint(p, end, &f->num);
-    case WT_I64: case WT_I32: {
-        Py_ssize_t n = f->wire == WT_I64 ? 8 : 4;
-        if (end - *p < n) return BM_ERR_DATA;
-        f->data = *p;
-        f->len = n;
-        *p += n;
-        return BM_OK;
-    }
-    case WT_LEN: {
-        uint64_t n;
-        if (read_varint(p, end, &n) != BM_OK || n > (uint64_t)(end - *p)) return BM_ERR_DATA;
-        f->data = *p;
-        f->len = (Py_ssize_t)n;
-        *p += n;
-        return BM_OK;
-    }
-    default:
-        return BM_ERR_DATA;
-    }
-}
-
 static int put_str(bm_buf *b, const char *s) { return bm_buf_put(b, s, (Py_ssize_t)strlen(s)); }
 
 static int put_base64(bm_buf *b, const unsigned char *s, Py_ssize_t n) {
@@ -679,8 +625,7 @@ static PyTypeObject BlobType = {
 
 int bm_arrow_columns_ready(void) { return PyType_Ready(&BlobType); }
 
-/* The buffer's bytes as a Blob, which takes the memory over (b is left empty). */
-static PyObject *buf_bytes(bm_buf *b) {
+PyObject *bm_blob_from_buf(bm_buf *b) {
     blob *out = PyObject_New(blob, &BlobType);
     if (!out) return NULL;
     if (b->cap > b->len + 4096) {       /* give back what the growth over-reserved */
@@ -694,7 +639,7 @@ static PyObject *buf_bytes(bm_buf *b) {
 }
 
 static PyObject *validity(bm_buf *valid, Py_ssize_t nulls) {
-    if (nulls) return buf_bytes(valid);
+    if (nulls) return bm_blob_from_buf(valid);
     Py_RETURN_NONE;
 }
 
@@ -706,9 +651,9 @@ static PyObject *batch_result(batch *out) {
     static const char *map_names[3] = {"primaryKey", "before", "after"};
     for (int k = 0; k < 3; k++) {
         map_col *m = &out->maps[k];
-        PyObject *item = Py_BuildValue("(NNnNNNN)", validity(&m->valid, m->nulls), buf_bytes(&m->offsets),
-                                       (Py_ssize_t)m->entries, buf_bytes(&m->key_offsets), buf_bytes(&m->keys),
-                                       buf_bytes(&m->value_offsets), buf_bytes(&m->values));
+        PyObject *item = Py_BuildValue("(NNnNNNN)", validity(&m->valid, m->nulls), bm_blob_from_buf(&m->offsets),
+                                       (Py_ssize_t)m->entries, bm_blob_from_buf(&m->key_offsets), bm_blob_from_buf(&m->keys),
+                                       bm_blob_from_buf(&m->value_offsets), bm_blob_from_buf(&m->values));
         if (!item || PyDict_SetItemString(columns, map_names[k], item) < 0) goto fail_item;
         Py_DECREF(item);
         continue;
@@ -719,8 +664,8 @@ static PyObject *batch_result(batch *out) {
     }
     for (int k = 0; k < N_STR; k++) {
         str_col *c = &out->strs[k];
-        PyObject *item = Py_BuildValue("(NNN)", validity(&c->valid, c->nulls), buf_bytes(&c->offsets),
-                                       buf_bytes(&c->data));
+        PyObject *item = Py_BuildValue("(NNN)", validity(&c->valid, c->nulls), bm_blob_from_buf(&c->offsets),
+                                       bm_blob_from_buf(&c->data));
         if (!item || PyDict_SetItemString(columns, str_names[k], item) < 0) {
             Py_XDECREF(item);
             Py_DECREF(columns);
@@ -730,7 +675,7 @@ static PyObject *batch_result(batch *out) {
     }
     for (int k = 0; k < N_FIXED; k++) {
         fixed_col *c = &out->fixed[k];
-        PyObject *item = Py_BuildValue("(NN)", validity(&c->valid, c->nulls), buf_bytes(&c->data));
+        PyObject *item = Py_BuildValue("(NN)", validity(&c->valid, c->nulls), bm_blob_from_buf(&c->data));
         if (!item || PyDict_SetItemString(columns, fixed_names[k], item) < 0) {
             Py_XDECREF(item);
             Py_DECREF(columns);

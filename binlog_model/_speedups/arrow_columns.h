@@ -13,4 +13,7 @@ PyObject *bm_py_arrow_columns(PyObject *self, PyObject *args);
 /* Readies the buffer type the columns are returned in (module init); -1 with an exception set. */
 int bm_arrow_columns_ready(void);
 
+/* The buffer's bytes as a read-only buffer object that takes the memory over (b is left empty). */
+PyObject *bm_blob_from_buf(bm_buf *b);
+
 #endif

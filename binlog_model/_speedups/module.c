@@ -6,6 +6,7 @@
  * described in docs/speedups.md.
  */
 #include "arrow_columns.h"
+#include "typed_columns.h"
 #include "json_text.h"
 #include "values.h"
 
@@ -285,6 +286,9 @@ static PyMethodDef methods[] = {
     {"arrow_columns", bm_py_arrow_columns, METH_VARARGS,
      "arrow_columns(payloads, events_mode, fallback, file_seq) -> (rows, {name: buffers}) | None: the Spark "
      "source's columns as Arrow buffers (None: build them the Python way)"},
+    {"typed_columns", bm_py_typed_columns, METH_VARARGS,
+     "typed_columns(payloads, image, versions, targets, resolve) -> (rows, row_event, row_index, columns, "
+     "labels) | None: one table's typed columns as Arrow buffers (None: type them the Python way)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -154,6 +154,7 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
         check_java,
         describe_failure,
         local_session,
+        prefetch_scans,
         run_resolve,
         spark_errors,
     )
@@ -207,6 +208,8 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
         spark = None
         with _output_to(log):
             try:
+                if master.startswith("local") and state_dir is None and paths:
+                    prefetch_scans(inputs[0][1])      # the pre-pass overlaps the JVM's start
                 spark = local_session(master, conf=settings, log_level="WARN")
                 for label, files, target in inputs:
                     if stream:

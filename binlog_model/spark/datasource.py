@@ -28,7 +28,7 @@ import os
 import sys
 import zlib
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +47,7 @@ from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ResolveOptions
 from binlog_model.spark.arrow_batch import ARROW_SCHEMA, ArrowBatch
 from binlog_model.spark.partitions import (
+    FileScan,
     Slice,
     build_history,
     expand_paths,
@@ -319,10 +320,13 @@ class BinlogDataSource(DataSource):
         return BinlogStreamReader(dict(self.options))
 
 
-def plan(paths: Sequence[str | os.PathLike[str]], **options: str) -> tuple[SchemaHistory, list[Slice]]:
-    """The driver's planning without Spark (for tests and tools): history and slices."""
+def plan(paths: Sequence[str | os.PathLike[str]], *, scan: Callable[..., list[FileScan]] | None = None,
+         **options: str) -> tuple[SchemaHistory, list[Slice]]:
+    """The driver's planning (for the job, tests and tools): history and slices. ``scan``: how the files'
+    pre-pass runs (``scan_files``' signature; default: threads on the driver)."""
     opts = ReadOptions.parse({"paths": json.dumps([os.fspath(p) for p in paths]), **options})
-    scans = scan_files([str(f) for f in expand_paths(opts.paths)], verify_checksum=opts.verify_checksum)
+    files = [str(f) for f in expand_paths(opts.paths)]
+    scans = (scan or scan_files)(files, verify_checksum=opts.verify_checksum)
     history = build_history(scans, history=load_snapshot(opts.snapshot, lenient=opts.lenient_ddl),
                             options=opts.assembler_options())
     return history, plan_slices(scans, slice_bytes=opts.slice_bytes, min_slices=opts.min_slices)

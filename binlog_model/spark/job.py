@@ -24,6 +24,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -212,7 +213,8 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
         elif snapshot:
             options["snapshot"] = snapshot
         history, slices = plan(files, **{k: v for k, v in options.items() if k != "paths"},
-                               minSlices=str(2 * max(1, spark.sparkContext.defaultParallelism)))
+                               minSlices=str(2 * max(1, spark.sparkContext.defaultParallelism)),
+                               scan=lambda paths, verify_checksum: _scan(spark, paths, verify_checksum))
     say(f"planned {len(files)} files as {len(slices)} slices; {len(history.entries)} DDL statements")
     job = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     staging = parquet.job_staging(out_path, job)
@@ -249,7 +251,9 @@ def _reader_options(files: Sequence[str], source: str, lenient_ddl: bool, always
                     slice_bytes: int) -> dict[str, str]:
     import json
 
-    options = {"paths": json.dumps(list(files)), "source": source, "image": "full",
+    # Full images (a typed row is a whole image); no statement text (no typed column holds it, and a
+    # multi-row INSERT's text would ride in every event of the statement).
+    options = {"paths": json.dumps(list(files)), "source": source, "image": "full", "statementText": "none",
                "ddl": "lenient" if lenient_ddl else "strict", "sliceBytes": str(slice_bytes)}
     if always_include:
         options["alwaysInclude"] = ",".join(always_include)
@@ -390,6 +394,62 @@ def _resolve(spark: Any, files: list[str], staging: str, options: dict[str, str]
     say(f"wrote {sum(len(v) for v in paths.values())} files of {len(paths)} tables")
     tables = sorted(by_table.values(), key=lambda s: (s.db, s.table))
     return ResolveResult(source, len(files), total, time.monotonic() - started, tables)
+
+
+# From this much input on, the DDL pre-pass runs as Spark tasks (one per file, on every core of the cluster);
+# below it, in threads on the driver (one GIL: one core), where a Spark job's start would cost more.
+SPARK_SCAN_BYTES = 128 << 20
+
+# Pre-passes started before the session (``prefetch_scans``), by (files, verify_checksum).
+_PREFETCHED: dict[tuple[tuple[str, ...], bool], Future[list[Any]]] = {}
+
+
+def prefetch_scans(paths: Sequence[str | os.PathLike[str]], verify_checksum: bool = True) -> None:
+    """Start the pre-pass of ``paths`` in a driver thread now, for the next ``run_resolve`` of the same
+    files to take. The CLI calls it before a local session starts: the JVM starts in its own process, so
+    the two overlap instead of adding up (on a cluster the pre-pass runs as tasks instead)."""
+    from binlog_model.spark.partitions import expand_paths, scan_files
+
+    files = tuple(expand_paths(paths))
+    scanning: Future[list[Any]] = Future()
+
+    def scan() -> None:
+        try:
+            scanning.set_result(scan_files(list(files), verify_checksum=verify_checksum))
+        except BaseException as err:        # re-raised where the result is taken
+            scanning.set_exception(err)
+
+    # A daemon: a command failing before it takes the result exits at once, not after the scan.
+    threading.Thread(target=scan, name="binlog-model-prepass", daemon=True).start()
+    _PREFETCHED[(files, verify_checksum)] = scanning
+
+
+def _scan(spark: Any, paths: Sequence[str], verify_checksum: bool) -> list[Any]:
+    """The pre-pass of ``paths`` (``partitions.scan_file`` per file): the prefetched one, else Spark tasks
+    for a large input, else driver threads."""
+    from functools import partial
+
+    from binlog_model.io.files import binlog_size
+    from binlog_model.spark.partitions import scan_file, scan_file_or_none, scan_files
+
+    started = _PREFETCHED.pop((tuple(paths), verify_checksum), None)
+    if started is not None:
+        return started.result()         # its typed error, if a file failed, as a driver scan raises it
+    if len(paths) < 2 or sum(binlog_size(p) for p in paths) < SPARK_SCAN_BYTES:
+        return scan_files(paths, verify_checksum=verify_checksum)
+    sc = spark.sparkContext
+    conf = dict(sc.getConf().getAll())
+    conf["master"] = sc.master
+    try:
+        found = sc.parallelize(list(paths), len(paths)).map(
+            partial(scan_file_or_none, verify_checksum=verify_checksum)).collect()
+    except Exception as err:
+        log = conf.get(LOG_FILE_CONF)
+        raise SparkJobError(describe_failure(str(err), log_tail(log), [], conf) +
+                            (f" (full Spark log: {log})" if log else "")) from err
+    # A file whose bytes failed is scanned here again: its typed error, as the driver's own scan gives it.
+    return [scan if scan is not None else scan_file(path, verify_checksum=verify_checksum)
+            for path, scan in zip(paths, found, strict=True)]
 
 
 def _run_tasks(spark: Any, tasks: list[Any], say: Callable[[str], None], what: str) -> list[Any]:

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from binlog_model.errors import ConfigError
+from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.io.file_source import FileSource
 from binlog_model.io.files import binlog_size, expand_paths, iter_slice
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from binlog_model.resolve.options import AssemblerOptions
 
 __all__ = ["MIN_AUTO_SLICE_BYTES", "FileScan", "Slice", "build_history", "expand_paths", "iter_slice_events",
-           "plan_slices", "scan_file", "scan_files"]
+           "plan_slices", "scan_file", "scan_file_or_none", "scan_files"]
 
 # What the DDL replay needs; FORMAT_DESCRIPTION too: its server version picks the DDL rules (MySQL 8+ or
 # MariaDB) the history follows. Rows and table maps are skipped unparsed (DDL_SKIP_TYPES).
@@ -94,6 +94,15 @@ def scan_file(path: str | os.PathLike[str], *, verify_checksum: bool = True) -> 
         elif isinstance(item, FileEnd):
             end = item.offset
     return FileScan(name, binlog_size(name), fde, tuple(kept), tuple(sorted(set(starts))), end)
+
+
+def scan_file_or_none(path: str, verify_checksum: bool = True) -> FileScan | None:
+    """``scan_file`` as a Spark task runs it: None for a file whose bytes fail (the driver scans that file
+    again itself, so its typed error reads exactly as a scan on the driver gives it)."""
+    try:
+        return scan_file(path, verify_checksum=verify_checksum)
+    except BinlogError:
+        return None
 
 
 def scan_files(paths: Sequence[str | os.PathLike[str]], *, verify_checksum: bool = True,

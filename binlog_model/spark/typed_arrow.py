@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 from google.protobuf.internal.type_checkers import ToShortestFloat
 
 from binlog_model._pb import binlog_event_pb2 as pb
+from binlog_model.compiled import speedups
 from binlog_model.position import BinlogPosition, file_sequence
 from binlog_model.spark.arrow_batch import _DATETIME_NAMES as _DT_NAMES
 from binlog_model.spark.arrow_batch import _DATETIME_SENTINEL as _DT_SENTINEL
@@ -261,24 +262,56 @@ def _one_by_one(values: Sequence[bytes], target: pa.DataType) -> tuple[pa.Array,
 
 # -- rows ---------------------------------------------------------------------------------------------------
 
+_TYPED_COLUMNS = getattr(speedups, "typed_columns", None)
+_T_OTHER = 11       # VECTOR: every value handed back to the reference
+
+
+def _target_code(arrow: pa.DataType) -> tuple[int, int, int]:
+    """A column's Arrow type as the C code's (target code, precision, scale) (typed_columns.c, ``T_*``)."""
+    if pa.types.is_decimal(arrow):
+        return 5, arrow.precision, arrow.scale
+    if pa.types.is_timestamp(arrow):
+        return (8 if arrow.tz is not None else 7), 0, 0
+    simple = {pa.int32(): 1, pa.int64(): 2, pa.float32(): 3, pa.float64(): 4, pa.date32(): 6, pa.string(): 9,
+              pa.binary(): 10}
+    return simple.get(arrow, _T_OTHER), 0, 0
+
+
+def _buffer(data: Any) -> pa.Buffer | None:
+    return None if data is None else pa.py_buffer(data)
+
+
+def _labels(labels: Sequence[tuple[int, int, int, bytes | None]], n: int, lineage: TableLineage) -> pa.Array:
+    """binlog_invalid from (row, entry ordinal, output column or -1, logged name) labels: per row, the
+    logged names no version knows and the columns whose value the type cannot hold, in image order."""
+    if not labels:
+        offsets = pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(bytes(4 * (n + 1)))])
+        return pa.ListArray.from_arrays(offsets, pa.array([], pa.string()))
+    ordered = sorted(labels, key=lambda item: (item[0], item[1]))
+    counts = [0] * (n + 1)
+    for row, _, _, _ in ordered:
+        counts[row + 1] += 1
+    texts = [name.decode("utf-8") if column < 0 and name is not None else lineage.columns[column].name
+             for _, _, column, name in ordered]
+    offsets = pc.cast(pc.cumulative_sum(pa.array(counts, pa.int64())), pa.int32())
+    return pa.ListArray.from_arrays(offsets, pa.array(texts, pa.string()))
+
+
 class _Rows:
     """The typed rows of the events of one batch that read the same image (after, or before for DELETE)."""
 
-    def __init__(self) -> None:
-        self.blobs: list[bytes] = []
-        self.size = 0
-        self.meta: dict[str, list[Any]] = {k: [] for k in ("operation", "file", "offset", "gtid", "ts", "seq",
-                                                             "inner", "event_index", "generation", "version")}
+    _META = ("operation", "file", "offset", "gtid", "ts", "seq", "inner", "event_index", "generation",
+             "version")
 
-    def add(self, event: Any, version: int, generation: int) -> None:
-        rows = event.rows
-        if rows:
-            n = len(rows)
-            self.blobs.append(_ROW_SENTINEL + _ROW_SENTINEL.join(rows))
-        else:       # an event without rows: one row of nulls, as the change rows give it
-            n = 1
-            own = _RowsView(row_index=[event.row_index]).SerializeToString() if event.row_index else b""
-            self.blobs.append(_ROW_SENTINEL + own)
+    def __init__(self) -> None:
+        self.payloads: list[bytes] = []
+        self.events: list[Any] = []
+        self.counts: list[int] = []         # per event: its rows (1 for an event without rows)
+        self.size = 0
+        self.meta: dict[str, list[Any]] = {k: [] for k in self._META}      # per event
+
+    def add(self, payload: bytes, event: Any, version: int, generation: int) -> None:
+        n = len(event.rows) or 1        # an event without rows: one row of nulls, as the change rows give it
         pos = event.position
         ts = event.utc_timestamp
         meta = self.meta
@@ -289,13 +322,93 @@ class _Rows:
                            ("inner", pos.inner_index if pos.HasField("inner_index") else -1),
                            ("event_index", event.event_index), ("generation", generation),
                            ("version", version)):
-            meta[key].extend([value] * n)
+            meta[key].append(value)
+        self.payloads.append(payload)
+        self.events.append(event)
+        self.counts.append(n)
         self.size += n
 
     def build(self, image: str, lineage: TableLineage, versions: list[dict[str, str]], schema: pa.Schema
               ) -> pa.RecordBatch:
+        if _TYPED_COLUMNS is not None:
+            built = self._compiled(image, lineage, versions, schema)
+            if built is not None:
+                return built
+        return self._bulk(image, lineage, versions, schema)
+
+    def _compiled(self, image: str, lineage: TableLineage, versions: list[dict[str, str]], schema: pa.Schema
+                  ) -> pa.RecordBatch | None:
+        """The batch from the C code's buffers (``_speedups.typed_columns``); the value kinds it leaves to
+        Python are converted by the reference and put in place. None for bytes it refuses."""
+        order_of = {c.name: i for i, c in enumerate(lineage.columns)}
+
+        def resolve(version: int, name: bytes) -> int:
+            return order_of.get(versions[version].get(name.decode("utf-8").lower(), ""), -1)
+
+        arrows = [schema.field(j).type for j in range(len(lineage.columns))]
+        targets = [_target_code(a) for a in arrows]
+        if any(code == _T_OTHER and not pa.types.is_nested(a) for a, (code, _, _) in zip(arrows, targets,
+                                                                                        strict=True)):
+            return None         # a column type the C code does not write
+        assert _TYPED_COLUMNS is not None
+        built = _TYPED_COLUMNS(self.payloads, 3 if image == "before" else 4, self.meta["version"], targets,
+                               resolve)
+        if built is None or built[0] != self.size:
+            return None
+        n, row_event, row_index, columns, labels = built
+        out: list[pa.Array] = []
+        for j, (arrow, (valid, data, offsets, slow)) in enumerate(zip(arrows, columns, strict=True)):
+            if pa.types.is_nested(arrow):        # VECTOR: every value comes from the reference
+                values: list[Any] = [None] * n
+                if slow:
+                    picked, flags = _one_by_one([v for _, _, v in slow], arrow)
+                    for (row, _, _), value in zip(slow, picked.to_pylist(), strict=True):
+                        values[row] = value
+                out.append(pa.array(values, arrow))
+            else:
+                buffers = [_buffer(valid), pa.py_buffer(data)] if offsets is None else \
+                    [_buffer(valid), pa.py_buffer(offsets), pa.py_buffer(data)]
+                column = pa.Array.from_buffers(arrow, n, buffers)
+                if slow:
+                    picked, flags = _one_by_one([v for _, _, v in slow], arrow)
+                    mask = [False] * n
+                    for row, _, _ in slow:
+                        mask[row] = True
+                    column = pc.replace_with_mask(column, pa.array(mask, pa.bool_()), picked)
+                out.append(column)
+            if slow:
+                labels = [*labels, *((row, k, j, None) for (row, k, _), flag in
+                                     zip(slow, flags.to_pylist(), strict=True) if flag)]
+        invalid = _labels(labels, n, lineage)
+        event_of = pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(row_event)])
+        meta = self.meta
+
+        def per_row(key: str, kind: pa.DataType) -> pa.Array:
+            return pc.take(pa.array(meta[key], kind), event_of)
+
+        offset = per_row("offset", _I64)
+        order = pa.StructArray.from_arrays(
+            [per_row("seq", _I64), offset, per_row("inner", pa.int32()), per_row("event_index", pa.int32()),
+             pa.Array.from_buffers(_I64, n, [None, pa.py_buffer(row_index)])], fields=list(META_FIELDS[5][2]))
+        out += [per_row("operation", pa.string()), per_row("file", pa.string()), offset,
+                per_row("gtid", pa.string()), per_row("ts", _I64).cast(META_FIELDS[4][2]), order, invalid,
+                per_row("generation", pa.int32())]
+        return pa.RecordBatch.from_arrays(out, schema=schema)
+
+    def _bulk(self, image: str, lineage: TableLineage, versions: list[dict[str, str]], schema: pa.Schema
+              ) -> pa.RecordBatch:
+        """The batch with Arrow compute over protobuf views (the pure-Python path)."""
         n = self.size
-        view = _RowsView.FromString(b"".join(self.blobs))
+        blobs = []
+        for event in self.events:
+            if event.rows:
+                blobs.append(_ROW_SENTINEL + _ROW_SENTINEL.join(event.rows))
+            else:
+                own = _RowsView(row_index=[event.row_index]).SerializeToString() if event.row_index else b""
+                blobs.append(_ROW_SENTINEL + own)
+        meta = {key: [v for v, count in zip(values, self.counts, strict=True) for _ in range(count)]
+                for key, values in self.meta.items()}
+        view = _RowsView.FromString(b"".join(blobs))
         row_index = pc.cast(_after_zero_sentinels(view.row_index, n, pa.uint64()), _I64)
         entries = binary_array(getattr(view, image))
         is_sentinel = pc.equal(pc.binary_length(entries), 0)
@@ -311,7 +424,7 @@ class _Rows:
         # Output column per entry, from (the row's version, the logged name): -1 when the version has no
         # such name (listed in binlog_invalid under its logged name).
         order_of = {c.name: i for i, c in enumerate(lineage.columns)}
-        version = pc.take(pa.array(self.meta["version"], _I64), entry_row)
+        version = pc.take(pa.array(meta["version"], _I64), entry_row)
         combo = pc.add(pc.multiply(version, len(logged)), _i(names.indices))
         seen = pc.unique(combo).to_pylist()
         targets = [order_of.get(versions[c // len(logged)].get(logged[c % len(logged)].lower(), ""), -1)
@@ -343,7 +456,6 @@ class _Rows:
         counted = pa.concat_arrays([pa.array([0], _I64), pc.cumulative_sum(pc.cast(has_label, _I64))])
         invalid = pa.ListArray.from_arrays(pc.cast(pc.take(counted, offsets), pa.int32()),
                                            pc.filter(label, has_label))
-        meta = self.meta
         order = pa.StructArray.from_arrays(
             [pa.array(meta["seq"], _I64), pa.array(meta["offset"], _I64), pa.array(meta["inner"], pa.int32()),
              pa.array(meta["event_index"], pa.int32()), row_index], fields=list(META_FIELDS[5][2]))
@@ -374,13 +486,15 @@ def _reference_batch(payloads: Sequence[bytes], lineage: TableLineage, schema: p
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def typed_batch(payloads: Sequence[bytes], lineage: TableLineage, schema: pa.Schema) -> list[pa.RecordBatch]:
-    """The typed rows of serialized events (of this lineage's logged names, not SCHEMA), in ``schema``."""
+def typed_batch(payloads: Sequence[bytes], lineage: TableLineage, schema: pa.Schema,
+                views: Sequence[Any] | None = None) -> list[pa.RecordBatch]:
+    """The typed rows of serialized events (of this lineage's logged names, not SCHEMA), in ``schema``.
+    ``views``: the payloads' ``EventView``s when the caller parsed them already."""
     versions: list[dict[str, str]] = []
     version_ids: dict[int, int] = {}
     groups = {"after": _Rows(), "before": _Rows()}
-    for payload in payloads:
-        event = EventView.FromString(payload)
+    for i, payload in enumerate(payloads):
+        event = views[i] if views is not None else EventView.FromString(payload)
         if event.operation == _SCHEMA:
             continue
         found = lineage.lookup(event.db, event.table,
@@ -392,7 +506,7 @@ def typed_batch(payloads: Sequence[bytes], lineage: TableLineage, schema: pa.Sch
         if vid is None:
             vid = version_ids[id(names)] = len(versions)
             versions.append(names)
-        groups["before" if event.operation == _DELETE else "after"].add(event, vid, generation)
+        groups["before" if event.operation == _DELETE else "after"].add(payload, event, vid, generation)
     try:
         return [g.build(image, lineage, versions, schema) for image, g in groups.items() if g.size]
     except _Mismatch:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import decimal
 import json
 from decimal import Decimal
 from typing import Any
@@ -20,6 +21,9 @@ __all__ = ["convert_value"]
 
 _UTC = datetime.UTC
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
+# Room for every digit of a DECIMAL(38, s) (the default context holds 28: a wider value that fits its column
+# would be rejected by quantize).
+_EXACT = decimal.Context(prec=80)
 
 
 class _Invalid(Exception):
@@ -57,14 +61,14 @@ def _plain(kind: str, raw: Any) -> Any:
     if kind == "dateValue":
         try:
             return datetime.date(raw.get("year", 0), raw.get("month", 0), raw.get("day", 0))
-        except ValueError as err:
+        except (ValueError, OverflowError) as err:     # no such date (a field past any date's range)
             raise _Invalid from err
     if kind == "datetimeValue":
         try:
             return datetime.datetime(raw.get("year", 0), raw.get("month", 0), raw.get("day", 0),
                                      raw.get("hour", 0), raw.get("minute", 0), raw.get("second", 0),
                                      raw.get("micros", 0))
-        except ValueError as err:
+        except (ValueError, OverflowError) as err:     # no such date (a field past any date's range)
             raise _Invalid from err
     if kind == "timestampMicros":
         micros = int(raw)
@@ -91,7 +95,7 @@ def _coerce(value: Any, arrow: pa.DataType) -> Any:
         if pa.types.is_decimal(arrow):
             if isinstance(value, float | str | bytes) and not isinstance(value, Decimal):
                 value = Decimal(str(value)) if not isinstance(value, bytes) else Decimal(value.decode())
-            quantized = Decimal(value).quantize(Decimal(1).scaleb(-arrow.scale))
+            quantized = Decimal(value).quantize(Decimal(1).scaleb(-arrow.scale), context=_EXACT)
             if quantized != value or len(quantized.as_tuple().digits) > arrow.precision:
                 raise _Invalid
             return quantized

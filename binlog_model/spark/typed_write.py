@@ -99,6 +99,7 @@ class _Table:
         self.lineage = lineage
         self.schema = typed_schema(lineage)[1]
         self.payloads: list[bytes] = []
+        self.views: list[Any] = []          # their EventViews, parsed once by the task
         self.rows = 0
         self.bytes = 0
         self.file: TableFile | None = None
@@ -118,12 +119,13 @@ class _Writer:
         self.tables: dict[tuple[str, str], _Table] = {}
         self.buffered = 0
 
-    def add(self, lineage: TableLineage, payload: bytes, rows: int) -> None:
+    def add(self, lineage: TableLineage, payload: bytes, view: Any, rows: int) -> None:
         key = (lineage.db, lineage.table)
         table = self.tables.get(key)
         if table is None:
             table = self.tables[key] = _Table(lineage)
         table.payloads.append(payload)
+        table.views.append(view)
         table.rows += rows
         table.bytes += len(payload)
         self.buffered += len(payload)
@@ -135,9 +137,9 @@ class _Writer:
     def flush(self, table: _Table) -> None:
         if not table.payloads:
             return
-        batches = typed_batch(table.payloads, table.lineage, table.schema)
+        batches = typed_batch(table.payloads, table.lineage, table.schema, table.views)
         self.buffered -= table.bytes
-        table.payloads, table.rows, table.bytes = [], 0, 0
+        table.payloads, table.views, table.rows, table.bytes = [], [], 0, 0
         rows = pa.Table.from_batches(batches, table.schema)
         if not rows.num_rows:
             return
@@ -191,7 +193,7 @@ def write_slice(task: SliceTask) -> SliceResult:
             if only is not None:
                 lineage = only.get(name)
                 if lineage is not None:
-                    writer.add(lineage, payload, rows or 1)
+                    writer.add(lineage, payload, event, rows or 1)
                 continue
             found = owners.get(name)
             if found is None:
@@ -201,7 +203,7 @@ def write_slice(task: SliceTask) -> SliceResult:
                         names.setdefault(column.name)
                 continue
             for lineage in found:
-                writer.add(lineage, payload, rows or 1)
+                writer.add(lineage, payload, event, rows or 1)
         writer.finish(result)
     except BaseException:
         writer.abort()

@@ -131,3 +131,21 @@ def test_out_is_replaced_as_a_whole_and_foreign_folders_are_refused(spark: Any, 
     with pytest.raises(ConfigError, match="did not write"):
         run_resolve(spark, files, out)
     assert (out / "notes.txt").exists()
+
+
+def test_the_pre_pass_as_spark_tasks_equals_the_driver_scan(spark: Any, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large input's pre-pass runs as Spark tasks (one per file): the same scans as the driver's; a file
+    that fails in its task is scanned again on the driver, so the error is the driver scan's typed one."""
+    from binlog_model.errors import BadMagicError
+    from binlog_model.spark import job
+    from binlog_model.spark.partitions import scan_files
+
+    monkeypatch.setattr(job, "SPARK_SCAN_BYTES", 0)
+    files = sorted(str(p) for d in SCENARIOS[:3] for p in (GOLDEN / d / "binlogs").iterdir())
+    assert len(files) >= 2
+    assert job._scan(spark, files, True) == scan_files(files)
+    bad = tmp_path / "not-a-binlog.000001"
+    bad.write_bytes(b"this is not a binlog")
+    with pytest.raises(BadMagicError):
+        job._scan(spark, [*files[:1], str(bad)], True)

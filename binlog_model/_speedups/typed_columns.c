@@ -1,0 +1,583 @@
+/* Serialized BinlogEvents of one table -> the typed Arrow columns of its rows (the resolve job's tables).
+ *
+ * Why: the typed job (spark/typed_arrow.py) read the row images through protobuf view messages, one Python
+ * object per column entry and per value, then converted each output column with Arrow compute per value
+ * kind: about 3x the decode's own cost per row. Here one pass over the events' wire bytes reads each row's
+ * image (after, or before for DELETE events: the caller groups them), maps every entry to its output
+ * column (the caller's resolve(version, name) callback, cached per entry position), and writes the value
+ * straight into the column's Arrow buffers, converted as typed_arrow's bulk rules do.
+ *
+ * Exactness: a value whose kind/type pair has no rule here (FLOAT into DOUBLE, GEOMETRY, VECTOR, raw text,
+ * JSON diff, decimal text that needs rounding or a string column, an integer too big to be exact in a
+ * float ...) is left null in C and handed back as its Value bytes with its row, so the caller converts it
+ * with the per-value reference (typed_values.convert_value) and puts it in place. A value the type cannot
+ * hold (a zero date, the zero TIMESTAMP, an integer out of range) is null and listed as a label
+ * (row, entry ordinal, column) for binlog_invalid, as are entries whose name the version does not know.
+ * Anything a serializer would not write (unknown fields, wrong wire types, invalid UTF-8, a column twice in
+ * a row, offsets past 2 GiB) returns None: the caller types the batch the Python way, which decides. Every
+ * length is checked against the buffer; nothing is read outside it.
+ */
+#include "typed_columns.h"
+#include "arrow_columns.h"
+#include "json_text.h"
+#include "pb_wire.h"
+
+/* Target Arrow types: the numbers of binlog_model.spark.typed_arrow._TARGET_CODES. */
+enum { T_I32 = 1, T_I64, T_F32, T_F64, T_DEC, T_DATE, T_TS, T_TSZ, T_STR, T_BIN, T_OTHER };
+
+/* Value fields (proto/binlog_model/v1/binlog_event.proto). */
+enum {
+    V_NULL = 1, V_INT = 2, V_LONG = 3, V_STRING = 4, V_BYTES = 5, V_DECIMAL = 6, V_DOUBLE = 7, V_FLOAT = 8,
+    V_DATETIME = 9, V_DATE = 10, V_TIMESTAMP = 11, V_TIME = 12, V_UINT64 = 13, V_JSON = 14, V_SET = 15,
+    V_BIT = 16, V_LAST = 20
+};
+enum { EV_ROW_INDEX = 6, EV_ROWS = 11 };
+
+#ifdef __SIZEOF_INT128__
+typedef __int128 i128;
+#define HAVE_I128 1
+#else
+#define HAVE_I128 0
+#endif
+
+typedef struct {
+    int code, precision, scale, width;  /* width: bytes per value of a fixed-width column, 0 for var-width */
+    bm_buf valid, data, offsets;
+    Py_ssize_t filled, nulls;
+    Py_ssize_t stamp;                   /* 1 + the last row written: a column twice in a row is refused */
+    PyObject *slow;                     /* [(row, ordinal, value bytes)] | NULL */
+} tcol;
+
+typedef struct {                        /* a logged name's output column under one version */
+    const unsigned char *name;
+    Py_ssize_t len;
+    long version;
+    int target;
+} tname;
+
+typedef struct {
+    Py_ssize_t ncols;
+    tcol *cols;
+    PyObject *resolve;
+    PyObject *labels;
+    tname *known;                       /* every (version, name) met in this call */
+    Py_ssize_t nknown, capknown;
+    tname *at;                          /* per entry position: the last (version, name) met there */
+    Py_ssize_t capat;
+    bm_buf row_event, row_index;
+    Py_ssize_t rows;
+} tbatch;
+
+/* Strict UTF-8 (bm_utf8_valid), with the ASCII bytes skipped eight at a time: most text is ASCII. */
+static int utf8_valid(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (w & 0x8080808080808080ULL) break;
+    }
+    return bm_utf8_valid(s + i, n - i);
+}
+
+/* -- column buffers ---------------------------------------------------------------------------------------- */
+
+static int col_bit(tcol *c, int set) {
+    if (c->filled % 8 == 0 && bm_buf_byte(&c->valid, 0) != BM_OK) return BM_ERR_PY;
+    if (set) c->valid.data[c->filled / 8] |= (unsigned char)(1u << (c->filled % 8));
+    else c->nulls++;
+    c->filled++;
+    return BM_OK;
+}
+
+static int col_null(tcol *c) {
+    if (c->width) {
+        if (bm_buf_reserve(&c->data, c->width) != BM_OK) return BM_ERR_PY;
+        memset(c->data.data + c->data.len, 0, (size_t)c->width);
+        c->data.len += c->width;
+    } else {
+        int32_t end = (int32_t)c->data.len;
+        if (bm_buf_put(&c->offsets, &end, 4) != BM_OK) return BM_ERR_PY;
+    }
+    return col_bit(c, 0);
+}
+
+/* Null up to row r (exclusive): the rows the column had no entry in. */
+static int col_pad(tcol *c, Py_ssize_t r) {
+    while (c->filled < r)
+        if (col_null(c) != BM_OK) return BM_ERR_PY;
+    return BM_OK;
+}
+
+static int col_fixed(tcol *c, const void *v) {
+    if (bm_buf_put(&c->data, v, c->width) != BM_OK) return BM_ERR_PY;
+    return col_bit(c, 1);
+}
+
+static int col_i32(tcol *c, int32_t v) { return col_fixed(c, &v); }
+static int col_i64(tcol *c, int64_t v) { return col_fixed(c, &v); }
+
+/* End the current var-width value (its bytes are in c->data already). */
+static int col_var_end(tcol *c) {
+    if (c->data.len > INT32_MAX) return BM_ERR_DATA;
+    int32_t end = (int32_t)c->data.len;
+    if (bm_buf_put(&c->offsets, &end, 4) != BM_OK) return BM_ERR_PY;
+    return col_bit(c, 1);
+}
+
+static int col_bytes(tcol *c, const unsigned char *s, Py_ssize_t n) {
+    if (bm_buf_put(&c->data, s, n) != BM_OK) return BM_ERR_PY;
+    return col_var_end(c);
+}
+
+#if HAVE_I128
+static int col_i128(tcol *c, i128 v) { return col_fixed(c, &v); }
+
+static i128 pow10_128(int n) {
+    i128 v = 1;
+    while (n-- > 0) v *= 10;
+    return v;
+}
+#endif
+
+/* -- outcomes other than a value ---------------------------------------------------------------------------- */
+
+/* A value the type cannot hold: null, and its column's name in binlog_invalid (at its place in the image). */
+static int bad(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal) {
+    PyObject *label = Py_BuildValue("(nnnO)", b->rows, ordinal, j, Py_None);
+    int rc = label && PyList_Append(b->labels, label) == 0 ? BM_OK : BM_ERR_PY;
+    Py_XDECREF(label);
+    return rc == BM_OK ? col_null(c) : rc;
+}
+
+/* No rule here: null for now; the caller converts the Value bytes with the reference and puts it in place. */
+static int slow(tbatch *b, tcol *c, Py_ssize_t ordinal, const unsigned char *p, Py_ssize_t n) {
+    if (!c->slow && !(c->slow = PyList_New(0))) return BM_ERR_PY;
+    PyObject *item = Py_BuildValue("(nny#)", b->rows, ordinal, (const char *)p, n);
+    int rc = item && PyList_Append(c->slow, item) == 0 ? BM_OK : BM_ERR_PY;
+    Py_XDECREF(item);
+    return rc == BM_OK ? col_null(c) : rc;
+}
+
+/* -- values ----------------------------------------------------------------------------------------------- */
+
+static int days_in_month(uint64_t y, uint64_t m) {
+    static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return days[m - 1] + (m == 2 && leap);
+}
+
+/* Days since 1970-01-01 of a date Python's datetime.date accepts (year 1..9999); 0 when not such a date. */
+static int civil_days(uint64_t y, uint64_t m, uint64_t d, int64_t *out) {
+    if (y < 1 || y > 9999 || m < 1 || m > 12 || d < 1 || d > (uint64_t)days_in_month(y, m)) return 0;
+    int64_t yy = (int64_t)y - (m <= 2);
+    int64_t era = yy / 400, yoe = yy - era * 400;
+    int64_t mp = m > 2 ? (int64_t)m - 3 : (int64_t)m + 9;
+    int64_t doy = (153 * mp + 2) / 5 + (int64_t)d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    *out = era * 146097 + doe - 719468;
+    return 1;
+}
+
+/* The varint fields 1..nmax of a Date/DateTime message (each at most once, below 2^32); BM_ERR_DATA else. */
+static int temporal_fields(const unsigned char *p, const unsigned char *end, uint64_t *f, int nmax) {
+    int seen = 0;
+    for (int k = 0; k < nmax; k++) f[k] = 0;
+    while (p < end) {
+        pb_field x;
+        if (read_field(&p, end, &x) != BM_OK || x.wire != WT_VARINT || x.number < 1 || (int)x.number > nmax ||
+            (seen & (1 << x.number)) || x.num > UINT32_MAX)
+            return BM_ERR_DATA;
+        seen |= 1 << x.number;
+        f[x.number - 1] = x.num;
+    }
+    return BM_OK;
+}
+
+/* An integer value (signed sv, or unsigned uv when is_unsigned) into column c. */
+static int put_integer(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, int64_t sv, uint64_t uv,
+                       int is_unsigned, const unsigned char *raw, Py_ssize_t rawn) {
+    switch (c->code) {
+    case T_I32:
+        if (is_unsigned ? uv > INT32_MAX : (sv > INT32_MAX || sv < INT32_MIN)) return bad(b, c, j, ordinal);
+        return col_i32(c, is_unsigned ? (int32_t)uv : (int32_t)sv);
+    case T_I64:
+        if (is_unsigned && uv > INT64_MAX) return bad(b, c, j, ordinal);
+        return col_i64(c, is_unsigned ? (int64_t)uv : sv);
+#if HAVE_I128
+    case T_DEC: {
+        i128 v = is_unsigned ? (i128)uv : (i128)sv;
+        i128 limit = pow10_128(c->precision - c->scale);
+        if (v >= limit || v <= -limit) return bad(b, c, j, ordinal);
+        return col_i128(c, v * pow10_128(c->scale));
+    }
+#endif
+    case T_F32: case T_F64: {
+        uint64_t exact = (uint64_t)1 << (c->code == T_F32 ? 24 : 53);
+        if (is_unsigned ? uv > exact : (sv > (int64_t)exact || sv < -(int64_t)exact))
+            return slow(b, c, ordinal, raw, rawn);         /* may not be exact: the reference decides */
+        double d = is_unsigned ? (double)uv : (double)sv;
+        if (c->code == T_F32) {
+            float f = (float)d;
+            return col_fixed(c, &f);
+        }
+        return col_fixed(c, &d);
+    }
+    case T_STR: {
+        char tmp[24];
+        int n = is_unsigned ? snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)uv)
+                            : snprintf(tmp, sizeof tmp, "%lld", (long long)sv);
+        return col_bytes(c, (const unsigned char *)tmp, n);
+    }
+    default:
+        return slow(b, c, ordinal, raw, rawn);
+    }
+}
+
+/* Plain decimal text ("-12.340") into a decimal column, when exact at its scale and within its precision;
+ * else (or for any other spelling) the reference decides. */
+static int put_decimal_text(tbatch *b, tcol *c, Py_ssize_t ordinal, const unsigned char *s, Py_ssize_t n,
+                            const unsigned char *raw, Py_ssize_t rawn) {
+#if HAVE_I128
+    if (c->code != T_DEC) return slow(b, c, ordinal, raw, rawn);
+    Py_ssize_t i = 0;
+    int negative = 0, digits = 0, frac = -1, seen_digit = 0;
+    i128 v = 0;
+    if (i < n && (s[i] == '-' || s[i] == '+')) negative = s[i++] == '-';
+    for (; i < n; i++) {
+        if (s[i] == '.' && frac < 0) { frac = 0; continue; }
+        if (s[i] < '0' || s[i] > '9') return slow(b, c, ordinal, raw, rawn);
+        seen_digit = 1;
+        if (frac >= 0) {
+            if (frac >= c->scale) {                    /* past the scale: only zeros keep it exact */
+                if (s[i] != '0') return slow(b, c, ordinal, raw, rawn);
+                continue;
+            }
+            frac++;
+        }
+        if (v == 0 && s[i] == '0') continue;           /* leading zeros */
+        if (++digits > 38) return slow(b, c, ordinal, raw, rawn);
+        v = v * 10 + (s[i] - '0');
+    }
+    if (!seen_digit) return slow(b, c, ordinal, raw, rawn);
+    for (int k = frac < 0 ? 0 : frac; k < c->scale; k++) {
+        if (v != 0 && ++digits > 38) return slow(b, c, ordinal, raw, rawn);
+        v *= 10;
+    }
+    if (v >= pow10_128(c->precision)) return slow(b, c, ordinal, raw, rawn);
+    return col_i128(c, negative ? -v : v);
+#else
+    return slow(b, c, ordinal, raw, rawn);
+#endif
+}
+
+/* SET labels joined with ','. */
+static int put_set(tcol *c, const unsigned char *p, const unsigned char *end) {
+    int first = 1;
+    while (p < end) {
+        pb_field x;
+        if (read_field(&p, end, &x) != BM_OK || x.number != 1 || x.wire != WT_LEN || !utf8_valid(x.data, x.len))
+            return BM_ERR_DATA;
+        if ((!first && bm_buf_byte(&c->data, ',') != BM_OK) || bm_buf_put(&c->data, x.data, x.len) != BM_OK)
+            return BM_ERR_PY;
+        first = 0;
+    }
+    return col_var_end(c);
+}
+
+/* One Value's bytes into column c (row b->rows, entry ordinal). */
+static int put_value(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, const unsigned char *p,
+                     Py_ssize_t n) {
+    const unsigned char *q = p, *end = p + n;
+    pb_field x;
+    if (n == 0) return slow(b, c, ordinal, p, n);           /* an empty Value: the reference says what */
+    if (read_field(&q, end, &x) != BM_OK || q != end || x.number > V_LAST) return BM_ERR_DATA;
+    int varint = x.wire == WT_VARINT, len = x.wire == WT_LEN;
+    switch (x.number) {
+    case V_NULL:
+        if (!varint) return BM_ERR_DATA;
+        return col_null(c);
+    case V_INT:
+        if (!varint) return BM_ERR_DATA;
+        return put_integer(b, c, j, ordinal, (int32_t)(uint32_t)x.num, 0, 0, p, n);
+    case V_LONG: case V_TIME:
+        if (!varint) return BM_ERR_DATA;
+        return put_integer(b, c, j, ordinal, (int64_t)x.num, 0, 0, p, n);
+    case V_UINT64: case V_BIT:
+        if (!varint) return BM_ERR_DATA;
+        return put_integer(b, c, j, ordinal, 0, x.num, 1, p, n);
+    case V_TIMESTAMP:
+        if (!varint) return BM_ERR_DATA;
+        if (c->code != T_TSZ) return slow(b, c, ordinal, p, n);
+        if (x.num == 0) return bad(b, c, j, ordinal);          /* the zero TIMESTAMP has no instant */
+        return col_i64(c, (int64_t)x.num);
+    case V_STRING: case V_JSON:
+        if (!len || !utf8_valid(x.data, x.len)) return BM_ERR_DATA;
+        if (c->code == T_STR || c->code == T_BIN) return col_bytes(c, x.data, x.len);
+        return slow(b, c, ordinal, p, n);
+    case V_BYTES:
+        if (!len) return BM_ERR_DATA;
+        if (c->code == T_BIN) return col_bytes(c, x.data, x.len);
+        return slow(b, c, ordinal, p, n);
+    case V_DECIMAL:
+        if (!len || !utf8_valid(x.data, x.len)) return BM_ERR_DATA;
+        return put_decimal_text(b, c, ordinal, x.data, x.len, p, n);
+    case V_DOUBLE:
+        if (x.wire != WT_I64) return BM_ERR_DATA;
+        if (c->code != T_F64) return slow(b, c, ordinal, p, n);
+        return bm_buf_put(&c->data, x.data, 8) == BM_OK ? col_bit(c, 1) : BM_ERR_PY;
+    case V_FLOAT:
+        if (x.wire != WT_I32) return BM_ERR_DATA;
+        if (c->code != T_F32) return slow(b, c, ordinal, p, n);   /* into DOUBLE: the shortest text's value */
+        return bm_buf_put(&c->data, x.data, 4) == BM_OK ? col_bit(c, 1) : BM_ERR_PY;
+    case V_DATE: case V_DATETIME: {
+        uint64_t f[7];
+        int date = x.number == V_DATE;
+        if (!len || temporal_fields(x.data, x.data + x.len, f, date ? 3 : 7) != BM_OK) return BM_ERR_DATA;
+        if (!(c->code == T_TS || (date && c->code == T_DATE))) return slow(b, c, ordinal, p, n);
+        int64_t days;
+        if (!civil_days(f[0], f[1], f[2], &days)) return bad(b, c, j, ordinal);
+        if (c->code == T_DATE) return col_i32(c, (int32_t)days);
+        if (!date && (f[3] >= 24 || f[4] >= 60 || f[5] >= 60 || f[6] >= 1000000)) return bad(b, c, j, ordinal);
+        int64_t seconds = days * 86400 + (date ? 0 : (int64_t)(f[3] * 3600 + f[4] * 60 + f[5]));
+        return col_i64(c, seconds * 1000000 + (date ? 0 : (int64_t)f[6]));
+    }
+    case V_SET:
+        if (!len) return BM_ERR_DATA;
+        if (c->code != T_STR) return slow(b, c, ordinal, p, n);
+        return put_set(c, x.data, x.data + x.len);
+    default:                                               /* GEOMETRY, VECTOR, raw text, JSON diff */
+        if (!len) return BM_ERR_DATA;
+        return slow(b, c, ordinal, p, n);
+    }
+}
+
+/* -- rows ------------------------------------------------------------------------------------------------- */
+
+/* The output column of a logged name under a version (-1: none): cached per entry position, then per call,
+ * then asked of the caller. */
+static int target_of(tbatch *b, Py_ssize_t ordinal, long version, const unsigned char *name, Py_ssize_t len,
+                     int *target) {
+    if (ordinal >= b->capat) {
+        Py_ssize_t cap = b->capat ? b->capat * 2 : 64;
+        while (cap <= ordinal) cap *= 2;
+        tname *at = PyMem_Realloc(b->at, (size_t)cap * sizeof *at);
+        if (!at) { PyErr_NoMemory(); return BM_ERR_PY; }
+        for (Py_ssize_t k = b->capat; k < cap; k++) at[k].name = NULL;
+        b->at = at;
+        b->capat = cap;
+    }
+    tname *hit = &b->at[ordinal];
+    if (hit->name && hit->version == version && hit->len == len && !memcmp(hit->name, name, (size_t)len)) {
+        *target = hit->target;
+        return BM_OK;
+    }
+    for (Py_ssize_t k = 0; k < b->nknown; k++) {
+        tname *t = &b->known[k];
+        if (t->version == version && t->len == len && !memcmp(t->name, name, (size_t)len)) {
+            *hit = *t;
+            *target = t->target;
+            return BM_OK;
+        }
+    }
+    if (!utf8_valid(name, len)) return BM_ERR_DATA;      /* checked once per new name */
+    PyObject *found = PyObject_CallFunction(b->resolve, "ly#", version, (const char *)name, len);
+    if (!found) return BM_ERR_PY;
+    long j = PyLong_AsLong(found);
+    Py_DECREF(found);
+    if (j == -1 && PyErr_Occurred()) return BM_ERR_PY;
+    if (j < -1 || j >= b->ncols) {
+        PyErr_SetString(PyExc_ValueError, "typed_columns: resolve returned no column of the table");
+        return BM_ERR_PY;
+    }
+    if (b->nknown == b->capknown) {
+        Py_ssize_t cap = b->capknown ? b->capknown * 2 : 64;
+        tname *known = PyMem_Realloc(b->known, (size_t)cap * sizeof *known);
+        if (!known) { PyErr_NoMemory(); return BM_ERR_PY; }
+        b->known = known;
+        b->capknown = cap;
+    }
+    tname t = {name, len, version, (int)j};
+    b->known[b->nknown++] = t;
+    *hit = t;
+    *target = (int)j;
+    return BM_OK;
+}
+
+/* One Row message: its image's entries into the columns, its row_index. */
+static int add_row(tbatch *b, const unsigned char *p, const unsigned char *end, int image, long version,
+                   int32_t event) {
+    uint64_t row_index = 0;
+    Py_ssize_t ordinal = 0;
+    int rc;
+    while (p < end) {
+        pb_field x;
+        if (read_field(&p, end, &x) != BM_OK) return BM_ERR_DATA;
+        if (x.number == 1) {
+            if (x.wire != WT_VARINT) return BM_ERR_DATA;
+            row_index = x.num;
+            continue;
+        }
+        if (x.number < 2 || x.number > 4 || x.wire != WT_LEN) return BM_ERR_DATA;
+        if ((int)x.number != image) continue;
+        /* Column { name = 1; value = 2; invisible = 3 } */
+        const unsigned char *q = x.data, *qend = x.data + x.len, *name = NULL, *value = NULL;
+        Py_ssize_t name_len = 0, value_len = 0;
+        while (q < qend) {
+            pb_field y;
+            if (read_field(&q, qend, &y) != BM_OK) return BM_ERR_DATA;
+            if (y.number == 1 && y.wire == WT_LEN && !name) { name = y.data; name_len = y.len; }
+            else if (y.number == 2 && y.wire == WT_LEN && !value) { value = y.data; value_len = y.len; }
+            else if (y.number != 3 || y.wire != WT_VARINT) return BM_ERR_DATA;
+        }
+        if (!name) name = (const unsigned char *)"";
+        int j;
+        if ((rc = target_of(b, ordinal, version, name, name_len, &j)) != BM_OK) return rc;
+        if (j < 0) {
+            PyObject *label = Py_BuildValue("(nniy#)", b->rows, ordinal, -1, (const char *)name, name_len);
+            rc = label && PyList_Append(b->labels, label) == 0 ? BM_OK : BM_ERR_PY;
+            Py_XDECREF(label);
+            if (rc != BM_OK) return rc;
+        } else {
+            tcol *c = &b->cols[j];
+            if (c->stamp == b->rows + 1) return BM_ERR_DATA;     /* a column twice in one row */
+            c->stamp = b->rows + 1;
+            if ((rc = col_pad(c, b->rows)) != BM_OK) return rc;
+            if ((rc = put_value(b, c, j, ordinal, value ? value : (const unsigned char *)"", value_len)) != BM_OK)
+                return rc;
+        }
+        ordinal++;
+    }
+    if (row_index > INT64_MAX) return BM_ERR_DATA;
+    int64_t ri = (int64_t)row_index;
+    if (bm_buf_put(&b->row_index, &ri, 8) != BM_OK || bm_buf_put(&b->row_event, &event, 4) != BM_OK)
+        return BM_ERR_PY;
+    b->rows++;
+    return BM_OK;
+}
+
+/* One event: its rows (one row of nulls for an event without rows, with the event's row_index). */
+static int add_event(tbatch *b, const unsigned char *p, Py_ssize_t n, int image, long version, int32_t event) {
+    const unsigned char *end = p + n;
+    uint64_t row_index = 0;
+    int rows = 0, rc;
+    while (p < end) {
+        pb_field x;
+        if (read_field(&p, end, &x) != BM_OK) return BM_ERR_DATA;
+        if (x.number == EV_ROWS) {
+            if (x.wire != WT_LEN) return BM_ERR_DATA;
+            if ((rc = add_row(b, x.data, x.data + x.len, image, version, event)) != BM_OK) return rc;
+            rows++;
+        } else if (x.number == EV_ROW_INDEX) {
+            if (x.wire != WT_VARINT) return BM_ERR_DATA;
+            row_index = x.num;
+        }
+    }
+    if (rows) return BM_OK;
+    if (row_index > INT64_MAX) return BM_ERR_DATA;
+    int64_t ri = (int64_t)row_index;
+    if (bm_buf_put(&b->row_index, &ri, 8) != BM_OK || bm_buf_put(&b->row_event, &event, 4) != BM_OK)
+        return BM_ERR_PY;
+    b->rows++;
+    return BM_OK;
+}
+
+/* -- the entry point -------------------------------------------------------------------------------------- */
+
+static PyObject *column_result(tcol *c) {
+    PyObject *valid = NULL;
+    if (c->nulls) valid = bm_blob_from_buf(&c->valid);
+    else { valid = Py_None; Py_INCREF(valid); }
+    PyObject *offsets = NULL;
+    if (c->width) { offsets = Py_None; Py_INCREF(offsets); }
+    else offsets = bm_blob_from_buf(&c->offsets);
+    PyObject *slow_list = c->slow ? c->slow : Py_None;
+    Py_INCREF(slow_list);
+    return Py_BuildValue("(NNNN)", valid, bm_blob_from_buf(&c->data), offsets, slow_list);
+}
+
+PyObject *bm_py_typed_columns(PyObject *self, PyObject *args) {
+    PyObject *payloads, *versions, *targets, *resolve;
+    int image;
+    if (!PyArg_ParseTuple(args, "O!iO!O!O:typed_columns", &PyList_Type, &payloads, &image, &PyList_Type, &versions,
+                          &PyList_Type, &targets, &resolve))
+        return NULL;
+    if (!PyCallable_Check(resolve) || (image != 3 && image != 4) ||
+        PyList_GET_SIZE(versions) != PyList_GET_SIZE(payloads)) {
+        PyErr_SetString(PyExc_TypeError, "typed_columns(payloads, image 3|4, versions, targets, resolve)");
+        return NULL;
+    }
+    /* Copies first: the callback cannot change what is read. */
+    PyObject *items = PySequence_Tuple(payloads), *vers = PySequence_Tuple(versions);
+    if (!items || !vers) { Py_XDECREF(items); Py_XDECREF(vers); return NULL; }
+    tbatch b;
+    memset(&b, 0, sizeof b);
+    b.resolve = resolve;
+    b.ncols = PyList_GET_SIZE(targets);
+    int rc = BM_OK;
+    b.cols = PyMem_Calloc((size_t)(b.ncols ? b.ncols : 1), sizeof *b.cols);
+    b.labels = PyList_New(0);
+    if (!b.cols || !b.labels) { PyErr_NoMemory(); rc = BM_ERR_PY; }
+    for (Py_ssize_t j = 0; rc == BM_OK && j < b.ncols; j++) {
+        tcol *c = &b.cols[j];
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(targets, j), "iii", &c->code, &c->precision, &c->scale)) {
+            rc = BM_ERR_PY;
+            break;
+        }
+        if (c->code < T_I32 || c->code > T_OTHER || c->precision < 0 || c->precision > 38 || c->scale < 0 ||
+            c->scale > c->precision) {
+            PyErr_SetString(PyExc_ValueError, "typed_columns: a target is not (code, precision, scale)");
+            rc = BM_ERR_PY;
+            break;
+        }
+        static const int widths[] = {0, 4, 8, 4, 8, 16, 4, 8, 8, 0, 0, 0};
+        c->width = c->code == T_OTHER ? 1 : widths[c->code];    /* VECTOR: all nulls here, rebuilt by Python */
+        /* Without a 128-bit integer type every DECIMAL value is handed back (put_integer, put_decimal_text). */
+        if (!c->width) {
+            int32_t zero = 0;
+            if (bm_buf_put(&c->offsets, &zero, 4) != BM_OK) rc = BM_ERR_PY;
+        }
+    }
+    for (Py_ssize_t i = 0; rc == BM_OK && i < PyTuple_GET_SIZE(items); i++) {
+        PyObject *item = PyTuple_GET_ITEM(items, i);
+        long version = PyLong_AsLong(PyTuple_GET_ITEM(vers, i));
+        if (!PyBytes_Check(item) || (version == -1 && PyErr_Occurred()) || i > INT32_MAX) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "typed_columns: payloads must be bytes");
+            rc = BM_ERR_PY;
+            break;
+        }
+        rc = add_event(&b, (const unsigned char *)PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item), image, version,
+                       (int32_t)i);
+    }
+    for (Py_ssize_t j = 0; rc == BM_OK && j < b.ncols; j++) rc = col_pad(&b.cols[j], b.rows);
+    PyObject *result = NULL;
+    if (rc == BM_OK) {
+        PyObject *columns = PyList_New(b.ncols);
+        for (Py_ssize_t j = 0; columns && j < b.ncols; j++) {
+            PyObject *col = column_result(&b.cols[j]);
+            if (!col) { Py_CLEAR(columns); break; }
+            PyList_SET_ITEM(columns, j, col);
+        }
+        if (columns) {
+            result = Py_BuildValue("(nNNNO)", b.rows, bm_blob_from_buf(&b.row_event), bm_blob_from_buf(&b.row_index),
+                                   columns, b.labels);
+        }
+    } else if (rc == BM_ERR_DATA && !PyErr_Occurred()) {
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    for (Py_ssize_t j = 0; b.cols && j < b.ncols; j++) {
+        bm_buf_free(&b.cols[j].valid);
+        bm_buf_free(&b.cols[j].data);
+        bm_buf_free(&b.cols[j].offsets);
+        Py_XDECREF(b.cols[j].slow);
+    }
+    PyMem_Free(b.cols);
+    PyMem_Free(b.known);
+    PyMem_Free(b.at);
+    bm_buf_free(&b.row_event);
+    bm_buf_free(&b.row_index);
+    Py_XDECREF(b.labels);
+    Py_DECREF(items);
+    Py_DECREF(vers);
+    return result;
+}
