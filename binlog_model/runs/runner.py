@@ -53,6 +53,7 @@ from binlog_model.runs.source import (
     TransactionStart,
 )
 from binlog_model.wire import events as ev
+from binlog_model.wire.header import EventHeader
 from schema_tracker.history import SchemaHistory
 
 if TYPE_CHECKING:
@@ -190,29 +191,30 @@ class Runner:
         self.files_read += 1
 
     def _stateful(self) -> Iterator[Any]:
-        stream = self.source.read(self.resume if self.resume is not None else Resume())
+        resume = self.resume if self.resume is not None else Resume()
+        stream = self.source.read(resume)
         try:
-            yield from self._stateful_loop(stream)
+            yield from self._stateful_loop(stream, resume)
         finally:
             close = getattr(stream, "close", None)     # a live source's connection ends with its stream
             if close is not None:
                 close()
 
-    def _stateful_loop(self, stream: Iterator[ev.Event | Boundary]) -> Iterator[Any]:
+    def _stateful_loop(self, stream: Iterator[ev.Event | Boundary], resume: Resume) -> Iterator[Any]:
         assembler, policy = self.assembler, self.policy
-        resume = self.resume if self.resume is not None else Resume()
         saved = resume.position
         recorder = GtidRecorder(resume.gtids)
         stop = self.stop
         since_commit = 0
         ended_since_commit = 0
-        max_transactions = policy.commit_transactions
+        seconds, max_transactions = policy.commit_seconds, policy.commit_transactions
+        # a file run (no stop, no time or count policy) passes transaction ends by
+        watch_ends = stop is not None or seconds is not None or max_transactions is not None
         last_commit = time.monotonic()
         fde: bytes | None = None
         rotated_to: str | None = None
         mark: _Mark | None = None      # the last point where a unit started with nothing pending
-        last_file: str | None = None   # where the last top-level event read ends (a FlushPoint's mark)
-        last_end = 0
+        last: EventHeader | None = None     # the last top-level event read: a FlushPoint's mark is its end
 
         def commit(at: _Mark) -> None:
             nonlocal since_commit, ended_since_commit, last_commit, mark
@@ -230,7 +232,7 @@ class Runner:
                 header = item.header      # type: ignore[union-attr]  # an event: every event has one
                 if header.inner_index is None:
                     since_commit += header.event_size
-                    last_file, last_end = header.file, header.offset + header.event_size
+                    last = header
                     recorder.see(item)
                 yield from assembler.feed(item)
             elif isinstance(item, TransactionStart):
@@ -242,16 +244,14 @@ class Runner:
                     if since_commit >= policy.commit_bytes:
                         commit(mark)
             elif isinstance(item, TransactionEnd):
-                if not assembler.idle:
+                if not watch_ends or not assembler.idle:
                     continue
                 ended_since_commit += 1
-                end = _Mark(Position(base_name(item.file), item.offset, fde), self.output_size(),
-                            recorder.seen)
-                stopping = stop is not None and stop(end.position)
-                if (stopping or (policy.commit_seconds is not None
-                                 and time.monotonic() - last_commit >= policy.commit_seconds)
+                here = Position(base_name(item.file), item.offset, fde)
+                stopping = stop is not None and stop(here)
+                if (stopping or (seconds is not None and time.monotonic() - last_commit >= seconds)
                         or (max_transactions is not None and ended_since_commit >= max_transactions)):
-                    commit(end)
+                    commit(_Mark(here, self.output_size(), recorder.seen))
                 if stopping:
                     self.stopped = True
                     return
@@ -276,10 +276,12 @@ class Runner:
             elif isinstance(item, FlushPoint):
                 if not assembler.idle:
                     continue
-                here = Position(base_name(last_file or ""), last_end, fde, rotated_to)
                 done = self.stopped_at
-                if last_end and (done is None or (done.file, done.offset) != (here.file, here.offset)):
-                    commit(_Mark(here, self.output_size(), recorder.seen))
+                if last is not None:
+                    end = last.offset + last.event_size
+                    here = Position(base_name(last.file or ""), end, fde, rotated_to)
+                    if done is None or (done.file, done.offset) != (here.file, here.offset):
+                        commit(_Mark(here, self.output_size(), recorder.seen))
                 if stop is not None and stop(self.stopped_at):
                     self.stopped = True
                     return
