@@ -28,7 +28,7 @@ are taken as framing without the flag; any other event with log_pos 0 starts whe
 
 For a tail (``binlog_model.runs.tailing``) the dump can also: ask the server for heartbeats
 (``@master_heartbeat_period``, in nanoseconds) so a silent connection is told from an idle server, and
-report them (``markers=True`` yields a ``Heartbeat`` for each: every event written so far has arrived);
+report them (``markers=True`` yields a ``FlushPoint`` for each: every event written so far has arrived);
 start MySQL at a GTID set with ``COM_BINLOG_DUMP_GTID`` (0x1e; the server skips the transactions in the
 set, so the stream jumps forward inside a file, which ``iter_replication_events`` follows at transaction
 starts); and register itself (``COM_REGISTER_SLAVE``), so ``SHOW REPLICAS`` lists it and a second reader
@@ -47,12 +47,11 @@ from typing import Any, Final
 
 from binlog_model.errors import ConfigError, ConnectionLostError, DecodeError, ReplicationError
 from binlog_model.gtid import GtidSet
-from binlog_model.runs.source import BoundaryTracker, FileBegin, FileEnd, FormatDescription
+from binlog_model.runs.source import BoundaryTracker, FileBegin, FileEnd, FlushPoint, FormatDescription
 from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
 from binlog_model.wire.header import EventType
 
 __all__ = [
-    "Heartbeat",
     "ReplicationError",
     "ReplicationPacket",
     "iter_replication_events",
@@ -98,15 +97,6 @@ class ReplicationPacket:
     log_pos: int
     flags: int
     artificial: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Heartbeat:
-    """A HEARTBEAT from the server (``markers=True``): it had nothing more to send. ``file`` and ``log_pos``
-    are where its binlog stands (``log_pos`` 0 when the server does not say)."""
-
-    file: str
-    log_pos: int
 
 
 def iter_replication_packets(conn: Any, log_file: str = "", log_pos: int = 4, *,
@@ -194,7 +184,7 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
     Artificial framing events are consumed, not yielded. With ``markers`` the stream is an ``EventSource``
     stream (``binlog_model.runs.source``): ``FileBegin`` / ``FileEnd`` where the server switches files
     (its fake ROTATE), ``FormatDescription`` after each file's FORMAT_DESCRIPTION (or the copy re-sent when
-    starting mid-file), the ``BoundaryTracker``'s transaction markers, and a ``Heartbeat`` for each
+    starting mid-file), the ``BoundaryTracker``'s transaction markers, and a ``FlushPoint`` for each
     heartbeat. ``on_packet`` sees every packet that is file content (not framing), before its events are
     yielded (the spool). Raises ``ReplicationError`` and the decoder's ``DecodeError`` subclasses (with the
     file and offset of the bad event).
@@ -207,7 +197,7 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                                            heartbeat=heartbeat, register_as=register_as):
         if packet.event_type in (EventType.HEARTBEAT_LOG_EVENT, EventType.HEARTBEAT_LOG_EVENT_V2):
             if markers:
-                yield Heartbeat(packet.file, packet.log_pos)
+                yield FlushPoint(packet.file, packet.log_pos)
             continue
         if packet.event_type == EventType.ROTATE_EVENT and packet.artificial:
             if markers and (tracker is None or tracker.file != packet.file):

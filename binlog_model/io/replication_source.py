@@ -5,8 +5,10 @@ checking what would otherwise fail late or silently: the server's own ``server_i
 (``SHOW REPLICAS``) equal to ours, a position whose file the server has purged (``PurgedPositionError``,
 never a silent jump to the oldest file), a file the server never had (a reset server, another server).
 Then ``read(resume)`` runs the dump (``io.replication.iter_replication_events`` with markers) and yields
-decoded events and boundary markers, plus ``Heartbeat`` markers: a live source's way to say that every
-event the server has written so far has arrived (a runner can commit then).
+decoded events and boundary markers, plus a ``FlushPoint`` for each heartbeat: a live source's way to say
+that every event the server has written so far has arrived (the runner commits then). A live stream has no
+end: the server ending the dump is a lost connection. ``event_time`` (the last event's timestamp) and
+``caught_up`` (a heartbeat came after it) tell how far behind the server the stream is.
 
 Where the dump starts:
 
@@ -25,17 +27,25 @@ position as the protocol requires.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from binlog_model.errors import ConfigError, ConnectionLostError, ReplicationError
 from binlog_model.gtid import GtidSet
-from binlog_model.io.replication import Heartbeat, ReplicationPacket, iter_replication_events
+from binlog_model.io.replication import ReplicationPacket, iter_replication_events
 from binlog_model.io.state import StateMismatchError
 from binlog_model.position import BinlogPosition
-from binlog_model.runs.source import BOUNDARY_TYPES, FileBegin, FormatDescription, Resume
+from binlog_model.runs.source import (
+    BOUNDARY_TYPES,
+    Boundary,
+    FileBegin,
+    FlushPoint,
+    FormatDescription,
+    Resume,
+)
+from binlog_model.wire import events as ev
 
-__all__ = ["Heartbeat", "PurgedPositionError", "ReplicationSource", "ServerIdCollisionError", "parse_start"]
+__all__ = ["PurgedPositionError", "ReplicationSource", "ServerIdCollisionError", "parse_start"]
 
 REGISTER_PREFIX: Final = "binlog-model-tail:"
 #: seconds the ``--from now`` reads under the global read lock may take (pymysql's per-read timeout)
@@ -99,6 +109,9 @@ class ReplicationSource:
         self.take_snapshot = take_snapshot if snapshot_now else None
         self.on_packet = on_packet
         self.is_mariadb = False
+        self.bytes_read = 0           # file content received (for progress)
+        self.event_time = 0           # the last event's timestamp (seconds)
+        self.caught_up = False        # a heartbeat came after it: the server has nothing more
         #: set by ``plan`` when the start defines the GTID set done so far (``--from now`` / a GTID set)
         self.start_gtids: GtidSet | None = None
         #: set by ``plan`` for ``--from now`` with ``take_snapshot``: the schema at the start position
@@ -248,14 +261,15 @@ class ReplicationSource:
 
     # --- the stream -----------------------------------------------------------------------------------
 
-    def read(self, resume: Resume) -> Generator[Any, None, None]:
-        """Decoded events, boundary markers and ``Heartbeat``s from the planned start, until the caller
+    def read(self, resume: Resume | None = None) -> Iterator[ev.Event | Boundary]:
+        """Decoded events, boundary markers and ``FlushPoint``s from the planned start, until the caller
         stops iterating or the connection is lost (``ConnectionLostError``)."""
+        resume = resume if resume is not None else Resume()
         kind, where = self.plan(resume)
         timeout = max(self.heartbeat * 3, self.heartbeat + 5)
         conn = self.connect(read_timeout=timeout, write_timeout=timeout)
         kw: dict[str, Any] = {"server_id": self.identity["server_id"], "blocking": True,
-                              "heartbeat": self.heartbeat, "markers": True, "on_packet": self.on_packet,
+                              "heartbeat": self.heartbeat, "markers": True, "on_packet": self._packet,
                               "verify_checksum": self.verify_checksum,
                               "register_as": REGISTER_PREFIX + self.identity["token"]}
         if kind == "mysql_gtid":
@@ -271,7 +285,9 @@ class ReplicationSource:
         stream: Any = iter_replication_events(conn, **kw)
         try:
             for item in stream:
-                if skip is not None and not isinstance(item, Heartbeat):
+                if type(item) is FlushPoint:
+                    self.caught_up = True
+                elif skip is not None:
                     header = getattr(item, "header", None)
                     if header is None:
                         if isinstance(item, FormatDescription):
@@ -290,12 +306,21 @@ class ReplicationSource:
                             yield FormatDescription(header.file, header.offset, fde.raw)
                         yield from (m for m in held if not isinstance(m, FileBegin | FormatDescription))
                 yield item
+            raise ConnectionLostError("the server ended the binlog dump")
         except ReplicationError as err:
             if err.errno == 1236 and not isinstance(err, ConnectionLostError):
                 self._explain_1236(err)
             raise
         finally:
             stream.close()
+
+    def _packet(self, packet: ReplicationPacket) -> None:
+        """Every packet of file content (an event, before it is decoded): its time, then the spool's copy."""
+        self.bytes_read += len(packet.raw)
+        self.event_time = int.from_bytes(packet.raw[:4], "little")
+        self.caught_up = False
+        if self.on_packet is not None:
+            self.on_packet(packet)
 
     def _explain_1236(self, err: ReplicationError) -> None:
         text = str(err).lower()

@@ -12,8 +12,15 @@ before is in the output. The source's boundary markers (``runs.source``) drive t
 - a *commit* (``on_commit(Checkpoint)``) makes a mark durable: at the end of every file the assembler is
   idle at, before a transaction starts once ``CommitPolicy.commit_bytes`` of input were read since the last
   commit, at a ``TransactionEnd`` once ``CommitPolicy.commit_seconds`` passed (live sources), and, with
-  ``allow_incomplete_tail``, at the last mark when the input ends inside a transaction. The GTIDs up to the
-  mark go into the run's one ``GtidSet`` (the one GTID recorder) before ``on_commit`` sees it;
+  ``allow_incomplete_tail``, at the last mark when the input ends inside a transaction. A live source adds
+  two: after ``CommitPolicy.commit_transactions`` transactions, and at a ``FlushPoint`` (the server has
+  nothing more: the run commits right after the last event read, so the last transaction of a burst is
+  durable at once, not at the next one). The GTIDs up to the mark go into the run's one ``GtidSet`` (the
+  one GTID recorder: each transaction's GTID, and a file's PREVIOUS_GTIDS / GTID_LIST, the GTIDs before
+  it, which a resume by GTID set needs) before ``on_commit`` sees it;
+- a *stop request* (``stop(position)`` true: a signal, a target position) is honoured where the run is
+  idle (the end of a transaction or of a file, a ``FlushPoint``): the run commits there and ends without
+  reading on;
 - at the end of the input the assembler is closed: an open transaction is an ``IncompleteTransactionError``
   unless ``allow_incomplete_tail``.
 
@@ -33,9 +40,11 @@ from binlog_model.io.files import base_name
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.runs.source import (
     BOUNDARY_TYPES,
+    Boundary,
     EventSource,
     FileBegin,
     FileEnd,
+    FlushPoint,
     FormatDescription,
     Position,
     Resume,
@@ -44,6 +53,7 @@ from binlog_model.runs.source import (
     TransactionStart,
 )
 from binlog_model.wire import events as ev
+from binlog_model.wire.header import EventHeader
 from schema_tracker.history import SchemaHistory
 
 if TYPE_CHECKING:
@@ -51,7 +61,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Checkpoint", "CommitPolicy", "GtidRecorder", "Runner", "resume_of"]
 
-_GTIDS = (ev.GtidEvent, ev.MariadbGtidEvent)
+_GTIDS = (ev.GtidEvent, ev.MariadbGtidEvent, ev.PreviousGtidsEvent, ev.GtidListEvent)
 
 
 def resume_of(state: RunState) -> Resume:
@@ -63,13 +73,15 @@ def resume_of(state: RunState) -> Resume:
 class GtidRecorder:
     """The one GTID recorder: GTID events are seen as the run reads them and go into the run's ``GtidSet``
     only up to a commit point (``record(upto)``), so the set never names a transaction a crash would make
-    the next run read again."""
+    the next run read again. A file's PREVIOUS_GTIDS (MySQL) / GTID_LIST (MariaDB) adds the GTIDs before
+    the file: from there on the set is complete (``based``), which a resume by GTID set needs."""
 
-    __slots__ = ("_seen", "gtids")
+    __slots__ = ("_seen", "based", "gtids")
 
     def __init__(self, gtids: GtidSet) -> None:
         self.gtids = gtids
         self._seen: list[Any] = []
+        self.based = False
 
     def see(self, event: Any) -> None:
         if isinstance(event, _GTIDS):
@@ -87,8 +99,16 @@ class GtidRecorder:
     def record(self, upto: int | None = None) -> GtidSet:
         """Add the first ``upto`` GTIDs seen (all by default) to the set, and forget them."""
         upto = len(self._seen) if upto is None else upto
+        gtids = self.gtids
         for event in self._seen[:upto]:
-            self.gtids.add_event(event)
+            if isinstance(event, ev.PreviousGtidsEvent):
+                gtids.add_previous_gtids(event)
+                self.based = True
+            elif isinstance(event, ev.GtidListEvent):
+                gtids.add_gtid_list(event)
+                self.based = True
+            else:
+                gtids.add_event(event)
         del self._seen[:upto]
         return self.gtids
 
@@ -97,23 +117,28 @@ class GtidRecorder:
 class CommitPolicy:
     """When a stateful run commits besides the end of each file: before a transaction starts once
     ``commit_bytes`` of input were read since the last commit; at a transaction's end once
-    ``commit_seconds`` passed (None: never by time; a live source sets it)."""
+    ``commit_seconds`` passed or ``commit_transactions`` transactions ended since the last commit (None:
+    never by time or count; a live source sets them)."""
 
     commit_bytes: int = 64 << 20
     commit_seconds: float | None = None
+    commit_transactions: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
     """A commit: the position the next run resumes at, every GTID done up to it, the output's length up to
     it, the files finished (base name -> end offset), and the schema history. ``gtids``, ``files`` and
-    ``history`` are the run's own objects, which it goes on changing: save them during ``on_commit``."""
+    ``history`` are the run's own objects, which it goes on changing: save them during ``on_commit``.
+    ``gtids_based``: a file's PREVIOUS_GTIDS / GTID_LIST went into ``gtids`` during this run (the set is
+    complete at ``position``, not only the GTIDs this run read)."""
 
     position: Position
     gtids: GtidSet
     output_bytes: int
     files: dict[str, int]
     history: SchemaHistory
+    gtids_based: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +152,9 @@ class _Mark:
 class Runner:
     """One run of ``source`` through ``assembler`` (see the module docstring). ``resume``: where the source
     continues (its ``gtids`` is the run's GtidSet, updated at each commit); ``output_size``: the caller's
-    output length so far; ``on_commit``: makes a checkpoint durable (None: a run without state)."""
+    output length so far; ``on_commit``: makes a checkpoint durable (None: a run without state); ``stop``:
+    asked at each idle point with the position a stop there leaves (None before any), true ends the run
+    there (after a commit); ``stopped`` says it did."""
 
     source: EventSource
     assembler: StatementAssembler
@@ -136,9 +163,11 @@ class Runner:
     output_size: Callable[[], int] = lambda: 0
     on_commit: Callable[[Checkpoint], None] | None = None
     files: dict[str, int] = field(default_factory=dict)     # base name -> end offset, of files finished
+    stop: Callable[[Position | None], bool] | None = None
     commits: int = 0
     files_read: int = 0
     stopped_at: Position | None = None
+    stopped: bool = False
 
     def events(self) -> Iterator[Any]:
         if self.on_commit is None:
@@ -162,32 +191,48 @@ class Runner:
         self.files_read += 1
 
     def _stateful(self) -> Iterator[Any]:
-        assembler, policy = self.assembler, self.policy
         resume = self.resume if self.resume is not None else Resume()
+        stream = self.source.read(resume)
+        try:
+            yield from self._stateful_loop(stream, resume)
+        finally:
+            close = getattr(stream, "close", None)     # a live source's connection ends with its stream
+            if close is not None:
+                close()
+
+    def _stateful_loop(self, stream: Iterator[ev.Event | Boundary], resume: Resume) -> Iterator[Any]:
+        assembler, policy = self.assembler, self.policy
         saved = resume.position
         recorder = GtidRecorder(resume.gtids)
+        stop = self.stop
         since_commit = 0
+        ended_since_commit = 0
+        seconds, max_transactions = policy.commit_seconds, policy.commit_transactions
+        # a file run (no stop, no time or count policy) passes transaction ends by
+        watch_ends = stop is not None or seconds is not None or max_transactions is not None
         last_commit = time.monotonic()
         fde: bytes | None = None
         rotated_to: str | None = None
         mark: _Mark | None = None      # the last point where a unit started with nothing pending
+        last: EventHeader | None = None     # the last top-level event read: a FlushPoint's mark is its end
 
         def commit(at: _Mark) -> None:
-            nonlocal since_commit, last_commit, mark
+            nonlocal since_commit, ended_since_commit, last_commit, mark
             assert self.on_commit is not None
             self.on_commit(Checkpoint(at.position, recorder.record(at.gtids), at.size, self.files,
-                                      assembler.history))
+                                      assembler.history, recorder.based))
             self.commits += 1
             self.stopped_at = at.position
-            since_commit = 0
+            since_commit = ended_since_commit = 0
             last_commit = time.monotonic()
             mark = None
 
-        for item in self.source.read(resume):
+        for item in stream:
             if type(item) not in BOUNDARY_TYPES:
                 header = item.header      # type: ignore[union-attr]  # an event: every event has one
                 if header.inner_index is None:
                     since_commit += header.event_size
+                    last = header
                     recorder.see(item)
                 yield from assembler.feed(item)
             elif isinstance(item, TransactionStart):
@@ -199,10 +244,17 @@ class Runner:
                     if since_commit >= policy.commit_bytes:
                         commit(mark)
             elif isinstance(item, TransactionEnd):
-                if (policy.commit_seconds is not None and assembler.idle
-                        and time.monotonic() - last_commit >= policy.commit_seconds):
-                    commit(_Mark(Position(base_name(item.file), item.offset, fde), self.output_size(),
-                                 recorder.seen))
+                if not watch_ends or not assembler.idle:
+                    continue
+                ended_since_commit += 1
+                here = Position(base_name(item.file), item.offset, fde)
+                stopping = stop is not None and stop(here)
+                if (stopping or (seconds is not None and time.monotonic() - last_commit >= seconds)
+                        or (max_transactions is not None and ended_since_commit >= max_transactions)):
+                    commit(_Mark(here, self.output_size(), recorder.seen))
+                if stopping:
+                    self.stopped = True
+                    return
             elif isinstance(item, FormatDescription):
                 fde = item.raw
             elif isinstance(item, Rotate):
@@ -218,6 +270,21 @@ class Runner:
                 if assembler.idle:
                     commit(_Mark(Position(base, item.offset, fde, rotated_to), self.output_size(),
                                  recorder.seen))
+                    if stop is not None and stop(self.stopped_at):
+                        self.stopped = True
+                        return
+            elif isinstance(item, FlushPoint):
+                if not assembler.idle:
+                    continue
+                done = self.stopped_at
+                if last is not None:
+                    end = last.offset + last.event_size
+                    here = Position(base_name(last.file or ""), end, fde, rotated_to)
+                    if done is None or (done.file, done.offset) != (here.file, here.offset):
+                        commit(_Mark(here, self.output_size(), recorder.seen))
+                if stop is not None and stop(self.stopped_at):
+                    self.stopped = True
+                    return
         if not assembler.idle and assembler.options.allow_incomplete_tail and mark is not None:
             commit(mark)    # stop before the transaction still open at the end: the next run resumes there
         yield from assembler.close()     # an open transaction: IncompleteTransactionError, or counted

@@ -18,6 +18,9 @@ read, so nothing re-opens a file to learn its FORMAT_DESCRIPTION or where it rot
 ``Rotate``             after a top-level ROTATE event: the file the stream continues in
 ``FileEnd``            after the last whole event read from ``file`` (its end, or the end of a byte range);
                        ``partial_bytes``: trailing bytes of a half-written event left unread
+``FlushPoint``         a live source has delivered everything its server has written so far (a
+                       heartbeat; ``offset``: where the server says it stands, 0 if it does not): a run
+                       commits where it is, so the last transaction of a burst is not left waiting
 
 ``file`` is always the name events carry in ``header.file`` (a path or URI as given to a file source, the
 server's file name for a replication source). Transaction boundaries are found by
@@ -44,8 +47,8 @@ from binlog_model.wire import events as ev
 from binlog_model.wire.decoder import BinlogDecoder
 
 __all__ = ["BOUNDARY_TYPES", "Boundary", "BoundaryTracker", "EventSource", "FileBegin", "FileEnd",
-           "FormatDescription", "Position", "Resume", "Rotate", "TransactionEnd", "TransactionStart",
-           "decoded"]
+           "FlushPoint", "FormatDescription", "Position", "Resume", "Rotate", "TransactionEnd",
+           "TransactionStart", "decoded"]
 
 
 # --- boundaries ---------------------------------------------------------------------------------------------
@@ -107,8 +110,18 @@ class FileEnd:
     partial_bytes: int = 0
 
 
-Boundary = FileBegin | FormatDescription | TransactionStart | TransactionEnd | Rotate | FileEnd
-_BOUNDARY_CLASSES = (FileBegin, FormatDescription, TransactionStart, TransactionEnd, Rotate, FileEnd)
+@dataclass(frozen=True, slots=True)
+class FlushPoint:
+    """A live source has nothing more for now: every event its server wrote (up to ``offset`` of ``file``
+    by the server's word, 0 when it does not say) has been yielded."""
+
+    file: str
+    offset: int
+
+
+Boundary = FileBegin | FormatDescription | TransactionStart | TransactionEnd | Rotate | FileEnd | FlushPoint
+_BOUNDARY_CLASSES = (FileBegin, FormatDescription, TransactionStart, TransactionEnd, Rotate, FileEnd,
+                     FlushPoint)
 BOUNDARY_TYPES: frozenset[type] = frozenset(_BOUNDARY_CLASSES)
 
 

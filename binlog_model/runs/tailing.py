@@ -2,25 +2,24 @@
 
 Strategy: the incremental machinery of ``events --state`` (``RunState``, ``lock_state``, ``begin_run``,
 ``recover_outputs``, the output writer) over a live server as an ``EventSource``
-(``io.replication_source.ReplicationSource``) instead of files. It does not drive ``runs.runner.Runner``
-yet, which a live source needs three more things from: a commit when the server says it has nothing more
-(its ``Heartbeat`` marker: the last transaction of a burst is committed at once, not at the next one), a
-stop request that finishes the transaction and commits (SIGTERM, ``--stop-at-end``), and a file's
-PREVIOUS_GTIDS / GTID_LIST in the run's GtidSet (a GTID resume needs the whole set, not only the GTIDs
-seen). A tail holds the state
+(``io.replication_source.ReplicationSource``) instead of files, driven by the one runner
+(``runs.runner.Runner``), which owns the commit points and the GTID bookkeeping. A tail holds the state
 directory for its whole life and runs *sessions*: a session loads the committed state, builds the
-assembler from its schema history, opens a new output part, connects, and streams. Whatever ends a session
+assembler from its schema history, opens a new output part, connects, and runs the source through a
+``Runner``. Whatever ends a session
 early (a lost or silent connection, a killed dump thread, a server restart) is handled exactly as a
 ``kill -9`` followed by a restart: the uncommitted output is cut back (``recover_outputs``), and the next
 session resumes from the last commit after a backoff. There is one recovery path, and the kill tests cover
 it.
 
-Commits happen where the assembler is idle after an event (``StatementAssembler.idle``: nothing pending,
-so the next event starts a transaction or is framing): every ``commit_transactions`` transactions or
-``commit_seconds``, whichever comes first, on each heartbeat (the server has nothing more, so the last
-event ended a transaction), at ``--stop-at-end`` and on SIGTERM/SIGINT. A commit fsyncs the output (and the
-spool), then atomically replaces the state: position, GTIDs, schema history, the output's committed length.
-The restart point is therefore always the start of the first uncommitted transaction.
+The runner commits where the assembler is idle (``StatementAssembler.idle``: nothing pending): at a
+transaction's end every ``commit_transactions`` transactions or ``commit_seconds``, whichever comes first,
+at the end of each file, on each heartbeat (the source's ``FlushPoint``: the server has nothing more, so
+the last event read ended a transaction), and where a stop is asked for: ``--stop-at-end`` reached, or
+SIGTERM/SIGINT (``settings.stop``). A commit fsyncs the output (and the spool), then atomically replaces
+the state: position, GTIDs (each transaction's, and a file's PREVIOUS_GTIDS / GTID_LIST), schema history,
+the output's committed length. The restart point is therefore always the start of the first uncommitted
+transaction.
 
 Resuming: by file:position on the server the state was built on (exact, and what every server supports);
 by GTID set (MySQL ``COM_BINLOG_DUMP_GTID``, MariaDB ``@slave_connect_state``) when the state knows the
@@ -37,19 +36,17 @@ told apart and named (``ServerIdCollisionError``).
 
 from __future__ import annotations
 
-import os
 import random
 import secrets
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from binlog_model.errors import ConfigError, ConnectionLostError
 from binlog_model.io.live import PASSWORD_ENV, ServerURL, server_password
-from binlog_model.io.replication import Heartbeat
 from binlog_model.io.replication_source import (
     PurgedPositionError,
     ReplicationSource,
@@ -61,10 +58,10 @@ from binlog_model.position import BinlogPosition
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.runs.incremental import _Writer
+from binlog_model.runs.runner import Checkpoint, CommitPolicy, Runner, resume_of
 from binlog_model.runs.source import Position, Resume
 from binlog_model.runs.state import begin_run
 from binlog_model.sinks import sink_class
-from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
 
 __all__ = ["SERVER_ID_RANGE", "PurgedPositionError", "ServerIdCollisionError", "TailResult", "TailSettings",
@@ -207,14 +204,8 @@ class _Session:
         self.writer: _Writer | None = None
         self._new_part()
         self.progressed = False
-        # GTID-bearing events since the last commit: a file's PREVIOUS_GTIDS / GTID_LIST (all before it)
-        # and each transaction's GTID
-        self.gtid_events: list[Any] = []
         self.gtids_complete = bool(pos.get("gtids_complete"))
         self.committed: tuple[str, int] | None = (pos["file"], pos["offset"]) if pos else None
-        self.is_mariadb = False
-        self.event_time = 0           # the last top-level event's timestamp (seconds)
-        self.caught_up = False
 
     # --- the server ---------------------------------------------------------------------------------
 
@@ -260,11 +251,11 @@ class _Session:
     def run(self, target: tuple[str, int] | None) -> bool:
         """Stream until the target or a stop request (True), or raise ``ConnectionLostError``."""
         state = self.state
-        resume = Resume(Position.from_json(state.position), state.gtids, state.files)
+        resume = resume_of(state)
         kind, where = self.source.plan(resume)
         if self.source.start_gtids is not None:         # --from now / a GTID set: the set done so far
             state.gtids = self.source.start_gtids
-            resume = Resume(resume.position, state.gtids, state.files)
+            resume = Resume(resume.position, state.gtids, resume.files)
         self.gtids_complete = self.source.gtids_complete
         if state.history is None and self.source.snapshot_catalog is not None:
             self.assembler = StatementAssembler(SchemaHistory(self.source.snapshot_catalog,
@@ -278,95 +269,52 @@ class _Session:
         if self.settings.on_session is not None:
             shown = f"{where[0]}:{where[1]}" if kind == "position" else f"GTID set {where}"
             self.settings.on_session(f"streaming from {shown}" + (" (by GTID)" if kind != "position" else ""))
-        stream = self.source.read(resume)
-        try:
-            return self._consume(stream, target)
-        finally:
-            stream.close()
-
-    def _consume(self, stream: Generator[Any, None, None], target: tuple[str, int] | None) -> bool:
         settings = self.settings
-        assembler = self.assembler
-        writer = self.writer
-        assert writer is not None
-        candidate: tuple[str, int] | None = None
-        outer_end = ("", 0)
-        pending_tx = 0
-        last_commit = time.monotonic()
-        busy = False
-        for item in stream:
-            if isinstance(item, Heartbeat):
-                self.caught_up = True           # the server has nothing more: no lag
-                if candidate is not None and candidate != self.committed:
-                    self.commit(candidate)
-                    pending_tx, last_commit = 0, time.monotonic()
-                if settings.stop.is_set() or (target is not None and self.committed is not None
-                                               and _key(self.committed) >= _key(target)):
-                    return True
-                continue
-            header = getattr(item, "header", None)
-            if header is None:
-                continue                  # the protocol's boundary markers: commits follow the assembler
-            outer = header.inner_index is None
-            if outer and isinstance(item, ev.PreviousGtidsEvent | ev.GtidListEvent | ev.GtidEvent
-                                    | ev.MariadbGtidEvent):
-                self.gtid_events.append(item)
-            if outer:
-                outer_end = (os.path.basename(header.file), header.offset + header.event_size)
-                self.event_time, self.caught_up = header.timestamp, False
-            for event in assembler.feed(item):
-                writer.write(event)
-                self.result.events += 1
-            if not assembler.idle or isinstance(item, ev.TransactionPayloadEvent):
-                busy = True              # (a payload's inner events follow it)
-                continue
-            if busy:
-                pending_tx += 1
-                busy = False
-            # after a compressed transaction's last inner event: the end of its TRANSACTION_PAYLOAD
-            candidate = outer_end
-            reached = target is not None and _key(candidate) >= _key(target)
-            if (reached or settings.stop.is_set() or pending_tx >= settings.commit_transactions
-                    or time.monotonic() - last_commit >= settings.commit_seconds):
-                self.commit(candidate)
-                pending_tx, last_commit = 0, time.monotonic()
-                if reached or settings.stop.is_set():
-                    return True
-        raise ConnectionLostError("the server ended the binlog dump")
+
+        def stop(at: Position | None) -> bool:
+            return settings.stop.is_set() or (target is not None and at is not None
+                                               and _key((at.file, at.offset)) >= _key(target))
+
+        # the runner's files stay its own: a server's binlogs are not the state's input files
+        runner = Runner(self.source, self.assembler, resume,
+                        CommitPolicy(commit_seconds=settings.commit_seconds,
+                                     commit_transactions=settings.commit_transactions),
+                        output_size=lambda: self.writer.size if self.writer is not None else 0,
+                        on_commit=self.commit, stop=stop)
+        result = self.result
+        for event in runner.events():
+            self.writer.write(event)    # type: ignore[union-attr]  # a part is open while streaming
+            result.events += 1
+        return runner.stopped     # a live source ends only by a stop (else ConnectionLostError)
 
     # --- commits --------------------------------------------------------------------------------------
 
-    def commit(self, position: tuple[str, int]) -> None:
+    def commit(self, checkpoint: Checkpoint) -> None:
+        """The runner's checkpoint made durable: the output (and the spool) synced, then the state."""
         writer = self.writer
         assert writer is not None
         writer.sync()
         if self.settings.spool is not None:
             self.settings.spool.sync()
         state = self.state
-        for event in self.gtid_events:          # in binlog order: a file's base, then its transactions
-            if isinstance(event, ev.PreviousGtidsEvent):
-                state.gtids.add_previous_gtids(event)
-                self.gtids_complete = True
-            elif isinstance(event, ev.GtidListEvent):
-                state.gtids.add_gtid_list(event)
-                self.gtids_complete = True
-            else:
-                state.gtids.add_event(event)
-        self.gtid_events.clear()
-        state.position = {"file": position[0], "offset": position[1], "gtids_complete": self.gtids_complete}
-        state.history = self.assembler.history.to_json()
-        state.open_output = {"file": self.name, "bytes": writer.size} if writer.size else None
+        self.gtids_complete = self.gtids_complete or checkpoint.gtids_based
+        position = checkpoint.position
+        state.position = {**position.to_json(), "gtids_complete": self.gtids_complete}
+        state.history = checkpoint.history.to_json()
+        size = checkpoint.output_bytes
+        state.open_output = {"file": self.name, "bytes": size} if size else None
         state.save()
-        self.committed = position
+        self.committed = (position.file, position.offset)
         self.progressed = True
         self.result.commits += 1
-        self.result.position = f"{position[0]}:{position[1]}"
+        self.result.position = str(position)
         if settings_progress := self.settings.on_progress:
             # lag: how old the last committed event is (0 once a heartbeat said the server has no more)
-            lag = 0.0 if self.caught_up else max(0.0, time.time() - self.event_time)
+            source = self.source
+            lag = 0.0 if source.caught_up else max(0.0, time.time() - source.event_time)
             settings_progress({"position": self.result.position, "events": self.result.events,
                                "commits": self.result.commits, "gtids": str(state.gtids),
-                               "lag_seconds": round(lag, 3), "caught_up": self.caught_up})
+                               "lag_seconds": round(lag, 3), "caught_up": source.caught_up})
         if writer.size >= self.settings.part_bytes:
             self.finish()
             self._new_part()

@@ -1,6 +1,7 @@
 """The runner and its file source on real binlogs: the boundary markers say what the file holds, a byte
 range reads as the tail of the whole file, and a run resumed at any checkpoint writes exactly the rest of
-the output a single run writes, with every GTID recorded once.
+the output a single run writes, with every GTID recorded once; a live source (no file end, heartbeats)
+commits at a flush point and stops where asked.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from binlog_model.runs.source import (
     BOUNDARY_TYPES,
     FileBegin,
     FileEnd,
+    FlushPoint,
     FormatDescription,
     Resume,
     TransactionEnd,
@@ -115,3 +117,60 @@ def test_a_run_resumed_at_any_checkpoint_writes_the_rest(snapshot: Path) -> None
         rest, later = _run(SchemaHistory.from_json(history), resume)
         assert full[:cp.output_bytes] + rest == full, f"resumed at {cp.position}"
         assert later[-1][1] == everything        # each GTID once, none lost
+
+
+class _Live:
+    """The file's stream as a live source gives it: no ``FileEnd`` (it waits for more), a ``FlushPoint``
+    (a heartbeat) after the transaction ending at ``flush_after``; whether the runner closed it."""
+
+    total_bytes = None
+    bytes_read = 0
+
+    def __init__(self, flush_after: int) -> None:
+        self.flush_after = flush_after
+        self.closed = False
+
+    def read(self, resume: Resume | None = None) -> Any:
+        try:
+            for item in FileSource([BINLOG]).read(resume):
+                if type(item) is FileEnd:
+                    return
+                yield item
+                if type(item) is TransactionEnd and item.offset == self.flush_after:
+                    yield FlushPoint(item.file, item.offset)
+        finally:
+            self.closed = True
+
+
+def _live_run(source: _Live, policy: CommitPolicy,
+              stop: Any = None) -> tuple[bytes, list[Checkpoint], Runner]:
+    out = io.BytesIO()
+    sink = JsonlSink(out)
+    seen: list[Checkpoint] = []
+    runner = Runner(source, StatementAssembler(load_snapshot(FIXTURE / "snapshot.json"),
+                                               ResolveOptions.parse(source="fixture:transactions")),
+                    Resume(), policy, lambda: sink.bytes_written, seen.append, stop=stop)
+    for event in runner.events():
+        sink.write(event)
+    return out.getvalue(), seen, runner
+
+
+def test_a_live_source_commits_at_a_flush_point_stops_on_request_and_counts_transactions() -> None:
+    full, _ = _run(load_snapshot(FIXTURE / "snapshot.json"), None)
+    ends = [m.offset for m in FileSource([BINLOG]).read() if type(m) is TransactionEnd]
+    assert len(ends) > 4
+    never = CommitPolicy(commit_bytes=1 << 40)
+    # a heartbeat after the second transaction: committed there at once, and nowhere else (no file end)
+    out, commits, _ = _live_run(_Live(ends[1]), never)
+    assert [cp.position.offset for cp in commits] == [ends[1]]
+    assert out == full and full[:commits[0].output_bytes] != full
+    assert commits[0].gtids_based, "the file's PREVIOUS_GTIDS went into the set"
+    # a stop asked for past the third transaction: committed there, nothing read on, the source closed
+    source = _Live(0)
+    out, commits, runner = _live_run(source, never, stop=lambda at: at is not None and at.offset >= ends[2])
+    assert runner.stopped and source.closed
+    assert [cp.position.offset for cp in commits] == [ends[2]]
+    assert out == full[:commits[0].output_bytes] and len(out) < len(full)
+    # every two transactions
+    _, commits, _ = _live_run(_Live(0), CommitPolicy(commit_bytes=1 << 40, commit_transactions=2))
+    assert [cp.position.offset for cp in commits] == ends[1::2]
