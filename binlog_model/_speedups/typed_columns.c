@@ -403,6 +403,16 @@ static int target_of(tbatch *b, Py_ssize_t ordinal, long version, const unsigned
     return BM_OK;
 }
 
+/* A row's last two columns: its row_index and the event it came from. */
+static int end_row(tbatch *b, uint64_t row_index, int32_t event) {
+    if (row_index > INT64_MAX) return BM_ERR_DATA;
+    int64_t ri = (int64_t)row_index;
+    if (bm_buf_put(&b->row_index, &ri, 8) != BM_OK || bm_buf_put(&b->row_event, &event, 4) != BM_OK)
+        return BM_ERR_PY;
+    b->rows++;
+    return BM_OK;
+}
+
 /* One Row message: its image's entries into the columns, its row_index. */
 static int add_row(tbatch *b, const unsigned char *p, const unsigned char *end, int image, long version,
                    int32_t event) {
@@ -447,12 +457,7 @@ static int add_row(tbatch *b, const unsigned char *p, const unsigned char *end, 
         }
         ordinal++;
     }
-    if (row_index > INT64_MAX) return BM_ERR_DATA;
-    int64_t ri = (int64_t)row_index;
-    if (bm_buf_put(&b->row_index, &ri, 8) != BM_OK || bm_buf_put(&b->row_event, &event, 4) != BM_OK)
-        return BM_ERR_PY;
-    b->rows++;
-    return BM_OK;
+    return end_row(b, row_index, event);
 }
 
 /* One event: its rows (one row of nulls for an event without rows, with the event's row_index). */
@@ -473,12 +478,7 @@ static int add_event(tbatch *b, const unsigned char *p, Py_ssize_t n, int image,
         }
     }
     if (rows) return BM_OK;
-    if (row_index > INT64_MAX) return BM_ERR_DATA;
-    int64_t ri = (int64_t)row_index;
-    if (bm_buf_put(&b->row_index, &ri, 8) != BM_OK || bm_buf_put(&b->row_event, &event, 4) != BM_OK)
-        return BM_ERR_PY;
-    b->rows++;
-    return BM_OK;
+    return end_row(b, row_index, event);
 }
 
 /* -- the entry point -------------------------------------------------------------------------------------- */

@@ -25,6 +25,7 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 __all__ = ["COLUMN_TYPES", "ColumnType", "Step", "Workload", "sql_literal"]
 
@@ -175,6 +176,17 @@ class Step:
     sql: str
     tolerate: tuple[int, ...] = ()
     ddl: bool = False
+
+    def run(self, cursor: Any) -> bool:
+        """Execute on a DB-API cursor: True when it ran, False when the server refused it with a tolerated
+        error code; any other error is raised."""
+        try:
+            cursor.execute(self.sql)
+        except Exception as err:
+            if getattr(err, "args", (None,))[0] not in self.tolerate:
+                raise
+            return False
+        return True
 
 
 @dataclass(slots=True)

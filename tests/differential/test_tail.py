@@ -94,11 +94,7 @@ class Writer(threading.Thread):
                 units = workload.units()
                 for n in range(1, self.units + 1):
                     for step in next(units):
-                        try:
-                            cur.execute(step.sql)
-                        except Exception as err:
-                            if getattr(err, "args", (None,))[0] not in step.tolerate:
-                                raise
+                        step.run(cur)
                     if n % self.rotate == 0:
                         cur.execute("FLUSH BINARY LOGS")
                     time.sleep(self.pause)

@@ -101,6 +101,16 @@ class Archive:
         return folder
 
 
+def server_history(server: Any, kind: str, prefix: str, dest: Path) -> tuple[str, list[Path]]:
+    """(database, the closed files of the workload) written by ``server`` in a database of its own."""
+    db = f"{prefix}_{kind}_{os.getpid()}"
+    server.execute(f"CREATE DATABASE `{db}`")
+    try:
+        return db, server_files(server, db, dest)
+    finally:
+        server.execute(f"DROP DATABASE IF EXISTS `{db}`")
+
+
 def spark_run_on(kind: str, default: str) -> None:
     """Skip a real-Spark test on the server kind it does not run on by default: the Spark side does not
     depend on the server (the reader-level tests run on both); ``BINLOG_MODEL_STREAM_ALL=1`` runs both."""

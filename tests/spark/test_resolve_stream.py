@@ -7,7 +7,6 @@ after a crash (its commit-log entry gone) is skipped by batch id, and a publish 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ pytest.importorskip("pyspark")
 from binlog_model.spark.incremental import read_table
 from binlog_model.spark.job import local_session, run_resolve
 from binlog_model.spark.stream_resolve import STATE_FILE, run_resolve_stream
-from tests.spark._stream_archive import Archive, server_files, spark_run_on
+from tests.spark._stream_archive import Archive, server_history, spark_run_on
 
 pytestmark = pytest.mark.spark
 
@@ -30,14 +29,8 @@ def spark() -> Any:
 @pytest.fixture(scope="module", params=("mysql", "mariadb"))
 def history(request: pytest.FixtureRequest,
             tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[Path]]:
-    server = request.getfixturevalue(request.param)
-    db = f"rstream_{request.param}_{os.getpid()}"
-    server.execute(f"CREATE DATABASE `{db}`")
-    try:
-        files = server_files(server, db, tmp_path_factory.mktemp(f"files-{request.param}"))
-    finally:
-        server.execute(f"DROP DATABASE IF EXISTS `{db}`")
-    return db, files
+    return server_history(request.getfixturevalue(request.param), request.param, "rstream",
+                          tmp_path_factory.mktemp(f"files-{request.param}"))
 
 
 def _table(spark: Any, folder: Path) -> list[tuple[Any, ...]]:

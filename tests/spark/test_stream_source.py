@@ -35,7 +35,7 @@ from binlog_model.errors import ConfigError
 from binlog_model.spark.datasource import ReadOptions, plan, read_slice
 from binlog_model.spark.job import local_session
 from binlog_model.spark.streaming import BinlogStreamReader, StreamOffset, _slice_options
-from tests.spark._stream_archive import Archive, server_files, spark_run_on
+from tests.spark._stream_archive import Archive, server_history, spark_run_on
 
 pytestmark = pytest.mark.spark
 
@@ -47,13 +47,8 @@ KINDS = ("mysql", "mariadb")
 def history(request: pytest.FixtureRequest,
             tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[Path]]:
     """(server kind, the four closed files of the workload) per server, made once per module."""
-    server = request.getfixturevalue(request.param)
-    db = f"stream_{request.param}_{os.getpid()}"
-    server.execute(f"CREATE DATABASE `{db}`")
-    try:
-        files = server_files(server, db, tmp_path_factory.mktemp(f"files-{request.param}"))
-    finally:
-        server.execute(f"DROP DATABASE IF EXISTS `{db}`")
+    _, files = server_history(request.getfixturevalue(request.param), request.param, "stream",
+                              tmp_path_factory.mktemp(f"files-{request.param}"))
     return request.param, files
 
 
