@@ -37,9 +37,11 @@ __all__ = ["MIN_AUTO_SLICE_BYTES", "FileScan", "Slice", "build_history", "expand
            "plan_slices", "scan_file", "scan_file_or_none", "scan_files"]
 
 # What the DDL replay needs; FORMAT_DESCRIPTION too: its server version picks the DDL rules (MySQL 8+ or
-# MariaDB) the history follows. Rows and table maps are skipped unparsed (DDL_SKIP_TYPES).
-_KEEP = (ev.FormatDescriptionEvent, ev.GtidEvent, ev.MariadbGtidEvent, ev.QueryEvent, ev.XidEvent,
-         ev.XaPrepareEvent)
+# MariaDB) the history follows. A file's PREVIOUS_GTIDS / GTID_LIST: the one GtidRecorder makes a state's
+# GTID set complete from them, as events --state does. Rows and table maps are skipped unparsed
+# (DDL_SKIP_TYPES).
+KEEP_TYPES = (ev.FormatDescriptionEvent, ev.GtidEvent, ev.MariadbGtidEvent, ev.QueryEvent, ev.XidEvent,
+              ev.XaPrepareEvent, ev.PreviousGtidsEvent, ev.GtidListEvent)
 _CHUNK = 1 << 20
 # Below this a task's fixed cost (worker hand-off, history lookup, decoder set-up) starts to show.
 MIN_AUTO_SLICE_BYTES = 1 << 20
@@ -85,7 +87,7 @@ def scan_file(path: str | os.PathLike[str], *, verify_checksum: bool = True) -> 
     end = 0
     for item in source.read():
         if type(item) not in BOUNDARY_TYPES:
-            if isinstance(item, _KEEP) and item.header.inner_index is None:
+            if isinstance(item, KEEP_TYPES) and item.header.inner_index is None:
                 kept.append(item)
         elif isinstance(item, TransactionStart):
             starts.append(item.offset)

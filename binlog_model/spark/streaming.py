@@ -73,7 +73,7 @@ from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.resolve.transactions import TransactionStarts
 from binlog_model.spark.datasource import ReadOptions, _Partition, pack_history, prepare_worker, read_slice
-from binlog_model.spark.partitions import MIN_AUTO_SLICE_BYTES, Slice
+from binlog_model.spark.partitions import KEEP_TYPES, MIN_AUTO_SLICE_BYTES, Slice
 from binlog_model.wire import events as ev
 from binlog_model.wire.rows import RowsEvent
 from schema_tracker.history import SchemaHistory
@@ -81,9 +81,6 @@ from schema_tracker.history import SchemaHistory
 __all__ = ["OFFSET_VERSION", "BinlogStreamReader", "StreamLimits", "StreamOffset", "history_digest"]
 
 OFFSET_VERSION = 1
-# What the DDL replay needs (as the batch pre-pass keeps), top-level events only.
-_KEEP = (ev.FormatDescriptionEvent, ev.GtidEvent, ev.MariadbGtidEvent, ev.QueryEvent, ev.XidEvent,
-         ev.XaPrepareEvent)
 _CHUNK = 1 << 20
 _HISTORY_FILE = "history-{}.json.z"
 
@@ -554,7 +551,7 @@ class _Advance:
             inner = h.inner_index is not None
             if not inner:
                 top_end = h.offset + h.event_size
-                if isinstance(event, _KEEP):
+                if isinstance(event, KEEP_TYPES):
                     pending.append(event)
             if self.count_rows:
                 if isinstance(event, RowsEvent):

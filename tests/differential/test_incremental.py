@@ -16,6 +16,7 @@ import shutil
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -253,3 +254,32 @@ def test_gtid_set_merges_into_disjoint_intervals() -> None:
     gtids.add_mariadb(0, 2, 42)
     assert str(gtids) == "u:1-3:7,0-2-42"
     assert str(GtidSet.from_json(gtids.to_json())) == str(gtids)
+
+
+def test_spark_state_records_the_gtid_set_events_state_records(mysql: Any, mysql_db: str,
+                                                                tmp_path: Path) -> None:
+    """``resolve --state`` records GTIDs from its pre-pass scans with the same recorder as ``events
+    --state``: over the same MySQL files (GTIDs on, a history before them) both states hold the same,
+    complete set, PREVIOUS_GTIDS included — a resume by GTID set needs the transactions before the files."""
+    from binlog_model.gtid import GtidSet
+    from binlog_model.runs.runner import GtidRecorder
+    from binlog_model.spark.partitions import scan_files
+
+    mysql.execute(f"CREATE TABLE `{mysql_db}`.g (id INT PRIMARY KEY)")   # at least one GTID before the files
+    mysql.flush_and_collect()
+    files: list[Path] = []
+    for n in range(2):
+        mysql.execute([f"INSERT INTO `{mysql_db}`.g VALUES ({n})"])
+        files += mysql.flush_and_collect(tmp_path / "binlogs")
+    assert main(["events", *map(str, files), "--state", str(tmp_path / "state"), "--out",
+                 str(tmp_path / "out")]) == 0
+    events_gtids = RunState.load(tmp_path / "state").gtids
+
+    recorder = GtidRecorder(GtidSet())
+    for scan in scan_files(files):
+        recorder.see_all(scan.events)
+    spark_gtids = recorder.record()
+    assert str(spark_gtids) == str(events_gtids)
+    assert recorder.based, "the files' PREVIOUS_GTIDS reached the recorder"
+    first = str(events_gtids).split(",")[0]
+    assert first.split(":")[-1].startswith("1-"), f"the set starts at the server's first transaction: {first}"
