@@ -220,18 +220,21 @@ class ProgressDisplay:
 
 class _Rate:
     """Events/s over the last few seconds (a live run's average since its start says little after a
-    stall): the count and time of the previous reading, a new rate once at least a second went by."""
+    stall): the count and time of the previous reading, a new rate once at least a second went by (before
+    the first second: the rate so far)."""
 
     def __init__(self) -> None:
         self._at = time.monotonic()
         self._count = 0
-        self._rate = 0.0
+        self._rate: float | None = None
 
     def per_second(self, count: int) -> float:
         now = time.monotonic()
         if now - self._at >= 1.0:
             self._rate = max(0, count - self._count) / (now - self._at)
             self._at, self._count = now, count
+        if self._rate is None:
+            return count / (now - self._at) if now > self._at else 0.0
         return self._rate
 
 

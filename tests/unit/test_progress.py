@@ -105,7 +105,9 @@ def test_a_live_line_says_position_lag_and_events_per_second(monkeypatch: pytest
     display = ProgressDisplay("tail", Counters, live=True)
     at = Counters(rows=0, unit="events", position="binlog.000003:4096", lag_seconds=2.5, lag_bytes=3 << 10)
     assert display.line(at, 1.0) == "tail: at binlog.000003:4096, lag 2.5 s / 3.0 KiB, 0 events/s"
-    clock[0] += 2.0         # 500 events in the last 2 seconds: the rate is the recent one
+    clock[0] += 0.5         # before the first second: the rate so far
+    assert display.line(Counters(rows=50), 0.5).endswith(", 100 events/s")
+    clock[0] += 1.5         # then the rate over the last interval
     at = Counters(rows=500, unit="events", position="binlog.000003:9000", lag_seconds=0.0)
     assert display.line(at, 3.0) == "tail: at binlog.000003:9000, lag 0.0 s, 250 events/s"
     last = display.line(Counters(rows=0), 5.0, done=True)
