@@ -115,13 +115,25 @@ def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_i
             click.echo(json.dumps(doc, sort_keys=True), err=True)
         settings.on_progress = stats_line
 
-    def reconnecting(err: BaseException, delay: float) -> None:
-        click.echo(f"tail: {err}; reconnecting in {delay:.1f} s", err=True)
-    settings.on_reconnect = reconnecting
-    settings.on_session = lambda text: click.echo(f"tail: {text}", err=True)
     mode = progress_mode(progress)
+    shown: list[ProgressDisplay] = []
+
+    def display(poll: Any) -> ProgressDisplay:
+        shown.append(ProgressDisplay("tail", poll, mode=mode, live=True))
+        return shown[-1]
     if mode != "off":
-        settings.display = lambda poll: ProgressDisplay("tail", poll, mode=mode, live=True)
+        settings.display = display
+
+    def say(text: str) -> None:       # above the status line while there is one
+        if shown:
+            shown[-1].echo(f"tail: {text}")
+        else:
+            click.echo(f"tail: {text}", err=True)
+
+    def reconnecting(err: BaseException, delay: float) -> None:
+        say(f"{err}; reconnecting in {delay:.1f} s")
+    settings.on_reconnect = reconnecting
+    settings.on_session = say
 
     def stop(signum: int, frame: Any) -> None:
         settings.stop.set()

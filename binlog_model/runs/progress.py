@@ -104,7 +104,8 @@ class ProgressDisplay:
 
             first = self._poll()
             if self.live:       # no end, so no bar: a status line the thread rewrites
-                self._bar = tqdm(total=None, desc=self.label, file=self.stream, dynamic_ncols=True,
+                self._bar = tqdm(total=None, desc=f"{self.label}: {self._live_text(first)}",
+                                 file=self.stream, dynamic_ncols=True,
                                  leave=True, mininterval=self.tick, bar_format="{desc}")
             elif first.bytes_total is None and not first.bytes_done and first.files_total is not None:
                 self._bar = tqdm(total=first.files_total, desc=self.label, unit=f" {first.unit}",
@@ -136,6 +137,16 @@ class ProgressDisplay:
             self._bar = None
         else:
             self.stream.write(self.line(counters, time.monotonic() - self._started, done=finished) + "\n")
+            self.stream.flush()
+
+    def echo(self, text: str) -> None:
+        """A line of the command's own (a reconnect, a new session) on the display's stream, above the bar
+        while one is drawn (written through tqdm, which clears the bar and redraws it below)."""
+        bar = self._bar
+        if bar is not None:
+            bar.write(text, file=self.stream)
+        else:
+            self.stream.write(text + "\n")
             self.stream.flush()
 
     # --- the thread ---------------------------------------------------------------------------------------

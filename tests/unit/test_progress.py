@@ -118,10 +118,13 @@ def test_live_bar_mode_is_a_status_line(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("COLUMNS", "120")
     stream = _Tty()
     with ProgressDisplay("tail", lambda: Counters(rows=7, position="binlog.000001:120", lag_seconds=1.0),
-                         mode="bar", stream=stream, tick=0.01, live=True):
+                         mode="bar", stream=stream, tick=0.01, live=True) as display:
         time.sleep(0.05)
-    shown = stream.getvalue().replace("\r", "\n").splitlines()[-1]
-    assert shown.startswith("tail: at binlog.000001:120, lag 1.0 s,") and "events/s" in shown
+        display.echo("tail: streaming from binlog.000001:4")
+        time.sleep(0.05)
+    lines = stream.getvalue().replace("\r", "\n").splitlines()
+    assert "tail: streaming from binlog.000001:4" in lines       # a line of its own, not inside the bar's
+    assert lines[-1].startswith("tail: at binlog.000001:120, lag 1.0 s,") and "events/s" in lines[-1]
 
 
 def test_the_tail_poll_reads_the_session_and_the_last_commit() -> None:
