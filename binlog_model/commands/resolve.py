@@ -8,7 +8,8 @@ own input set with the source label ``golden:<scenario>`` and its own output ``D
 Paths are local paths (made absolute) or URIs read through ``pyarrow.fs`` (``s3://``, ``gs://``,
 ``hdfs://``); they are checked before Spark starts. Spark's own output (the JVM's log and that of its
 Python workers) goes to a log file, never to the terminal: a failure is one line naming its root cause
-and that file.
+and that file. The job's steps are timestamped lines; the slices done while Spark writes are the one
+progress display's (``runs.progress``: a bar on a terminal, lines with ``--progress`` off one).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import click
 
 from binlog_model.errors import ConfigError
 from binlog_model.resolve.options import ResolveOptions
+from binlog_model.runs.progress import ProgressDisplay, progress_mode
 from binlog_model.testing.bundled import golden_dir
 
 
@@ -137,12 +139,15 @@ def _output_to(log: Path) -> Iterator[None]:
               help="Heap of the driver's JVM (spark.driver.memory); in local mode the tasks run in it.")
 @click.option("--executor-memory", default="1g", show_default=True, metavar="SIZE",
               help="Heap of each executor's JVM on a cluster (spark.executor.memory).")
+@click.option("--progress/--no-progress", default=None,
+              help="Show the slices done: a bar on a terminal (the default there); off one, a line every "
+                   "30 seconds and one at the end.")
 def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None, database: str | None,
             state_dir: Path | None, stream: bool, checkpoint: Path | None, every: float | None,
             max_files_per_trigger: int | None, max_bytes_per_trigger: int | None,
             always_include: tuple[str, ...], lenient_ddl: bool, master: str,
             conf: tuple[str, ...], py_files: str, archives: str, log_file: Path | None,
-            slice_mb: int, driver_memory: str, executor_memory: str) -> None:
+            slice_mb: int, driver_memory: str, executor_memory: str, progress: bool | None) -> None:
     """Resolve binlog PATHS (files, directories or globs; local or s3:// gs:// hdfs:// URIs) into typed
     per-table Parquet on Spark."""
     from binlog_model.io.documents import log_tail
@@ -205,6 +210,10 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
         log.parent.mkdir(parents=True, exist_ok=True)
         _say(f"Spark's log: {log}")
         settings[LOG_FILE_CONF] = str(log)
+        mode = progress_mode(progress)        # read before stderr goes to Spark's log
+
+        def display(what: str, poll: Any) -> ProgressDisplay:
+            return ProgressDisplay(what, poll, mode=mode, stream=_Terminal.err)
         spark = None
         with _output_to(log):
             try:
@@ -220,7 +229,7 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
                     result = run_resolve(spark, files, target, source=label, snapshot=snapshot,
                                          lenient_ddl=lenient_ddl, always_include=always_include,
                                          slice_bytes=slice_mb << 20, progress=_say, database=database,
-                                         state_dir=state_dir)
+                                         state_dir=state_dir, display=display)
                     _summary(label, result, target)
             except failures as err:          # outside the tasks: a JVM gone, a failed start
                 _append(log, f"binlog-model: the job failed: {err}")

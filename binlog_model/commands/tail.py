@@ -1,7 +1,9 @@
 """``binlog-model tail mysql://USER@HOST:PORT --state DIR --out DIR``: follow a live server's binlog.
 
 The engine is ``binlog_model.runs.tailing``; this module maps options to ``TailSettings``, SIGTERM/SIGINT to a
-clean stop (finish the transaction, commit, exit 0), and a purged position to exit status 3.
+clean stop (finish the transaction, commit, exit 0), and a purged position to exit status 3. On a terminal
+(or with ``--progress``) the one progress display (``runs.progress``) shows, live, the committed position,
+the lag behind the server and events/s.
 """
 
 from __future__ import annotations
@@ -68,17 +70,21 @@ def _seconds(text: str) -> float:
 @click.option("--lenient-ddl", is_flag=True, help="Skip DDL the tracker cannot follow (see `events`).")
 @click.option("--no-verify-checksum", is_flag=True, help="Do not verify CRC32 event checksums.")
 @click.option("--stats", is_flag=True, help="Print a JSON line to stderr at each commit.")
+@click.option("--progress/--no-progress", default=None,
+              help="Show the position, the lag behind the server and events/s: a status line on a terminal "
+                   "(the default there); off one, a line every 30 seconds and one at the end.")
 @click.option("--resume-by", type=click.Choice(["auto", "position", "gtid"]), default="auto", hidden=True)
 def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_id: int | None, heartbeat: str,
             stop_at_end: bool, spool: Path | None, commit_every: int, commit_interval: str, source: str,
             snapshot: str | None, database: str | None, always_include: tuple[str, ...], image: str,
             max_rows: int, max_bytes: int,
             statement_text: str, json_defaults: bool, lenient_ddl: bool, no_verify_checksum: bool,
-            stats: bool, resume_by: str) -> int:
+            stats: bool, resume_by: str, progress: bool | None) -> int:
     """Follow the binlog of the server at URL (mysql://user@host:port; the password comes from
     $BINLOG_MODEL_PASSWORD or a prompt) into BinlogEvents, restartably."""
     from binlog_model.io.replication_source import PurgedPositionError, parse_start
     from binlog_model.io.spool import Spool
+    from binlog_model.runs.progress import ProgressDisplay, progress_mode
     from binlog_model.runs.state import shaping as run_shaping
     from binlog_model.runs.state import snapshot_digest
     from binlog_model.runs.tailing import TailSettings, run_tail
@@ -104,15 +110,30 @@ def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_i
         snapshot_now=start == "now" and snapshot is None, spool=Spool(spool) if spool is not None else None)
     began = time.monotonic()
     if stats:
-        def progress(doc: dict[str, Any]) -> None:
+        def stats_line(doc: dict[str, Any]) -> None:
             doc["seconds"] = round(time.monotonic() - began, 3)
             click.echo(json.dumps(doc, sort_keys=True), err=True)
-        settings.on_progress = progress
+        settings.on_progress = stats_line
+
+    mode = progress_mode(progress)
+    shown: list[ProgressDisplay] = []
+
+    def display(poll: Any) -> ProgressDisplay:
+        shown.append(ProgressDisplay("tail", poll, mode=mode, live=True))
+        return shown[-1]
+    if mode != "off":
+        settings.display = display
+
+    def say(text: str) -> None:       # above the status line while there is one
+        if shown:
+            shown[-1].echo(f"tail: {text}")
+        else:
+            click.echo(f"tail: {text}", err=True)
 
     def reconnecting(err: BaseException, delay: float) -> None:
-        click.echo(f"tail: {err}; reconnecting in {delay:.1f} s", err=True)
+        say(f"{err}; reconnecting in {delay:.1f} s")
     settings.on_reconnect = reconnecting
-    settings.on_session = lambda text: click.echo(f"tail: {text}", err=True)
+    settings.on_session = say
 
     def stop(signum: int, frame: Any) -> None:
         settings.stop.set()

@@ -12,7 +12,12 @@ the loop nothing. What it shows depends on where stderr goes (``mode``):
   ``events: 1.2 GiB of 4.0 GiB (30%), 3 of 10 files, 120000 rows/s, ETA 0:05:00``;
 - ``off``: nothing (the default off a terminal: scripts and CI logs stay as they were).
 
-A total that is not known (a live source) shows what was done and the rates, without percentage or ETA.
+A total that is not known shows what was done and the rates, without percentage or ETA. What a run counts
+its work in is its own: ``unit`` names the parts (``files``; the Spark job's ``slices``), a run without
+bytes (the Spark driver sees tasks, not bytes) draws its bar in parts, and ``rows`` None is "not known
+yet" (a Spark job's rows arrive with its results). ``live=True`` is the tail's display, a run with no end:
+a status line (no bar, no ETA) of the position, the lag behind the server (seconds, and bytes where known)
+and events/s over the last interval, from the same thread and the same ``mode`` rules.
 """
 
 from __future__ import annotations
@@ -36,7 +41,12 @@ class Counters:
     bytes_total: int | None = None
     files_done: int = 0
     files_total: int | None = None
-    rows: int = 0
+    rows: int | None = 0
+    unit: str = "files"               # what files_done counts: files, slices
+    # a live run (``live=True``): where it is, and how far behind the server (None: not known)
+    position: str | None = None
+    lag_seconds: float | None = None
+    lag_bytes: int | None = None
 
 
 def progress_mode(flag: bool | None, stream: IO[str] | None = None, *, output_on_terminal: bool = False
@@ -66,7 +76,8 @@ class ProgressDisplay:
     thread. ``label``: the command's name, first on every line."""
 
     def __init__(self, label: str, poll: Callable[[], Counters], *, mode: str = "off",
-                 stream: IO[str] | None = None, interval: float = 30.0, tick: float = 0.25) -> None:
+                 stream: IO[str] | None = None, interval: float = 30.0, tick: float = 0.25,
+                 live: bool = False) -> None:
         if mode not in ("bar", "log", "off"):
             raise ValueError(f"progress mode must be bar, log or off, not {mode!r}")
         self.label = label
@@ -75,11 +86,14 @@ class ProgressDisplay:
         self.stream = sys.stderr if stream is None else stream
         self.interval = interval
         self.tick = tick
+        self.live = live
+        self._rate = _Rate()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._bar: Any = None
         self._started = 0.0
         self._shown_bytes = 0
+        self._in_parts = False      # the bar counts parts (files_done), not bytes
 
     def __enter__(self) -> Self:
         if self.mode == "off":
@@ -89,9 +103,18 @@ class ProgressDisplay:
             from tqdm import tqdm
 
             first = self._poll()
-            self._bar = tqdm(total=first.bytes_total, desc=self.label, unit="B", unit_scale=True,
-                             unit_divisor=1024, file=self.stream, dynamic_ncols=True, leave=True,
-                             mininterval=self.tick)
+            if self.live:       # no end, so no bar: a status line the thread rewrites
+                self._bar = tqdm(total=None, desc=f"{self.label}: {self._live_text(first)}",
+                                 file=self.stream, dynamic_ncols=True,
+                                 leave=True, mininterval=self.tick, bar_format="{desc}")
+            elif first.bytes_total is None and not first.bytes_done and first.files_total is not None:
+                self._bar = tqdm(total=first.files_total, desc=self.label, unit=f" {first.unit}",
+                                 file=self.stream, dynamic_ncols=True, leave=True, mininterval=self.tick)
+                self._in_parts = True
+            else:
+                self._bar = tqdm(total=first.bytes_total, desc=self.label, unit="B", unit_scale=True,
+                                 unit_divisor=1024, file=self.stream, dynamic_ncols=True, leave=True,
+                                 mininterval=self.tick)
         self._thread = threading.Thread(target=self._run, name=f"{self.label}-progress", daemon=True)
         self._thread.start()
         return self
@@ -116,6 +139,16 @@ class ProgressDisplay:
             self.stream.write(self.line(counters, time.monotonic() - self._started, done=finished) + "\n")
             self.stream.flush()
 
+    def echo(self, text: str) -> None:
+        """A line of the command's own (a reconnect, a new session) on the display's stream, above the bar
+        while one is drawn (written through tqdm, which clears the bar and redraws it below)."""
+        bar = self._bar
+        if bar is not None:
+            bar.write(text, file=self.stream)
+        else:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
     # --- the thread ---------------------------------------------------------------------------------------
 
     def _run(self) -> None:
@@ -137,15 +170,22 @@ class ProgressDisplay:
 
     def _show_bar(self, counters: Counters) -> None:
         bar = self._bar
-        if counters.bytes_total is not None and bar.total != counters.bytes_total:
-            bar.total = counters.bytes_total
-        step = counters.bytes_done - self._shown_bytes
-        files = (f"{counters.files_done}/{counters.files_total} files" if counters.files_total is not None
-                 else f"{counters.files_done} files")
+        if self.live:
+            bar.set_description_str(f"{self.label}: {self._live_text(counters)}", refresh=True)
+            return
+        done, total = ((counters.files_done, counters.files_total) if self._in_parts
+                       else (counters.bytes_done, counters.bytes_total))
+        if total is not None and bar.total != total:
+            bar.total = total
+        step = done - self._shown_bytes
+        files = (f"{counters.files_done}/{counters.files_total} {counters.unit}"
+                 if counters.files_total is not None else f"{counters.files_done} {counters.unit}")
         elapsed = max(time.monotonic() - self._started, 1e-9)
-        bar.set_postfix_str(f"{files}, {counters.rows / elapsed:,.0f} rows/s", refresh=False)
+        rows = "" if counters.rows is None else f", {counters.rows / elapsed:,.0f} rows/s"
+        # a bar of parts already shows them as its count
+        bar.set_postfix_str(rows.lstrip(", ") if self._in_parts else files + rows, refresh=False)
         if step > 0:
-            self._shown_bytes = counters.bytes_done
+            self._shown_bytes = done
             bar.update(step)
         else:
             bar.refresh()
@@ -155,19 +195,58 @@ class ProgressDisplay:
     def line(self, counters: Counters, elapsed: float, *, done: bool = False) -> str:
         """One log line of ``counters`` after ``elapsed`` seconds (``done``: the run finished)."""
         c = counters
-        parts = [_size(c.bytes_done) + (f" of {_size(c.bytes_total)}" if c.bytes_total else "")]
-        if c.bytes_total and not done:
-            parts[0] += f" ({100 * c.bytes_done / c.bytes_total:.0f}%)"
-        parts.append(f"{c.files_done} of {c.files_total} files" if c.files_total is not None
-                     else f"{c.files_done} files")
-        rate = c.rows / elapsed if elapsed > 0 else 0.0
-        parts.append(f"{c.rows} rows ({rate:,.0f}/s)" if done else f"{rate:,.0f} rows/s")
+        if self.live:
+            text = self._live_text(c)
+            return f"{self.label}: " + (f"stopped, {text}, in {_duration(elapsed)}" if done else text)
+        parts = []
+        if c.bytes_total is not None or c.bytes_done:
+            parts.append(_size(c.bytes_done) + (f" of {_size(c.bytes_total)}" if c.bytes_total else ""))
+            if c.bytes_total and not done:
+                parts[0] += f" ({100 * c.bytes_done / c.bytes_total:.0f}%)"
+        parts.append(f"{c.files_done} of {c.files_total} {c.unit}" if c.files_total is not None
+                     else f"{c.files_done} {c.unit}")
+        if c.rows is not None:
+            rate = c.rows / elapsed if elapsed > 0 else 0.0
+            parts.append(f"{c.rows} rows ({rate:,.0f}/s)" if done else f"{rate:,.0f} rows/s")
         if done:
             parts.append(f"in {_duration(elapsed)}")
         elif c.bytes_total and c.bytes_done:
             left = elapsed * (c.bytes_total - c.bytes_done) / c.bytes_done
             parts.append(f"ETA {_duration(left)}")
+        elif c.files_total and c.files_done and c.bytes_total is None:
+            left = elapsed * (c.files_total - c.files_done) / c.files_done
+            parts.append(f"ETA {_duration(left)}")
         return f"{self.label}: " + ("done, " if done else "") + ", ".join(parts)
+
+    def _live_text(self, c: Counters) -> str:
+        """A live run's state: position, lag (seconds and bytes where known), events/s lately."""
+        parts = [f"at {c.position or 'the start'}"]
+        lag = [f"{c.lag_seconds:.1f} s" if c.lag_seconds is not None else "",
+               _size(c.lag_bytes) if c.lag_bytes is not None else ""]
+        if any(lag):
+            parts.append("lag " + " / ".join(x for x in lag if x))
+        parts.append(f"{self._rate.per_second(c.rows or 0):,.0f} events/s")
+        return ", ".join(parts)
+
+
+class _Rate:
+    """Events/s over the last few seconds (a live run's average since its start says little after a
+    stall): the count and time of the previous reading, a new rate once at least a second went by (before
+    the first second: the rate so far)."""
+
+    def __init__(self) -> None:
+        self._at = time.monotonic()
+        self._count = 0
+        self._rate: float | None = None
+
+    def per_second(self, count: int) -> float:
+        now = time.monotonic()
+        if now - self._at >= 1.0:
+            self._rate = max(0, count - self._count) / (now - self._at)
+            self._at, self._count = now, count
+        if self._rate is None:
+            return count / (now - self._at) if now > self._at else 0.0
+        return self._rate
 
 
 def _isatty(stream: IO[str]) -> bool:

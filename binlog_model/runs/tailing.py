@@ -36,6 +36,7 @@ told apart and named (``ServerIdCollisionError``).
 
 from __future__ import annotations
 
+import contextlib
 import random
 import secrets
 import threading
@@ -58,6 +59,7 @@ from binlog_model.position import BinlogPosition
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.runs.incremental import _Writer
+from binlog_model.runs.progress import Counters
 from binlog_model.runs.runner import Checkpoint, CommitPolicy, Runner, resume_of
 from binlog_model.runs.source import Position, Resume
 from binlog_model.runs.state import begin_run
@@ -103,6 +105,8 @@ class TailSettings:
     on_progress: Callable[[dict[str, Any]], None] | None = None
     on_reconnect: Callable[[BaseException, float], None] | None = None
     on_session: Callable[[str], None] | None = None
+    #: ``display(poll)``: shows ``live_counters`` while streaming (the CLI's live ``ProgressDisplay``)
+    display: Callable[[Callable[[], Counters]], contextlib.AbstractContextManager[Any]] | None = None
     lenient_ddl: bool = False
     snapshot_now: bool = False              # --from now: the schema is read from the server at that moment
     spool: Any = None                       # an io.spool.Spool: the raw mirror, synced at each commit
@@ -117,6 +121,27 @@ class TailResult:
     reconnects: int = 0
     position: str | None = None
     stats: AssemblerStats = field(default_factory=AssemblerStats)
+    # for the live display: the current session's source, the last commit, the --stop-at-end target
+    source: Any = field(default=None, repr=False)
+    committed: tuple[str, int] | None = None
+    target: tuple[str, int] | None = None
+
+
+def live_counters(result: TailResult) -> Callable[[], Counters]:
+    """The ``poll`` of a tail's live display: the committed position, the lag behind the server (seconds
+    from the last event's timestamp, 0 once a heartbeat said it has nothing more; bytes only where the end
+    is known: the ``--stop-at-end`` target in the same file), and the events so far."""
+    def poll() -> Counters:
+        source, at, end = result.source, result.committed, result.target
+        lag: float | None = None
+        if source is not None and source.caught_up:
+            lag = 0.0
+        elif source is not None and source.event_time:
+            lag = max(0.0, time.time() - source.event_time)
+        behind = end[1] - at[1] if at is not None and end is not None and at[0] == end[0] else None
+        return Counters(rows=result.events, unit="events", position=result.position, lag_seconds=lag,
+                        lag_bytes=max(0, behind) if behind is not None else None)
+    return poll
 
 
 def run_tail(settings: TailSettings) -> TailResult:
@@ -141,37 +166,40 @@ def run_tail(settings: TailSettings) -> TailResult:
         target: tuple[str, int] | None = None
         failing_since: float | None = None
         delay = _BACKOFF_FIRST
-        while True:
-            session = _Session(settings, state, out, password, result)
-            result.sessions += 1
-            try:
-                if settings.stop_at_end and target is None:
-                    target = session.server_end()
-                done = session.run(target)
-                failing_since, delay = None, _BACKOFF_FIRST
-            except ConnectionLostError as err:
-                session.abandon()
-                now = time.monotonic()
-                if session.progressed:
+        shown = (settings.display(live_counters(result)) if settings.display is not None
+                 else contextlib.nullcontext())
+        with shown:
+            while True:
+                session = _Session(settings, state, out, password, result)
+                result.sessions += 1
+                try:
+                    if settings.stop_at_end and target is None:
+                        target = result.target = session.server_end()
+                    done = session.run(target)
                     failing_since, delay = None, _BACKOFF_FIRST
-                failing_since = failing_since or now
-                if settings.reconnect_for is not None and now - failing_since > settings.reconnect_for:
+                except ConnectionLostError as err:
+                    session.abandon()
+                    now = time.monotonic()
+                    if session.progressed:
+                        failing_since, delay = None, _BACKOFF_FIRST
+                    failing_since = failing_since or now
+                    if settings.reconnect_for is not None and now - failing_since > settings.reconnect_for:
+                        raise
+                    result.reconnects += 1
+                    if settings.on_reconnect is not None:
+                        settings.on_reconnect(err, delay)
+                    if settings.stop.wait(delay):
+                        return result
+                    delay = min(delay * 2, _BACKOFF_MAX)
+                    continue
+                except BaseException:
+                    session.abandon()
                     raise
-                result.reconnects += 1
-                if settings.on_reconnect is not None:
-                    settings.on_reconnect(err, delay)
-                if settings.stop.wait(delay):
+                session.finish()
+                if done:
+                    state.runs += 1
+                    state.save()
                     return result
-                delay = min(delay * 2, _BACKOFF_MAX)
-                continue
-            except BaseException:
-                session.abandon()
-                raise
-            session.finish()
-            if done:
-                state.runs += 1
-                state.save()
-                return result
 
 
 class _Session:
@@ -200,6 +228,7 @@ class _Session:
         self.serialized = sink_class(settings.fmt).takes_serialized
         self.assembler = StatementAssembler(history, settings.options, serialized=self.serialized)
         self.result.stats = self.assembler.stats
+        self.result.source = self.source
         self.name = ""
         self.writer: _Writer | None = None
         self._new_part()
@@ -304,7 +333,7 @@ class _Session:
         size = checkpoint.output_bytes
         state.open_output = {"file": self.name, "bytes": size} if size else None
         state.save()
-        self.committed = (position.file, position.offset)
+        self.committed = self.result.committed = (position.file, position.offset)
         self.progressed = True
         self.result.commits += 1
         self.result.position = str(position)

@@ -7,7 +7,9 @@ meets and writes them with pyarrow (``typed_write``), straight from Python: no c
 no JVM rows. Each task commits its files into a staging tree beside ``OUT``; the driver sums the tasks'
 counts into the per-table summary and publishes the tree as ``OUT/db=<db>/table=<table>/`` in one atomic
 exchange (``sinks.parquet``; Hive-style directories, so the tree reads back partitioned by database and
-table). Progress (slices done of total, rows/s) goes to a callback. ``check_java`` runs
+table). Steps (planned, decoded, published) go to a callback; the slices done of the total, read from
+Spark's status tracker on the driver, go to the one progress display (``runs.progress``) the caller gives
+as ``display``. ``check_java`` runs
 ``java -version`` first so a missing or too old Java is a one-line ``SparkSetupError``, not a JVM trace.
 """
 
@@ -155,19 +157,32 @@ def local_session(master: str = "local[2]", *, app: str = "binlog-model",
     return spark
 
 
-def _watch(spark: Any, report: Callable[[str], None], stop: threading.Event, total: int, what: str) -> None:
-    tracker = spark.sparkContext.statusTracker()
-    last = ""
-    while not stop.wait(1.0):
-        done = 0
-        for stage_id in tracker.getActiveStageIds():
-            info = tracker.getStageInfo(stage_id)
-            if info is not None and info.numTasks == total:
-                done = max(done, info.numCompletedTasks)
-        text = f"{what}: {done}/{total} slices done"
-        if done and text != last:
-            report(text)
-            last = text
+#: ``display(what, poll)``: a context manager showing ``poll``'s counters while Spark runs the tasks of
+#: ``what`` (the CLI's is a ``runs.progress.ProgressDisplay``).
+Display = Callable[[str, Callable[[], Any]], contextlib.AbstractContextManager[Any]]
+
+
+class _TasksDone:
+    """The ``poll`` of a job of ``total`` slice tasks: slices done of the total, from Spark's status tracker
+    (the driver sees tasks, not bytes; rows come with the results). ``done`` is set once collect returned:
+    the stage is gone from the tracker by then."""
+
+    def __init__(self, spark: Any, total: int) -> None:
+        self.tracker = spark.sparkContext.statusTracker()
+        self.total = total
+        self.seen = 0
+
+    def __call__(self) -> Any:
+        from binlog_model.runs.progress import Counters
+
+        for stage_id in self.tracker.getActiveStageIds():
+            info = self.tracker.getStageInfo(stage_id)
+            if info is not None and info.numTasks == self.total:
+                self.seen = max(self.seen, info.numCompletedTasks)
+        return Counters(files_done=self.seen, files_total=self.total, rows=None, unit="slices")
+
+    def done(self) -> None:
+        self.seen = self.total
 
 
 def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], *,
@@ -175,7 +190,7 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
                 always_include: Sequence[str] = (), slice_bytes: int = 64 << 20,
                 progress: Callable[[str], None] | None = None,
                 state_dir: str | os.PathLike[str] | None = None,
-                database: str | None = None) -> ResolveResult:
+                database: str | None = None, display: Display | None = None) -> ResolveResult:
     """Resolve ``paths`` (local paths or URIs: ``s3://``, ``gs://``, ``hdfs://``, ``file://``) into typed
     per-table Parquet under ``out`` (a local directory, made absolute, or any URI ``pyarrow.fs`` writes:
     ``s3://``, ``gs://``, ``hdfs://``); return the per-table summary. ``out`` is replaced as a whole: it
@@ -184,7 +199,8 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
     With ``state_dir`` the run is incremental (``binlog_model.spark.incremental``): only what is new since
     the last run with that state is read, and its Parquet files are added to the table folders (a local
     ``out`` only: the state commits files by renaming them). ``StateLockedError`` while another run holds
-    ``state_dir``."""
+    ``state_dir``. ``progress`` gets the run's steps as lines; ``display`` shows the slices done while the
+    tasks run (see ``Display``)."""
     if state_dir is not None:
         from binlog_model.io.state import lock_state
 
@@ -193,7 +209,7 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
             return _resolve_incremental(spark, paths, Path(out), Path(state_dir), source=source,
                                         snapshot=snapshot, lenient_ddl=lenient_ddl,
                                         always_include=always_include, slice_bytes=slice_bytes,
-                                        progress=progress, database=database)
+                                        progress=progress, database=database, display=display)
     from binlog_model.io.files import output_filesystem
     from binlog_model.spark.datasource import plan
     from binlog_model.spark.partitions import expand_paths
@@ -221,7 +237,7 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
     target = _uri_like(out, out_path)
     try:
         result = _resolve(spark, files, _uri_like(out, staging), options, history, slices, say, started,
-                          source, job)
+                          source, job, display)
         say(f"publishing {target}")
         parquet.publish_job(fs, staging, out_path)
     except BaseException:
@@ -263,7 +279,7 @@ def _reader_options(files: Sequence[str], source: str, lenient_ddl: bool, always
 def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], out: Path, state_dir: Path, *,
                          source: str, snapshot: str | None, lenient_ddl: bool, always_include: Sequence[str],
                          slice_bytes: int, progress: Callable[[str], None] | None,
-                         database: str | None) -> ResolveResult:
+                         database: str | None, display: Display | None) -> ResolveResult:
     """``run_resolve`` with a state: plan the new part, write it staged (the same tasks and task commits as a
     whole run), commit the state, publish the files."""
     from binlog_model.io.snapshots import load_snapshot
@@ -290,7 +306,8 @@ def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], ou
     staged = inc.staging_dir(out, state)
     say(f"planned {len(paths_now)} files as {len(slices)} slices; {len(history.entries)} DDL statements")
     job = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    result = _resolve(spark, paths_now, str(staged), options, history, slices, say, started, source, job)
+    result = _resolve(spark, paths_now, str(staged), options, history, slices, say, started, source, job,
+                      display)
     parquet.drop_attempts(str(staged))
     inc.commit_and_publish(state, out, staged, history, scans, starts)
     for table in result.tables:
@@ -303,7 +320,7 @@ def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], ou
 
 def _resolve(spark: Any, files: list[str], staging: str, options: dict[str, str], history: Any,
              slices: list[Any], say: Callable[[str], None], started: float, source: str,
-             job: str) -> ResolveResult:
+             job: str, display: Display | None = None) -> ResolveResult:
     """``run_resolve`` after planning: one Spark task per slice writes the typed files of every table it
     meets into ``staging`` and returns what it wrote (``typed_write``); the driver sums the results into
     the per-table summary. Tables no lineage types (lenient DDL) take a second pass over the slices that
@@ -318,7 +335,7 @@ def _resolve(spark: Any, files: list[str], staging: str, options: dict[str, str]
     lineages = table_lineages(history)
     tasks = [SliceTask(n, piece, packed, read_options, staging, job) for n, piece in enumerate(slices)]
     decode_started = time.monotonic()
-    results = _run_tasks(spark, tasks, say, "writing")
+    results = _run_tasks(spark, tasks, display, "writing")
     logged: dict[tuple[str, str], dict[str, int]] = {}
     typed: dict[tuple[str, str], dict[str, int]] = {}
     paths: dict[tuple[str, str], list[str]] = {}
@@ -355,7 +372,7 @@ def _resolve(spark: Any, files: list[str], staging: str, options: dict[str, str]
         again = sorted({p for name in untyped for p in met[name]})
         second = [SliceTask(n, slices[n], packed, read_options, staging, f"{job}-untyped", untyped)
                   for n in again]
-        gather(_run_tasks(spark, second, say, "writing untyped tables"), False)
+        gather(_run_tasks(spark, second, display, "writing untyped tables"), False)
 
     # Rows are counted per logged name; a table's lineage gathers the names it was logged under (renames).
     by_table: dict[tuple[str, str], TableSummary] = {}
@@ -452,9 +469,9 @@ def _scan(spark: Any, paths: Sequence[str], verify_checksum: bool) -> list[Any]:
             for path, scan in zip(paths, found, strict=True)]
 
 
-def _run_tasks(spark: Any, tasks: list[Any], say: Callable[[str], None], what: str) -> list[Any]:
-    """One Spark task per ``SliceTask`` (``typed_write.write_slice``), results collected on the driver;
-    progress every second. A failure names its slice (``SliceFailed``)."""
+def _run_tasks(spark: Any, tasks: list[Any], display: Display | None, what: str) -> list[Any]:
+    """One Spark task per ``SliceTask`` (``typed_write.write_slice``), results collected on the driver,
+    shown by ``display`` meanwhile. A failure names its slice (``SliceFailed``)."""
     from binlog_model.spark.typed_write import write_slice
 
     if not tasks:
@@ -464,20 +481,19 @@ def _run_tasks(spark: Any, tasks: list[Any], say: Callable[[str], None], what: s
     sc = spark.sparkContext
     conf = dict(sc.getConf().getAll())      # read now: after a failure the JVM may be gone
     conf["master"] = sc.master
-    stop = threading.Event()
-    watcher = threading.Thread(target=_watch, args=(spark, say, stop, len(tasks), what), daemon=True)
-    watcher.start()
+    counts = _TasksDone(spark, len(tasks))
+    shown = display(what, counts) if display is not None else contextlib.nullcontext()
     try:
-        return list(sc.parallelize(tasks, len(tasks)).map(write_slice).collect())
+        with shown:
+            results = list(sc.parallelize(tasks, len(tasks)).map(write_slice).collect())
+            counts.done()
+            return results
     except BinlogError:
         raise
     except Exception as err:
         log = conf.get(LOG_FILE_CONF)
         raise SparkJobError(describe_failure(str(err), log_tail(log), [slice_label(t.piece) for t in tasks],
                                              conf) + (f" (full Spark log: {log})" if log else "")) from err
-    finally:
-        stop.set()
-        watcher.join(timeout=5)
 
 
 # The Spark setting naming the file Spark's log goes to (set by ``binlog-model resolve``), so a failure's

@@ -21,7 +21,7 @@ def test_resolve_writes_parquet_and_prints_the_summary(tmp_path: Path) -> None:
     binlogs = REPO / "fixtures" / "golden" / "mariadb" / "spec_example" / "binlogs"
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
     done = subprocess.run([sys.executable, "-m", "binlog_model.cli", "resolve", str(binlogs),
-                           "--out", str(tmp_path), "--source", "ppc:1", "--master", "local[1]"],
+                           "--out", str(tmp_path), "--source", "ppc:1", "--master", "local[1]", "--progress"],
                           capture_output=True, text=True, env=env, cwd=REPO, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
@@ -29,6 +29,8 @@ def test_resolve_writes_parquet_and_prints_the_summary(tmp_path: Path) -> None:
     campaigns = next(line.split() for line in lines if line.split()[:1] == ["ppc.campaigns"])
     assert campaigns[1:] == ["2", "1", "1", "1", "6", "1"]    # INSERT UPDATE DELETE SCHEMA columns versions
     assert "decoded 1/1 files: 4 row changes" in done.stderr
+    # --progress off a terminal: the one display's last line, slices done of the total
+    assert "writing: done, " in done.stderr and " slices, in " in done.stderr, done.stderr
     table = pq.read_table(tmp_path / "db=ppc" / "table=campaigns")
     assert table.num_rows == 4
     assert {"cid", "binlog_operation", "binlog_order"} <= set(table.column_names)
@@ -48,3 +50,4 @@ def test_resolve_reads_a_directory_with_gtid_index_files_as_its_binlogs_only(tmp
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines()[0].startswith("== idx:1: 1 files, "), done.stdout
     assert "decoded 1/1 files" in done.stderr
+    assert "writing:" not in done.stderr       # no --progress off a terminal: no progress lines

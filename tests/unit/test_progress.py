@@ -75,3 +75,69 @@ def test_events_output_is_the_same_with_progress(tmp_path: Path, capsys: pytest.
     err = capsys.readouterr().err
     assert plain.read_bytes() == watched.read_bytes() and plain.stat().st_size
     assert err.startswith("events: done,") and "1 of 1 files" in err
+
+
+def test_a_run_counted_in_slices_without_rows_says_so() -> None:
+    # The Spark job's driver sees tasks, not bytes, and its rows come with the results.
+    display = ProgressDisplay("writing", Counters)
+    line = display.line(Counters(files_done=3, files_total=12, rows=None, unit="slices"), 30.0)
+    assert line == "writing: 3 of 12 slices, ETA 0:01:30"
+    done = display.line(Counters(files_done=12, files_total=12, rows=None, unit="slices"), 40.0, done=True)
+    assert done == "writing: done, 12 of 12 slices, in 0:00:40"
+
+
+def test_bar_mode_counts_slices_when_there_are_no_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "120")
+    stream = _Tty()
+    done = [0]
+    with ProgressDisplay("writing", lambda: Counters(files_done=done[0], files_total=4, rows=None,
+                                                    unit="slices"), mode="bar", stream=stream, tick=0.01):
+        for _ in range(4):
+            done[0] += 1
+            time.sleep(0.02)
+    shown = stream.getvalue().replace("\r", "\n").splitlines()[-1]
+    assert shown.startswith("writing: 100%") and "4/4" in shown and "slices" in shown and "B/s" not in shown
+
+
+def test_a_live_line_says_position_lag_and_events_per_second(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [100.0]
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    display = ProgressDisplay("tail", Counters, live=True)
+    at = Counters(rows=0, unit="events", position="binlog.000003:4096", lag_seconds=2.5, lag_bytes=3 << 10)
+    assert display.line(at, 1.0) == "tail: at binlog.000003:4096, lag 2.5 s / 3.0 KiB, 0 events/s"
+    clock[0] += 0.5         # before the first second: the rate so far
+    assert display.line(Counters(rows=50), 0.5).endswith(", 100 events/s")
+    clock[0] += 1.5         # then the rate over the last interval
+    at = Counters(rows=500, unit="events", position="binlog.000003:9000", lag_seconds=0.0)
+    assert display.line(at, 3.0) == "tail: at binlog.000003:9000, lag 0.0 s, 250 events/s"
+    last = display.line(Counters(rows=0), 5.0, done=True)
+    assert last == "tail: stopped, at the start, 250 events/s, in 0:00:05"
+
+
+def test_live_bar_mode_is_a_status_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "120")
+    stream = _Tty()
+    with ProgressDisplay("tail", lambda: Counters(rows=7, position="binlog.000001:120", lag_seconds=1.0),
+                         mode="bar", stream=stream, tick=0.01, live=True) as display:
+        time.sleep(0.05)
+        display.echo("tail: streaming from binlog.000001:4")
+        time.sleep(0.05)
+    lines = stream.getvalue().replace("\r", "\n").splitlines()
+    assert "tail: streaming from binlog.000001:4" in lines       # a line of its own, not inside the bar's
+    assert lines[-1].startswith("tail: at binlog.000001:120, lag 1.0 s,") and "events/s" in lines[-1]
+
+
+def test_the_tail_poll_reads_the_session_and_the_last_commit() -> None:
+    from types import SimpleNamespace
+
+    from binlog_model.runs.tailing import TailResult, live_counters
+
+    result = TailResult(events=42, position="binlog.000002:800")
+    result.committed, result.target = ("binlog.000002", 800), ("binlog.000002", 5000)
+    result.source = SimpleNamespace(caught_up=False, event_time=int(time.time()) - 10)
+    c = live_counters(result)()
+    assert c.rows == 42 and c.position == "binlog.000002:800" and c.lag_bytes == 4200
+    assert c.lag_seconds is not None and 9 <= c.lag_seconds <= 12
+    result.source.caught_up, result.target = True, ("binlog.000003", 4)     # the end in another file
+    c = live_counters(result)()
+    assert c.lag_seconds == 0.0 and c.lag_bytes is None
