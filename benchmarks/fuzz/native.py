@@ -16,6 +16,11 @@ Targets:
   mutated; differential against ``value_json.event_rows`` on every input C builds: the same map keys and
   texts and the same values in every column, valid UTF-8 and offsets, and never a batch from an event
   protobuf refuses.
+- ``typed``: ``typed_columns`` (the typed ``resolve`` job's per-table columns) on serialized events of the
+  seed binlogs that carry rows, mutated, with every target kind (integers, floats, DECIMAL(10,2), dates,
+  timestamps, text, bytes, the Python-typed rest) and column names spread over them: the answer must be
+  None or buffers whose lengths agree with the row count it reports (the values against the reference
+  are ``tests/spark/test_typed_columns.py``'s job).
 - ``json``: ``json_text`` on binary JSON documents (every JSON value of the seed binlogs, generated
   documents, damaged ones); differential against the Python reference on every input: C may hand a
   document back (None) but never renders one the reference refuses, and never renders it differently.
@@ -483,7 +488,59 @@ def columns_target(speedups: ModuleType, paths: list[Path]) -> Target:
     return Target("columns", sorted(seeds)[:3000], run, call, None, stats)
 
 
-TARGETS = {"json": json_target, "rows": rows_target, "columns": columns_target}
+# typed_columns' target kinds (typed_columns.c ``T_*``): 1..11, DECIMAL (5) with precision 10, scale 2.
+_TYPED_TARGETS = [(code, 10 if code == 5 else 0, 2 if code == 5 else 0) for code in range(1, 12)] * 3
+
+
+def _size(buffer: Any) -> int:
+    """Bytes in a C-built buffer (bytes, or the core's read-only ``Blob``)."""
+    return memoryview(buffer).nbytes
+
+
+def typed_target(speedups: ModuleType, paths: list[Path]) -> Target:
+    from binlog_model.errors import BinlogError
+    from binlog_model.runs.pipeline import iter_serialized_events
+
+    seeds: set[bytes] = set()
+    for path in paths:
+        try:
+            for payload in iter_serialized_events([path], lenient_ddl=True, verify_checksum=False):
+                if any(number == 11 for number, _ in _top_fields(payload) or []):   # 11: rows
+                    seeds.add(payload)
+                if len(seeds) > 3000:
+                    break
+        except BinlogError:
+            pass
+    stats = {"built": 0, "handed_back": 0}
+
+    def resolve(version: int, name: bytes) -> int:
+        return sum(name) % (len(_TYPED_TARGETS) + 1) - 1          # -1: a name no output column takes
+
+    def call(data: bytes) -> Any:
+        image = 3 + (len(data) & 1)                                 # the before (3) or after (4) image
+        return speedups.typed_columns([data], image, [0], _TYPED_TARGETS, resolve)
+
+    def run(data: bytes) -> None:
+        out = call(data)
+        if out is None:
+            stats["handed_back"] += 1
+            return
+        stats["built"] += 1
+        rows, row_event, row_index, columns, _labels = out
+        if _size(row_event) != 4 * rows or _size(row_index) != 8 * rows:
+            raise Finding(f"typed_columns: {rows} rows, {_size(row_event)} / {_size(row_index)} index bytes")
+        if len(columns) != len(_TYPED_TARGETS):
+            raise Finding(f"typed_columns: {len(columns)} columns for {len(_TYPED_TARGETS)} targets")
+        for n, (validity, _data, offsets, _values) in enumerate(columns):
+            if validity is not None and _size(validity) * 8 < rows:
+                raise Finding(f"typed_columns column {n}: {_size(validity)} validity bytes for {rows} rows")
+            if offsets is not None and _size(offsets) not in (4 * (rows + 1), 8 * (rows + 1)):
+                raise Finding(f"typed_columns column {n}: {_size(offsets)} offset bytes for {rows} rows")
+
+    return Target("typed", sorted(seeds)[:3000], run, call, None, stats)
+
+
+TARGETS = {"json": json_target, "rows": rows_target, "columns": columns_target, "typed": typed_target}
 
 
 # --- engines ---------------------------------------------------------------------------------------
