@@ -158,10 +158,12 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
         SparkJobError,
         check_java,
         describe_failure,
+        local_context,
         local_session,
         prefetch_scans,
         run_resolve,
         spark_errors,
+        warm_workers,
     )
     from binlog_model.spark.partitions import expand_paths
 
@@ -219,7 +221,11 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
             try:
                 if master.startswith("local") and state_dir is None and paths:
                     prefetch_scans(inputs[0][1])      # the pre-pass overlaps the JVM's start
-                spark = local_session(master, conf=settings, log_level="WARN")
+                if stream:
+                    spark = local_session(master, conf=settings, log_level="WARN")
+                else:   # RDD tasks only: no SQL engine to start
+                    spark = local_context(master, conf=settings, log_level="WARN")
+                    warm_workers(spark)
                 for label, files, target in inputs:
                     if stream:
                         _stream(spark, files, target, checkpoint, label, snapshot, lenient_ddl,

@@ -94,7 +94,7 @@ def history_from_binlogs(paths: str | os.PathLike[str] | Iterable[str | os.PathL
                          history: SchemaHistory | None = None, *, verify_checksum: bool = True,
                          pin_server_charset: bool = False) -> SchemaHistory:
     """``replay_ddl`` over binlog files (in rotation order), read with rows and table maps skipped."""
-    source = FileSource(paths, verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES)
+    source = FileSource(paths, verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES, drop_skipped=True)
     return history_from_source(source, history, pin_server_charset=pin_server_charset)
 
 

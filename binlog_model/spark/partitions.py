@@ -79,8 +79,8 @@ def scan_file(path: str | os.PathLike[str], *, verify_checksum: bool = True) -> 
     ``EventSource``: transaction starts, the FORMAT_DESCRIPTION bytes and the decoded end come from the
     source's markers."""
     name = os.fspath(path)
-    source = FileSource([name], verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES, chunk_size=_CHUNK,
-                        sort=False)
+    source = FileSource([name], verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES, drop_skipped=True,
+                        chunk_size=_CHUNK, sort=False)
     kept: list[Any] = []
     starts: list[int] = []
     fde: bytes | None = None
