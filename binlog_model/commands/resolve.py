@@ -177,8 +177,8 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
     if snapshot and "://" not in snapshot and not Path(snapshot).is_file():
         raise ConfigError(f"snapshot file not found: {snapshot}")     # before Spark starts
     # The job's reader parses the same values with the same ResolveOptions.parse; here a bad --always-include
-    # is one line before any JVM starts (the typed tables always read full images).
-    ResolveOptions.parse(source=source, always_include=always_include, image="full")
+    # is one line before any JVM starts (the typed tables always read whole images).
+    ResolveOptions.parse(source=source, always_include=always_include, image="after")
     for flag, size in (("--driver-memory", driver_memory), ("--executor-memory", executor_memory)):
         if not re.fullmatch(r"\d+[kmgt]?", size.lower()):
             raise ConfigError(f"{flag} takes a size such as 1g or 512m, got {size!r}")

@@ -23,7 +23,7 @@ from binlog_model.wire.table_map import TableMapEvent
 __all__ = ["CompiledRows", "compile_rows", "merge_frames", "with_rows"]
 
 _OPERATION = {"insert": 1, "update": 2, "delete": 3}
-_IMAGE_MODE = {"full": 0, "changed": 1, "changed_with_old": 2}
+_IMAGE_MODE = {"full": 0, "changed": 1, "changed_with_old": 2, "after": 3}   # rows.c's IMG_*
 # A HIDDEN column is never emitted (its plan kind is NONE): C only needs its wire size, so any kind whose
 # codec matches will do; INT covers the integers, TEXT the strings. Others stay on the Python path.
 _HIDDEN_KIND_BY_TYPE = {1: 1, 2: 1, 3: 1, 8: 1, 9: 1, 13: 1, 15: 7, 253: 7, 254: 7, 252: 7, 249: 7, 250: 7,
@@ -56,7 +56,7 @@ class CompiledRows:
 
 
 def compile_rows(plan: RowPlan, table_map: TableMapEvent, image: str) -> CompiledRows | None:
-    """``plan`` compiled for C (``image``: ``full``, ``changed`` or ``changed_with_old``), or None when the
+    """``plan`` compiled for C (``image``: an ``ImageMode`` value), or None when the
     compiled core is off or a column of the plan needs the Python builder."""
     if speedups is None or len(plan.columns) != table_map.column_count:
         return None

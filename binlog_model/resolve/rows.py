@@ -11,7 +11,8 @@ What a row holds (the spec): INSERT: the primary key and every logged column in 
 and the always-included columns in ``before`` (every column in ``full`` mode). UPDATE: the key (from the
 first image that has all of it), in ``after`` the columns whose value changed, in ``before`` the
 always-included ones (``changed_with_old``: also the old values of the changed ones; ``full``: both images
-whole). Columns absent from an image (``NOT_PRESENT``, MINIMAL/NOBLOB images) are left out; HIDDEN columns
+whole; ``after``: only the after image, whole, and a DELETE's whole before image: the row after the
+change). Columns absent from an image (``NOT_PRESENT``, MINIMAL/NOBLOB images) are left out; HIDDEN columns
 are never emitted and INVISIBLE ones are marked.
 
 SQL NULL is handled here, in the column loops, before any value setter runs: the setters
@@ -125,6 +126,16 @@ def python_row_builders(plan: RowPlan, image: ImageMode) -> RowBuilders:
                               for i in range(len(before))], shown)
             some(row.after, after, changed)
 
+    def update_after(rows: Any, images: Sequence[Any], index: int) -> None:
+        for before, after in images:
+            row = rows.add()
+            row.row_index = index
+            index += 1
+            primary_key(row, before, after)
+            every(row.after, after)
+
+    if image == ImageMode.AFTER:
+        return RowBuilders(plan, insert, update_after, delete_full)
     full = image == ImageMode.FULL
     return RowBuilders(plan, insert, update_full if full else update_changed, delete_full if full else delete)
 

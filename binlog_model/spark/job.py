@@ -316,9 +316,10 @@ def _reader_options(files: Sequence[str], source: str, lenient_ddl: bool, always
                     slice_bytes: int) -> dict[str, str]:
     import json
 
-    # Full images (a typed row is a whole image); no statement text (no typed column holds it, and a
+    # The row after each change (a typed row is a whole image: UPDATE's after, DELETE's before; an UPDATE's
+    # before image is never read, so it is not built); no statement text (no typed column holds it, and a
     # multi-row INSERT's text would ride in every event of the statement).
-    options = {"paths": json.dumps(list(files)), "source": source, "image": "full", "statementText": "none",
+    options = {"paths": json.dumps(list(files)), "source": source, "image": "after", "statementText": "none",
                "ddl": "lenient" if lenient_ddl else "strict", "sliceBytes": str(slice_bytes)}
     if always_include:
         options["alwaysInclude"] = ",".join(always_include)

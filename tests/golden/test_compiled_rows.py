@@ -55,7 +55,7 @@ class _Checked:
             if frames is None:
                 checker.fallbacks += 1
                 return None
-            mode = {0: "full", 1: "changed", 2: "changed_with_old"}[self._mode]
+            mode = {0: "full", 1: "changed", 2: "changed_with_old", 3: "after"}[self._mode]
             reference = pb.BinlogEvent()
             python_row_builders(self.plan, mode).for_kind(event.kind)(reference.rows, event.rows,
                                                                       first_row_index)
@@ -132,7 +132,7 @@ def test_the_real_binlogs_give_the_c_builder_rows(monkeypatch: pytest.MonkeyPatc
 
 @pytest.mark.parametrize("fixture_dir", [pytest.param(d, id=d.relative_to(GOLDEN).as_posix())
                                          for d in iter_fixture_dirs(GOLDEN)])
-@pytest.mark.parametrize("image", ["changed", "changed_with_old", "full"])
+@pytest.mark.parametrize("image", ["changed", "changed_with_old", "full", "after"])
 def test_golden_fixture_resolves_the_same_compiled(fixture_dir: Path, image: str,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     meta = read_meta(fixture_dir)

@@ -81,7 +81,7 @@ def _rows(payloads: list[bytes], events_mode: bool) -> int:
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
-@pytest.mark.parametrize("image", ["changed", "changed_with_old", "full"])
+@pytest.mark.parametrize("image", ["changed", "changed_with_old", "full", "after"])
 def test_golden_fixtures_give_the_python_batches(scenario: str, image: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     files = sorted((GOLDEN / scenario / "binlogs").iterdir())
