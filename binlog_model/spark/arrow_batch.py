@@ -37,7 +37,7 @@ from google.protobuf.internal.type_checkers import ToShortestFloat
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.compiled import speedups
 from binlog_model.position import file_sequence
-from binlog_model.spark.value_json import OPERATIONS, slow_value_json
+from binlog_model.spark.value_json import OPERATIONS, value_json
 
 __all__ = ["ARROW_SCHEMA", "MAP_TYPE", "ArrowBatch", "binary_array", "concatenated", "kinds_of", "scatter",
            "value_texts"]
@@ -325,7 +325,7 @@ def value_texts(values: Sequence[bytes] | pa.Array) -> pa.Array:
 
 
 def _texts_one_by_one(values: pa.Array) -> pa.Array:
-    return pa.array([slow_value_json(pb.Value.FromString(v)) for v in values.to_pylist()], pa.string())
+    return pa.array([value_json(pb.Value.FromString(v)) for v in values.to_pylist()], pa.string())
 
 
 def _map_column(entries: Sequence[bytes], rows: int, null: list[bool]) -> pa.Array:
@@ -349,7 +349,7 @@ _ENTRY = pa.struct([MAP_TYPE.key_field, MAP_TYPE.item_field])
 
 def _fallback_text(value: bytes) -> str:
     """The kinds the C code leaves to Python (FLOAT, GEOMETRY, VECTOR, raw text, JSON diff)."""
-    return slow_value_json(pb.Value.FromString(value))
+    return value_json(pb.Value.FromString(value))
 
 
 def _buffer(data: bytes | None) -> pa.Buffer | None:

@@ -55,12 +55,12 @@ from binlog_model.spark.partitions import (
     plan_slices,
     scan_files,
 )
-from binlog_model.spark.value_json import _dumps, event_rows, slow_value_json, value_json  # noqa: F401 (API)
+from binlog_model.spark.value_json import event_rows, value_json
 from schema_tracker.history import SchemaHistory
 
 __all__ = ["ARROW_SCHEMA", "SCHEMA_DDL", "BinlogDataSource", "GtidSet", "ReadOptions", "decode_slice",
            "event_rows", "load_plan", "pack_history", "plan", "prepare_worker", "read_slice", "save_plan",
-           "shipped_history", "slow_value_json", "value_json"]
+           "shipped_history", "value_json"]
 
 # The row schema is stated once, as Arrow (``arrow_batch.ARROW_SCHEMA``, what the readers build); Spark's
 # DDL of it is derived, with every name quoted (``table`` is a keyword).

@@ -49,7 +49,7 @@ from binlog_model.spark.arrow_batch import (
 )
 from binlog_model.spark.typed import META_FIELDS, TableLineage
 from binlog_model.spark.typed_values import _INT_RANGE, _Invalid, convert_value
-from binlog_model.spark.value_json import OPERATIONS, slow_value_json
+from binlog_model.spark.value_json import OPERATIONS, value_json
 
 __all__ = ["convert_values", "typed_batches"]
 
@@ -252,7 +252,7 @@ def _one_by_one(values: Sequence[bytes], target: pa.DataType) -> tuple[pa.Array,
     picked, flags = [], []
     for value in values:
         try:
-            picked.append(convert_value(slow_value_json(pb.Value.FromString(value)), target))
+            picked.append(convert_value(value_json(pb.Value.FromString(value)), target))
             flags.append(False)
         except _Invalid:
             picked.append(None)
