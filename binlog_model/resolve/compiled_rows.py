@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.compiled import speedups
 from binlog_model.resolve.plan import ColumnMark, PlanColumn, PlanKind, RowPlan
 from binlog_model.wire.column_types import ColumnType as T
@@ -110,7 +111,7 @@ def compile_rows(plan: RowPlan, table_map: TableMapEvent, image: str) -> Compile
     return CompiledRows(plan, compiled, mode)
 
 
-def merge_frames(event: Any, frames: list[bytes]) -> None:
+def merge_frames(event: pb.BinlogEvent, frames: list[bytes]) -> None:
     """Move the compiled builder's rows (framed ``BinlogEvent.rows`` entries) into ``event``, parsed by
     upb in C; ``frames`` is emptied."""
     event.MergeFromString(b"".join(frames))

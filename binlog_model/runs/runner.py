@@ -182,7 +182,7 @@ class Runner:
                 if isinstance(item, FileEnd):
                     self._file_end(item)
                 continue
-            yield from feed(item)
+            yield from feed(item)  # type: ignore[arg-type]  # an event: the boundaries are skipped above
         yield from assembler.close()
 
     def _file_end(self, item: FileEnd) -> None:
@@ -234,7 +234,7 @@ class Runner:
                     since_commit += header.event_size
                     last = header
                     recorder.see(item)
-                yield from assembler.feed(item)
+                yield from assembler.feed(item)  # type: ignore[arg-type]  # an event, as above
             elif isinstance(item, TransactionStart):
                 # The assembler has the last word: a start it has not finished the transaction before (an
                 # incomplete one) is no place to stop.
