@@ -5,9 +5,10 @@ file in parallel threads (``partitions.scan_files``), replays the DDL in binlog 
 ``SchemaHistory`` and cuts the files into slices at transaction starts. Each ``InputPartition`` carries
 its slice and the history as compressed JSON (parsed once per Python worker, cached by digest), so
 ``read()`` on an executor needs nothing else: it runs its slice (``partitions.slice_source``, a byte range
-of the file as an event source) through the one ``Runner`` and a ``StatementAssembler`` built on that history (DDL already recorded at a position is reused, so
-every row resolves with the schema in force at its position) and yields Arrow record batches, built in bulk
-from the serialized events (``arrow_batch``: no Python object per row or value).
+of the file as an event source) through the one ``Runner`` and a ``StatementAssembler`` built on that
+history (DDL already recorded at a position is reused, so every row resolves with the schema in force at
+its position) and yields Arrow record batches, built in bulk from the serialized events (``arrow_batch``:
+no Python object per row or value).
 
 Row layout (see docs/spark.md): the BinlogEvent fields, then ``primaryKey``/``before``/``after`` as
 ``map<string,string>`` whose values are the canonical proto3 JSON of the model ``Value`` (``{"intValue":5}``,
