@@ -25,30 +25,10 @@ from google.protobuf.internal.type_checkers import ToShortestFloat
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.compiled import speedups
 from binlog_model.position import file_sequence
+from binlog_model.spark import wire_views
 from binlog_model.spark.value_json import OPERATIONS, value_json
-from binlog_model.spark.wire_views import (
-    DATETIME_NAMES,
-    DATETIME_SENTINEL,
-    LABEL_SENTINEL,
-    LABEL_SENTINEL_TEXT,
-    ROW_SENTINEL,
-    VALUE_FIELDS,
-    ColumnsView,
-    DateTimeView,
-    EventView,
-    LabelsView,
-    Mismatch,
-    RowsView,
-    ValuesView,
-    after_zero_sentinels,
-    binary_array,
-    boundaries,
-    concatenated,
-    kinds_of,
-    scatter,
-)
 
-__all__ = ["ARROW_SCHEMA", "MAP_TYPE", "ArrowBatch", "EventView", "value_texts"]
+__all__ = ["ARROW_SCHEMA", "MAP_TYPE", "ArrowBatch", "value_texts"]
 
 MAP_TYPE = pa.map_(pa.string(), pa.string())
 ORDER_KEY = pa.struct([("fileSeq", pa.int64()), ("offset", pa.int64()), ("innerIndex", pa.int32()),
@@ -107,26 +87,27 @@ def _bytes(values: Sequence[bytes]) -> pa.Array:
 
 def _datetimes(prefix: str, payloads: Sequence[bytes], names: tuple[str, ...]) -> pa.Array:
     n = len(payloads)
-    sentinel = DATETIME_SENTINEL[:2 * len(names)]
-    view = DateTimeView.FromString(sentinel + sentinel.join(payloads))
+    sentinel = wire_views.DATETIME_SENTINEL[:2 * len(names)]
+    view = wire_views.DateTimeView.FromString(sentinel + sentinel.join(payloads))
     parts = []
     for name in names:
-        values = after_zero_sentinels(getattr(view, name), n, pa.uint32())
+        values = wire_views.after_zero_sentinels(getattr(view, name), n, pa.uint32())
         part = _wrap(f'"{name}":', pc.cast(values, pa.string()), ",")
         parts.append(pc.if_else(pc.not_equal(values, 0), part, ""))     # proto3 JSON omits zero fields
-    for name in DATETIME_NAMES[len(names):]:
+    for name in wire_views.DATETIME_NAMES[len(names):]:
         if len(getattr(view, name)):
-            raise Mismatch              # a DATE with time fields is not a Date
+            raise wire_views.Mismatch              # a DATE with time fields is not a Date
     inner = pc.utf8_rtrim(pc.binary_join_element_wise(*parts, ""), characters=",")
     return _wrap(prefix + "{", inner, "}}")
 
 
 def _sets(payloads: Sequence[bytes]) -> pa.Array:
     n = len(payloads)
-    view = LabelsView.FromString(LABEL_SENTINEL + LABEL_SENTINEL.join(payloads))
+    sentinel = wire_views.LABEL_SENTINEL
+    view = wire_views.LabelsView.FromString(sentinel + sentinel.join(payloads))
     labels = pa.array(view.labels, pa.string())
-    is_sentinel = pc.equal(labels, LABEL_SENTINEL_TEXT)
-    offsets = boundaries(is_sentinel, n)
+    is_sentinel = pc.equal(labels, wire_views.LABEL_SENTINEL_TEXT)
+    offsets = wire_views.boundaries(is_sentinel, n)
     members = pa.ListArray.from_arrays(offsets, _quoted(pc.filter(labels, pc.invert(is_sentinel))))
     listed = _wrap('{"setValue":{"labels":[', pc.binary_join(members, ","), "]}}")
     return pc.if_else(pc.greater(pc.list_value_length(members), 0), listed, '{"setValue":{}}')
@@ -150,9 +131,9 @@ def _kind_texts(number: int, values: Sequence[Any]) -> pa.Array | None:
     if number == 8:
         return _floats('{"floatValue":', values, single=True)
     if number == 9:
-        return _datetimes('{"datetimeValue":', values, DATETIME_NAMES)
+        return _datetimes('{"datetimeValue":', values, wire_views.DATETIME_NAMES)
     if number == 10:
-        return _datetimes('{"dateValue":', values, DATETIME_NAMES[:3])
+        return _datetimes('{"dateValue":', values, wire_views.DATETIME_NAMES[:3])
     if number == 15:
         return _sets(values)
     return None
@@ -162,24 +143,24 @@ _QUOTED_INTS = {3: ('{"longValue":', pa.int64()), 11: ('{"timestampMicros":', pa
                 12: ('{"timeMicros":', pa.int64()), 13: ('{"uint64Value":', pa.uint64()),
                 16: ('{"bitValue":', pa.uint64())}
 _STRINGS = {4: '{"stringValue":', 6: '{"decimalValue":', 14: '{"jsonValue":'}
-_NO_KIND = len(VALUE_FIELDS)
+_NO_KIND = len(wire_views.VALUE_FIELDS)
 
 
 def value_texts(values: Sequence[bytes] | pa.Array) -> pa.Array:
     """The canonical value JSON (``value_json``) of each serialized ``Value`` in ``values``, as one Arrow
     string array, built per kind."""
-    values = binary_array(values)
+    values = wire_views.binary_array(values)
     n = len(values)
     if not n:
         return pa.array([], pa.string())
-    kinds = pc.fill_null(kinds_of(values), _NO_KIND)
-    view = ValuesView.FromString(concatenated(values))
+    kinds = pc.fill_null(wire_views.kinds_of(values), _NO_KIND)
+    view = wire_views.ValuesView.FromString(wire_views.concatenated(values))
     counts = {row["values"]: row["counts"] for row in pc.value_counts(kinds).to_pylist()}
     pieces: list[pa.Array] = []
-    for index, (number, name, _) in enumerate(VALUE_FIELDS):
+    for index, (number, name, _) in enumerate(wire_views.VALUE_FIELDS):
         items = getattr(view, name)
         if counts.get(index, 0) != len(items):
-            raise Mismatch
+            raise wire_views.Mismatch
         if not len(items):
             continue
         texts = _kind_texts(number, items)
@@ -188,7 +169,7 @@ def value_texts(values: Sequence[bytes] | pa.Array) -> pa.Array:
         pieces.append(texts)
     if counts.get(_NO_KIND):
         pieces.append(_texts_one_by_one(pc.filter(values, pc.equal(kinds, _NO_KIND))))
-    return scatter(pieces, kinds)
+    return wire_views.scatter(pieces, kinds)
 
 
 def _texts_one_by_one(values: pa.Array) -> pa.Array:
@@ -198,12 +179,12 @@ def _texts_one_by_one(values: pa.Array) -> pa.Array:
 def _map_column(entries: Sequence[bytes], rows: int, null: list[bool]) -> pa.Array:
     """One ``map<string,string>`` column from the column entries of ``rows`` rows, each row's entries
     after an empty sentinel entry."""
-    arr = binary_array(entries)
-    offsets = boundaries(pc.equal(pc.binary_length(arr), 0), rows)
-    columns = ColumnsView.FromString(concatenated(arr))
+    arr = wire_views.binary_array(entries)
+    offsets = wire_views.boundaries(pc.equal(pc.binary_length(arr), 0), rows)
+    columns = wire_views.ColumnsView.FromString(wire_views.concatenated(arr))
     total = len(arr) - rows
     if len(columns.name) != total or len(columns.value) != total:
-        raise Mismatch
+        raise wire_views.Mismatch
     return pa.MapArray.from_arrays(offsets, pa.array(columns.name, pa.string()), value_texts(columns.value),
                                    type=MAP_TYPE, mask=pa.array(null, pa.bool_()))
 
@@ -279,7 +260,7 @@ class ArrowBatch:
 
     def add(self, payload: bytes) -> None:
         # Parsed here (protobuf checks every field) whichever path builds the batch.
-        event = EventView.FromString(payload)
+        event = wire_views.EventView.FromString(payload)
         n = 1 if self.events_mode or not event.rows else len(event.rows)
         self.payloads.append(payload)
         self.counts.append(n)
@@ -290,10 +271,10 @@ class ArrowBatch:
         return compiled if compiled is not None else self._python_batch()
 
     def _python_batch(self) -> pa.RecordBatch:
-        views = [EventView.FromString(payload) for payload in self.payloads]
+        views = [wire_views.EventView.FromString(payload) for payload in self.payloads]
         try:
             maps, row_index = self._maps(views)
-        except Mismatch:
+        except wire_views.Mismatch:
             maps, row_index = self._maps_one_by_one()
         fields = self._event_fields(views)
         per_row = pa.array([i for i, n in enumerate(self.counts) for _ in range(n)], pa.int32())
@@ -352,19 +333,21 @@ class ArrowBatch:
             rows = event.rows
             if self.events_mode or not rows:
                 # One output row: the event's own row_index, no column entries.
-                own = RowsView(row_index=[event.row_index]).SerializeToString() if event.row_index else b""
-                blobs.append(ROW_SENTINEL + own)
+                own = (wire_views.RowsView(row_index=[event.row_index]).SerializeToString() if event.row_index
+                       else b"")
+                blobs.append(wire_views.ROW_SENTINEL + own)
                 null_pk.append(True)
                 null_before.append(True)
                 null_after.append(True)
             else:
                 n = len(rows)
-                blobs.append(ROW_SENTINEL + ROW_SENTINEL.join(rows))
+                blobs.append(wire_views.ROW_SENTINEL + wire_views.ROW_SENTINEL.join(rows))
                 null_pk.extend([False] * n)
                 null_before.extend([event.operation == _INSERT] * n)
                 null_after.extend([event.operation == _DELETE] * n)
-        view = RowsView.FromString(b"".join(blobs))
-        row_index = pc.cast(after_zero_sentinels(view.row_index, self.size, pa.uint64()), pa.int64())
+        view = wire_views.RowsView.FromString(b"".join(blobs))
+        row_index = wire_views.after_zero_sentinels(view.row_index, self.size, pa.uint64())
+        row_index = pc.cast(row_index, pa.int64())
         maps = {"primaryKey": _map_column(view.primary_key, self.size, null_pk),
                 "before": _map_column(view.before, self.size, null_before),
                 "after": _map_column(view.after, self.size, null_after)}
