@@ -16,12 +16,11 @@ This module is also where a decoded QUERY event becomes a plain ``schema_tracker
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from binlog_model.charsets import charset_for_collation_id, make_text_decoder
 from binlog_model.errors import UnsupportedDDLError
 from binlog_model.position import BinlogPosition
-from binlog_model.wire.events import QueryEvent
+from binlog_model.wire.events import Event, QueryEvent
 from binlog_model.wire.header import ROWS_EVENT_TYPES, EventType
 from schema_tracker.changes import SchemaChange
 from schema_tracker.history import SchemaHistory
@@ -37,7 +36,7 @@ DDL_SKIP_TYPES: frozenset[int] = frozenset(ROWS_EVENT_TYPES) | frozenset(
     int(t) for t in EventType if "ROWS" in t.name or t.name == "TABLE_MAP_EVENT")
 
 
-def replay_ddl(events: Iterable[Any], history: SchemaHistory | None = None, *,
+def replay_ddl(events: Iterable[Event], history: SchemaHistory | None = None, *,
                pin_server_charset: bool = False, source: str = "") -> SchemaHistory:
     """Replay the DDL of a decoded event stream (binlog order) onto ``history`` (extended in place; a new
     empty one by default) and return it. Every entry carries its real position and GTID exactly as the

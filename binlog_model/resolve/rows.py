@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from google.protobuf.struct_pb2 import NULL_VALUE
 
@@ -33,10 +33,19 @@ from binlog_model.resolve.options import ImageMode
 from binlog_model.resolve.plan import ColumnMark, RowPlan
 from binlog_model.wire.values import NOT_PRESENT
 
+if TYPE_CHECKING:
+    from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
+
+    from binlog_model._pb import binlog_event_pb2 as pb
+    from binlog_model.resolve.compiled_rows import CompiledRows
+
+    Rows: TypeAlias = RepeatedCompositeFieldContainer[pb.Row]          # the outgoing event's rows
+    Columns: TypeAlias = RepeatedCompositeFieldContainer[pb.Column]    # a row's key, before or after
+
 __all__ = ["BuildRows", "RowBuilders", "python_row_builders"]
 
 # (the outgoing event's repeated ``rows`` field, the images, the row_index of the first) -> None
-BuildRows = Callable[[Any, Sequence[Any], int], None]
+BuildRows = Callable[["Rows", Sequence[Any], int], None]
 
 _NULL = NULL_VALUE
 _HIDDEN = ColumnMark.HIDDEN
@@ -51,7 +60,7 @@ class RowBuilders:
     insert: BuildRows
     update: BuildRows
     delete: BuildRows
-    compiled: Any = None    # the plan compiled for C (resolve.compiled_rows.CompiledRows), when it compiles
+    compiled: CompiledRows | None = None    # the plan compiled for C, when it compiles
 
     def for_kind(self, kind: str) -> BuildRows:
         """The builder of a rows event's ``kind`` (``insert``, ``update``, ``partial_update``, ``delete``)."""
@@ -77,7 +86,7 @@ def python_row_builders(plan: RowPlan, image: ImageMode) -> RowBuilders:
                 some(row.primary_key, image, key)
                 return
 
-    def insert(rows: Any, images: Sequence[Any], index: int) -> None:
+    def insert(rows: Rows, images: Sequence[Any], index: int) -> None:
         for image in images:
             row = rows.add()
             row.row_index = index
@@ -85,7 +94,7 @@ def python_row_builders(plan: RowPlan, image: ImageMode) -> RowBuilders:
             primary_key(row, image)
             every(row.after, image)
 
-    def delete(rows: Any, images: Sequence[Any], index: int) -> None:
+    def delete(rows: Rows, images: Sequence[Any], index: int) -> None:
         for image in images:
             row = rows.add()
             row.row_index = index
@@ -93,7 +102,7 @@ def python_row_builders(plan: RowPlan, image: ImageMode) -> RowBuilders:
             primary_key(row, image)
             some(row.before, image, always)
 
-    def delete_full(rows: Any, images: Sequence[Any], index: int) -> None:
+    def delete_full(rows: Rows, images: Sequence[Any], index: int) -> None:
         for image in images:
             row = rows.add()
             row.row_index = index
@@ -101,7 +110,7 @@ def python_row_builders(plan: RowPlan, image: ImageMode) -> RowBuilders:
             primary_key(row, image)
             every(row.before, image)
 
-    def update_full(rows: Any, images: Sequence[Any], index: int) -> None:
+    def update_full(rows: Rows, images: Sequence[Any], index: int) -> None:
         for before, after in images:
             row = rows.add()
             row.row_index = index
@@ -113,7 +122,7 @@ def python_row_builders(plan: RowPlan, image: ImageMode) -> RowBuilders:
     with_old = image == ImageMode.CHANGED_WITH_OLD
     always_set = set(always)
 
-    def update_changed(rows: Any, images: Sequence[Any], index: int) -> None:
+    def update_changed(rows: Rows, images: Sequence[Any], index: int) -> None:
         for before, after in images:
             row = rows.add()
             row.row_index = index
@@ -140,8 +149,8 @@ def python_row_builders(plan: RowPlan, image: ImageMode) -> RowBuilders:
     return RowBuilders(plan, insert, update_full if full else update_changed, delete_full if full else delete)
 
 
-Fill = Callable[[Any, Sequence[Any], Iterable[int]], None]
-FillAll = Callable[[Any, Sequence[Any]], None]
+Fill = Callable[["Columns", Sequence[Any], Iterable[int]], None]
+FillAll = Callable[["Columns", Sequence[Any]], None]
 
 
 def _fillers(plan: RowPlan, names: tuple[str, ...], setters: tuple[Any, ...]) -> tuple[Fill, FillAll]:
@@ -150,7 +159,7 @@ def _fillers(plan: RowPlan, names: tuple[str, ...], setters: tuple[Any, ...]) ->
     if plan.has_marks:
         marks = tuple(c.mark for c in plan.columns)
 
-        def marked(target: Any, image: Sequence[Any], indexes: Iterable[int]) -> None:
+        def marked(target: Columns, image: Sequence[Any], indexes: Iterable[int]) -> None:
             # A table with invisible or hidden columns: mark the invisible ones, leave the hidden ones out.
             add = target.add
             for i in indexes:
@@ -167,11 +176,11 @@ def _fillers(plan: RowPlan, names: tuple[str, ...], setters: tuple[Any, ...]) ->
                 if mark == _INVISIBLE:
                     column.invisible = True
 
-        def marked_all(target: Any, image: Sequence[Any]) -> None:
+        def marked_all(target: Columns, image: Sequence[Any]) -> None:
             marked(target, image, range(len(image)))
         return marked, marked_all
 
-    def some(target: Any, image: Sequence[Any], indexes: Iterable[int]) -> None:
+    def some(target: Columns, image: Sequence[Any], indexes: Iterable[int]) -> None:
         add = target.add
         for i in indexes:
             value = image[i]
@@ -184,7 +193,7 @@ def _fillers(plan: RowPlan, names: tuple[str, ...], setters: tuple[Any, ...]) ->
             else:
                 setters[i](column.value, value)
 
-    def every(target: Any, image: Sequence[Any]) -> None:
+    def every(target: Columns, image: Sequence[Any]) -> None:
         # ``some`` over every column, walking names, setters and values together (no index lookups).
         add = target.add
         for name, set_value, value in zip(names, setters, image, strict=True):

@@ -27,12 +27,12 @@ import pyarrow.compute as pc
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.sinks.parquet import TableFile
-from binlog_model.spark.arrow_batch import EventView
 from binlog_model.spark.datasource import ReadOptions, decode_slice, prepare_worker, shipped_history
 from binlog_model.spark.partitions import Slice
 from binlog_model.spark.typed import TableLineage, table_lineages, typed_schema, untyped_lineage
 from binlog_model.spark.typed_arrow import typed_batch
 from binlog_model.spark.value_json import OPERATIONS
+from binlog_model.spark.wire_views import EventView
 
 __all__ = ["BUFFER_BYTES", "TABLE_ROWS", "SliceTask", "slice_label", "write_slice"]
 
