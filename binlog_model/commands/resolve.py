@@ -161,6 +161,7 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
         local_context,
         local_session,
         prefetch_scans,
+        prefetch_worthwhile,
         run_resolve,
         spark_errors,
         warm_workers,
@@ -219,7 +220,7 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
         spark = None
         with _output_to(log):
             try:
-                if master.startswith("local") and state_dir is None and paths:
+                if state_dir is None and paths and not stream and prefetch_worthwhile(master, inputs[0][1]):
                     prefetch_scans(inputs[0][1])      # the pre-pass overlaps the JVM's start
                 if stream:
                     spark = local_session(master, conf=settings, log_level="WARN")
