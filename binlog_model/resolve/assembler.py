@@ -68,7 +68,7 @@ from schema_tracker.changes import SkippedStatement, visible_changes
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import collation_name
 
-__all__ = ["AssemblerStats", "StatementAssembler"]
+__all__ = ["AssemblerStats", "StatementAssembler", "replay_ddl"]
 
 _OPERATION = {"insert": pb.BinlogEvent.INSERT, "update": pb.BinlogEvent.UPDATE,
               "partial_update": pb.BinlogEvent.UPDATE, "delete": pb.BinlogEvent.DELETE}
@@ -593,3 +593,23 @@ def _pb_position(event: Event) -> pb.BinlogPosition:
     if h.inner_index is not None:
         p.inner_index = h.inner_index
     return p
+
+
+def replay_ddl(events: Iterable[Event], history: SchemaHistory | None = None, *,
+               pin_server_charset: bool = False, source: str = "") -> SchemaHistory:
+    """Replay the DDL of a decoded event stream (binlog order) onto ``history`` (extended in place; a new
+    empty one by default) and return it. Every entry carries its real position and GTID exactly as the
+    assembler records it (MySQL's tagged GTIDs keep their tag). Without a snapshot (an empty history), the
+    server charset is taken from the first DDL's ``collation_server``, as ``events`` does;
+    ``pin_server_charset`` keeps the history's own (a ``--server-charset`` given by the user).
+
+    ``source``: the assembler's source label (unused by the history). A transaction left open at the
+    end is tolerated here: the real decode reports it. Raises the tracker's ``SchemaError`` subclasses
+    (strict DDL)."""
+    replay = StatementAssembler(history if history is not None else SchemaHistory(),
+                                ResolveOptions(source=source, allow_incomplete_tail=True))
+    if pin_server_charset:
+        replay.pin_server_charset()
+    for _ in replay.assemble(events):
+        pass
+    return replay.history

@@ -8,7 +8,7 @@ checksum checked, body not parsed), and it keeps only what the schema replay nee
 QUERY, XID events) plus what the source's markers say: the offsets where transactions start, the file's
 FORMAT_DESCRIPTION bytes and where its last event ends. Scans are independent, so they run in a thread pool
 (the Spark driver) or anywhere. ``build_history`` then replays the kept events of every file in binlog order
-through the one DDL pass (``resolve.ddl_pass.replay_ddl``, what the ``schema`` CLI and the library run too),
+through the one DDL pass (``resolve.assembler.replay_ddl``, what the ``schema`` CLI and the library run too),
 giving a ``SchemaHistory`` that executors receive as JSON. ``plan_slices`` cuts each file at transaction
 starts into slices of about ``slice_bytes``; ``slice_source`` reads one as the same event source (a byte
 range of the file: a slice after the first resumes the decoder with the file's FORMAT_DESCRIPTION bytes),
@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.io.file_source import FileSource
 from binlog_model.io.files import binlog_size, expand_paths
-from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
+from binlog_model.resolve.assembler import replay_ddl
+from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 from binlog_model.runs.source import BOUNDARY_TYPES, FileEnd, FormatDescription, TransactionStart
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory

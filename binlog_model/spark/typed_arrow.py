@@ -26,7 +26,7 @@ from google.protobuf.internal.type_checkers import ToShortestFloat
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.compiled import speedups
 from binlog_model.position import BinlogPosition, file_sequence
-from binlog_model.spark.typed import META_FIELDS, TableLineage
+from binlog_model.spark.typed import META_FIELDS, TableLineage, typed_schema
 from binlog_model.spark.typed_values import _INT_RANGE, _Invalid, convert_value
 from binlog_model.spark.value_json import OPERATIONS, value_json
 from binlog_model.spark.wire_views import (
@@ -51,7 +51,7 @@ from binlog_model.spark.wire_views import (
     kinds_of,
 )
 
-__all__ = ["convert_values", "typed_batches"]
+__all__ = ["convert_values", "map_in_arrow", "typed_batches", "typed_frame"]
 
 _DELETE = pb.BinlogEvent.DELETE
 _SCHEMA = pb.BinlogEvent.SCHEMA
@@ -520,3 +520,30 @@ def typed_batches(batches: Iterator[pa.RecordBatch], lineage: TableLineage, sche
     for batch in batches:
         payloads = [p for p in batch.column("event").to_pylist() if p is not None]
         yield from typed_batch(payloads, lineage, schema)
+
+
+def typed_frame(changes: Any, lineage: TableLineage) -> Any:
+    """The typed DataFrame of one table from the data source's change rows (any ``operation`` other than
+    SCHEMA; call with the rows of this table only)."""
+    from pyspark.sql import functions as F
+
+    ddl, schema = typed_schema(lineage)
+    logged = F.lit(False)
+    for db, table in lineage.logged_names:
+        logged = logged | ((F.col("db") == db) & (F.col("table") == table))
+    # The serialized event rides on the first change row of each event: typed in bulk from its bytes.
+    events = changes.where(logged & (F.col("operation") != "SCHEMA") & F.col("event").isNotNull())
+    return map_in_arrow(events.select("event"), lambda batches: typed_batches(batches, lineage, schema), ddl)
+
+
+def map_in_arrow(frame: Any, func: Any, ddl: str) -> Any:
+    """``frame.mapInArrow(func, ddl)`` without pandas: pyspark's method builds its UDF through
+    ``pandas_udf``, which refuses to run without pandas although an Arrow map never uses it; the same UDF
+    is built here directly (pyarrow only, as the data source)."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql.udf import UserDefinedFunction
+    from pyspark.util import PythonEvalType
+
+    udf = UserDefinedFunction(func, returnType=ddl, evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF)
+    column = udf(*[frame[name] for name in frame.columns])
+    return DataFrame(frame._jdf.mapInArrow(column._jc, False, None), frame.sparkSession)
