@@ -22,7 +22,7 @@ SQL NULL is handled here, in the column loops, before any value setter runs: the
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -86,47 +86,44 @@ def python_row_builders(plan: RowPlan, image: ImageMode) -> RowBuilders:
                 some(row.primary_key, image, key)
                 return
 
-    def insert(rows: Rows, images: Sequence[Any], index: int) -> None:
+    def numbered(rows: Rows, images: Sequence[Any], index: int) -> Iterator[tuple[Any, Any]]:
+        # One new Row per image, numbered from ``index`` on: every builder's loop.
         for image in images:
             row = rows.add()
             row.row_index = index
             index += 1
+            yield row, image
+
+    def insert(rows: Rows, images: Sequence[Any], index: int) -> None:
+        for row, image in numbered(rows, images, index):
             primary_key(row, image)
             every(row.after, image)
 
     def delete(rows: Rows, images: Sequence[Any], index: int) -> None:
-        for image in images:
-            row = rows.add()
-            row.row_index = index
-            index += 1
+        for row, image in numbered(rows, images, index):
             primary_key(row, image)
             some(row.before, image, always)
 
     def delete_full(rows: Rows, images: Sequence[Any], index: int) -> None:
-        for image in images:
-            row = rows.add()
-            row.row_index = index
-            index += 1
+        for row, image in numbered(rows, images, index):
             primary_key(row, image)
             every(row.before, image)
 
-    def update_full(rows: Rows, images: Sequence[Any], index: int) -> None:
-        for before, after in images:
-            row = rows.add()
-            row.row_index = index
-            index += 1
-            primary_key(row, before, after)
-            every(row.before, before)
-            every(row.after, after)
+    def update_whole(with_before: bool) -> BuildRows:
+        # ``full``: both images whole; ``after``: the after image only (the row after the change).
+        def update(rows: Rows, images: Sequence[Any], index: int) -> None:
+            for row, (before, after) in numbered(rows, images, index):
+                primary_key(row, before, after)
+                if with_before:
+                    every(row.before, before)
+                every(row.after, after)
+        return update
 
     with_old = image == ImageMode.CHANGED_WITH_OLD
     always_set = set(always)
 
     def update_changed(rows: Rows, images: Sequence[Any], index: int) -> None:
-        for before, after in images:
-            row = rows.add()
-            row.row_index = index
-            index += 1
+        for row, (before, after) in numbered(rows, images, index):
             primary_key(row, before, after)
             changed = [i for i, a in enumerate(after) if a is not NOT_PRESENT and _differs(before[i], a)]
             shown: Iterable[int] = sorted(always_set.union(changed)) if with_old else always
@@ -135,18 +132,11 @@ def python_row_builders(plan: RowPlan, image: ImageMode) -> RowBuilders:
                               for i in range(len(before))], shown)
             some(row.after, after, changed)
 
-    def update_after(rows: Any, images: Sequence[Any], index: int) -> None:
-        for before, after in images:
-            row = rows.add()
-            row.row_index = index
-            index += 1
-            primary_key(row, before, after)
-            every(row.after, after)
-
     if image == ImageMode.AFTER:
-        return RowBuilders(plan, insert, update_after, delete_full)
-    full = image == ImageMode.FULL
-    return RowBuilders(plan, insert, update_full if full else update_changed, delete_full if full else delete)
+        return RowBuilders(plan, insert, update_whole(False), delete_full)
+    if image == ImageMode.FULL:
+        return RowBuilders(plan, insert, update_whole(True), delete_full)
+    return RowBuilders(plan, insert, update_changed, delete)
 
 
 Fill = Callable[["Columns", Sequence[Any], Iterable[int]], None]
