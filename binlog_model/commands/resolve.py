@@ -166,6 +166,7 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
         spark_errors,
         warm_workers,
     )
+    from binlog_model.spark.jvm import close_driver_jvm
     from binlog_model.spark.partitions import expand_paths
 
     if state_dir is not None and not paths:
@@ -223,9 +224,9 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
                 if state_dir is None and paths and not stream and prefetch_worthwhile(master, inputs[0][1]):
                     prefetch_scans(inputs[0][1])      # the pre-pass overlaps the JVM's start
                 if stream:
-                    spark = local_session(master, conf=settings, log_level="WARN")
+                    spark = local_session(master, conf=settings, log_level="WARN", create_archive=True)
                 else:   # RDD tasks only: no SQL engine to start
-                    spark = local_context(master, conf=settings, log_level="WARN")
+                    spark = local_context(master, conf=settings, log_level="WARN", create_archive=True)
                     warm_workers(spark)
                 for label, files, target in inputs:
                     if stream:
@@ -249,6 +250,7 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
                 if spark is not None:
                     with contextlib.suppress(Exception):    # a JVM already gone must not add its own error
                         spark.stop()
+                    close_driver_jvm()      # a first run's JVM writes its class archive as it exits
 
 
 def _stream(spark: Any, files: list[str], target: str, checkpoint: Path | None, label: str,

@@ -8,13 +8,14 @@ one-file run's wall time, so the driver gets three standard HotSpot options, unl
 - ``-XX:TieredStopAtLevel=1``: the client compiler only (a driver that runs no row code has no loop worth
   the optimising compiler's start-up work);
 - ``-XX:+UseSerialGC``: one collector thread (the heap holds task results, not data);
-- AppCDS (``-XX:SharedArchiveFile``): the classes loaded by the previous start, mapped from an archive
-  instead of being parsed and verified again. The first run without an archive writes one at its JVM's
-  exit (``-XX:ArchiveClassesAtExit`` into a temporary name); a later run adopts it once that JVM has
-  exited. ``-XX:+VerifySharedSpaces`` checks the archive's checksums and ``-Xshare:auto`` runs without it
-  when it does not fit (another JVM, another class path, a torn file), so a bad archive costs the saving,
-  never the run. The archive is keyed by the java binary and the jars of the class path, and lives in
-  the user's cache folder (``$BINLOG_MODEL_CACHE`` or ``~/.cache/binlog-model/jvm``); set
+- AppCDS (``-XX:SharedArchiveFile``): the classes loaded by an earlier start, mapped from an archive instead
+  of being parsed and verified again. A run that may create it (the command line, ``create_archive``) and
+  finds none has its JVM write one as it exits (``-XX:ArchiveClassesAtExit``, a temporary name);
+  ``close_driver_jvm`` then ends that JVM, waits for it, and renames the archive into place only when the
+  JVM exited cleanly: a JVM killed while writing leaves a torn file, and JDK 17 crashes on a truncated
+  archive instead of running without it. ``-Xshare:auto`` runs without an archive that does not fit (an
+  updated JVM, other jars). The archive is keyed by the java binary and the jars of the class path, and
+  lives in the user's cache folder (``$BINLOG_MODEL_CACHE`` or ``~/.cache/binlog-model``, ``jvm/``); set
   ``BINLOG_MODEL_JVM_ARCHIVE=0`` to leave it out.
 """
 
@@ -24,22 +25,32 @@ import contextlib
 import hashlib
 import os
 import shutil
+import subprocess
+import time
 from pathlib import Path
+from typing import Any
 
 from binlog_model.io.cache import cache_root
 
-__all__ = ["ARCHIVE_ENV", "driver_java_options"]
+__all__ = ["ARCHIVE_ENV", "close_driver_jvm", "driver_java_options"]
 
 ARCHIVE_ENV = "BINLOG_MODEL_JVM_ARCHIVE"
 _FAST_START = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 # The JVM prints CDS warnings (classes it cannot archive) on stdout: not for a user's terminal.
 _QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+# A temporary archive older than this was left by a JVM that never finished: removed.
+_STALE_SECONDS = 24 * 3600
+
+# The archive this process's driver JVM writes as it exits: (temporary name, final name).
+_PENDING: list[tuple[Path, Path]] = []
 
 
-def driver_java_options(user_options: str | None, spark_home: str | None, jars: str | None = None) -> str:
-    """``spark.driver.extraJavaOptions`` for a driver JVM this process launches: ours, then the user's."""
+def driver_java_options(user_options: str | None, spark_home: str | None, jars: str | None = None, *,
+                        create_archive: bool = False) -> str:
+    """``spark.driver.extraJavaOptions`` for a driver JVM this process launches: ours, then the user's.
+    ``create_archive``: without an archive, have this JVM write one (then call ``close_driver_jvm``)."""
     ours = [_FAST_START]
-    archive = _archive_options(spark_home, jars)
+    archive = _archive_options(spark_home, jars, create_archive)
     if archive:
         ours.append(archive)
     if user_options:
@@ -47,7 +58,32 @@ def driver_java_options(user_options: str | None, spark_home: str | None, jars: 
     return " ".join(ours)
 
 
-def _archive_options(spark_home: str | None, jars: str | None) -> str:
+def close_driver_jvm(timeout: float = 60.0) -> None:
+    """End the driver JVM this process launched and wait for it, when it is to write the class archive (the
+    JVM writes it as it exits), and keep the archive if it exited cleanly. Call after ``stop()``."""
+    if not _PENDING:
+        return
+    from pyspark import SparkContext
+
+    proc: Any = getattr(SparkContext._gateway, "proc", None)
+    temp, final = _PENDING.pop()
+    if proc is None:
+        return
+    # Spark's gateway server exits (System.exit(0)) when its standard input closes: the driver's own way out.
+    with contextlib.suppress(OSError, AttributeError):
+        proc.stdin.close()
+    try:
+        code = proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        return
+    with contextlib.suppress(OSError):
+        if code == 0 and temp.is_file() and temp.stat().st_size:
+            os.replace(temp, final)
+        else:
+            temp.unlink(missing_ok=True)
+
+
+def _archive_options(spark_home: str | None, jars: str | None, create: bool) -> str:
     if os.environ.get(ARCHIVE_ENV, "") in ("0", "false", "no") or not spark_home:
         return ""
     java = _java_binary()
@@ -56,14 +92,16 @@ def _archive_options(spark_home: str | None, jars: str | None) -> str:
         return ""
     try:
         folder = cache_root() / "jvm"
-        folder.mkdir(parents=True, exist_ok=True)
         final = folder / f"spark-driver-{_key(java, jar_dir, jars)}.jsa"
-        if not final.is_file():
-            _adopt_finished(final)
         if final.is_file():
-            return f"-XX:SharedArchiveFile={final} -XX:+VerifySharedSpaces -Xshare:auto {_QUIET}"
-        # This run writes one (at its JVM's exit) under a name of its own; a later run adopts it.
-        return f"-XX:ArchiveClassesAtExit={folder / f'{final.name}.{os.getpid()}.tmp'} {_QUIET}"
+            return f"-XX:SharedArchiveFile={final} -Xshare:auto {_QUIET}"
+        if not create:
+            return ""
+        folder.mkdir(parents=True, exist_ok=True)
+        _drop_stale(folder)
+        temp = folder / f"{final.name}.{os.getpid()}.tmp"
+        _PENDING.append((temp, final))
+        return f"-XX:ArchiveClassesAtExit={temp} {_QUIET}"
     except OSError:
         return ""           # an unwritable cache: a slower start, nothing else
 
@@ -89,33 +127,9 @@ def _key(java: Path, jar_dir: Path, jars: str | None) -> str:
     return digest.hexdigest()[:16]
 
 
-def _adopt_finished(final: Path) -> None:
-    """Rename an archive a finished run wrote to ``final``. The writer's JVM outlives its Python process by
-    the dump itself, so a temporary archive is taken only when no JVM holds it open any more."""
-    for candidate in final.parent.glob(f"{final.name}.*.tmp"):
+def _drop_stale(folder: Path) -> None:
+    """Remove temporary archives of runs that never finished writing one (killed JVMs)."""
+    for temp in folder.glob("*.tmp"):
         with contextlib.suppress(OSError):
-            if candidate.stat().st_size and not _held_open(candidate):
-                if final.is_file():
-                    candidate.unlink()      # another finished run's: one archive is enough
-                else:
-                    os.replace(candidate, final)
-
-
-def _held_open(path: Path) -> bool:
-    """Whether a process has ``path`` open (a JVM still writing the archive). Where /proc cannot tell, a
-    file younger than a minute counts as held."""
-    proc = Path("/proc")
-    if not (proc / "self" / "fd").is_dir():
-        import time
-
-        return time.time() - path.stat().st_mtime < 60
-    target = str(path.resolve())
-    for pid in os.listdir(proc):
-        if not pid.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            for fd in os.listdir(proc / pid / "fd"):
-                with contextlib.suppress(OSError):
-                    if os.readlink(proc / pid / "fd" / fd) == target:
-                        return True
-    return False
+            if time.time() - temp.stat().st_mtime > _STALE_SECONDS:
+                temp.unlink()
