@@ -293,8 +293,11 @@ class _Session:
             self.result.stats = self.assembler.stats
         if target is not None and self.committed is not None and _key(self.committed) >= _key(target):
             return True
-        if self.settings.spool is not None and self.committed is not None:
-            self.settings.spool.recover(*self.committed)     # what a killed run wrote past its commit goes
+        if self.settings.spool is not None:
+            # one spool mirrors one server: after a failover its file names would mix two servers' files
+            self.settings.spool.follow(self.source.followed["server_uuid"] or self.source.followed["server"])
+            if self.committed is not None:
+                self.settings.spool.recover(*self.committed)  # what a killed run wrote past its commit goes
         if self.settings.on_session is not None:
             shown = f"{where[0]}:{where[1]}" if kind == "position" else f"GTID set {where}"
             self.settings.on_session(f"streaming from {shown}" + (" (by GTID)" if kind != "position" else ""))
@@ -330,6 +333,8 @@ class _Session:
         position = checkpoint.position
         state.position = {**position.to_json(), "gtids_complete": self.gtids_complete}
         state.history = checkpoint.history.to_json()
+        # the position is now this server's (after a failover: the new one's, from here on it is followed)
+        state.source = {**(state.source or {}), **self.source.followed}
         size = checkpoint.output_bytes
         state.open_output = {"file": self.name, "bytes": size} if size else None
         state.save()

@@ -526,3 +526,97 @@ def test_network_stall_and_server_restart(own_server: LocalServer, tmp_path: Pat
     expected = tmp_path / "expected.jsonl"
     assert main(["events", *map(str, files), "--source", SOURCE, "--out", str(expected)]) == 0
     assert _concatenated(tmp_path) == expected.read_bytes()
+
+
+def _without_positions(data: bytes) -> list[bytes]:
+    """Protobuf output with each event's ``position`` cleared (the fields that name a server's own file and
+    offset), re-serialized: what stays the same on every server of a replication topology."""
+    from binlog_model.sinks.delimited import parse_delimited
+    events = parse_delimited(data)
+    for event in events:
+        event.ClearField("position")
+    return [event.SerializeToString(deterministic=True) for event in events]
+
+
+def _events_proto(files: list[Path], out: Path) -> bytes:
+    assert main(["events", *map(str, files), "--source", SOURCE, "--format", "proto", "--out", str(out)]) == 0
+    return out.read_bytes()
+
+
+def test_failover_to_a_gtid_replica(tmp_path: Path) -> None:
+    """Failover: a second MySQL replicates from the first with GTIDs (``SOURCE_AUTO_POSITION=1``); the tail
+    follows the primary while the workload runs there, is killed (SIGKILL) at a seeded moment, and the same
+    ``--state`` is pointed at the replica, where it must resume by GTID set (``COM_BINLOG_DUMP_GTID``) and
+    follow the replica's binlog (its own file names and offsets) to the end of the workload.
+
+    What "equal" means across servers: the replica's binlog holds the same transactions with the same GTIDs,
+    server_ids, timestamps, statements and rows, under other file names and offsets. So the tail's
+    concatenated output is compared three ways: (1) with every event's ``position`` cleared, it equals
+    ``events`` over the primary's files (one uninterrupted tail of the primary), event for event; (2) what
+    it wrote before the failover is a byte-for-byte prefix of ``events`` over the primary's files; (3) what
+    it wrote after is a byte-for-byte suffix of ``events`` over the replica's own files, positions included.
+    Together: nothing lost, nothing repeated, and every position names the server it was read from."""
+    from binlog_model.testing.mysql import MySQLServer, mysql_available
+    ok, reason = mysql_available()
+    if not ok:
+        pytest.skip(f"no local MySQL: {reason}")
+    rng = random.Random("tail-failover")
+    with MySQLServer(transaction_compression=True, server_id=1) as primary, \
+            MySQLServer(transaction_compression=True, server_id=2) as replica:
+        replica.replicate_from(primary)
+        primary.execute("CREATE DATABASE tl")
+        writer = Writer(primary, seed=29, units=UNITS // 2, rotate=60)
+        writer.start()
+        try:
+            first_log = tmp_path / "logs" / "primary.txt"
+            first = _spawn(_tail_args(primary, tmp_path, "--format", "proto"), first_log)
+            _wait_for(first, lambda: _committed(tmp_path))
+            time.sleep(rng.uniform(0.5, 1.5))
+            assert first.poll() is None, first_log.read_text()
+            first.send_signal(signal.SIGKILL)
+            first.wait(timeout=30)
+            state = RunState.load(tmp_path / "state")
+            assert state.position is not None and state.position["gtids_complete"]
+            # what the primary's sessions committed: the parts so far and the open part's committed bytes
+            before = (sum(int(o["bytes"]) for o in state.outputs)
+                      + int((state.open_output or {}).get("bytes", 0)))
+            log = tmp_path / "logs" / "replica.txt"
+            second = _spawn(_tail_args(replica, tmp_path, "--format", "proto"), log)
+            try:
+                _wait_for(second, lambda: b"streaming from" in log.read_bytes())
+                writer.join(timeout=300)
+                assert writer.error is None, writer.error
+                replica.wait_replicated(primary)
+                _wait_caught_up(replica, tmp_path)
+                second.send_signal(signal.SIGTERM)
+                second.wait(timeout=60)
+            finally:
+                if second.poll() is None:
+                    second.kill()
+                    second.wait()
+            text = log.read_text()
+            assert second.returncode == 0, text
+            assert "(by GTID)" in text, text
+        finally:
+            writer.join(timeout=300)
+        primary_files = primary.flush_and_collect(tmp_path / "binlogs-primary", include_previous=True)
+        replica_files = replica.flush_and_collect(tmp_path / "binlogs-replica", include_previous=True)
+        final = _spawn(_tail_args(replica, tmp_path, "--format", "proto", "--stop-at-end"))
+        _, err = final.communicate(timeout=120)
+        assert final.returncode == 0, err.decode()
+        state = RunState.load(tmp_path / "state")
+        assert state.source is not None and state.source["server"] == str(replica.socket), state.source
+    got = _concatenated(tmp_path)
+    on_primary = _events_proto(primary_files, tmp_path / "expected-primary.pb")
+    on_replica = _events_proto(replica_files, tmp_path / "expected-replica.pb")
+    assert 0 < before < len(got), (before, len(got))
+    assert on_primary.startswith(got[:before]), "the part read from the primary is not events' over its files"
+    assert on_replica.endswith(got[before:]), "the part read from the replica is not events' over its files"
+    want = _without_positions(on_primary)
+    have = _without_positions(got)
+    assert len(want) >= 100
+    if have != want:
+        first_diff = next((i for i, (a, b) in enumerate(zip(have, want, strict=False)) if a != b),
+                          min(len(have), len(want)))
+        pytest.fail(f"the tail's events (positions aside) differ from events' over the primary's files at "
+                    f"event {first_diff} (tail {len(have)}, events {len(want)})")
