@@ -620,3 +620,57 @@ def test_failover_to_a_gtid_replica(tmp_path: Path) -> None:
                           min(len(have), len(want)))
         pytest.fail(f"the tail's events (positions aside) differ from events' over the primary's files at "
                     f"event {first_diff} (tail {len(have)}, events {len(want)})")
+
+
+BIG = os.environ.get("BINLOG_MODEL_TAIL_BIG") == "1"
+#: the tail's peak RSS bound with a transaction of any size: the interpreter and its modules (~55 MiB),
+#: the assembler's in-memory part of an open transaction (``spill_bytes``, 64 MiB), and slack
+RSS_BOUND_MIB = 192
+
+
+@pytest.mark.parametrize("compressed", [True, False] if BIG else [True])
+def test_big_transaction_keeps_memory_flat(compressed: bool, tmp_path: Path) -> None:
+    """One transaction much larger than the assembler's ``spill_bytes`` (an INSERT … SELECT of 200,000
+    rows of 1 KiB, ~200 MiB of output; ``BINLOG_MODEL_TAIL_BIG=1``: 2,000,000 narrow rows, compressed and
+    not) read by ``tail --stop-at-end``: the tail's peak RSS (the kernel's ``ru_maxrss`` of the process)
+    stays under ``RSS_BOUND_MIB`` whatever the transaction's size. MySQL compresses a transaction into ONE
+    TRANSACTION_PAYLOAD event: it must be inflated and decoded a piece at a time, and the open
+    transaction's events spill to disk, as in ``events``. Held in memory, 200 MiB of output would not
+    fit under the bound."""
+    from binlog_model.testing.mysql import MySQLServer, mysql_available
+    ok, reason = mysql_available()
+    if not ok:
+        pytest.skip(f"no local MySQL: {reason}")
+    rows, width = (2_000_000, 64) if BIG else (200_000, 1024)
+    # room for the data in the buffer pool and the redo log: the INSERT takes a third of the time
+    with MySQLServer(transaction_compression=compressed,
+                     extra_args=[f"--cte-max-recursion-depth={rows + 1}", "--innodb-buffer-pool-size=512M",
+                                 "--innodb-redo-log-capacity=256M"]) as server:
+        server.execute(["CREATE DATABASE big", "CREATE TABLE big.t (id BIGINT PRIMARY KEY, v VARCHAR(1024))",
+                        "INSERT INTO big.t WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq "
+                        f"WHERE n < {rows}) SELECT n, REPEAT(CHAR(97 + n % 26), {width}) FROM seq"])
+        # the tail under a parent that reports its peak RSS: the only child it waits for is the tail
+        measure = ("import resource, subprocess, sys; rc = subprocess.call(sys.argv[1:]); "
+                   "print('maxrss_kib', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, "
+                   "file=sys.stderr); sys.exit(rc)")
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "BINLOG_MODEL_PASSWORD": ""}
+        began = time.monotonic()
+        done = subprocess.run([sys.executable, "-c", measure, sys.executable, "-m", "binlog_model.cli",
+                               *_tail_args(server, tmp_path, "--stop-at-end", "--format", "proto")],
+                              env=env, cwd=ROOT, capture_output=True, timeout=1800)
+        seconds = time.monotonic() - began
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    peak_mib = int(err.split("maxrss_kib ")[1].split()[0]) / 1024
+    out = _concatenated(tmp_path)
+    inserted = sum(len(event.rows) for event in _parse(out) if event.table == "t")
+    print(f"\n{rows:,} rows x {width} B ({'compressed' if compressed else 'plain'}): output "
+          f"{len(out) / 2**20:.0f} MiB, tail {seconds:.1f} s, peak RSS {peak_mib:.0f} MiB")
+    assert inserted == rows
+    assert len(out) > 2 * 64 << 20 if not BIG else len(out) > 150 << 20, "the transaction outgrows the spill"
+    assert peak_mib < RSS_BOUND_MIB, f"peak RSS {peak_mib:.0f} MiB with a {len(out) >> 20} MiB transaction"
+
+
+def _parse(data: bytes) -> list[Any]:
+    from binlog_model.sinks.delimited import parse_delimited
+    return parse_delimited(data)
