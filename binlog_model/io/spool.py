@@ -142,6 +142,17 @@ class Spool:
         self._fh, self._size = fh, size
         fsync_dir(self.directory)
 
+    def ended(self, name: str, size: int) -> None:
+        """The tail committed at the end of ``name`` (past its ROTATE): a copy of exactly ``size`` bytes is
+        whole, even when the next file's first packet, which would have told, never arrives in this run (a
+        kill right after the commit)."""
+        if name in self.whole or (self._fh is not None and self._file == name and self._size != size):
+            return
+        path = self._path(name)
+        if path.is_file() and path.stat().st_size == size:
+            self.whole.add(name)
+            self._journal()
+
     def _leave_out(self, name: str) -> None:
         """``name`` is not mirrored (listed in ``skipped``): what the spool had of it goes, and packets of
         it are ignored until the next file."""

@@ -326,11 +326,13 @@ class _Session:
         writer = self.writer
         assert writer is not None
         writer.sync()
+        position = checkpoint.position
         if self.settings.spool is not None:
             self.settings.spool.sync()
+            if position.rotated_to is not None:           # at a file's end: the spool's copy is whole
+                self.settings.spool.ended(position.file, position.offset)
         state = self.state
         self.gtids_complete = self.gtids_complete or checkpoint.gtids_based
-        position = checkpoint.position
         state.position = {**position.to_json(), "gtids_complete": self.gtids_complete}
         state.history = checkpoint.history.to_json()
         # the position is now this server's (after a failover: the new one's, from here on it is followed)

@@ -169,9 +169,9 @@ def test_kill9_restarts_equal_one_run(own_server: LocalServer, tmp_path: Path) -
     # MySQL's tail writes protobuf (the compiled builder's bytes), MariaDB's JSON lines: both formats
     fmt = "proto" if own_server.family == "MySQL" else "jsonl"
     for n in range(KILLS):
-        # every other restart resumes by GTID set (it cannot keep a spool: a MySQL GTID dump skips bytes)
-        extra = ("--format", fmt, "--resume-by", "gtid") if n % 2 else ("--format", fmt, "--resume-by",
-                                                                         "position", *spool)
+        # every other restart resumes by GTID set; every run keeps the spool (a GTID dump re-sends the
+        # head of a file, or skips the transactions before the position: the spool must stay whole)
+        extra = ("--format", fmt, "--resume-by", "gtid" if n % 2 else "position", *spool)
         log = tmp_path / "logs" / f"run{n}.txt"
         tail = _spawn(_tail_args(own_server, tmp_path, *extra), log)
         # a position-resumed run is killed after its first commit (so the next run has a position to
@@ -194,7 +194,7 @@ def test_kill9_restarts_equal_one_run(own_server: LocalServer, tmp_path: Path) -
     state = RunState.load(tmp_path / "state")
     assert state.position is not None and state.position["gtids_complete"]
     assert state.gtids, "the state records the GTIDs done"
-    _check_spool(own_server, tmp_path / "spool", tmp_path / "binlogs")
+    _check_spool(own_server, tmp_path / "spool", tmp_path / "binlogs", every=True)
 
 
 def _wait_for(tail: subprocess.Popen[bytes], ready: Any) -> None:
@@ -211,11 +211,16 @@ def _committed(work: Path) -> bool:
         return False
 
 
-def _check_spool(server: LocalServer, spool: Path, binlogs: Path, at_least: int = 1) -> None:
+def _check_spool(server: LocalServer, spool: Path, binlogs: Path, at_least: int = 1,
+                 every: bool = False) -> None:
     """Every file the spool holds from its start equals the server's (the last one, still being written by
-    the server when copied, up to the copy's length; binlogs holds copies taken after a FLUSH)."""
+    the server when copied, up to the copy's length; binlogs holds copies taken after a FLUSH). ``every``:
+    the spool holds every file copied (every run of the tail kept it)."""
     mirrored = sorted(p for p in spool.iterdir() if not p.name.startswith("."))
     assert mirrored, "the spool is empty"
+    if every:
+        missing = sorted({p.name for p in binlogs.iterdir()} - {p.name for p in mirrored})
+        assert not missing, f"the spool lacks {missing}"
     compared = 0
     for path in mirrored:
         copy = binlogs / path.name
@@ -646,9 +651,10 @@ def test_big_transaction_keeps_memory_flat(compressed: bool, tmp_path: Path) -> 
     with MySQLServer(transaction_compression=compressed,
                      extra_args=[f"--cte-max-recursion-depth={rows + 1}", "--innodb-buffer-pool-size=512M",
                                  "--innodb-redo-log-capacity=256M"]) as server:
-        server.execute(["CREATE DATABASE big", "CREATE TABLE big.t (id BIGINT PRIMARY KEY, v VARCHAR(1024))",
-                        "INSERT INTO big.t WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq "
-                        f"WHERE n < {rows}) SELECT n, REPEAT(CHAR(97 + n % 26), {width}) FROM seq"])
+        server.execute(["CREATE DATABASE big",
+                        "CREATE TABLE big.t (id BIGINT PRIMARY KEY, v VARCHAR(1024))",
+                        "INSERT INTO big.t WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 "
+                        f"FROM seq WHERE n < {rows}) SELECT n, REPEAT(CHAR(97 + n % 26), {width}) FROM seq"])
         # the tail under a parent that reports its peak RSS: the only child it waits for is the tail
         measure = ("import resource, subprocess, sys; rc = subprocess.call(sys.argv[1:]); "
                    "print('maxrss_kib', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, "
