@@ -286,13 +286,21 @@ class _Session:
             state.gtids = self.source.start_gtids
             resume = Resume(resume.position, state.gtids, resume.files)
         self.gtids_complete = self.source.gtids_complete
+        history: SchemaHistory | None = None
         if state.history is None and self.source.snapshot_catalog is not None:
-            self.assembler = StatementAssembler(SchemaHistory(self.source.snapshot_catalog,
-                                                              lenient=self.settings.lenient_ddl),
-                                                self.settings.options, serialized=self.serialized)
+            history = SchemaHistory(self.source.snapshot_catalog, lenient=self.settings.lenient_ddl)
+        elif not self.source.same_server:
+            # a failover: the history is keyed by the old server's positions, which say nothing here (the
+            # new server's files sort before or after them at random; a lookup would find an older schema,
+            # a DDL would go "backwards"). The schema in force now starts a history of the new server.
+            old = self.assembler.history
+            history = SchemaHistory(old.catalog, lenient=old.lenient, server_version=old.server_version)
+        if history is not None:
+            self.assembler = StatementAssembler(history, self.settings.options, serialized=self.serialized)
             self.result.stats = self.assembler.stats
-        if target is not None and self.committed is not None and _key(self.committed) >= _key(target):
-            return True
+        if (target is not None and self.committed is not None and self.source.same_server
+                and _key(self.committed) >= _key(target)):
+            return True     # (another server's position says nothing about this one's end)
         if self.settings.spool is not None:
             # one spool mirrors one server: after a failover its file names would mix two servers' files
             self.settings.spool.follow(self.source.followed["server_uuid"] or self.source.followed["server"])

@@ -197,56 +197,18 @@ class MySQLServer(LocalServer):
             *self.extra_args,
         ]
 
-    # --- replication (a failover pair) -------------------------------------------------------------------
+    # --- replication (a failover pair): the dialect; ``LocalServer.replicate_from`` does the rest ----------
 
-    def replicate_from(self, source: MySQLServer, user: str = "repl", password: str = "repl-pw-1") -> None:
-        """Make this server a GTID replica of ``source`` (both started with ``gtid=True`` and different
-        ``server_id`` s): a replication user on the source, created with ``sql_log_bin=0`` so that nothing
-        of the harness is in the source's binlog (or replicated), then ``CHANGE REPLICATION SOURCE TO …
-        SOURCE_AUTO_POSITION=1`` over TCP and ``START REPLICA``. The replica logs what it applies
-        (``log_replica_updates``, on by default), with the source's GTIDs, so its binlog holds the same
-        transactions under its own file names and offsets."""
-        if not (self.gtid and source.gtid):
+    gtids_executed_statement = "SELECT @@GLOBAL.gtid_executed"
+    gtid_wait_statement = "SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, %s)"     # 0: applied, 1: timed out
+
+    def _change_source_statement(self, source: LocalServer, user: str, password: str) -> str:
+        if not (self.gtid and getattr(source, "gtid", False)):
             raise HarnessError("a GTID replica needs gtid=True on both servers")
-        if self.server_id == source.server_id:
-            raise HarnessError(f"replica and source share server_id {self.server_id}")
-        conn = source.connect()
-        try:
-            with conn.cursor() as cur:
-                cur.execute("SET SESSION sql_log_bin = 0")
-                cur.execute(f"CREATE USER IF NOT EXISTS '{user}'@'127.0.0.1' IDENTIFIED BY '{password}'")
-                cur.execute(f"GRANT REPLICATION SLAVE ON *.* TO '{user}'@'127.0.0.1'")
-        finally:
-            conn.close()
         # caching_sha2_password over plain TCP needs the source's RSA key (GET_SOURCE_PUBLIC_KEY)
-        self.execute([f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={source.port}, "
-                      f"SOURCE_USER='{user}', SOURCE_PASSWORD='{password}', SOURCE_AUTO_POSITION=1, "
-                      "GET_SOURCE_PUBLIC_KEY=1, SOURCE_CONNECT_RETRY=1",
-                      "START REPLICA"])
-
-    def wait_replicated(self, source: MySQLServer, timeout: float = 120.0) -> None:
-        """Until this replica has applied every transaction ``source`` has executed (its
-        ``@@gtid_executed`` now); ``HarnessError`` with the replica's error when it stopped or timed out."""
-        executed = str(source.query("SELECT @@GLOBAL.gtid_executed")[0][0]).replace("\n", "")
-        timed_out = self.query("SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, %s)", args=(executed, timeout))[0][0]
-        if timed_out:
-            raise HarnessError(f"the replica did not apply {executed} within {timeout:.0f} s: "
-                               f"{self.replication_error() or 'no error reported'}")
-
-    def replication_error(self) -> str:
-        """The replica's last I/O or SQL error ('' when none)."""
-        conn = self.connect()
-        try:
-            with conn.cursor() as cur:
-                cur.execute("SHOW REPLICA STATUS")
-                names = [d[0] for d in cur.description or ()]
-                row = cur.fetchone()
-        finally:
-            conn.close()
-        if row is None:
-            return "not a replica"
-        status = dict(zip(names, row, strict=True))
-        return "; ".join(str(status[k]) for k in ("Last_IO_Error", "Last_SQL_Error") if status.get(k))
+        return (f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={source.port}, "
+                f"SOURCE_USER='{user}', SOURCE_PASSWORD='{password}', SOURCE_AUTO_POSITION=1, "
+                "GET_SOURCE_PUBLIC_KEY=1, SOURCE_CONNECT_RETRY=1")
 
     def __repr__(self) -> str:
         state = f"port={self.port} socket={self.socket}" if self._root is not None else "stopped"

@@ -548,11 +548,35 @@ def _events_proto(files: list[Path], out: Path) -> bytes:
     return out.read_bytes()
 
 
-def test_failover_to_a_gtid_replica(tmp_path: Path) -> None:
-    """Failover: a second MySQL replicates from the first with GTIDs (``SOURCE_AUTO_POSITION=1``); the tail
-    follows the primary while the workload runs there, is killed (SIGKILL) at a seeded moment, and the same
-    ``--state`` is pointed at the replica, where it must resume by GTID set (``COM_BINLOG_DUMP_GTID``) and
-    follow the replica's binlog (its own file names and offsets) to the end of the workload.
+def _failover_pair(kind: str) -> tuple[LocalServer, LocalServer]:
+    """A primary and a replica of ``kind`` that logs what it applies (with the primary's GTIDs)."""
+    if kind == "mysql":
+        from binlog_model.testing.mysql import MySQLServer, mysql_available
+        ok, reason = mysql_available()
+        if not ok:
+            pytest.skip(f"no local MySQL: {reason}")
+        return (MySQLServer(transaction_compression=True, server_id=1),
+                MySQLServer(transaction_compression=True, server_id=2))
+    if kind == "mariadb11":
+        from binlog_model.testing.mariadb11 import MariaDB11Server as MariaDB
+        from binlog_model.testing.mariadb11 import mariadb11_available as available
+    else:
+        from binlog_model.testing.mariadb import MariaDBServer as MariaDB  # type: ignore[assignment]
+        from binlog_model.testing.mariadb import mariadb_available as available
+    ok, reason = available()
+    if not ok:
+        pytest.skip(f"no local {kind}: {reason}")
+    return MariaDB(server_id=1), MariaDB(server_id=2, extra_args=["--log-slave-updates=ON"])
+
+
+@pytest.mark.parametrize("kind", ONE_MYSQL)
+def test_failover_to_a_gtid_replica(kind: str, tmp_path: Path) -> None:
+    """Failover: a second server replicates from the first with GTIDs (MySQL ``SOURCE_AUTO_POSITION=1``,
+    MariaDB ``MASTER_USE_GTID=slave_pos``); the tail follows the primary while the workload runs there, is
+    killed (SIGKILL) at a seeded moment, and the same ``--state`` is pointed at the replica, where it must
+    resume by GTID set (MySQL ``COM_BINLOG_DUMP_GTID``, MariaDB ``@slave_connect_state``) and follow the
+    replica's binlog (its own file names and offsets) to the end of the workload. CI runs it on MySQL; the
+    campaign (``BINLOG_MODEL_TAIL_SERVERS``) on every kind it names.
 
     What "equal" means across servers: the replica's binlog holds the same transactions with the same GTIDs,
     server_ids, timestamps, statements and rows, under other file names and offsets. So the tail's
@@ -561,20 +585,17 @@ def test_failover_to_a_gtid_replica(tmp_path: Path) -> None:
     it wrote before the failover is a byte-for-byte prefix of ``events`` over the primary's files; (3) what
     it wrote after is a byte-for-byte suffix of ``events`` over the replica's own files, positions included.
     Together: nothing lost, nothing repeated, and every position names the server it was read from."""
-    from binlog_model.testing.mysql import MySQLServer, mysql_available
-    ok, reason = mysql_available()
-    if not ok:
-        pytest.skip(f"no local MySQL: {reason}")
-    rng = random.Random("tail-failover")
-    with MySQLServer(transaction_compression=True, server_id=1) as primary, \
-            MySQLServer(transaction_compression=True, server_id=2) as replica:
+    rng = random.Random(f"tail-failover-{kind}")
+    primary, replica = _failover_pair(kind)
+    with primary, replica:
         replica.replicate_from(primary)
         primary.execute("CREATE DATABASE tl")
         writer = Writer(primary, seed=29, units=UNITS // 2, rotate=60)
         writer.start()
         try:
             first_log = tmp_path / "logs" / "primary.txt"
-            first = _spawn(_tail_args(primary, tmp_path, "--format", "proto"), first_log)
+            spool = ("--spool", str(tmp_path / "spool"))
+            first = _spawn(_tail_args(primary, tmp_path, "--format", "proto", *spool), first_log)
             _wait_for(first, lambda: _committed(tmp_path))
             time.sleep(rng.uniform(0.5, 1.5))
             assert first.poll() is None, first_log.read_text()
@@ -585,6 +606,10 @@ def test_failover_to_a_gtid_replica(tmp_path: Path) -> None:
             # what the primary's sessions committed: the parts so far and the open part's committed bytes
             before = (sum(int(o["bytes"]) for o in state.outputs)
                       + int((state.open_output or {}).get("bytes", 0)))
+            # the primary's spool cannot go on with the replica's files (same names, other bytes)
+            refused = _spawn(_tail_args(replica, tmp_path, "--format", "proto", *spool))
+            _, err = refused.communicate(timeout=60)
+            assert refused.returncode == 2 and b"give it a new --spool directory" in err, err.decode()
             log = tmp_path / "logs" / "replica.txt"
             second = _spawn(_tail_args(replica, tmp_path, "--format", "proto"), log)
             try:
@@ -592,7 +617,13 @@ def test_failover_to_a_gtid_replica(tmp_path: Path) -> None:
                 writer.join(timeout=300)
                 assert writer.error is None, writer.error
                 replica.wait_replicated(primary)
-                _wait_caught_up(replica, tmp_path)
+                try:
+                    _wait_caught_up(replica, tmp_path)
+                except AssertionError as err:
+                    position = json.loads((tmp_path / "state" / "state.json").read_text())["position"]
+                    raise AssertionError(f"{err}; the state is at {position and position['file']}:"
+                                         f"{position and position['offset']}; the tail's log:\n"
+                                         f"{log.read_text()}") from None
                 second.send_signal(signal.SIGTERM)
                 second.wait(timeout=60)
             finally:
