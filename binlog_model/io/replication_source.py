@@ -22,7 +22,9 @@ Where the dump starts:
 
 A GTID dump on the same server may send events before the saved position again (the head of a file, or a
 whole file when MySQL starts from an older one): they are dropped, so the stream begins at the saved
-position as the protocol requires.
+position as the protocol requires, and the spool (``on_packet``) does not see them either. On another
+server (a failover to a replica) the saved file:offset names nothing: nothing is dropped, a resume by
+position is refused, and ``followed`` names the new server, which the state records at its next commit.
 """
 
 from __future__ import annotations

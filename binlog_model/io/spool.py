@@ -15,8 +15,14 @@ that the journal does not list (one a run without ``--spool``, or a GTID dump, w
 binlog-named file in the spool is whole, except the one being written.
 
 A file the dump did not send from its start (``--from FILE:POS`` inside a file, or a GTID dump that skips
-transactions, or a run without ``--spool`` in between) cannot be mirrored byte for byte: it is left out
-(listed in ``skipped``, and an older partial copy removed), never written with a hole.
+transactions on a server the state was not built on, or a run without ``--spool`` in between) cannot be
+mirrored byte for byte: it is left out (listed in ``skipped``, and an older partial copy removed), never
+written with a hole. (On the server the state was built on, what a GTID dump re-sends before the
+committed position never reaches the spool: ``ReplicationSource`` drops it.)
+
+One spool mirrors one server (``follow``: its ``server_uuid``, or its address, kept in the journal): after
+a failover the new server's files would carry the same names with other bytes, so the tail is told to use
+another directory.
 """
 
 from __future__ import annotations

@@ -27,6 +27,9 @@ complete set at its position and the server has GTIDs, which also lets the state
 of the same replication topology. A GTID dump may send the head of a file again (MariaDB) or skip
 transactions (MySQL): on the same server, events before the committed position are not fed again.
 The complete set is known from a file's start (PREVIOUS_GTIDS / GTID_LIST) or from ``--from now``.
+On another server (a failover) the state's file:offset and the schema history's positions are the old
+server's: the session resumes by GTID set, starts the schema history anew from the schema in force, and
+its commits record the new server as the one followed.
 
 The replica ``server_id`` defaults to a random id in ``SERVER_ID_RANGE``, chosen once and kept in the state,
 so a restarted tail replaces its own old dump thread on the server instead of colliding with it; the
