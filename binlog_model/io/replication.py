@@ -249,8 +249,9 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
             tracker = BoundaryTracker(packet.file)
             yield FileBegin(packet.file, packet.offset)
         # the tracker keeps its state between calls: one call per packet (a packet is one event, or a
-        # TRANSACTION_PAYLOAD and its inner events)
-        yield from tracker.wrap(list(decoder), decoder)
+        # TRANSACTION_PAYLOAD and its inner events, decoded as they are asked for: never listed, since one
+        # compressed transaction of millions of rows is one packet)
+        yield from tracker.wrap(decoder, decoder)
 
 
 def _prepare_session(conn: Any, is_mariadb: bool, mariadb_gtid: str | None, heartbeat: float | None) -> bool:
