@@ -224,9 +224,11 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
                 if state_dir is None and paths and not stream and prefetch_worthwhile(master, inputs[0][1]):
                     prefetch_scans(inputs[0][1])      # the pre-pass overlaps the JVM's start
                 if stream:
-                    spark = local_session(master, conf=settings, log_level="WARN", create_archive=True)
+                    spark = local_session(master, conf=settings, log_level="WARN", create_archive=True,
+                                          quick_start=True)
                 else:   # RDD tasks only: no SQL engine to start
-                    spark = local_context(master, conf=settings, log_level="WARN", create_archive=True)
+                    spark = local_context(master, conf=settings, log_level="WARN", create_archive=True,
+                                          quick_start=True)
                     warm_workers(spark)
                 for label, files, target in inputs:
                     if stream:

@@ -132,13 +132,13 @@ def check_java(java: str | None = None) -> int:
 
 def local_context(master: str = "local[2]", *, app: str = "binlog-model",
                   conf: Mapping[str, str] | None = None, log_level: str = "ERROR",
-                  create_archive: bool = False) -> Any:
+                  create_archive: bool = False, quick_start: bool = False) -> Any:
     """A SparkContext on ``master`` (local by default; ``spark://...``, ``yarn`` ... work too) whose Python
     workers use this interpreter unless ``conf`` names another (``spark.pyspark.python``). Enough for
     ``run_resolve``, whose tasks are plain RDD tasks: a SparkSession's start (the SQL engine's classes)
     costs seconds it does not need. A driver JVM this call launches starts with ``jvm``'s options
-    (``create_archive``: see ``jvm.driver_java_options``). ``conf`` entries override the small-session
-    defaults."""
+    (``create_archive``, ``quick_start``: see ``jvm.driver_java_options``). ``conf`` entries override the
+    small-session defaults."""
     try:
         from pyspark import SparkConf, SparkContext
         from pyspark.find_spark_home import _find_spark_home
@@ -158,7 +158,7 @@ def local_context(master: str = "local[2]", *, app: str = "binlog-model",
         # This call launches the driver's JVM (spark-submit reads these options): its quick start.
         settings["spark.driver.extraJavaOptions"] = driver_java_options(
             settings.get("spark.driver.extraJavaOptions"), _find_spark_home(), settings.get("spark.jars"),
-            create_archive=create_archive)
+            create_archive=create_archive, quick_start=quick_start)
     spark_conf = SparkConf().setMaster(master).setAppName(app)
     for key, value in settings.items():
         spark_conf.set(key, value)
@@ -169,12 +169,13 @@ def local_context(master: str = "local[2]", *, app: str = "binlog-model",
 
 def local_session(master: str = "local[2]", *, app: str = "binlog-model",
                   conf: Mapping[str, str] | None = None, log_level: str = "ERROR",
-                  create_archive: bool = False) -> Any:
+                  create_archive: bool = False, quick_start: bool = False) -> Any:
     """A SparkSession on ``local_context``'s context, the data source registered (what DataFrame users and
     ``resolve --stream`` need)."""
     from pyspark.sql import SparkSession
 
-    local_context(master, app=app, conf=conf, log_level=log_level, create_archive=create_archive)
+    local_context(master, app=app, conf=conf, log_level=log_level, create_archive=create_archive,
+                  quick_start=quick_start)
     builder = SparkSession.builder
     for key, value in {"spark.sql.shuffle.partitions": "2", "spark.sql.session.timeZone": "UTC",
                        **{k: v for k, v in (conf or {}).items() if k.startswith("spark.sql.")}}.items():

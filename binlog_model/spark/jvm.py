@@ -2,12 +2,17 @@
 
 Strategy: ``binlog-model resolve`` does its work in Python tasks; the driver's JVM schedules them and
 carries small results. Its start (loading and verifying about 9,000 classes of Spark) was about half of a
-one-file run's wall time, so the driver gets three standard HotSpot options, unless the user's
-``spark.driver.extraJavaOptions`` say otherwise (theirs come after ours, and a later ``-XX`` wins):
+one-file run's wall time, so the driver gets standard HotSpot options, unless the user's
+``spark.driver.extraJavaOptions`` say otherwise (theirs come after ours, and a later ``-XX`` wins). With
+``quick_start`` (the command line's jobs, whose JVM runs no row code):
 
-- ``-XX:TieredStopAtLevel=1``: the client compiler only (a driver that runs no row code has no loop worth
-  the optimising compiler's start-up work);
-- ``-XX:+UseSerialGC``: one collector thread (the heap holds task results, not data);
+- ``-XX:TieredStopAtLevel=1``: the client compiler only (no loop worth the optimising compiler's start-up
+  work);
+- ``-XX:+UseSerialGC -Xmn64m``: one collector thread and a small fixed young generation (the heap holds task
+  results, not data, so its resident size stays flat whatever the archive's size);
+
+and always (a DataFrame user's JVM too, whose peak speed it does not change):
+
 - AppCDS (``-XX:SharedArchiveFile``): the classes loaded by an earlier start, mapped from an archive instead
   of being parsed and verified again. A run that may create it (the command line, ``create_archive``) and
   finds none has its JVM write one as it exits (``-XX:ArchiveClassesAtExit``, a temporary name);
@@ -35,7 +40,7 @@ from binlog_model.io.cache import cache_root
 __all__ = ["ARCHIVE_ENV", "close_driver_jvm", "driver_java_options"]
 
 ARCHIVE_ENV = "BINLOG_MODEL_JVM_ARCHIVE"
-_FAST_START = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+_QUICK_START = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmn64m"
 # The JVM prints CDS warnings (classes it cannot archive) on stdout: not for a user's terminal.
 _QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 # A temporary archive older than this was left by a JVM that never finished: removed.
@@ -46,10 +51,11 @@ _PENDING: list[tuple[Path, Path]] = []
 
 
 def driver_java_options(user_options: str | None, spark_home: str | None, jars: str | None = None, *,
-                        create_archive: bool = False) -> str:
+                        create_archive: bool = False, quick_start: bool = False) -> str:
     """``spark.driver.extraJavaOptions`` for a driver JVM this process launches: ours, then the user's.
-    ``create_archive``: without an archive, have this JVM write one (then call ``close_driver_jvm``)."""
-    ours = [_FAST_START]
+    ``create_archive``: without an archive, have this JVM write one (then call ``close_driver_jvm``);
+    ``quick_start``: the flags of a JVM that only schedules Python tasks (see the module docstring)."""
+    ours = [_QUICK_START] if quick_start else []
     archive = _archive_options(spark_home, jars, create_archive)
     if archive:
         ours.append(archive)

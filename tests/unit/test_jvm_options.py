@@ -27,7 +27,9 @@ def spark_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_without_an_archive_only_a_creating_run_writes_one(spark_home: Path, tmp_path: Path) -> None:
     plain = jvm.driver_java_options(None, str(spark_home))
-    assert plain.startswith("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC") and "Archive" not in plain
+    assert plain == ""      # a DataFrame user's JVM: only an archive, when there is one
+    quick = jvm.driver_java_options(None, str(spark_home), quick_start=True)
+    assert quick == "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmn64m"
     assert jvm._PENDING == []
     creating = jvm.driver_java_options("-Dmine=1", str(spark_home), create_archive=True)
     assert "-XX:ArchiveClassesAtExit=" in creating and creating.endswith("-Dmine=1")   # the user's last
@@ -55,5 +57,5 @@ def test_switched_off_and_stale_temporaries(spark_home: Path, monkeypatch: pytes
     jvm.driver_java_options(None, str(spark_home), create_archive=True)
     assert not stale.exists() and fresh.exists()        # a JVM may still be writing the fresh one
     monkeypatch.setenv(jvm.ARCHIVE_ENV, "0")
-    assert jvm.driver_java_options(None, str(spark_home), create_archive=True) == (
-        "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+    assert jvm.driver_java_options(None, str(spark_home), create_archive=True, quick_start=True) == (
+        "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmn64m")
