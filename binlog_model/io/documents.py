@@ -52,7 +52,9 @@ def write_json_atomic(path: Path, doc: Any) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, sort_keys=True)
+            # one dumps (the C encoder) rather than json.dump (the pure-Python one, chunk by chunk): a
+            # tail writes its state at every commit
+            fh.write(json.dumps(doc, sort_keys=True))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

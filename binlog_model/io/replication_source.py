@@ -317,7 +317,7 @@ class ReplicationSource:
     def _packet(self, packet: ReplicationPacket) -> None:
         """Every packet of file content (an event, before it is decoded): its time, then the spool's copy."""
         self.bytes_read += len(packet.raw)
-        self.event_time = int.from_bytes(packet.raw[:4], "little")
+        self.event_time = packet.timestamp      # of the last event (packets come in batches)
         self.caught_up = False
         if self.on_packet is not None:
             self.on_packet(packet)
