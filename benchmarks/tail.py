@@ -29,7 +29,8 @@ while a writer commits ``--lag-rate`` row changes per second in 500-row statemen
 (INSERT, UPDATE, DELETE of the narrow table, each its own transaction). The writer notes the wall-clock
 time each COMMIT returned and the total row changes so far; each ``--stats`` line (written after the
 tail's commit is durable) is stamped when it arrives with the number of events committed. A
-transaction's lag is the time from its COMMIT to the first tail commit that holds its last row;
+transaction's lag is the time from its COMMIT to the first tail commit that holds it (each statement is
+one ``BinlogEvent``: the n-th statement is committed once the tail's ``events`` reach n);
 p50/p99/max are reported.
 """
 
@@ -158,7 +159,8 @@ def timed(cmd: list[str], env: dict[str, str] | None = None, stdout: Any = subpr
     with open(log or os.devnull, "ab") as err:
         code = subprocess.run(cmd, stdout=stdout, stderr=err, env=env, cwd=REPO, check=False).returncode
     seconds = time.monotonic() - began
-    return {"seconds": round(seconds, 3), "exit": code, "load": [round(load, 2), round(os.getloadavg()[0], 2)]}
+    return {"seconds": round(seconds, 3), "exit": code,
+            "load": [round(load, 2), round(os.getloadavg()[0], 2)]}
 
 
 _PMR_SCRIPT = r"""
@@ -189,7 +191,8 @@ def _pmr(python: str, socket: str, first: str, kind: str, work: Path, log: Path)
     script.write_text(_PMR_SCRIPT)
     out = work / "pmr.out"
     with open(out, "wb") as fh:
-        run = timed([python, str(script), socket, first, "1" if kind == "mariadb" else "0"], stdout=fh, log=log)
+        run = timed([python, str(script), socket, first, "1" if kind == "mariadb" else "0"], stdout=fh,
+                    log=log)
     text = out.read_text().split()
     run["rows"] = int(text[0]) if text else None
     return run
@@ -249,7 +252,8 @@ def measure(kind: str, dest: Path, meta: dict[str, Any], work: Path, repeat: int
         if pmr_python:
             run = _pmr(pmr_python, str(server.socket), first, kind, work, log)
             runs["pmr"] = [run]
-            print(f"  {kind} pmr: {run['seconds']:.2f} s, {run.get('rows')} rows, exit {run['exit']}", flush=True)
+            print(f"  {kind} pmr: {run['seconds']:.2f} s, {run.get('rows')} rows, exit {run['exit']}",
+                  flush=True)
     for name, done in runs.items():
         ordered = sorted(done, key=lambda r: r["seconds"])
         median = ordered[len(ordered) // 2]
@@ -264,7 +268,8 @@ def measure(kind: str, dest: Path, meta: dict[str, Any], work: Path, repeat: int
 class SteadyWriter(threading.Thread):
     """``rate`` row changes per second for ``seconds``: 500-row INSERT, UPDATE and DELETE statements of a
     narrow table, each its own transaction, at a fixed pace. ``commits``: (wall time the COMMIT returned,
-    row changes so far)."""
+    row changes so far) per statement; each statement is one ``BinlogEvent`` of the tail (500 rows, under
+    ``--max-rows``)."""
 
     def __init__(self, server: Any, rate: int, seconds: float, batch: int = 500) -> None:
         super().__init__(daemon=True)
@@ -276,7 +281,7 @@ class SteadyWriter(threading.Thread):
     def run(self) -> None:
         try:
             rnd = random.Random(7)
-            conn = self.server.connect("lag")
+            conn = self.server.connect("lagbench")
             batch, total, next_id = self.batch, 0, 1
             began = time.monotonic()
             step = 0
@@ -289,7 +294,8 @@ class SteadyWriter(threading.Thread):
                                           for i in range(next_id, next_id + batch))
                         sql = f"INSERT INTO t (id,customer,qty,price,code) VALUES {values}"
                     elif kind == 1:
-                        sql = f"UPDATE t SET qty = qty + 1 WHERE id BETWEEN {next_id} AND {next_id + batch - 1}"
+                        sql = (f"UPDATE t SET qty = qty + 1 "
+                               f"WHERE id BETWEEN {next_id} AND {next_id + batch - 1}")
                     else:
                         sql = f"DELETE FROM t WHERE id BETWEEN {next_id} AND {next_id + batch - 1}"
                         next_id += batch
@@ -309,7 +315,7 @@ class SteadyWriter(threading.Thread):
 
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def measure_lag(kind: str, rate: int, seconds: float, work: Path, log: Path,
@@ -318,8 +324,8 @@ def measure_lag(kind: str, rate: int, seconds: float, work: Path, log: Path,
     run_dir = work / f"lag-{kind}"
     shutil.rmtree(run_dir, ignore_errors=True)
     with _new_server(kind) as server:
-        server.execute(["CREATE DATABASE lag",
-                        "CREATE TABLE lag.t (id BIGINT NOT NULL PRIMARY KEY, customer INT NOT NULL, "
+        server.execute(["CREATE DATABASE lagbench",
+                        "CREATE TABLE lagbench.t (id BIGINT NOT NULL PRIMARY KEY, customer INT NOT NULL, "
                         "qty INT NOT NULL, price DECIMAL(10,2) NOT NULL, code VARCHAR(32) NOT NULL)"])
         env = dict(os.environ, PYTHONPATH=str(REPO), BINLOG_MODEL_PASSWORD="")
         cmd = [PY, "-m", "binlog_model.cli", "tail", f"mysql://root@localhost/?socket={server.socket}",
@@ -342,11 +348,11 @@ def measure_lag(kind: str, rate: int, seconds: float, work: Path, log: Path,
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
         try:
-            # the tail is streaming once its first commit (a heartbeat's) shows up
             deadline = time.monotonic() + 60
-            while not stamps and time.monotonic() < deadline and proc.poll() is None:
+            while (not any("streaming from" in line for line in lines) and time.monotonic() < deadline
+                   and proc.poll() is None):
                 time.sleep(0.05)
-            if not stamps:
+            if not any("streaming from" in line for line in lines):
                 raise RuntimeError(f"the tail did not start: {lines[-5:]}")
             writer = SteadyWriter(server, rate, seconds)
             writer.start()
@@ -370,14 +376,15 @@ def measure_lag(kind: str, rate: int, seconds: float, work: Path, log: Path,
     shutil.rmtree(run_dir, ignore_errors=True)
     lags: list[float] = []
     k = 0
-    for committed_at, rows in writer.commits:
-        while k < len(stamps) and stamps[k][1] < rows:
+    for n, (committed_at, _) in enumerate(writer.commits, 1):
+        while k < len(stamps) and stamps[k][1] < n:        # the first tail commit holding statement n
             k += 1
         if k == len(stamps):
-            raise RuntimeError(f"the tail never committed row change {rows} ({stamps[-1:]})")
+            raise RuntimeError(f"the tail never committed statement {n} ({stamps[-1:]})")
         lags.append(max(0.0, stamps[k][0] - committed_at))
     span = writer.commits[-1][0] - writer.commits[0][0]
-    return {"kind": kind, "rate_asked": rate, "rate_written": round(writer.commits[-1][1] / span) if span else None,
+    return {"kind": kind, "rate_asked": rate,
+            "rate_written": round(writer.commits[-1][1] / span) if span else None,
             "writer_behind_max_s": round(writer.behind, 3), "transactions": len(lags),
             "row_changes": writer.commits[-1][1], "tail_commits": len(stamps), "options": extra or [],
             "p50_s": round(_percentile(lags, 0.5), 3), "p99_s": round(_percentile(lags, 0.99), 3),
@@ -391,7 +398,8 @@ def measure_lag(kind: str, rate: int, seconds: float, work: Path, log: Path,
 def report(results: dict[str, Any]) -> None:
     for kind, res in results.get("throughput", {}).items():
         cases = res["cases"]
-        print(f"\n{kind} {res['server']}: {res['row_changes']:,} row changes, {res['bytes'] / 1e6:.0f} MB of binlog")
+        print(f"\n{kind} {res['server']}: {res['row_changes']:,} row changes, "
+              f"{res['bytes'] / 1e6:.0f} MB of binlog")
         print(f"{'case':<34} {'seconds':>8} {'rows/s':>10} {'tail ÷ it':>10}  loads")
         tail = cases.get("tail --format proto", {}).get("rows_per_s")
         for name, case in cases.items():
@@ -399,10 +407,11 @@ def report(results: dict[str, Any]) -> None:
             loads = " ".join(f"{a:.1f}-{b:.1f}" for a, b in case["loads"])
             print(f"{name:<34} {case['seconds']:>8.2f} {case['rows_per_s']:>10,} {ratio:>10}  {loads}")
     for lag in results.get("lag", []):
-        print(f"\nlag {lag['kind']} {' '.join(lag['options'])}: {lag['rate_written']:,} row changes/s written "
-              f"({lag['row_changes']:,} in {lag['transactions']} transactions), tail commits {lag['tail_commits']}: "
-              f"p50 {lag['p50_s']} s, p99 {lag['p99_s']} s, max {lag['max_s']} s "
-              f"(writer behind its pace at most {lag['writer_behind_max_s']} s; load {lag['load'][0]}-{lag['load'][1]})")
+        print(f"\nlag {lag['kind']} {' '.join(lag['options'])}: {lag['rate_written']:,} row changes/s "
+              f"written ({lag['row_changes']:,} in {lag['transactions']} transactions), tail commits "
+              f"{lag['tail_commits']}: p50 {lag['p50_s']} s, p99 {lag['p99_s']} s, max {lag['max_s']} s "
+              f"(writer behind its pace at most {lag['writer_behind_max_s']} s; "
+              f"load {lag['load'][0]}-{lag['load'][1]})")
 
 
 def main() -> None:

@@ -40,7 +40,9 @@ replication commands. The connection is consumed by the dump and closed when the
 
 from __future__ import annotations
 
+import select
 import struct
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
@@ -97,7 +99,7 @@ class ReplicationPacket:
     log_pos: int
     flags: int
     artificial: bool
-    #: where the last event starts in ``raw``: 0, except for a batch (``iter_replication_packets(batch=True)``)
+    #: where the last event starts in ``raw``: 0, except in a batch (``iter_replication_packets(batch=True)``)
     last: int = 0
 
     @property
@@ -106,11 +108,16 @@ class ReplicationPacket:
         return int.from_bytes(self.raw[self.last:self.last + 4], "little")
 
 
+#: what ``iter_replication_packets(idle=...)`` yields when the server has gone quiet (in no file)
+IDLE: Final = ReplicationPacket("", 0, b"", -1, 0, 0, True)
+
+
 def iter_replication_packets(conn: Any, log_file: str = "", log_pos: int = 4, *,
                              server_id: int = _DEFAULT_REPLICA_ID, blocking: bool = False,
                              mariadb_gtid: str | None = None, mysql_gtids: GtidSet | None = None,
                              heartbeat: float | None = None, register_as: str | None = None,
-                             batch: bool = False) -> Iterator[ReplicationPacket]:
+                             batch: bool = False,
+                             idle: tuple[float, float] | None = None) -> Iterator[ReplicationPacket]:
     """Start a binlog dump on ``conn`` (an open pymysql connection, consumed) and yield its packets.
 
     Args:
@@ -126,6 +133,8 @@ def iter_replication_packets(conn: Any, log_file: str = "", log_pos: int = 4, *,
             ``raw`` holds their events back to back (``event_type``, ``offset``: the first one's;
             ``log_pos``, ``flags``, ``last``: of the last one). Framing, heartbeats and FORMAT_DESCRIPTION
             events always come alone, and nothing waits for more input to fill a batch.
+        idle: ``(silence, every)``: yield ``IDLE`` once the server has sent nothing for ``silence`` seconds
+            after a packet (and ``every`` seconds after the last ``IDLE``): the stream is caught up for now.
 
     Raises ``ConfigError`` for bad arguments, ``ConnectionLostError`` when the connection breaks or is
     killed, and ``ReplicationError`` (with the server's message and ``errno``) when the server refuses.
@@ -161,7 +170,7 @@ def iter_replication_packets(conn: Any, log_file: str = "", log_pos: int = 4, *,
             name = b"" if mariadb_gtid is not None else log_file.encode()
             conn._execute_command(COM_BINLOG_DUMP, _DUMP.pack(log_pos if mariadb_gtid is None else 4, flags,
                                                               server_id) + name)
-        for packet in _read_stream(conn, log_file, log_pos, checksum, batch):
+        for packet in _read_stream(conn, log_file, log_pos, checksum, batch, idle):
             if not packet.artificial and packet.event_type not in _HEARTBEATS:
                 reached = packet
             yield packet
@@ -188,7 +197,8 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                             skip_types: frozenset[int] = frozenset(), mysql_gtids: GtidSet | None = None,
                             heartbeat: float | None = None, register_as: str | None = None,
                             markers: bool = False,
-                            on_packet: Callable[[ReplicationPacket], None] | None = None) -> Iterator[Any]:
+                            on_packet: Callable[[ReplicationPacket], None] | None = None,
+                            idle: tuple[float, float] | None = None) -> Iterator[Any]:
     """Decoded events of a binlog dump (see ``iter_replication_packets``), as ``iter_events`` gives them
     for the same files: ``header.file`` is the binlog file name, ``header.offset`` the event's position.
 
@@ -196,9 +206,12 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
     stream (``binlog_model.runs.source``): ``FileBegin`` / ``FileEnd`` where the server switches files
     (its fake ROTATE), ``FormatDescription`` after each file's FORMAT_DESCRIPTION (or the copy re-sent when
     starting mid-file), the ``BoundaryTracker``'s transaction markers, and a ``FlushPoint`` for each
-    heartbeat. ``on_packet`` sees every packet that is file content (not framing), before its events are
-    yielded (the spool); content packets come in batches (``iter_replication_packets(batch=True)``: what
-    has arrived, fed to the decoder at once, as a file source feeds it chunks). Raises ``ReplicationError`` and the decoder's ``DecodeError`` subclasses (with the
+    heartbeat, and (with ``idle``, see ``iter_replication_packets``) once the server has gone quiet after
+    sending something: a run commits there without waiting for the heartbeat. ``on_packet`` sees every
+    packet that is file content (not framing), before its events are yielded (the spool); content packets
+    come in batches (``iter_replication_packets(batch=True)``: what has arrived, fed to the decoder at
+    once, as a file source feeds it chunks). Raises ``ReplicationError`` and the decoder's ``DecodeError``
+    subclasses (with the
     file and offset of the bad event).
     """
     decoder: BinlogDecoder | None = None
@@ -206,7 +219,11 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
     gtid_dump = mysql_gtids is not None or mariadb_gtid is not None
     for packet in iter_replication_packets(conn, log_file, log_pos, server_id=server_id, blocking=blocking,
                                            mariadb_gtid=mariadb_gtid, mysql_gtids=mysql_gtids,
-                                           heartbeat=heartbeat, register_as=register_as, batch=True):
+                                           heartbeat=heartbeat, register_as=register_as, batch=True,
+                                           idle=idle if markers else None):
+        if packet is IDLE:
+            yield FlushPoint(tracker.file if tracker is not None else "", 0)
+            continue
         if packet.event_type in _HEARTBEATS:
             if markers:
                 yield FlushPoint(packet.file, packet.log_pos)
@@ -314,6 +331,7 @@ class _DumpPackets:
         self.seq = conn._next_seq_id
         self.buf = bytearray()
         self.pos = 0
+        self.drained = False        # what pymysql's reader had buffered is ours: its buffer stays empty
         conn._sock.settimeout(conn._read_timeout)          # what _read_packet does before its reads
         if hasattr(conn, "_current_timeout"):
             conn._current_timeout = conn._read_timeout
@@ -327,7 +345,11 @@ class _DumpPackets:
             self.pos = 0
         while len(buf) < need:
             try:
-                chunk = self.rfile.read1(max(self.CHUNK, need - len(buf)))
+                if not self.drained:        # its buffer (or one read), then nothing stays in it
+                    chunk = self.rfile.read(len(self.rfile.peek(1)))
+                    self.drained = True
+                else:                       # an empty buffer: one read of the socket, straight through
+                    chunk = self.rfile.read1(max(self.CHUNK, need - len(buf)))
             except OSError as err:
                 self.conn._force_close()
                 raise pymysql.err.OperationalError(2013, f"Lost connection to MySQL server during query "
@@ -336,6 +358,13 @@ class _DumpPackets:
                 self.conn._force_close()
                 raise pymysql.err.OperationalError(2013, "Lost connection to MySQL server during query")
             buf += chunk
+
+    def quiet(self, seconds: float) -> bool:
+        """Nothing more arrives within ``seconds`` (called when no whole packet is buffered)."""
+        if not self.drained or self.pos < len(self.buf) or self.conn._sock is None:
+            return False
+        readable, _, _ = select.select([self.conn._sock], [], [], seconds)
+        return not readable
 
     def ready(self) -> bool:
         """A whole packet is buffered (``next`` returns without reading)."""
@@ -362,7 +391,8 @@ class _DumpPackets:
                 self.conn._force_close()
                 if seq == 0:        # MariaDB sends an error packet with sequence 0 when it shuts down
                     raise pymysql.err.OperationalError(2013, "Lost connection to MySQL server during query")
-                raise pymysql.err.InternalError(f"Packet sequence number wrong - got {seq} expected {self.seq}")
+                raise pymysql.err.InternalError(f"Packet sequence number wrong - got {seq} expected "
+                                                f"{self.seq}")
             self.seq = (seq + 1) & 0xFF
             if len(buf) - pos < 4 + length:
                 self._fill(4 + length)
@@ -391,10 +421,11 @@ class _DumpPackets:
         return first, part
 
 
-def _read_stream(conn: Any, log_file: str, log_pos: int, checksum: bool,
-                 batch: bool = False) -> Iterator[ReplicationPacket]:
+def _read_stream(conn: Any, log_file: str, log_pos: int, checksum: bool, batch: bool = False,
+                 idle: tuple[float, float] | None = None) -> Iterator[ReplicationPacket]:
     current_file, next_offset = log_file, log_pos
     packets = _DumpPackets(conn)
+    last_idle, quiet_told = 0.0, True     # nothing to tell before the first packet
     run: list[bytes] = []               # a batch being gathered: consecutive content events
     run_offset = run_end = run_last = 0
     run_type = run_log_pos = run_flags = 0
@@ -403,7 +434,13 @@ def _read_stream(conn: Any, log_file: str, log_pos: int, checksum: bool,
             yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos, run_flags,
                                     False, run_last)
             run = []
+        if idle is not None and not quiet_told and not packets.ready():
+            silence, every = idle
+            if packets.quiet(max(silence, last_idle + every - time.monotonic())):
+                last_idle, quiet_told = time.monotonic(), True
+                yield IDLE
         first, raw = packets.next()
+        quiet_told = False
         if first == 0xFE and len(raw) < 8:      # EOF (a non-blocking dump reached the end)
             break
         if first != 0:

@@ -48,6 +48,11 @@ from binlog_model.wire import events as ev
 __all__ = ["PurgedPositionError", "ReplicationSource", "ServerIdCollisionError", "parse_start"]
 
 REGISTER_PREFIX: Final = "binlog-model-tail:"
+#: the dump's ``idle``: a ``FlushPoint`` (where the run commits) once the server has sent nothing for 10 ms
+#: after an event, at most every 100 ms. A tail that keeps up with its server waits for input then anyway,
+#: so the commit costs it nothing, and the last transactions of a burst are committed at once instead of
+#: at the next heartbeat or commit interval; one that falls behind never sees the socket quiet.
+IDLE_FLUSH: Final = (0.01, 0.1)
 #: seconds the ``--from now`` reads under the global read lock may take (pymysql's per-read timeout)
 SNAPSHOT_READ_TIMEOUT: Final = 600
 
@@ -270,6 +275,7 @@ class ReplicationSource:
         conn = self.connect(read_timeout=timeout, write_timeout=timeout)
         kw: dict[str, Any] = {"server_id": self.identity["server_id"], "blocking": True,
                               "heartbeat": self.heartbeat, "markers": True, "on_packet": self._packet,
+                              "idle": IDLE_FLUSH,
                               "verify_checksum": self.verify_checksum,
                               "register_as": REGISTER_PREFIX + self.identity["token"]}
         if kind == "mysql_gtid":
