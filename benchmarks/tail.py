@@ -20,7 +20,8 @@ interpreter's start included, the 1-minute load average recorded before and afte
   ``--read-from-remote-server --to-last-log -v``, with ``--base64-output=decode-rows`` (the fast form) and
   without (also the BINLOG base64 blocks), to /dev/null;
 - ``pmr``: python-mysql-replication's ``BinLogStreamReader`` (``blocking=False``) reading every value of
-  every row image, from a separate venv (``--pmr-python``; never a dependency of the project).
+  every row image, from a separate venv (``--pmr-python``; never a dependency of the project), over the
+  first ``--pmr-rows`` row changes (its rate is that count over its whole command's time).
 
 The fast cases repeat ``--repeat`` times, interleaved, and the median is reported; pmr runs once.
 
@@ -37,6 +38,7 @@ p50/p99/max are reported.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -167,7 +169,8 @@ _PMR_SCRIPT = r"""
 import sys, time
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
-socket, first, is_mariadb = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+socket, first, is_mariadb, limit = sys.argv[1], sys.argv[2], sys.argv[3] == "1", int(sys.argv[4])
+began = time.monotonic()
 stream = BinLogStreamReader(connection_settings={"unix_socket": socket, "user": "root", "passwd": ""},
                             server_id=4000000123, blocking=False, resume_stream=True, log_file=first,
                             log_pos=4, is_mariadb=is_mariadb,
@@ -181,25 +184,39 @@ for event in stream:
             if image is not None:
                 for value in image.values():
                     touched += value is not None
+    if limit and rows >= limit:
+        break
 stream.close()
-print(rows, touched)
+print(rows, touched, time.monotonic() - began)
 """
 
 
-def _pmr(python: str, socket: str, first: str, kind: str, work: Path, log: Path) -> dict[str, Any]:
+def _digest(paths: list[Path]) -> str:
+    h = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(1 << 22):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+def _pmr(python: str, socket: str, first: str, kind: str, work: Path, log: Path,
+         limit: int) -> dict[str, Any]:
+    """python-mysql-replication over the first ``limit`` row changes (0: all): its rate is ``rows`` over the
+    whole command's time, as for the other cases."""
     script = work / "pmr_stream.py"
     script.write_text(_PMR_SCRIPT)
     out = work / "pmr.out"
     with open(out, "wb") as fh:
-        run = timed([python, str(script), socket, first, "1" if kind == "mariadb" else "0"], stdout=fh,
-                    log=log)
+        run = timed([python, str(script), socket, first, "1" if kind == "mariadb" else "0", str(limit)],
+                    stdout=fh, log=log)
     text = out.read_text().split()
     run["rows"] = int(text[0]) if text else None
     return run
 
 
 def measure(kind: str, dest: Path, meta: dict[str, Any], work: Path, repeat: int, pmr_python: str | None,
-            log: Path) -> dict[str, Any]:
+            log: Path, pmr_rows: int = 0) -> dict[str, Any]:
     """Every case against one server of ``kind`` started on the cached datadir."""
     rows = int(meta["row_changes"])
     results: dict[str, Any] = {"kind": kind, "server": meta["server"], "row_changes": rows,
@@ -223,7 +240,9 @@ def measure(kind: str, dest: Path, meta: dict[str, Any], work: Path, repeat: int
             run = timed([PY, "-m", "binlog_model.cli", "tail", url, "--state", str(run_dir / "state"),
                          "--out", str(run_dir / "out"), "--format", "proto", "--from", "earliest",
                          "--stop-at-end", "--no-progress"], env, log=log)
-            run["output_bytes"] = sum(p.stat().st_size for p in (run_dir / "out").iterdir())
+            parts = sorted((run_dir / "out").iterdir())
+            run["output_bytes"] = sum(p.stat().st_size for p in parts)
+            run["sha256"] = _digest(parts)
             shutil.rmtree(run_dir, ignore_errors=True)
             return run
 
@@ -232,6 +251,7 @@ def measure(kind: str, dest: Path, meta: dict[str, Any], work: Path, repeat: int
             run = timed([PY, "-m", "binlog_model.cli", "events", *map(str, files), "--format", "proto",
                          "--out", str(out)], env, log=log)
             run["output_bytes"] = out.stat().st_size if out.exists() else 0
+            run["sha256"] = _digest([out]) if out.exists() else None
             out.unlink(missing_ok=True)
             return run
 
@@ -250,14 +270,18 @@ def measure(kind: str, dest: Path, meta: dict[str, Any], work: Path, repeat: int
                 print(f"  {kind} [{n + 1}/{repeat}] {name}: {run['seconds']:.2f} s, exit {run['exit']}, "
                       f"load {run['load'][0]:.2f}-{run['load'][1]:.2f}", flush=True)
         if pmr_python:
-            run = _pmr(pmr_python, str(server.socket), first, kind, work, log)
+            run = _pmr(pmr_python, str(server.socket), first, kind, work, log, pmr_rows)
             runs["pmr"] = [run]
             print(f"  {kind} pmr: {run['seconds']:.2f} s, {run.get('rows')} rows, exit {run['exit']}",
                   flush=True)
+    digests = {r.get("sha256") for name in ("tail --format proto", "events --format proto")
+               for r in runs[name]}
+    results["tail_equals_events"] = len(digests) == 1 and None not in digests
     for name, done in runs.items():
         ordered = sorted(done, key=lambda r: r["seconds"])
         median = ordered[len(ordered) // 2]
-        results["cases"][name] = {**median, "rows_per_s": round(rows / median["seconds"]),
+        counted = median.get("rows") or rows       # pmr: the rows it read
+        results["cases"][name] = {**median, "rows_per_s": round(counted / median["seconds"]),
                                   "repetitions": [r["seconds"] for r in done],
                                   "loads": [r["load"] for r in done]}
     return results
@@ -399,7 +423,8 @@ def report(results: dict[str, Any]) -> None:
     for kind, res in results.get("throughput", {}).items():
         cases = res["cases"]
         print(f"\n{kind} {res['server']}: {res['row_changes']:,} row changes, "
-              f"{res['bytes'] / 1e6:.0f} MB of binlog")
+              f"{res['bytes'] / 1e6:.0f} MB of binlog; tail output = events output: "
+              f"{res['tail_equals_events']}")
         print(f"{'case':<34} {'seconds':>8} {'rows/s':>10} {'tail ÷ it':>10}  loads")
         tail = cases.get("tail --format proto", {}).get("rows_per_s")
         for name, case in cases.items():
@@ -423,6 +448,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--pmr-python", default="/tmp/pmr-venv/bin/python",
                         help="a python with mysql-replication installed ('' to skip pmr)")
+    parser.add_argument("--pmr-rows", type=int, default=200_000,
+                        help="python-mysql-replication reads the first N row changes only (0: all; it runs "
+                             "at ~1/20 of the others' rate)")
     parser.add_argument("--lag-seconds", type=float, default=20, help="0: no lag measurement")
     parser.add_argument("--lag-rate", type=int, default=20000)
     parser.add_argument("--lag-args", default="", help="more tail arguments for the lag runs (one string)")
@@ -447,7 +475,8 @@ def main() -> None:
                   f"{meta['row_changes']:,} row changes", flush=True)
             if args.generate_only or args.no_throughput:
                 continue
-            results["throughput"][kind] = measure(kind, dest, meta, work, args.repeat, pmr, log)
+            results["throughput"][kind] = measure(kind, dest, meta, work, args.repeat, pmr, log,
+                                                  args.pmr_rows)
         if not args.generate_only and args.lag_seconds > 0:
             for kind in kinds:
                 results["lag"].append(measure_lag(kind, args.lag_rate, args.lag_seconds, work, log,
