@@ -22,6 +22,7 @@ interpreter's start included, the 1-minute load average recorded before and afte
 - ``pmr``: python-mysql-replication's ``BinLogStreamReader`` (``blocking=False``) reading every value of
   every row image, from a separate venv (``--pmr-python``; never a dependency of the project), over the
   first ``--pmr-rows`` row changes (its rate is that count over its whole command's time).
+- with ``--baseline DIR``: the same tail command from another checkout (the code before a change).
 
 The fast cases repeat ``--repeat`` times, interleaved, and the median is reported; pmr runs once.
 
@@ -80,10 +81,11 @@ def _new_server(kind: str, datadir: Path | None = None) -> Any:
     base = _server_class(kind)
     if datadir is None:
         return base(row_image="FULL", row_metadata="FULL", extra_args=_EXTRA[kind])
+    cached: Path = datadir
 
     class Cached(base):  # type: ignore[misc, valid-type]
         def _prepare_datadir(self) -> None:
-            shutil.copytree(datadir, self.datadir, symlinks=True)
+            shutil.copytree(cached, self.datadir, symlinks=True)
             # the binlog index names files by the path they were written at: the copy's instead
             for index in self.datadir.glob("*.index"):
                 names = [Path(line.strip()).name for line in index.read_text().splitlines() if line.strip()]
@@ -216,7 +218,7 @@ def _pmr(python: str, socket: str, first: str, kind: str, work: Path, log: Path,
 
 
 def measure(kind: str, dest: Path, meta: dict[str, Any], work: Path, repeat: int, pmr_python: str | None,
-            log: Path, pmr_rows: int = 0) -> dict[str, Any]:
+            log: Path, pmr_rows: int = 0, baseline: Path | None = None) -> dict[str, Any]:
     """Every case against one server of ``kind`` started on the cached datadir."""
     rows = int(meta["row_changes"])
     results: dict[str, Any] = {"kind": kind, "server": meta["server"], "row_changes": rows,
@@ -234,12 +236,12 @@ def measure(kind: str, dest: Path, meta: dict[str, Any], work: Path, repeat: int
         remote = [*tool, "--read-from-remote-server", f"--socket={server.socket}", "--user=root",
                   "--to-last-log", first]
 
-        def tail_case() -> dict[str, Any]:
+        def tail_case(checkout: Path = REPO) -> dict[str, Any]:
             run_dir = work / f"tail-{kind}"
             shutil.rmtree(run_dir, ignore_errors=True)
             run = timed([PY, "-m", "binlog_model.cli", "tail", url, "--state", str(run_dir / "state"),
                          "--out", str(run_dir / "out"), "--format", "proto", "--from", "earliest",
-                         "--stop-at-end", "--no-progress"], env, log=log)
+                         "--stop-at-end", "--no-progress"], {**env, "PYTHONPATH": str(checkout)}, log=log)
             parts = sorted((run_dir / "out").iterdir())
             run["output_bytes"] = sum(p.stat().st_size for p in parts)
             run["sha256"] = _digest(parts)
@@ -262,6 +264,8 @@ def measure(kind: str, dest: Path, meta: dict[str, Any], work: Path, repeat: int
                                                          log=log),
             f"{tool_name} -v": lambda: timed([*remote, "-v"], log=log),
         }
+        if baseline is not None:        # the same command from another checkout (the code before a change)
+            cases[f"tail --format proto ({baseline.name})"] = lambda: tail_case(baseline)
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name in cases}
         for n in range(repeat):
             for name, case in cases.items():
@@ -274,8 +278,7 @@ def measure(kind: str, dest: Path, meta: dict[str, Any], work: Path, repeat: int
             runs["pmr"] = [run]
             print(f"  {kind} pmr: {run['seconds']:.2f} s, {run.get('rows')} rows, exit {run['exit']}",
                   flush=True)
-    digests = {r.get("sha256") for name in ("tail --format proto", "events --format proto")
-               for r in runs[name]}
+    digests = {r.get("sha256") for name in runs if name.startswith(("tail", "events")) for r in runs[name]}
     results["tail_equals_events"] = len(digests) == 1 and None not in digests
     for name, done in runs.items():
         ordered = sorted(done, key=lambda r: r["seconds"])
@@ -451,6 +454,8 @@ def main() -> None:
     parser.add_argument("--pmr-rows", type=int, default=200_000,
                         help="python-mysql-replication reads the first N row changes only (0: all; it runs "
                              "at ~1/20 of the others' rate)")
+    parser.add_argument("--baseline", type=Path,
+                        help="also time the tail of this checkout (the code before a change)")
     parser.add_argument("--lag-seconds", type=float, default=20, help="0: no lag measurement")
     parser.add_argument("--lag-rate", type=int, default=20000)
     parser.add_argument("--lag-args", default="", help="more tail arguments for the lag runs (one string)")
@@ -476,7 +481,7 @@ def main() -> None:
             if args.generate_only or args.no_throughput:
                 continue
             results["throughput"][kind] = measure(kind, dest, meta, work, args.repeat, pmr, log,
-                                                  args.pmr_rows)
+                                                  args.pmr_rows, args.baseline)
         if not args.generate_only and args.lag_seconds > 0:
             for kind in kinds:
                 results["lag"].append(measure_lag(kind, args.lag_rate, args.lag_seconds, work, log,
