@@ -10,7 +10,8 @@ cleanly and its whole datadir cached (``meta.json`` marks a complete entry), so 
 copy of it (the binlog index rewritten to the copy's paths) in seconds instead of writing the data again.
 
 ``run`` then times, against that one running server and as a user runs them (a child process each, the
-interpreter's start included, the 1-minute load average recorded before and after each run):
+interpreter's start included; the wall time, the CPU time and the 1-minute load average before and after
+each run are recorded):
 
 - ``tail``: ``binlog-model tail URL --from earliest --stop-at-end --format proto --out DIR`` with a fresh
   state, over the server's unix socket;
@@ -43,6 +44,7 @@ import hashlib
 import json
 import os
 import random
+import resource
 import shutil
 import signal
 import statistics
@@ -157,13 +159,17 @@ def generate(kind: str, dest: Path, mb: int, seed: int = 20261126) -> dict[str, 
 
 def timed(cmd: list[str], env: dict[str, str] | None = None, stdout: Any = subprocess.DEVNULL,
           log: Path | None = None) -> dict[str, Any]:
-    """Run ``cmd`` whole; its wall time, exit status and the 1-minute load average before and after."""
+    """Run ``cmd`` whole; its wall time, its CPU time (user + system, the process and its children), exit
+    status and the 1-minute load average before and after."""
     load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.monotonic()
     with open(log or os.devnull, "ab") as err:
         code = subprocess.run(cmd, stdout=stdout, stderr=err, env=env, cwd=REPO, check=False).returncode
     seconds = time.monotonic() - began
-    return {"seconds": round(seconds, 3), "exit": code,
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return {"seconds": round(seconds, 3), "cpu_seconds": round(cpu, 3), "exit": code,
             "load": [round(load, 2), round(os.getloadavg()[0], 2)]}
 
 
@@ -428,12 +434,14 @@ def report(results: dict[str, Any]) -> None:
         print(f"\n{kind} {res['server']}: {res['row_changes']:,} row changes, "
               f"{res['bytes'] / 1e6:.0f} MB of binlog; tail output = events output: "
               f"{res['tail_equals_events']}")
-        print(f"{'case':<34} {'seconds':>8} {'rows/s':>10} {'tail ÷ it':>10}  loads")
+        print(f"{'case':<34} {'seconds':>8} {'CPU s':>6} {'rows/s':>10} {'tail ÷ it':>10}  loads")
         tail = cases.get("tail --format proto", {}).get("rows_per_s")
         for name, case in cases.items():
             ratio = f"{tail / case['rows_per_s']:.2f}" if tail and case.get("rows_per_s") else "-"
             loads = " ".join(f"{a:.1f}-{b:.1f}" for a, b in case["loads"])
-            print(f"{name:<34} {case['seconds']:>8.2f} {case['rows_per_s']:>10,} {ratio:>10}  {loads}")
+            cpu = f"{case['cpu_seconds']:.1f}" if "cpu_seconds" in case else "-"
+            print(f"{name:<34} {case['seconds']:>8.2f} {cpu:>6} {case['rows_per_s']:>10,} {ratio:>10}  "
+                  f"{loads}")
     for lag in results.get("lag", []):
         print(f"\nlag {lag['kind']} {' '.join(lag['options'])}: {lag['rate_written']:,} row changes/s "
               f"written ({lag['row_changes']:,} in {lag['transactions']} transactions), tail commits "
