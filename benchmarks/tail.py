@@ -158,14 +158,14 @@ def generate(kind: str, dest: Path, mb: int, seed: int = 20261126) -> dict[str, 
 # --- timing ------------------------------------------------------------------------------------------------
 
 def timed(cmd: list[str], env: dict[str, str] | None = None, stdout: Any = subprocess.DEVNULL,
-          log: Path | None = None) -> dict[str, Any]:
+          log: Path | None = None, cwd: Path = REPO) -> dict[str, Any]:
     """Run ``cmd`` whole; its wall time, its CPU time (user + system, the process and its children), exit
     status and the 1-minute load average before and after."""
     load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.monotonic()
     with open(log or os.devnull, "ab") as err:
-        code = subprocess.run(cmd, stdout=stdout, stderr=err, env=env, cwd=REPO, check=False).returncode
+        code = subprocess.run(cmd, stdout=stdout, stderr=err, env=env, cwd=cwd, check=False).returncode
     seconds = time.monotonic() - began
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
@@ -247,7 +247,8 @@ def measure(kind: str, dest: Path, meta: dict[str, Any], work: Path, repeat: int
             shutil.rmtree(run_dir, ignore_errors=True)
             run = timed([PY, "-m", "binlog_model.cli", "tail", url, "--state", str(run_dir / "state"),
                          "--out", str(run_dir / "out"), "--format", "proto", "--from", "earliest",
-                         "--stop-at-end", "--no-progress"], {**env, "PYTHONPATH": str(checkout)}, log=log)
+                         "--stop-at-end", "--no-progress"], {**env, "PYTHONPATH": str(checkout)}, log=log,
+                        cwd=checkout)     # python -m puts the working directory first on the path
             parts = sorted((run_dir / "out").iterdir())
             run["output_bytes"] = sum(p.stat().st_size for p in parts)
             run["sha256"] = _digest(parts)
