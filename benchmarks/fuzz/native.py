@@ -403,7 +403,7 @@ def columns_target(speedups: ModuleType, paths: list[Path]) -> Target:
     from binlog_model.errors import BinlogError
     from binlog_model.position import file_sequence
     from binlog_model.runs.pipeline import iter_serialized_events
-    from binlog_model.spark.value_json import event_rows, slow_value_json
+    from binlog_model.spark.value_json import event_rows, value_json
 
     seeds: set[bytes] = set()
     for path in paths:
@@ -418,7 +418,7 @@ def columns_target(speedups: ModuleType, paths: list[Path]) -> Target:
     stats = {"built": 0, "handed_back": 0, "python_raised": 0, "compared": 0}
 
     def fallback(value: bytes) -> str:
-        return slow_value_json(pb.Value.FromString(value))
+        return value_json(pb.Value.FromString(value))
 
     def call(data: bytes) -> Any:
         return speedups.arrow_columns([data], False, fallback, file_sequence)

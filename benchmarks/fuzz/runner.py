@@ -81,7 +81,8 @@ def make_case(seed: int, index: int, pools: Pools, targets: tuple[str, ...]) -> 
     if target == "decoder":
         options["chunks"] = [rng.choice((1, 2, 3, 7, 19, 64, 500, 4096)) for _ in range(rng.randint(1, 4))]
     else:
-        options.update(lenient=rng.random() < 0.5, image=rng.choice(("changed", "changed_with_old", "full")),
+        options.update(lenient=rng.random() < 0.5,
+                       image=rng.choice(("changed", "changed_with_old", "full", "after")),
                        max_rows=rng.choice((1, 3, 1000)), statement_text=rng.choice(("all", "first", "none")))
         if rng.random() < 0.2:
             options["always_include"] = [rng.choice(("test", "db", "a")) + "." + rng.choice(("t", "t1", "x"))

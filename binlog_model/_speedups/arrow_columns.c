@@ -7,7 +7,7 @@
  * wire bytes writes the Arrow buffers of every column directly: no Python object per row, value or event.
  *
  * Exactness: the text of every kind is byte-identical to binlog_model.spark.value_json.value_json (the
- * reference; json_format for the rare kinds). Kinds whose text is not worth writing in C (FLOAT and the
+ * reference: protobuf's json_format). Kinds whose text is not worth writing in C (FLOAT and the
  * rare GEOMETRY, VECTOR, raw text, JSON diff, an empty Value) call the Python fallback given by the caller
  * with the Value's bytes. Anything a serializer would not write (unknown fields, a repeated oneof, wrong
  * wire types, invalid UTF-8, offsets past 2 GiB) returns None: the caller builds the batch the Python

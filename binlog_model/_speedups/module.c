@@ -260,7 +260,7 @@ static PyObject *build_rows(PyObject *self, PyObject *args) {
         return NULL;
     }
     PyObject *result;
-    if (end > buf.len || operation < 1 || operation > 3 || image_mode < 0 || image_mode > 2) {
+    if (end > buf.len || operation < 1 || operation > 3 || image_mode < 0 || image_mode > 3) {
         result = Py_None;
         Py_INCREF(result);
     } else {

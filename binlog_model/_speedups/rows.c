@@ -2,7 +2,7 @@
  *
  * Mirrors wire/rows.py (image walking: a NULL bitmap over the present columns, then the non-NULL values)
  * and the Python row builders (primary key from the first image holding every key column; INSERT after
- * image; DELETE always-included before image or all of it; UPDATE full / changed / changed_with_old).
+ * image; DELETE always-included before image or all of it; UPDATE full / changed / changed_with_old / after).
  * Each image is first split into per-column slots (absent, NULL, or the value's byte span, every length
  * checked against the image end); the Row is then written from the slots. Any problem with the bytes returns
  * None to Python, which re-runs the reference builder on the event and raises its typed error.
@@ -28,7 +28,7 @@ typedef struct {
 } ctx;
 
 enum { OP_INSERT = 1, OP_UPDATE = 2, OP_DELETE = 3 };
-enum { IMG_FULL = 0, IMG_CHANGED = 1, IMG_CHANGED_WITH_OLD = 2 };
+enum { IMG_FULL = 0, IMG_CHANGED = 1, IMG_CHANGED_WITH_OLD = 2, IMG_AFTER = 3 };
 
 static int parse_image(ctx *x, Py_ssize_t *pos, Py_ssize_t end, const unsigned char *present, slot *slots) {
     bm_plan *plan = x->plan;
@@ -138,6 +138,7 @@ static int put_update(ctx *x, int image_mode, const slot *before, const slot *af
         int rc = put_all(x, 0x1a, before);
         return rc ? rc : put_all(x, 0x22, after);
     }
+    if (image_mode == IMG_AFTER) return put_all(x, 0x22, after);
     for (Py_ssize_t i = 0; i < plan->ncols; i++) {
         changed[i] = 0;
         if (after[i].state == S_ABSENT) continue;
@@ -213,7 +214,7 @@ PyObject *bm_build_rows(bm_plan *plan, const unsigned char *buf, Py_ssize_t pos,
             if ((rc = put_primary_key(&x, before, NULL)) || (rc = put_all(&x, 0x22, before))) goto done;
         } else if (operation == OP_DELETE) {
             if ((rc = put_primary_key(&x, before, NULL))) goto done;
-            if (image_mode == IMG_FULL) {
+            if (image_mode == IMG_FULL || image_mode == IMG_AFTER) {
                 rc = put_all(&x, 0x1a, before);
             } else {
                 for (Py_ssize_t k = 0; k < plan->nalways && !rc; k++)

@@ -20,7 +20,7 @@ from binlog_model.io.file_source import FileSource
 from binlog_model.io.snapshots import load_snapshot
 from binlog_model.messages import BinlogEvent
 from binlog_model.resolve.assembler import StatementAssembler
-from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ResolveOptions
+from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ImageMode, ResolveOptions
 from binlog_model.runs.progress import ProgressDisplay, progress_mode, source_counters
 from binlog_model.runs.runner import Runner
 from binlog_model.sinks import FORMATS, open_sink, sink_class
@@ -38,8 +38,10 @@ from binlog_model.sinks import FORMATS, open_sink, sink_class
               "default: the database its header comment names).")
 @click.option("--always-include", "always_include", multiple=True, metavar="DB.TABLE.COLUMN",
               help="Column always put in `before` for UPDATE/DELETE (repeatable).")
-@click.option("--image", type=click.Choice(["changed", "changed_with_old", "full"]), default="changed",
-              show_default=True, help="What before/after hold for UPDATE (and DELETE with full).")
+@click.option("--image", type=click.Choice([m.value for m in ImageMode]), default="changed",
+              show_default=True,
+              help="What before/after hold for UPDATE (and DELETE: its whole before image with full or "
+              "after).")
 @click.option("--max-rows", type=click.IntRange(min=1), default=DEFAULT_MAX_ROWS, show_default=True,
               help="Split a statement into BinlogEvents of at most this many rows.")
 @click.option("--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BYTES, show_default=True,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS
+from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ImageMode
 from binlog_model.testing.golden import (
     MYSQL_SKIPPED_SCENARIOS,
     SERVER_CHOICES,
@@ -41,7 +41,7 @@ _decode_options = [
     click.option("--source", default=None, help="Source label (default fixture:<scenario>)."),
     click.option("--always-include", "always_include", multiple=True, metavar="DB.TABLE.COLUMN",
                  help="Column always put in `before` for UPDATE/DELETE (repeatable); recorded in meta.json."),
-    click.option("--image", type=click.Choice(["changed", "changed_with_old", "full"]), default="changed",
+    click.option("--image", type=click.Choice([m.value for m in ImageMode]), default="changed",
                  show_default=True, help="Row image of the expected events; recorded in meta.json."),
     click.option("--max-rows", type=click.IntRange(min=1), default=DEFAULT_MAX_ROWS, show_default=True),
     click.option("--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BYTES, show_default=True),

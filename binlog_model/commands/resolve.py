@@ -158,11 +158,15 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
         SparkJobError,
         check_java,
         describe_failure,
+        local_context,
         local_session,
         prefetch_scans,
+        prefetch_worthwhile,
         run_resolve,
         spark_errors,
+        warm_workers,
     )
+    from binlog_model.spark.jvm import close_driver_jvm
     from binlog_model.spark.partitions import expand_paths
 
     if state_dir is not None and not paths:
@@ -175,8 +179,8 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
     if snapshot and "://" not in snapshot and not Path(snapshot).is_file():
         raise ConfigError(f"snapshot file not found: {snapshot}")     # before Spark starts
     # The job's reader parses the same values with the same ResolveOptions.parse; here a bad --always-include
-    # is one line before any JVM starts (the typed tables always read full images).
-    ResolveOptions.parse(source=source, always_include=always_include, image="full")
+    # is one line before any JVM starts (the typed tables always read whole images).
+    ResolveOptions.parse(source=source, always_include=always_include, image="after")
     for flag, size in (("--driver-memory", driver_memory), ("--executor-memory", executor_memory)):
         if not re.fullmatch(r"\d+[kmgt]?", size.lower()):
             raise ConfigError(f"{flag} takes a size such as 1g or 512m, got {size!r}")
@@ -217,9 +221,13 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
         spark = None
         with _output_to(log):
             try:
-                if master.startswith("local") and state_dir is None and paths:
+                if state_dir is None and paths and not stream and prefetch_worthwhile(master, inputs[0][1]):
                     prefetch_scans(inputs[0][1])      # the pre-pass overlaps the JVM's start
-                spark = local_session(master, conf=settings, log_level="WARN")
+                if stream:
+                    spark = local_session(master, conf=settings, log_level="WARN", create_archive=True)
+                else:   # RDD tasks only: no SQL engine to start
+                    spark = local_context(master, conf=settings, log_level="WARN", create_archive=True)
+                    warm_workers(spark)
                 for label, files, target in inputs:
                     if stream:
                         _stream(spark, files, target, checkpoint, label, snapshot, lenient_ddl,
@@ -242,6 +250,7 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
                 if spark is not None:
                     with contextlib.suppress(Exception):    # a JVM already gone must not add its own error
                         spark.stop()
+                    close_driver_jvm()      # a first run's JVM writes its class archive as it exits
 
 
 def _stream(spark: Any, files: list[str], target: str, checkpoint: Path | None, label: str,

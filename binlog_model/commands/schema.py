@@ -124,7 +124,7 @@ def command(files: tuple[Path, ...], sql_files: tuple[Path, ...], snapshot: str 
     if files:
         # The server charset of the first QUERY event is adopted when nothing else set it (no snapshot,
         # no --server-charset), as `events` does.
-        source = FileSource(list(files), skip_types=DDL_SKIP_TYPES)
+        source = FileSource(list(files), skip_types=DDL_SKIP_TYPES, drop_skipped=True)
         with ProgressDisplay("schema", source_counters(source), mode=progress_mode(progress)):
             history = history_from_source(source, history, pin_server_charset=server_charset is not None)
     for path in sql_files:

@@ -21,7 +21,7 @@ import click
 from binlog_model.errors import ConfigError
 from binlog_model.io.live import parse_server_url
 from binlog_model.io.snapshots import load_snapshot
-from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ResolveOptions
+from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ImageMode, ResolveOptions
 
 PURGED_EXIT = 3
 
@@ -60,7 +60,7 @@ def _seconds(text: str) -> float:
 @click.option("--database", "-d", default=None, help="Database of the snapshot's statements before any USE.")
 @click.option("--always-include", "always_include", multiple=True, metavar="DB.TABLE.COLUMN",
               help="Column always put in `before` for UPDATE/DELETE (repeatable).")
-@click.option("--image", type=click.Choice(["changed", "changed_with_old", "full"]), default="changed",
+@click.option("--image", type=click.Choice([m.value for m in ImageMode]), default="changed",
               show_default=True)
 @click.option("--max-rows", type=click.IntRange(min=1), default=DEFAULT_MAX_ROWS, show_default=True)
 @click.option("--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BYTES, show_default=True)

@@ -48,21 +48,7 @@ def sha256_of(path: PathLike) -> str:
 
 def write_json_atomic(path: Path, doc: Any) -> None:
     """Write ``doc`` to ``path`` so that a reader (or a crash) sees the old file or the new one, whole."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            # one dumps (the C encoder) rather than json.dump (the pure-Python one, chunk by chunk): a
-            # tail writes its state at every commit
-            fh.write(json.dumps(doc, sort_keys=True))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    fsync_dir(path.parent)
+    write_bytes_atomic(path, json.dumps(doc, sort_keys=True).encode("utf-8"))
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:

@@ -344,7 +344,7 @@ class SliceReader:
     ``format_description_bytes`` gives after a read of the file's head). Offsets are positions in the
     (decompressed) binlog, as the server wrote it. ``skip_types``: event types the decoder returns as
     ``SkippedEvent`` without parsing the body (the DDL pre-pass skips rows and table maps this way, by
-    their header length).
+    their header length); with ``drop_skipped`` they are not yielded at all (see ``BinlogDecoder``).
 
     ``partial_tail``: the input may end inside an event (the active binlog of a running server): reading
     stops before that event instead of raising ``TruncatedEventError``; ``read_until`` (the offset just
@@ -356,7 +356,8 @@ class SliceReader:
     def __init__(self, path: PathLike, start: int = 0, end: int | None = None,
                  format_description: bytes | None = None, *, verify_checksum: bool = True,
                  skip_types: frozenset[int] = frozenset(), chunk_size: int = 1 << 20,
-                 raw_undecodable: bool = False, partial_tail: bool = False) -> None:
+                 raw_undecodable: bool = False, partial_tail: bool = False,
+                 drop_skipped: bool = False) -> None:
         self.name = os.fspath(path)
         if chunk_size <= 0:
             raise ConfigError(f"chunk_size must be positive, got {chunk_size}")
@@ -372,6 +373,7 @@ class SliceReader:
             self.decoder = BinlogDecoder.resume(format_description, start, file=self.name,
                                                 verify_checksum=verify_checksum, skip_types=skip_types)
             self.decoder.raw_undecodable = raw_undecodable
+        self.decoder.drop_skipped = drop_skipped
         self.start = start
         self.end = end
         self.chunk_size = chunk_size

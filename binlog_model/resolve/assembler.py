@@ -62,12 +62,13 @@ from binlog_model.resolve.transactions import (
     savepoint_name,
 )
 from binlog_model.wire import events as ev
-from binlog_model.wire.rows import RowsEvent
+from binlog_model.wire.events import Event
+from binlog_model.wire.rows import Row, RowsEvent
 from schema_tracker.changes import SkippedStatement, visible_changes
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import collation_name
 
-__all__ = ["AssemblerStats", "StatementAssembler"]
+__all__ = ["AssemblerStats", "StatementAssembler", "replay_ddl"]
 
 _OPERATION = {"insert": pb.BinlogEvent.INSERT, "update": pb.BinlogEvent.UPDATE,
               "partial_update": pb.BinlogEvent.UPDATE, "delete": pb.BinlogEvent.DELETE}
@@ -177,9 +178,9 @@ class StatementAssembler:
 
     # -- public --------------------------------------------------------------------------------------------
 
-    def feed(self, event: Any) -> Iterator[pb.BinlogEvent]:
+    def feed(self, event: Event) -> Iterator[pb.BinlogEvent]:
         """Consume one decoded event; yield the BinlogEvents it completes (on commit)."""
-        if not self._always_checked and hasattr(event, "header"):
+        if not self._always_checked:
             self._check_always_at_start(event)
         handler = self._handlers.get(type(event))
         if handler is None:
@@ -214,7 +215,7 @@ class StatementAssembler:
                     expected="XA COMMIT or XA ROLLBACK")
         return iter(())
 
-    def _check_always_at_start(self, event: Any) -> None:
+    def _check_always_at_start(self, event: Event) -> None:
         """--always-include columns of tables the schema already knows where the input starts (a snapshot,
         or a history continued from an earlier run) are checked before any row, not at the first one."""
         self._always_checked = True
@@ -229,7 +230,7 @@ class StatementAssembler:
         return not (self._state is not TxState.IDLE or len(self._buffer) or self._prepared
                     or self._identity is not None or self._tx_first is not None)
 
-    def assemble(self, events: Iterable[Any]) -> Iterator[pb.BinlogEvent]:
+    def assemble(self, events: Iterable[Event]) -> Iterator[pb.BinlogEvent]:
         """Feed every event, then close: the whole stream as BinlogEvents."""
         for event in events:
             yield from self.feed(event)
@@ -253,7 +254,7 @@ class StatementAssembler:
             self._begin()
         return iter(())
 
-    def _new_identity(self, identity: Identity | None, event: Any) -> None:
+    def _new_identity(self, identity: Identity | None, event: ev.GtidEvent | ev.MariadbGtidEvent) -> None:
         if self._state is not TxState.IDLE:
             # A new GTID while a transaction is open: the previous one never committed (crash/truncation).
             self.stats.incomplete_transactions += 1
@@ -395,7 +396,7 @@ class StatementAssembler:
         self.stats.transactions += 1
         return self._count(held.drain())
 
-    def _on_commit(self, event: Any) -> Iterator[pb.BinlogEvent]:
+    def _on_commit(self, event: ev.XidEvent) -> Iterator[pb.BinlogEvent]:
         return self._commit()
 
     def _commit(self) -> Iterator[pb.BinlogEvent]:
@@ -425,7 +426,7 @@ class StatementAssembler:
 
     # -- statements ----------------------------------------------------------------------------------------
 
-    def _on_rows_query(self, event: Any) -> Iterator[pb.BinlogEvent]:
+    def _on_rows_query(self, event: ev.RowsQueryEvent | ev.AnnotateRowsEvent) -> Iterator[pb.BinlogEvent]:
         self._close_statement()
         self._statement_text = event.query
         self._step(Step.STATEMENT)
@@ -516,7 +517,7 @@ class StatementAssembler:
 
     @staticmethod
     def _resolve_partial_json(event: RowsEvent, plan: RowPlan,
-                              position: BinlogPosition) -> list[tuple[Any, Any]]:
+                              position: BinlogPosition) -> list[tuple[Row, Row]]:
         """binlog_row_value_options=PARTIAL_JSON logs JSON changes as diffs: apply them to the before image's
         document where it holds one (the update then carries the new document like any other), else keep
         them for the ``json_diff`` value (see json_diff.py)."""
@@ -572,7 +573,7 @@ class StatementAssembler:
 
     # -- helpers -------------------------------------------------------------------------------------------
 
-    def _position(self, event: Any) -> BinlogPosition:
+    def _position(self, event: Event) -> BinlogPosition:
         h = event.header
         pos = BinlogPosition(_base_name(h.file), h.offset)
         self._last_position = pos
@@ -586,9 +587,29 @@ def _base_name(path: str | None) -> str:
     return os.path.basename(path) if path else ""
 
 
-def _pb_position(event: Any) -> pb.BinlogPosition:
+def _pb_position(event: Event) -> pb.BinlogPosition:
     h = event.header
     p = pb.BinlogPosition(file=_base_name(h.file), offset=h.offset, next_offset=h.log_pos)
     if h.inner_index is not None:
         p.inner_index = h.inner_index
     return p
+
+
+def replay_ddl(events: Iterable[Event], history: SchemaHistory | None = None, *,
+               pin_server_charset: bool = False, source: str = "") -> SchemaHistory:
+    """Replay the DDL of a decoded event stream (binlog order) onto ``history`` (extended in place; a new
+    empty one by default) and return it. Every entry carries its real position and GTID exactly as the
+    assembler records it (MySQL's tagged GTIDs keep their tag). Without a snapshot (an empty history), the
+    server charset is taken from the first DDL's ``collation_server``, as ``events`` does;
+    ``pin_server_charset`` keeps the history's own (a ``--server-charset`` given by the user).
+
+    ``source``: the assembler's source label (unused by the history). A transaction left open at the
+    end is tolerated here: the real decode reports it. Raises the tracker's ``SchemaError`` subclasses
+    (strict DDL)."""
+    replay = StatementAssembler(history if history is not None else SchemaHistory(),
+                                ResolveOptions(source=source, allow_incomplete_tail=True))
+    if pin_server_charset:
+        replay.pin_server_charset()
+    for _ in replay.assemble(events):
+        pass
+    return replay.history

@@ -13,21 +13,55 @@ position. So the two paths never differ in their errors. See docs/speedups.md.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
+from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.compiled import speedups
-from binlog_model.resolve.plan import ColumnMark, RowPlan
+from binlog_model.resolve.plan import ColumnMark, PlanColumn, PlanKind, RowPlan
+from binlog_model.wire.column_types import ColumnType as T
 from binlog_model.wire.rows import RowsEvent
 from binlog_model.wire.table_map import TableMapEvent
 
-__all__ = ["CompiledRows", "compile_rows", "merge_frames", "with_rows"]
+__all__ = ["CompiledColumn", "CompiledRows", "compile_rows", "merge_frames", "with_rows"]
 
 _OPERATION = {"insert": 1, "update": 2, "delete": 3}
-_IMAGE_MODE = {"full": 0, "changed": 1, "changed_with_old": 2}
+_IMAGE_MODE = {"full": 0, "changed": 1, "changed_with_old": 2, "after": 3}   # rows.c's IMG_*
 # A HIDDEN column is never emitted (its plan kind is NONE): C only needs its wire size, so any kind whose
 # codec matches will do; INT covers the integers, TEXT the strings. Others stay on the Python path.
-_HIDDEN_KIND_BY_TYPE = {1: 1, 2: 1, 3: 1, 8: 1, 9: 1, 13: 1, 15: 7, 253: 7, 254: 7, 252: 7, 249: 7, 250: 7,
-                        251: 7}
+_HIDDEN_KIND_BY_TYPE: dict[int, PlanKind] = {
+    **dict.fromkeys((T.TINY, T.SHORT, T.LONG, T.LONGLONG, T.INT24, T.YEAR), PlanKind.INT),
+    **dict.fromkeys((T.VARCHAR, T.VAR_STRING, T.STRING, T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB),
+                    PlanKind.TEXT),
+}
+
+
+class CompiledColumn(NamedTuple):
+    """One plan column as ``_speedups.compile_plan`` reads it: a tuple, unpacked in C in this order
+    (``compile_column`` in _speedups/module.c; tests/unit/test_plan_kind_numbers.py ties the two)."""
+
+    name: str
+    type_code: int          # the plan's type (ENUM/SET unpacked); C picks the wire codec from it and meta
+    meta: int               # the TABLE_MAP metadata
+    wire_unsigned: bool     # the TABLE_MAP's signedness bit: how the wire codec reads an integer
+    kind: int               # PlanKind
+    unsigned: bool          # the tracked UNSIGNED: add 1 << int_bits to a negative value
+    int_bits: int
+    charset: str
+    labels: tuple[str, ...]
+    pad_to: int
+    mark: int               # ColumnMark
+
+
+def compiled_column(c: PlanColumn, wire_unsigned: bool) -> CompiledColumn | None:
+    """``c`` for C, or None when C cannot size a HIDDEN column of its type."""
+    kind, charset = int(c.kind), c.charset or ""
+    if c.mark == ColumnMark.HIDDEN:
+        hidden_kind = _HIDDEN_KIND_BY_TYPE.get(c.type_code)
+        if hidden_kind is None:
+            return None
+        kind, charset = int(hidden_kind), "binary"
+    return CompiledColumn(c.name, c.type_code, c.meta, wire_unsigned, kind, bool(c.unsigned), int(c.int_bits),
+                          charset, tuple(c.labels), int(c.pad_to), int(c.mark))
 
 
 class CompiledRows:
@@ -56,7 +90,7 @@ class CompiledRows:
 
 
 def compile_rows(plan: RowPlan, table_map: TableMapEvent, image: str) -> CompiledRows | None:
-    """``plan`` compiled for C (``image``: ``full``, ``changed`` or ``changed_with_old``), or None when the
+    """``plan`` compiled for C (``image``: an ``ImageMode`` value), or None when the
     compiled core is off or a column of the plan needs the Python builder."""
     if speedups is None or len(plan.columns) != table_map.column_count:
         return None
@@ -66,17 +100,10 @@ def compile_rows(plan: RowPlan, table_map: TableMapEvent, image: str) -> Compile
     signedness = table_map.signedness
     columns = []
     for i, c in enumerate(plan.columns):
-        type_code, meta = table_map.column_types[i], table_map.column_metas[i]
-        kind = int(c.kind)
-        charset = c.charset or ""
-        if c.mark == ColumnMark.HIDDEN:
-            hidden_kind = _HIDDEN_KIND_BY_TYPE.get(type_code)
-            if hidden_kind is None:
-                return None
-            kind, charset = hidden_kind, "binary"
-        wire_unsigned = bool(signedness and signedness[i])
-        columns.append((c.name, type_code, meta, wire_unsigned, kind, bool(c.unsigned), int(c.int_bits),
-                        charset, tuple(c.labels), int(c.pad_to), int(c.mark)))
+        column = compiled_column(c, bool(signedness and signedness[i]))
+        if column is None:
+            return None
+        columns.append(column)
     try:
         compiled = speedups.compile_plan(tuple(columns), tuple(plan.primary_key), tuple(plan.always))
     except (NotImplementedError, UnicodeError, ValueError, TypeError, OverflowError):
@@ -84,7 +111,7 @@ def compile_rows(plan: RowPlan, table_map: TableMapEvent, image: str) -> Compile
     return CompiledRows(plan, compiled, mode)
 
 
-def merge_frames(event: Any, frames: list[bytes]) -> None:
+def merge_frames(event: pb.BinlogEvent, frames: list[bytes]) -> None:
     """Move the compiled builder's rows (framed ``BinlogEvent.rows`` entries) into ``event``, parsed by
     upb in C; ``frames`` is emptied."""
     event.MergeFromString(b"".join(frames))

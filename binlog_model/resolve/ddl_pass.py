@@ -1,10 +1,11 @@
-"""The one DDL pass: decoded binlog events -> ``SchemaHistory``, as the ``schema`` CLI, the library and the
-Spark driver all build it.
+"""The one DDL pass (``assembler.replay_ddl``): decoded binlog events -> ``SchemaHistory``, as the ``schema``
+CLI, the library and the Spark driver all build it; what it skips, and how a QUERY becomes a statement.
 
 Strategy: the history a pass builds must be the one ``events`` builds while it assembles, else a Spark job
 and a local run resolve the same rows against different schemas (the old ``SchemaHistory.apply_events``
 had drifted: it dropped MySQL's GTID tag and never adopted the server charset from ``collation_server``).
-So the pass does not re-implement the assembler's bookkeeping (GTID identity and its tag, transactions,
+So the pass (``replay_ddl``, beside the assembler it runs, so neither module imports the other lazily)
+does not re-implement the assembler's bookkeeping (GTID identity and its tag, transactions,
 BEGIN/COMMIT/XA/SAVEPOINT routing, the charset adoption, the server version from FORMAT_DESCRIPTION): it
 runs the ``StatementAssembler`` itself on a DDL-only stream, where rows and table maps arrive as
 ``SkippedEvent``s (bodies skipped by their header length, ``DDL_SKIP_TYPES``) and are passed over.
@@ -14,9 +15,6 @@ This module is also where a decoded QUERY event becomes a plain ``schema_tracker
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterable
-from typing import Any
 
 from binlog_model.charsets import charset_for_collation_id, make_text_decoder
 from binlog_model.errors import UnsupportedDDLError
@@ -28,37 +26,13 @@ from schema_tracker.history import SchemaHistory
 from schema_tracker.model import collation_name
 from schema_tracker.statement import Statement
 
-__all__ = ["DDL_SKIP_TYPES", "apply_query", "replay_ddl", "statement_of",
+__all__ = ["DDL_SKIP_TYPES", "apply_query", "statement_of",
            "statement_text"]
 
 # Event types the DDL pass never needs parsed: row events and their table maps (and ROWS_QUERY and
 # ANNOTATE_ROWS, which only label rows). Give it to the file reader as ``skip_types``.
 DDL_SKIP_TYPES: frozenset[int] = frozenset(ROWS_EVENT_TYPES) | frozenset(
     int(t) for t in EventType if "ROWS" in t.name or t.name == "TABLE_MAP_EVENT")
-
-
-def replay_ddl(events: Iterable[Any], history: SchemaHistory | None = None, *,
-               pin_server_charset: bool = False, source: str = "") -> SchemaHistory:
-    """Replay the DDL of a decoded event stream (binlog order) onto ``history`` (extended in place; a new
-    empty one by default) and return it. Every entry carries its real position and GTID exactly as the
-    assembler records it (MySQL's tagged GTIDs keep their tag). Without a snapshot (an empty history), the
-    server charset is taken from the first DDL's ``collation_server``, as ``events`` does;
-    ``pin_server_charset`` keeps the history's own (a ``--server-charset`` given by the user).
-
-    ``source``: the assembler's source label (unused by the history). A transaction left open at the
-    end is tolerated here: the real decode reports it. Raises the tracker's ``SchemaError`` subclasses
-    (strict DDL)."""
-    # The assembler calls ``apply_query`` below: imported here, when both modules are loaded.
-    from binlog_model.resolve.assembler import StatementAssembler
-    from binlog_model.resolve.options import ResolveOptions
-
-    replay = StatementAssembler(history if history is not None else SchemaHistory(),
-                                ResolveOptions(source=source, allow_incomplete_tail=True))
-    if pin_server_charset:
-        replay.pin_server_charset()
-    for _ in replay.assemble(events):
-        pass
-    return replay.history
 
 
 def statement_of(event: QueryEvent, position: BinlogPosition | None = None,

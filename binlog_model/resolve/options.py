@@ -25,6 +25,8 @@ class ImageMode(StrEnum):
     CHANGED = "changed"                    # the spec: ``after`` holds the changed columns
     CHANGED_WITH_OLD = "changed_with_old"  # also the old values of the changed columns in ``before``
     FULL = "full"                          # complete before and after images as logged
+    AFTER = "after"                        # the row as it is after the change: INSERT and UPDATE the whole
+                                           # after image (no before), DELETE the whole before image
 
 
 class StatementText(StrEnum):
@@ -49,11 +51,12 @@ class ResolveOptions:
 
     ``always_include``: per table (``(db, table)``, compared case-insensitively) the columns always put in
     ``before`` for UPDATE and DELETE (the spec's ``currency``). ``image``: an ``ImageMode`` (``"changed"``,
-    ``"changed_with_old"``, ``"full"``). ``max_rows``/``max_bytes`` bound one BinlogEvent; ``spill_bytes``
-    bounds the memory a pending transaction may hold. ``allow_incomplete_tail``: a transaction still open at
-    the end of input is dropped and counted in ``stats.incomplete_transactions`` instead of raising (for
-    binlogs still being written). ``statement_text``: a ``StatementText`` (``"all"``, ``"first"``,
-    ``"none"``). Strings are accepted for both enums and become the enum (``ConfigError`` otherwise).
+    ``"changed_with_old"``, ``"full"``, ``"after"``). ``max_rows``/``max_bytes`` bound one BinlogEvent;
+    ``spill_bytes`` bounds the memory a pending transaction may hold. ``allow_incomplete_tail``: a
+    transaction still open at the end of input is dropped and counted in ``stats.incomplete_transactions``
+    instead of raising (for binlogs still being written). ``statement_text``: a ``StatementText``
+    (``"all"``, ``"first"``, ``"none"``). Strings are accepted for both enums and become the enum
+    (``ConfigError`` otherwise).
     """
 
     source: str = ""
@@ -70,7 +73,7 @@ class ResolveOptions:
             object.__setattr__(self, "image", ImageMode(self.image))
         except ValueError:
             raise ConfigError(
-                f"image must be changed, changed_with_old or full, not {self.image!r}") from None
+                f"image must be changed, changed_with_old, full or after, not {self.image!r}") from None
         try:
             object.__setattr__(self, "statement_text", StatementText(self.statement_text))
         except ValueError:

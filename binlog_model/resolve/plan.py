@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
 
 from binlog_model.charsets import (
     charset_for_collation_id,
@@ -33,7 +32,7 @@ from binlog_model.resolve.types import (
     map_column,
 )
 from binlog_model.wire.table_map import TableMapEvent, real_type
-from schema_tracker.model import TEXTUAL_TYPES, TableSchema
+from schema_tracker.model import TEXTUAL_TYPES, ColumnSchema, TableSchema
 
 __all__ = ["ColumnMark", "PlanColumn", "PlanKind", "RowPlan", "build_plan", "plan_column"]
 
@@ -170,7 +169,7 @@ def build_plan(table_map: TableMapEvent, schema: TableSchema, always_include: Se
     return RowPlan(schema.db, schema.name, plan_columns, pk, always, any(marks))
 
 
-def logged_columns(table_map: TableMapEvent, schema: TableSchema) -> Sequence[Any]:
+def logged_columns(table_map: TableMapEvent, schema: TableSchema) -> Sequence[ColumnSchema]:
     """The tracked columns the TABLE_MAP logs. MySQL 8.0.17 logged the hidden generated columns of
     functional indexes; later servers leave them out, so when the counts say so they are dropped here."""
     columns = schema.columns
@@ -182,7 +181,7 @@ def logged_columns(table_map: TableMapEvent, schema: TableSchema) -> Sequence[An
 
 
 def check_table_map(table_map: TableMapEvent, schema: TableSchema, position: BinlogPosition,
-                    columns: Sequence[Any]) -> None:
+                    columns: Sequence[ColumnSchema]) -> None:
     """``SchemaMismatchError`` when the TABLE_MAP's column count, names (FULL metadata) or types disagree
     with the tracked ``columns``."""
     tracked = [f"{c.name} {c.column_type}" for c in columns]
@@ -211,7 +210,7 @@ def check_table_map(table_map: TableMapEvent, schema: TableSchema, position: Bin
                                       tracked=tracked, binlog=logged)
 
 
-def _metadata_mismatch(table_map: TableMapEvent, i: int, column: Any) -> str | None:
+def _metadata_mismatch(table_map: TableMapEvent, i: int, column: ColumnSchema) -> str | None:
     """What the TABLE_MAP's optional metadata states about column ``i`` that the tracked ``column``
     contradicts: its charset (MySQL 8+ logs it even with binlog_row_metadata=MINIMAL, MariaDB with FULL:
     a text value is never decoded in a charset the log contradicts) or its signedness; else None."""
@@ -253,7 +252,7 @@ def logged_labels(table_map: TableMapEvent, i: int) -> tuple[str, ...] | None:
     return tuple(out)
 
 
-def _lost_in_a_dump(column: Any, logged: tuple[str, ...]) -> bool:
+def _lost_in_a_dump(column: ColumnSchema, logged: tuple[str, ...]) -> bool:
     """Whether the tracked labels differ from the logged ones only where a 4-byte character is ``?``: both
     servers print such a label character as ``?`` in SHOW CREATE TABLE and information_schema, so no dump
     or live snapshot can carry it; the binlog's labels are the stored ones (``build_plan`` takes them)."""
@@ -263,7 +262,7 @@ def _lost_in_a_dump(column: Any, logged: tuple[str, ...]) -> bool:
                for mine, theirs in zip(column.enum_values, logged, strict=True))
 
 
-def tracked_charset(column: Any) -> str | None:
+def tracked_charset(column: ColumnLike) -> str | None:
     """The charset the builders decode a string ``column`` in: its own, the default for a text column the
     schema gave none, ``binary`` for byte strings; None for other types (MariaDB's JSON is a utf8mb4
     LONGTEXT on the wire, its INET6 and UUID binary strings: their values do not decode by charset)."""

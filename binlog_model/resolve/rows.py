@@ -11,7 +11,8 @@ What a row holds (the spec): INSERT: the primary key and every logged column in 
 and the always-included columns in ``before`` (every column in ``full`` mode). UPDATE: the key (from the
 first image that has all of it), in ``after`` the columns whose value changed, in ``before`` the
 always-included ones (``changed_with_old``: also the old values of the changed ones; ``full``: both images
-whole). Columns absent from an image (``NOT_PRESENT``, MINIMAL/NOBLOB images) are left out; HIDDEN columns
+whole; ``after``: only the after image, whole, and a DELETE's whole before image: the row after the
+change). Columns absent from an image (``NOT_PRESENT``, MINIMAL/NOBLOB images) are left out; HIDDEN columns
 are never emitted and INVISIBLE ones are marked.
 
 SQL NULL is handled here, in the column loops, before any value setter runs: the setters
@@ -21,9 +22,9 @@ SQL NULL is handled here, in the column loops, before any value setter runs: the
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from google.protobuf.struct_pb2 import NULL_VALUE
 
@@ -32,10 +33,19 @@ from binlog_model.resolve.options import ImageMode
 from binlog_model.resolve.plan import ColumnMark, RowPlan
 from binlog_model.wire.values import NOT_PRESENT
 
+if TYPE_CHECKING:
+    from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
+
+    from binlog_model._pb import binlog_event_pb2 as pb
+    from binlog_model.resolve.compiled_rows import CompiledRows
+
+    Rows: TypeAlias = RepeatedCompositeFieldContainer[pb.Row]          # the outgoing event's rows
+    Columns: TypeAlias = RepeatedCompositeFieldContainer[pb.Column]    # a row's key, before or after
+
 __all__ = ["BuildRows", "RowBuilders", "python_row_builders"]
 
 # (the outgoing event's repeated ``rows`` field, the images, the row_index of the first) -> None
-BuildRows = Callable[[Any, Sequence[Any], int], None]
+BuildRows = Callable[["Rows", Sequence[Any], int], None]
 
 _NULL = NULL_VALUE
 _HIDDEN = ColumnMark.HIDDEN
@@ -50,7 +60,7 @@ class RowBuilders:
     insert: BuildRows
     update: BuildRows
     delete: BuildRows
-    compiled: Any = None    # the plan compiled for C (resolve.compiled_rows.CompiledRows), when it compiles
+    compiled: CompiledRows | None = None    # the plan compiled for C, when it compiles
 
     def for_kind(self, kind: str) -> BuildRows:
         """The builder of a rows event's ``kind`` (``insert``, ``update``, ``partial_update``, ``delete``)."""
@@ -76,47 +86,44 @@ def python_row_builders(plan: RowPlan, image: ImageMode) -> RowBuilders:
                 some(row.primary_key, image, key)
                 return
 
-    def insert(rows: Any, images: Sequence[Any], index: int) -> None:
+    def numbered(rows: Rows, images: Sequence[Any], index: int) -> Iterator[tuple[Any, Any]]:
+        # One new Row per image, numbered from ``index`` on: every builder's loop.
         for image in images:
             row = rows.add()
             row.row_index = index
             index += 1
+            yield row, image
+
+    def insert(rows: Rows, images: Sequence[Any], index: int) -> None:
+        for row, image in numbered(rows, images, index):
             primary_key(row, image)
             every(row.after, image)
 
-    def delete(rows: Any, images: Sequence[Any], index: int) -> None:
-        for image in images:
-            row = rows.add()
-            row.row_index = index
-            index += 1
+    def delete(rows: Rows, images: Sequence[Any], index: int) -> None:
+        for row, image in numbered(rows, images, index):
             primary_key(row, image)
             some(row.before, image, always)
 
-    def delete_full(rows: Any, images: Sequence[Any], index: int) -> None:
-        for image in images:
-            row = rows.add()
-            row.row_index = index
-            index += 1
+    def delete_full(rows: Rows, images: Sequence[Any], index: int) -> None:
+        for row, image in numbered(rows, images, index):
             primary_key(row, image)
             every(row.before, image)
 
-    def update_full(rows: Any, images: Sequence[Any], index: int) -> None:
-        for before, after in images:
-            row = rows.add()
-            row.row_index = index
-            index += 1
-            primary_key(row, before, after)
-            every(row.before, before)
-            every(row.after, after)
+    def update_whole(with_before: bool) -> BuildRows:
+        # ``full``: both images whole; ``after``: the after image only (the row after the change).
+        def update(rows: Rows, images: Sequence[Any], index: int) -> None:
+            for row, (before, after) in numbered(rows, images, index):
+                primary_key(row, before, after)
+                if with_before:
+                    every(row.before, before)
+                every(row.after, after)
+        return update
 
     with_old = image == ImageMode.CHANGED_WITH_OLD
     always_set = set(always)
 
-    def update_changed(rows: Any, images: Sequence[Any], index: int) -> None:
-        for before, after in images:
-            row = rows.add()
-            row.row_index = index
-            index += 1
+    def update_changed(rows: Rows, images: Sequence[Any], index: int) -> None:
+        for row, (before, after) in numbered(rows, images, index):
             primary_key(row, before, after)
             changed = [i for i, a in enumerate(after) if a is not NOT_PRESENT and _differs(before[i], a)]
             shown: Iterable[int] = sorted(always_set.union(changed)) if with_old else always
@@ -125,12 +132,15 @@ def python_row_builders(plan: RowPlan, image: ImageMode) -> RowBuilders:
                               for i in range(len(before))], shown)
             some(row.after, after, changed)
 
-    full = image == ImageMode.FULL
-    return RowBuilders(plan, insert, update_full if full else update_changed, delete_full if full else delete)
+    if image == ImageMode.AFTER:
+        return RowBuilders(plan, insert, update_whole(False), delete_full)
+    if image == ImageMode.FULL:
+        return RowBuilders(plan, insert, update_whole(True), delete_full)
+    return RowBuilders(plan, insert, update_changed, delete)
 
 
-Fill = Callable[[Any, Sequence[Any], Iterable[int]], None]
-FillAll = Callable[[Any, Sequence[Any]], None]
+Fill = Callable[["Columns", Sequence[Any], Iterable[int]], None]
+FillAll = Callable[["Columns", Sequence[Any]], None]
 
 
 def _fillers(plan: RowPlan, names: tuple[str, ...], setters: tuple[Any, ...]) -> tuple[Fill, FillAll]:
@@ -139,7 +149,7 @@ def _fillers(plan: RowPlan, names: tuple[str, ...], setters: tuple[Any, ...]) ->
     if plan.has_marks:
         marks = tuple(c.mark for c in plan.columns)
 
-        def marked(target: Any, image: Sequence[Any], indexes: Iterable[int]) -> None:
+        def marked(target: Columns, image: Sequence[Any], indexes: Iterable[int]) -> None:
             # A table with invisible or hidden columns: mark the invisible ones, leave the hidden ones out.
             add = target.add
             for i in indexes:
@@ -156,11 +166,11 @@ def _fillers(plan: RowPlan, names: tuple[str, ...], setters: tuple[Any, ...]) ->
                 if mark == _INVISIBLE:
                     column.invisible = True
 
-        def marked_all(target: Any, image: Sequence[Any]) -> None:
+        def marked_all(target: Columns, image: Sequence[Any]) -> None:
             marked(target, image, range(len(image)))
         return marked, marked_all
 
-    def some(target: Any, image: Sequence[Any], indexes: Iterable[int]) -> None:
+    def some(target: Columns, image: Sequence[Any], indexes: Iterable[int]) -> None:
         add = target.add
         for i in indexes:
             value = image[i]
@@ -173,7 +183,7 @@ def _fillers(plan: RowPlan, names: tuple[str, ...], setters: tuple[Any, ...]) ->
             else:
                 setters[i](column.value, value)
 
-    def every(target: Any, image: Sequence[Any]) -> None:
+    def every(target: Columns, image: Sequence[Any]) -> None:
         # ``some`` over every column, walking names, setters and values together (no index lookups).
         add = target.add
         for name, set_value, value in zip(names, setters, image, strict=True):

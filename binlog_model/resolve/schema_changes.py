@@ -17,6 +17,7 @@ from binlog_model.resolve.options import StatementText
 from binlog_model.resolve.statement_text import printable, put_statement
 from binlog_model.resolve.types import map_column
 from schema_tracker import changes as ch
+from schema_tracker.changes import SchemaChange
 from schema_tracker.model import ColumnSchema
 
 __all__ = ["column_definition", "schema_change_to_proto", "schema_events"]
@@ -81,7 +82,7 @@ _CONVERTERS: dict[type, Callable[[Any], pb.SchemaChange]] = {
 }
 
 
-def schema_change_to_proto(change: Any) -> pb.SchemaChange:
+def schema_change_to_proto(change: SchemaChange) -> pb.SchemaChange:
     """The protobuf form of one tracker change. Raises ``SchemaError`` for a change type it does not know."""
     convert = _CONVERTERS.get(type(change))
     if convert is None:
@@ -89,7 +90,7 @@ def schema_change_to_proto(change: Any) -> pb.SchemaChange:
     return convert(change)
 
 
-def schema_events(changes: Sequence[Any], common: Mapping[str, Any], *, text: str, charset: str,
+def schema_events(changes: Sequence[SchemaChange], common: Mapping[str, Any], *, text: str, charset: str,
                   statement_text: StatementText, position: BinlogPosition) -> list[pb.BinlogEvent]:
     """The SCHEMA BinlogEvents of one DDL statement: consecutive changes of one table form one event.
 
@@ -116,8 +117,8 @@ def schema_events(changes: Sequence[Any], common: Mapping[str, Any], *, text: st
     return out
 
 
-def _group_by_table(changes: Sequence[Any]) -> list[tuple[str, str, list[Any]]]:
-    groups: list[tuple[str, str, list[Any]]] = []
+def _group_by_table(changes: Sequence[SchemaChange]) -> list[tuple[str, str, list[SchemaChange]]]:
+    groups: list[tuple[str, str, list[SchemaChange]]] = []
     for change in changes:
         db, table = change.db, change.table
         if groups and groups[-1][0] == db and groups[-1][1] == table:

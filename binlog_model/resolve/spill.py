@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import tempfile
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import IO, Any
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.framing import frame, iter_frames
@@ -30,7 +30,7 @@ class TransactionBuffer:
         self.serialized = serialized
         self._events: list[pb.BinlogEvent | bytes] = []
         self._bytes = 0
-        self._file: Any = None          # spilled events (length-delimited), oldest first
+        self._file: IO[bytes] | None = None          # spilled events (length-delimited), oldest first
         self._spilled = 0
 
     def __len__(self) -> int:
@@ -58,7 +58,8 @@ class TransactionBuffer:
         # Rare: the savepoint lies inside the spilled part; copy the first ``count`` events one by one.
         kept = tempfile.TemporaryFile(prefix="binlog-model-tx-")  # noqa: SIM115 (closed by discard)
         _write_frames(kept, itertools.islice(self._iter_spilled(), count))
-        self._file.close()
+        if self._file is not None:     # always here: count < spilled
+            self._file.close()
         self._file = kept
         self._spilled = count
         self._events.clear()
@@ -96,12 +97,12 @@ def _body(event: pb.BinlogEvent | bytes) -> bytes:
     return event if isinstance(event, bytes) else event.SerializeToString()
 
 
-def _write_frames(stream: Any, bodies: Iterable[bytes]) -> None:
+def _write_frames(stream: IO[bytes], bodies: Iterable[bytes]) -> None:
     # Our own temporary file, in the delimited format of the proto sink.
     for body in bodies:
         stream.write(frame(body))
 
 
-def _read_frames(stream: Any) -> Iterator[bytes]:
+def _read_frames(stream: IO[bytes]) -> Iterator[bytes]:
     for _offset, body in iter_frames(stream, file="(spill file)"):
         yield body

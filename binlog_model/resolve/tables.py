@@ -22,7 +22,7 @@ from binlog_model.resolve.options import ImageMode
 from binlog_model.resolve.plan import build_plan
 from binlog_model.resolve.rows import RowBuilders, python_row_builders
 from binlog_model.wire.table_map import TableMapEvent
-from schema_tracker.model import TableSchema
+from schema_tracker.model import Catalog, TableSchema
 
 __all__ = ["TableResolver"]
 
@@ -49,14 +49,14 @@ class TableResolver:
         # fail as UncertainSchemaError, naming what the binlog said) instead of a SchemaMismatchError.
         self._lenient = lenient
         self._on_table_from_metadata = on_table_from_metadata
-        self._by_id: dict[tuple[int, int], tuple[TableMapEvent, Any, RowBuilders]] = {}
-        self._layouts: dict[tuple[Any, ...], tuple[Any, RowBuilders]] = {}
+        self._by_id: dict[tuple[int, int], tuple[TableMapEvent, Catalog, RowBuilders]] = {}
+        self._layouts: dict[tuple[Any, ...], tuple[Catalog, RowBuilders]] = {}
 
     def schema_changed(self) -> None:
         """A DDL statement ran: table ids may now name other tables."""
         self._by_id.clear()
 
-    def check_at_start(self, catalog: Any) -> None:
+    def check_at_start(self, catalog: Catalog) -> None:
         """--always-include columns of tables the schema already knows where the input starts (a snapshot,
         or a history continued from an earlier run) are checked before any row, not at the first one."""
         for (db, t), cols in self.always.items():
@@ -64,7 +64,7 @@ class TableResolver:
             if known is not None:
                 _check_always_include(known, cols)
 
-    def builders(self, table_map: TableMapEvent, catalog: Any, position: BinlogPosition) -> RowBuilders:
+    def builders(self, table_map: TableMapEvent, catalog: Catalog, position: BinlogPosition) -> RowBuilders:
         key = (table_map.table_id, id(catalog))
         cached = self._by_id.get(key)
         if cached is not None and cached[0] is table_map and cached[1] is catalog:
@@ -85,7 +85,7 @@ class TableResolver:
         self._by_id[key] = (table_map, catalog, built)
         return built
 
-    def _build(self, table_map: TableMapEvent, catalog: Any, position: BinlogPosition) -> RowBuilders:
+    def _build(self, table_map: TableMapEvent, catalog: Catalog, position: BinlogPosition) -> RowBuilders:
         schema = catalog.table(table_map.schema, table_map.table)
         if schema is None and (table_map.schema.lower(), table_map.table.lower()) in self.skipped_tables:
             raise UncertainSchemaError(

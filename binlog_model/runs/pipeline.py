@@ -15,8 +15,8 @@ from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import ConfigError
 from binlog_model.io.file_source import FileSource
 from binlog_model.io.snapshots import Snapshot, load_snapshot
-from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
-from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
+from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler, replay_ddl
+from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ResolveOptions
 from binlog_model.runs.runner import Runner
 from binlog_model.runs.source import EventSource, decoded
@@ -94,7 +94,7 @@ def history_from_binlogs(paths: str | os.PathLike[str] | Iterable[str | os.PathL
                          history: SchemaHistory | None = None, *, verify_checksum: bool = True,
                          pin_server_charset: bool = False) -> SchemaHistory:
     """``replay_ddl`` over binlog files (in rotation order), read with rows and table maps skipped."""
-    source = FileSource(paths, verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES)
+    source = FileSource(paths, verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES, drop_skipped=True)
     return history_from_source(source, history, pin_server_charset=pin_server_charset)
 
 

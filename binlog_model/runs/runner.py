@@ -61,7 +61,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Checkpoint", "CommitPolicy", "GtidRecorder", "Runner", "resume_of"]
 
-_GTIDS = (ev.GtidEvent, ev.MariadbGtidEvent, ev.PreviousGtidsEvent, ev.GtidListEvent)
+_TRANSACTION_GTIDS = (ev.GtidEvent, ev.MariadbGtidEvent)
+_GTIDS = (*_TRANSACTION_GTIDS, ev.PreviousGtidsEvent, ev.GtidListEvent)
 
 
 def resume_of(state: RunState) -> Resume:
@@ -74,17 +75,20 @@ class GtidRecorder:
     """The one GTID recorder: GTID events are seen as the run reads them and go into the run's ``GtidSet``
     only up to a commit point (``record(upto)``), so the set never names a transaction a crash would make
     the next run read again. A file's PREVIOUS_GTIDS (MySQL) / GTID_LIST (MariaDB) adds the GTIDs before
-    the file: from there on the set is complete (``based``), which a resume by GTID set needs."""
+    the file: from there on the set is complete (``based``), which a resume by GTID set needs.
+    ``previous=False``: only the transactions' own GTIDs, what a Spark stream's offsets name (the GTIDs read
+    since the stream's origin)."""
 
-    __slots__ = ("_seen", "based", "gtids")
+    __slots__ = ("_kinds", "_seen", "based", "gtids")
 
-    def __init__(self, gtids: GtidSet) -> None:
+    def __init__(self, gtids: GtidSet, *, previous: bool = True) -> None:
         self.gtids = gtids
+        self._kinds = _GTIDS if previous else _TRANSACTION_GTIDS
         self._seen: list[Any] = []
         self.based = False
 
     def see(self, event: Any) -> None:
-        if isinstance(event, _GTIDS):
+        if isinstance(event, self._kinds):
             self._seen.append(event)
 
     def see_all(self, events: Iterable[Any]) -> None:
@@ -182,7 +186,7 @@ class Runner:
                 if isinstance(item, FileEnd):
                     self._file_end(item)
                 continue
-            yield from feed(item)
+            yield from feed(item)  # type: ignore[arg-type]  # an event: the boundaries are skipped above
         yield from assembler.close()
 
     def _file_end(self, item: FileEnd) -> None:
@@ -234,7 +238,7 @@ class Runner:
                     since_commit += header.event_size
                     last = header
                     recorder.see(item)
-                yield from assembler.feed(item)
+                yield from assembler.feed(item)  # type: ignore[arg-type]  # an event, as above
             elif isinstance(item, TransactionStart):
                 # The assembler has the last word: a start it has not finished the transaction before (an
                 # incomplete one) is no place to stop.

@@ -1,24 +1,13 @@
 """Serialized ``BinlogEvent``s → Arrow record batches of the data source's row layout, in bulk.
 
-Strategy: protobuf's own parser (upb, compiled) walks the wire bytes, and Arrow compute formats the
-values; Python touches each event, not each row or value. The bytes are re-read through *view* messages:
-the same field numbers as the model, with the nested messages declared ``repeated bytes`` or ``repeated``
-scalars, so one parse of a concatenation gives whole columns at once:
-
-- ``EventView`` is ``BinlogEvent`` with ``rows`` as raw bytes (the event-level fields, once per event);
-- the rows of a batch, each preceded by a *sentinel* (an explicit zero ``row_index`` and an empty entry
-  in ``primary_key``, ``before`` and ``after``: a serializer never writes either, so each marks a row
-  start), parse as one ``RowsView``: the column entries of every row, and row boundaries from the
-  sentinels' places;
-- every column entry of one map concatenated parses as ``ColumnsView`` (names, value bytes), and all
-  value bytes concatenated as ``ValuesView``: one list per value kind, in order; each value's kind is its
-  first byte (its field tag), so the per-kind texts are scattered back in place with ``replace_with_mask``.
-
-Nested DATE/DATETIME/SET values take the sentinel trick once more. A count that does not match (bytes a
-serializer would not write) never gives a wrong row: the batch is built by the per-value reference
-(``value_json``) instead. Kinds that are rare in binlogs (GEOMETRY, VECTOR, raw text, JSON diff) and
-floating values are formatted per value, exactly as ``json_format``. The compiled row builder's
-serialized events take the same path (``add``).
+Strategy: with the compiled core, one C pass over the events' wire bytes writes every column's Arrow
+buffers (``_speedups.arrow_columns``). Without it, protobuf's own parser splits rows, columns and values
+into whole columns through the view messages of ``wire_views``, and Arrow compute formats each kind's
+values at once (``value_texts``); Python touches each event, not each row or value. Bytes the views cannot
+split exactly (a serializer would not write them) never give a wrong row: the batch is built by the
+per-value reference (``value_json``) instead. Kinds that are rare in binlogs (GEOMETRY, VECTOR, raw text,
+JSON diff) and floating values are formatted per value, exactly as ``json_format``. The compiled row
+builder's serialized events take the same path (``add``).
 """
 
 from __future__ import annotations
@@ -31,16 +20,15 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.internal.type_checkers import ToShortestFloat
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.compiled import speedups
 from binlog_model.position import file_sequence
-from binlog_model.spark.value_json import OPERATIONS, slow_value_json
+from binlog_model.spark import wire_views
+from binlog_model.spark.value_json import OPERATIONS, value_json
 
-__all__ = ["ARROW_SCHEMA", "MAP_TYPE", "ArrowBatch", "binary_array", "concatenated", "kinds_of", "scatter",
-           "value_texts"]
+__all__ = ["ARROW_SCHEMA", "MAP_TYPE", "ArrowBatch", "value_texts"]
 
 MAP_TYPE = pa.map_(pa.string(), pa.string())
 ORDER_KEY = pa.struct([("fileSeq", pa.int64()), ("offset", pa.int64()), ("innerIndex", pa.int32()),
@@ -55,109 +43,6 @@ ARROW_SCHEMA = pa.schema([
     ("traceInfo", pa.string()), ("primaryKey", MAP_TYPE), ("before", MAP_TYPE), ("after", MAP_TYPE),
     ("orderKey", ORDER_KEY), ("event", pa.binary()),
 ])
-
-# -- view messages ------------------------------------------------------------------------------------------
-
-_F = descriptor_pb2.FieldDescriptorProto
-_REPEATED = _F.LABEL_REPEATED
-# Value's oneof members as repeated fields of the wire type each kind is read as.
-_VALUE_FIELDS: list[tuple[int, str, int]] = [
-    (1, "null_value", _F.TYPE_INT32), (2, "int_value", _F.TYPE_INT32), (3, "long_value", _F.TYPE_INT64),
-    (4, "string_value", _F.TYPE_STRING), (5, "bytes_value", _F.TYPE_BYTES),
-    (6, "decimal_value", _F.TYPE_STRING), (7, "double_value", _F.TYPE_DOUBLE),
-    (8, "float_value", _F.TYPE_FLOAT), (9, "datetime_value", _F.TYPE_BYTES),
-    (10, "date_value", _F.TYPE_BYTES),
-    (11, "timestamp_micros", _F.TYPE_INT64), (12, "time_micros", _F.TYPE_INT64),
-    (13, "uint64_value", _F.TYPE_UINT64), (14, "json_value", _F.TYPE_STRING),
-    (15, "set_value", _F.TYPE_BYTES),
-    (16, "bit_value", _F.TYPE_UINT64), (17, "geometry_value", _F.TYPE_BYTES),
-    (18, "vector_value", _F.TYPE_BYTES), (19, "raw_text_value", _F.TYPE_BYTES),
-    (20, "json_diff", _F.TYPE_BYTES),
-]
-_DATETIME_NAMES = ("year", "month", "day", "hour", "minute", "second", "micros")
-
-
-def _view_classes() -> dict[str, Any]:
-    file = descriptor_pb2.FileDescriptorProto(name="binlog_model/spark/arrow_batch_views.proto",
-                                              package="binlog_model.spark.views", syntax="proto3")
-    file.dependency.extend([pb.DESCRIPTOR.name, "google/protobuf/timestamp.proto"])
-    event = file.message_type.add()
-    pb.BinlogEvent.DESCRIPTOR.CopyToProto(event)
-    event.name = "EventView"
-    for f in event.field:
-        if f.number == pb.BinlogEvent.ROWS_FIELD_NUMBER:
-            f.type = _F.TYPE_BYTES
-            f.ClearField("type_name")
-
-    def add(name: str, fields: Sequence[tuple[int, str, int]]) -> None:
-        message = file.message_type.add(name=name)
-        for number, field_name, kind in fields:
-            message.field.add(name=field_name, number=number, type=kind, label=_REPEATED)
-
-    add("RowsView", [(1, "row_index", _F.TYPE_UINT64), (2, "primary_key", _F.TYPE_BYTES),
-                     (3, "before", _F.TYPE_BYTES), (4, "after", _F.TYPE_BYTES)])
-    add("ColumnsView", [(1, "name", _F.TYPE_STRING), (2, "value", _F.TYPE_BYTES),
-                        (3, "invisible", _F.TYPE_BOOL)])
-    add("ValuesView", _VALUE_FIELDS)
-    add("DateTimeView", [(i + 1, n, _F.TYPE_UINT32) for i, n in enumerate(_DATETIME_NAMES)])
-    add("LabelsView", [(1, "labels", _F.TYPE_STRING)])
-    pool = descriptor_pool.Default()
-    try:
-        pool.FindFileByName(file.name)
-    except KeyError:
-        pool.AddSerializedFile(file.SerializeToString())
-    return {m.name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{file.package}.{m.name}"))
-            for m in file.message_type}
-
-
-_VIEWS = _view_classes()
-EventView = _VIEWS["EventView"]
-_RowsView = _VIEWS["RowsView"]
-_ColumnsView = _VIEWS["ColumnsView"]
-_ValuesView = _VIEWS["ValuesView"]
-_DateTimeView = _VIEWS["DateTimeView"]
-_LabelsView = _VIEWS["LabelsView"]
-
-# An explicit zero row_index and an empty entry in each column list: written by no serializer.
-_ROW_SENTINEL = b"\x08\x00\x12\x00\x1a\x00\x22\x00"
-_DATETIME_SENTINEL = b"".join(bytes([(n << 3), 0]) for n in range(1, 8))   # every field an explicit zero
-_LABEL_SENTINEL_TEXT = "\x00binlog-model:sentinel\x00"
-_LABEL_SENTINEL = b"\x0a" + bytes([len(_LABEL_SENTINEL_TEXT)]) + _LABEL_SENTINEL_TEXT.encode()
-
-
-class _Mismatch(Exception):
-    """Bytes the bulk path cannot split exactly (a serializer would not write them): use the reference."""
-
-
-# -- bulk helpers -------------------------------------------------------------------------------------------
-
-def _arange(n: int) -> pa.Array:
-    return pa.array(range(n), pa.int64())
-
-
-def _boundaries(is_sentinel: pa.Array, groups: int) -> pa.Array:
-    """Offsets (int32, ``groups + 1``) of the entries between sentinels, counted without the sentinels."""
-    where = pc.indices_nonzero(is_sentinel)
-    if len(where) != groups:
-        raise _Mismatch
-    starts = pc.subtract(pc.cast(where, pa.int64()), _arange(groups))
-    total = len(is_sentinel) - groups
-    return pa.concat_arrays([pc.cast(starts, pa.int32()), pa.array([total], pa.int32())])
-
-
-def _after_zero_sentinels(values: Sequence[int], groups: int, kind: pa.DataType) -> pa.Array:
-    """``values`` is, per group, a zero sentinel and then the group's one value when it is not zero (proto3
-    omits zeros): the value per group, 0 when absent."""
-    arr = pa.array(values, kind)
-    is_sentinel = pc.equal(arr, 0)
-    if pc.sum(is_sentinel).as_py() != groups:
-        raise _Mismatch
-    following = pa.concat_arrays([arr.slice(1), pa.array([0], kind)])
-    picked = pc.filter(following, is_sentinel)
-    if pc.count(arr).as_py() - groups != pc.sum(pc.not_equal(picked, 0)).as_py():
-        raise _Mismatch               # two values in a group: not what a serializer writes
-    return picked
-
 
 _ESCAPES = [("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"), ("\b", "\\b"),
             ("\f", "\\f")] + [(chr(c), f"\\u{c:04x}") for c in range(0x20) if chr(c) not in "\n\r\t\b\f"]
@@ -202,26 +87,27 @@ def _bytes(values: Sequence[bytes]) -> pa.Array:
 
 def _datetimes(prefix: str, payloads: Sequence[bytes], names: tuple[str, ...]) -> pa.Array:
     n = len(payloads)
-    sentinel = _DATETIME_SENTINEL[:2 * len(names)]
-    view = _DateTimeView.FromString(sentinel + sentinel.join(payloads))
+    sentinel = wire_views.DATETIME_SENTINEL[:2 * len(names)]
+    view = wire_views.DateTimeView.FromString(sentinel + sentinel.join(payloads))
     parts = []
     for name in names:
-        values = _after_zero_sentinels(getattr(view, name), n, pa.uint32())
+        values = wire_views.after_zero_sentinels(getattr(view, name), n, pa.uint32())
         part = _wrap(f'"{name}":', pc.cast(values, pa.string()), ",")
         parts.append(pc.if_else(pc.not_equal(values, 0), part, ""))     # proto3 JSON omits zero fields
-    for name in _DATETIME_NAMES[len(names):]:
+    for name in wire_views.DATETIME_NAMES[len(names):]:
         if len(getattr(view, name)):
-            raise _Mismatch              # a DATE with time fields is not a Date
+            raise wire_views.Mismatch              # a DATE with time fields is not a Date
     inner = pc.utf8_rtrim(pc.binary_join_element_wise(*parts, ""), characters=",")
     return _wrap(prefix + "{", inner, "}}")
 
 
 def _sets(payloads: Sequence[bytes]) -> pa.Array:
     n = len(payloads)
-    view = _LabelsView.FromString(_LABEL_SENTINEL + _LABEL_SENTINEL.join(payloads))
+    sentinel = wire_views.LABEL_SENTINEL
+    view = wire_views.LabelsView.FromString(sentinel + sentinel.join(payloads))
     labels = pa.array(view.labels, pa.string())
-    is_sentinel = pc.equal(labels, _LABEL_SENTINEL_TEXT)
-    offsets = _boundaries(is_sentinel, n)
+    is_sentinel = pc.equal(labels, wire_views.LABEL_SENTINEL_TEXT)
+    offsets = wire_views.boundaries(is_sentinel, n)
     members = pa.ListArray.from_arrays(offsets, _quoted(pc.filter(labels, pc.invert(is_sentinel))))
     listed = _wrap('{"setValue":{"labels":[', pc.binary_join(members, ","), "]}}")
     return pc.if_else(pc.greater(pc.list_value_length(members), 0), listed, '{"setValue":{}}')
@@ -245,9 +131,9 @@ def _kind_texts(number: int, values: Sequence[Any]) -> pa.Array | None:
     if number == 8:
         return _floats('{"floatValue":', values, single=True)
     if number == 9:
-        return _datetimes('{"datetimeValue":', values, _DATETIME_NAMES)
+        return _datetimes('{"datetimeValue":', values, wire_views.DATETIME_NAMES)
     if number == 10:
-        return _datetimes('{"dateValue":', values, _DATETIME_NAMES[:3])
+        return _datetimes('{"dateValue":', values, wire_views.DATETIME_NAMES[:3])
     if number == 15:
         return _sets(values)
     return None
@@ -257,62 +143,24 @@ _QUOTED_INTS = {3: ('{"longValue":', pa.int64()), 11: ('{"timestampMicros":', pa
                 12: ('{"timeMicros":', pa.int64()), 13: ('{"uint64Value":', pa.uint64()),
                 16: ('{"bitValue":', pa.uint64())}
 _STRINGS = {4: '{"stringValue":', 6: '{"decimalValue":', 14: '{"jsonValue":'}
-# A value's first byte is its field tag's first byte: distinct for all 20 kinds.
-def _first_byte(number: int, kind: int) -> bytes:
-    wire = {_F.TYPE_DOUBLE: 1, _F.TYPE_FLOAT: 5, _F.TYPE_STRING: 2, _F.TYPE_BYTES: 2}.get(kind, 0)
-    tag = (number << 3) | wire
-    return bytes([tag & 0x7F | (0x80 if tag > 0x7F else 0)])
-
-
-_TAGS = pa.array([_first_byte(n, k) for n, _, k in _VALUE_FIELDS], pa.binary())
-
-
-def binary_array(values: Sequence[bytes] | pa.Array) -> pa.Array:
-    """``values`` as an Arrow binary array (each bytes object made once, from a protobuf container)."""
-    return values if isinstance(values, pa.Array) else pa.array(list(values), pa.binary())
-
-
-def concatenated(values: pa.Array) -> memoryview:
-    """The bytes of every element of a binary array, back to back (its data buffer: no join)."""
-    if not len(values):
-        return memoryview(b"")
-    _, offsets, data = values.buffers()
-    if data is None:
-        return memoryview(b"")
-    bounds = memoryview(offsets).cast("i")       # int32 offsets (binary, not large_binary)
-    return memoryview(data)[bounds[values.offset]:bounds[values.offset + len(values)]]
-
-
-def kinds_of(values: pa.Array) -> pa.Array:
-    """Per serialized Value, the index of its kind in ``_VALUE_FIELDS`` (null: no kind, or unknown)."""
-    return pc.index_in(pc.binary_slice(values, 0, 1), value_set=_TAGS)
-
-
-def scatter(pieces: list[pa.Array], kinds: pa.Array) -> pa.Array:
-    """Per-kind results (``pieces``, in kind order, each in value order) back in value order: the stable
-    sort of the kinds puts the values in the pieces' order, and its inverse takes them back."""
-    order = pc.sort_indices(kinds)
-    return pc.take(pa.concat_arrays(pieces), pc.sort_indices(order))
-
-
-_NO_KIND = len(_VALUE_FIELDS)
+_NO_KIND = len(wire_views.VALUE_FIELDS)
 
 
 def value_texts(values: Sequence[bytes] | pa.Array) -> pa.Array:
     """The canonical value JSON (``value_json``) of each serialized ``Value`` in ``values``, as one Arrow
     string array, built per kind."""
-    values = binary_array(values)
+    values = wire_views.binary_array(values)
     n = len(values)
     if not n:
         return pa.array([], pa.string())
-    kinds = pc.fill_null(kinds_of(values), _NO_KIND)
-    view = _ValuesView.FromString(concatenated(values))
+    kinds = pc.fill_null(wire_views.kinds_of(values), _NO_KIND)
+    view = wire_views.ValuesView.FromString(wire_views.concatenated(values))
     counts = {row["values"]: row["counts"] for row in pc.value_counts(kinds).to_pylist()}
     pieces: list[pa.Array] = []
-    for index, (number, name, _) in enumerate(_VALUE_FIELDS):
+    for index, (number, name, _) in enumerate(wire_views.VALUE_FIELDS):
         items = getattr(view, name)
         if counts.get(index, 0) != len(items):
-            raise _Mismatch
+            raise wire_views.Mismatch
         if not len(items):
             continue
         texts = _kind_texts(number, items)
@@ -321,22 +169,22 @@ def value_texts(values: Sequence[bytes] | pa.Array) -> pa.Array:
         pieces.append(texts)
     if counts.get(_NO_KIND):
         pieces.append(_texts_one_by_one(pc.filter(values, pc.equal(kinds, _NO_KIND))))
-    return scatter(pieces, kinds)
+    return wire_views.scatter(pieces, kinds)
 
 
 def _texts_one_by_one(values: pa.Array) -> pa.Array:
-    return pa.array([slow_value_json(pb.Value.FromString(v)) for v in values.to_pylist()], pa.string())
+    return pa.array([value_json(pb.Value.FromString(v)) for v in values.to_pylist()], pa.string())
 
 
 def _map_column(entries: Sequence[bytes], rows: int, null: list[bool]) -> pa.Array:
     """One ``map<string,string>`` column from the column entries of ``rows`` rows, each row's entries
     after an empty sentinel entry."""
-    arr = binary_array(entries)
-    offsets = _boundaries(pc.equal(pc.binary_length(arr), 0), rows)
-    columns = _ColumnsView.FromString(concatenated(arr))
+    arr = wire_views.binary_array(entries)
+    offsets = wire_views.boundaries(pc.equal(pc.binary_length(arr), 0), rows)
+    columns = wire_views.ColumnsView.FromString(wire_views.concatenated(arr))
     total = len(arr) - rows
     if len(columns.name) != total or len(columns.value) != total:
-        raise _Mismatch
+        raise wire_views.Mismatch
     return pa.MapArray.from_arrays(offsets, pa.array(columns.name, pa.string()), value_texts(columns.value),
                                    type=MAP_TYPE, mask=pa.array(null, pa.bool_()))
 
@@ -349,7 +197,7 @@ _ENTRY = pa.struct([MAP_TYPE.key_field, MAP_TYPE.item_field])
 
 def _fallback_text(value: bytes) -> str:
     """The kinds the C code leaves to Python (FLOAT, GEOMETRY, VECTOR, raw text, JSON diff)."""
-    return slow_value_json(pb.Value.FromString(value))
+    return value_json(pb.Value.FromString(value))
 
 
 def _buffer(data: bytes | None) -> pa.Buffer | None:
@@ -412,7 +260,7 @@ class ArrowBatch:
 
     def add(self, payload: bytes) -> None:
         # Parsed here (protobuf checks every field) whichever path builds the batch.
-        event = EventView.FromString(payload)
+        event = wire_views.EventView.FromString(payload)
         n = 1 if self.events_mode or not event.rows else len(event.rows)
         self.payloads.append(payload)
         self.counts.append(n)
@@ -423,10 +271,10 @@ class ArrowBatch:
         return compiled if compiled is not None else self._python_batch()
 
     def _python_batch(self) -> pa.RecordBatch:
-        views = [EventView.FromString(payload) for payload in self.payloads]
+        views = [wire_views.EventView.FromString(payload) for payload in self.payloads]
         try:
             maps, row_index = self._maps(views)
-        except _Mismatch:
+        except wire_views.Mismatch:
             maps, row_index = self._maps_one_by_one()
         fields = self._event_fields(views)
         per_row = pa.array([i for i, n in enumerate(self.counts) for _ in range(n)], pa.int32())
@@ -485,19 +333,21 @@ class ArrowBatch:
             rows = event.rows
             if self.events_mode or not rows:
                 # One output row: the event's own row_index, no column entries.
-                own = _RowsView(row_index=[event.row_index]).SerializeToString() if event.row_index else b""
-                blobs.append(_ROW_SENTINEL + own)
+                own = (wire_views.RowsView(row_index=[event.row_index]).SerializeToString() if event.row_index
+                       else b"")
+                blobs.append(wire_views.ROW_SENTINEL + own)
                 null_pk.append(True)
                 null_before.append(True)
                 null_after.append(True)
             else:
                 n = len(rows)
-                blobs.append(_ROW_SENTINEL + _ROW_SENTINEL.join(rows))
+                blobs.append(wire_views.ROW_SENTINEL + wire_views.ROW_SENTINEL.join(rows))
                 null_pk.extend([False] * n)
                 null_before.extend([event.operation == _INSERT] * n)
                 null_after.extend([event.operation == _DELETE] * n)
-        view = _RowsView.FromString(b"".join(blobs))
-        row_index = pc.cast(_after_zero_sentinels(view.row_index, self.size, pa.uint64()), pa.int64())
+        view = wire_views.RowsView.FromString(b"".join(blobs))
+        row_index = wire_views.after_zero_sentinels(view.row_index, self.size, pa.uint64())
+        row_index = pc.cast(row_index, pa.int64())
         maps = {"primaryKey": _map_column(view.primary_key, self.size, null_pk),
                 "before": _map_column(view.before, self.size, null_before),
                 "after": _map_column(view.after, self.size, null_after)}

@@ -4,10 +4,11 @@ Strategy: ``partitions()`` runs on the driver: it expands the paths, runs the ch
 file in parallel threads (``partitions.scan_files``), replays the DDL in binlog order into one
 ``SchemaHistory`` and cuts the files into slices at transaction starts. Each ``InputPartition`` carries
 its slice and the history as compressed JSON (parsed once per Python worker, cached by digest), so
-``read()`` on an executor needs nothing else: it decodes its slice
-through a ``StatementAssembler`` built on that history (DDL already recorded at a position is reused, so
-every row resolves with the schema in force at its position) and yields Arrow record batches, built in bulk
-from the serialized events (``arrow_batch``: no Python object per row or value).
+``read()`` on an executor needs nothing else: it runs its slice (``partitions.slice_source``, a byte range
+of the file as an event source) through the one ``Runner`` and a ``StatementAssembler`` built on that
+history (DDL already recorded at a position is reused, so every row resolves with the schema in force at
+its position) and yields Arrow record batches, built in bulk from the serialized events (``arrow_batch``:
+no Python object per row or value).
 
 Row layout (see docs/spark.md): the BinlogEvent fields, then ``primaryKey``/``before``/``after`` as
 ``map<string,string>`` whose values are the canonical proto3 JSON of the model ``Value`` (``{"intValue":5}``,
@@ -45,22 +46,23 @@ from binlog_model.io.snapshots import load_snapshot
 from binlog_model.position import BinlogPosition, file_sequence
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ResolveOptions
+from binlog_model.runs.runner import Runner
 from binlog_model.spark.arrow_batch import ARROW_SCHEMA, ArrowBatch
 from binlog_model.spark.partitions import (
     FileScan,
     Slice,
     build_history,
     expand_paths,
-    iter_slice_events,
     plan_slices,
     scan_files,
+    slice_source,
 )
-from binlog_model.spark.value_json import _dumps, event_rows, slow_value_json, value_json  # noqa: F401 (API)
+from binlog_model.spark.value_json import event_rows, value_json
 from schema_tracker.history import SchemaHistory
 
 __all__ = ["ARROW_SCHEMA", "SCHEMA_DDL", "BinlogDataSource", "GtidSet", "ReadOptions", "decode_slice",
            "event_rows", "load_plan", "pack_history", "plan", "prepare_worker", "read_slice", "save_plan",
-           "shipped_history", "slow_value_json", "value_json"]
+           "shipped_history", "value_json"]
 
 # The row schema is stated once, as Arrow (``arrow_batch.ARROW_SCHEMA``, what the readers build); Spark's
 # DDL of it is derived, with every name quoted (``table`` is a keyword).
@@ -195,7 +197,7 @@ def decode_slice(piece: Slice, history: dict[str, Any] | bytes, options: ReadOpt
     shipped history: what every task of the source and of the typed job decodes."""
     assembler = StatementAssembler(_history_for(history, options.lenient_ddl), options.assembler_options(),
                                    serialized=serialized)
-    return assembler.assemble(iter_slice_events(piece, verify_checksum=options.verify_checksum))
+    return Runner(slice_source(piece, verify_checksum=options.verify_checksum), assembler).events()
 
 
 def pack_history(doc: dict[str, Any]) -> bytes:

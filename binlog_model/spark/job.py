@@ -130,31 +130,83 @@ def check_java(java: str | None = None) -> int:
     return major
 
 
-def local_session(master: str = "local[2]", *, app: str = "binlog-model",
-                  conf: Mapping[str, str] | None = None, log_level: str = "ERROR") -> Any:
-    """A SparkSession on ``master`` (local by default; ``spark://...``, ``yarn`` ... work too) whose Python
-    workers use this interpreter unless ``conf`` names another (``spark.pyspark.python``); the data source
-    registered. ``conf`` entries override the small-session defaults."""
+def local_context(master: str = "local[2]", *, app: str = "binlog-model",
+                  conf: Mapping[str, str] | None = None, log_level: str = "ERROR",
+                  create_archive: bool = False) -> Any:
+    """A SparkContext on ``master`` (local by default; ``spark://...``, ``yarn`` ... work too) whose Python
+    workers use this interpreter unless ``conf`` names another (``spark.pyspark.python``). Enough for
+    ``run_resolve``, whose tasks are plain RDD tasks: a SparkSession's start (the SQL engine's classes)
+    costs seconds it does not need. A driver JVM this call launches starts with ``jvm``'s options
+    (``create_archive``: see ``jvm.driver_java_options``). ``conf`` entries override the small-session
+    defaults."""
     try:
-        from pyspark.sql import SparkSession
+        from pyspark import SparkConf, SparkContext
+        from pyspark.find_spark_home import _find_spark_home
     except ImportError as err:
         raise SparkSetupError("pyspark is not installed: pip install 'binlog-model[spark]'") from err
+    from binlog_model.spark.jvm import driver_java_options
+
     if conf and conf.get("spark.pyspark.python"):
         # pyspark takes the Python of its workers (the data source's planner too) from this variable;
         # spark-submit sets it from the same setting.
         os.environ["PYSPARK_PYTHON"] = conf["spark.pyspark.python"]
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    settings = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2", "spark.driver.memory": "1g",
-                "spark.sql.session.timeZone": "UTC", "spark.ui.showConsoleProgress": "false", **(conf or {})}
-    builder = SparkSession.builder.master(master).appName(app)
+    settings = {"spark.ui.enabled": "false", "spark.driver.memory": "1g",
+                "spark.ui.showConsoleProgress": "false", **(conf or {})}
+    if SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
+        # This call launches the driver's JVM (spark-submit reads these options): its quick start.
+        settings["spark.driver.extraJavaOptions"] = driver_java_options(
+            settings.get("spark.driver.extraJavaOptions"), _find_spark_home(), settings.get("spark.jars"),
+            create_archive=create_archive)
+    spark_conf = SparkConf().setMaster(master).setAppName(app)
     for key, value in settings.items():
+        spark_conf.set(key, value)
+    context = SparkContext.getOrCreate(spark_conf)
+    context.setLogLevel(log_level)
+    return context
+
+
+def local_session(master: str = "local[2]", *, app: str = "binlog-model",
+                  conf: Mapping[str, str] | None = None, log_level: str = "ERROR",
+                  create_archive: bool = False) -> Any:
+    """A SparkSession on ``local_context``'s context, the data source registered (what DataFrame users and
+    ``resolve --stream`` need)."""
+    from pyspark.sql import SparkSession
+
+    local_context(master, app=app, conf=conf, log_level=log_level, create_archive=create_archive)
+    builder = SparkSession.builder
+    for key, value in {"spark.sql.shuffle.partitions": "2", "spark.sql.session.timeZone": "UTC",
+                       **{k: v for k, v in (conf or {}).items() if k.startswith("spark.sql.")}}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(log_level)
     from binlog_model.spark import register
     register(spark)
     return spark
+
+
+def warm_workers(spark: Any) -> None:
+    """Start every core's Python worker now, in a background job, so their start (the daemon's fork, the
+    imports of pyarrow and this package) overlaps the driver's pre-pass instead of delaying the first
+    slices. Workers are reused (``spark.python.worker.reuse``), so the slice tasks find them running. A
+    failure here is left to the real job to report."""
+    context = spark_context(spark)
+    cores = max(1, context.defaultParallelism)
+
+    def run() -> None:
+        with contextlib.suppress(Exception):
+            context.parallelize(range(cores), cores).foreach(_import_task_modules)
+
+    threading.Thread(target=run, name="binlog-model-warm-workers", daemon=True).start()
+
+
+def _import_task_modules(_item: Any) -> None:
+    import binlog_model.spark.typed_write  # noqa: F401 - the import is the point
+
+
+def spark_context(spark: Any) -> Any:
+    """The SparkContext of a SparkSession, or the context itself (``run_resolve`` takes either)."""
+    return getattr(spark, "sparkContext", spark)
 
 
 #: ``display(what, poll)``: a context manager showing ``poll``'s counters while Spark runs the tasks of
@@ -168,7 +220,7 @@ class _TasksDone:
     the stage is gone from the tracker by then."""
 
     def __init__(self, spark: Any, total: int) -> None:
-        self.tracker = spark.sparkContext.statusTracker()
+        self.tracker = spark_context(spark).statusTracker()
         self.total = total
         self.seen = 0
 
@@ -191,9 +243,10 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
                 progress: Callable[[str], None] | None = None,
                 state_dir: str | os.PathLike[str] | None = None,
                 database: str | None = None, display: Display | None = None) -> ResolveResult:
-    """Resolve ``paths`` (local paths or URIs: ``s3://``, ``gs://``, ``hdfs://``, ``file://``) into typed
-    per-table Parquet under ``out`` (a local directory, made absolute, or any URI ``pyarrow.fs`` writes:
-    ``s3://``, ``gs://``, ``hdfs://``); return the per-table summary. ``out`` is replaced as a whole: it
+    """Resolve ``paths`` (local paths or URIs: ``s3://``, ``gs://``, ``hdfs://``, ``file://``) with ``spark``
+    (a SparkSession, or only its SparkContext: ``local_context``) into typed per-table Parquet under ``out``
+    (a local directory, made absolute, or any URI ``pyarrow.fs`` writes: ``s3://``, ``gs://``, ``hdfs://``);
+    return the per-table summary. ``out`` is replaced as a whole: it
     holds the previous tables or the new ones, never a mix (see ``sinks.parquet``).
 
     With ``state_dir`` the run is incremental (``binlog_model.spark.incremental``): only what is new since
@@ -229,7 +282,7 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
         elif snapshot:
             options["snapshot"] = snapshot
         history, slices = plan(files, **{k: v for k, v in options.items() if k != "paths"},
-                               minSlices=str(2 * max(1, spark.sparkContext.defaultParallelism)),
+                               minSlices=str(2 * max(1, spark_context(spark).defaultParallelism)),
                                scan=lambda paths, verify_checksum: _scan(spark, paths, verify_checksum))
     say(f"planned {len(files)} files as {len(slices)} slices; {len(history.entries)} DDL statements")
     job = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -267,9 +320,10 @@ def _reader_options(files: Sequence[str], source: str, lenient_ddl: bool, always
                     slice_bytes: int) -> dict[str, str]:
     import json
 
-    # Full images (a typed row is a whole image); no statement text (no typed column holds it, and a
+    # The row after each change (a typed row is a whole image: UPDATE's after, DELETE's before; an UPDATE's
+    # before image is never read, so it is not built); no statement text (no typed column holds it, and a
     # multi-row INSERT's text would ride in every event of the statement).
-    options = {"paths": json.dumps(list(files)), "source": source, "image": "full", "statementText": "none",
+    options = {"paths": json.dumps(list(files)), "source": source, "image": "after", "statementText": "none",
                "ddl": "lenient" if lenient_ddl else "strict", "sliceBytes": str(slice_bytes)}
     if always_include:
         options["alwaysInclude"] = ",".join(always_include)
@@ -298,7 +352,7 @@ def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], ou
     first = load_snapshot(snapshot, lenient=lenient_ddl, database=database) if state.history is None else None
     history, slices, scans, starts = inc.plan_from_state(
         state, files, first if first is not None else load_snapshot(None), verify_checksum=True,
-        slice_bytes=slice_bytes, min_slices=2 * max(1, spark.sparkContext.defaultParallelism))
+        slice_bytes=slice_bytes, min_slices=2 * max(1, spark_context(spark).defaultParallelism))
     if state.position is not None:
         say(f"resuming at {state.position['file']}:{state.position['offset']}")
     paths_now = [s.path for s in starts]
@@ -421,6 +475,23 @@ SPARK_SCAN_BYTES = 128 << 20
 _PREFETCHED: dict[tuple[tuple[str, ...], bool], Future[list[Any]]] = {}
 
 
+# Up to this much local input the driver's own pre-pass (one core, about 0.5 GB/s) overlaps the executors'
+# start on a cluster too; beyond it, or for URIs, the pre-pass runs as Spark tasks on every executor.
+DRIVER_SCAN_BYTES = 8 << 30
+
+
+def prefetch_worthwhile(master: str, paths: Sequence[str | os.PathLike[str]]) -> bool:
+    """Whether the CLI starts the pre-pass of ``paths`` on the driver before the session: always for a local
+    master; on a cluster for local files up to ``DRIVER_SCAN_BYTES`` (the executors start meanwhile)."""
+    from binlog_model.io.files import binlog_size, is_uri
+    from binlog_model.spark.partitions import expand_paths
+
+    if master.startswith("local"):
+        return True
+    files = expand_paths(paths)
+    return not any(is_uri(f) for f in files) and sum(binlog_size(f) for f in files) <= DRIVER_SCAN_BYTES
+
+
 def prefetch_scans(paths: Sequence[str | os.PathLike[str]], verify_checksum: bool = True) -> None:
     """Start the pre-pass of ``paths`` in a driver thread now, for the next ``run_resolve`` of the same
     files to take. The CLI calls it before a local session starts: the JVM starts in its own process, so
@@ -454,7 +525,7 @@ def _scan(spark: Any, paths: Sequence[str], verify_checksum: bool) -> list[Any]:
         return started.result()         # its typed error, if a file failed, as a driver scan raises it
     if len(paths) < 2 or sum(binlog_size(p) for p in paths) < SPARK_SCAN_BYTES:
         return scan_files(paths, verify_checksum=verify_checksum)
-    sc = spark.sparkContext
+    sc = spark_context(spark)
     conf = dict(sc.getConf().getAll())
     conf["master"] = sc.master
     try:
@@ -478,7 +549,7 @@ def _run_tasks(spark: Any, tasks: list[Any], display: Display | None, what: str)
         return []
     from binlog_model.spark.typed_write import slice_label
 
-    sc = spark.sparkContext
+    sc = spark_context(spark)
     conf = dict(sc.getConf().getAll())      # read now: after a failure the JVM may be gone
     conf["master"] = sc.master
     counts = _TasksDone(spark, len(tasks))

@@ -8,11 +8,11 @@ checksum checked, body not parsed), and it keeps only what the schema replay nee
 QUERY, XID events) plus what the source's markers say: the offsets where transactions start, the file's
 FORMAT_DESCRIPTION bytes and where its last event ends. Scans are independent, so they run in a thread pool
 (the Spark driver) or anywhere. ``build_history`` then replays the kept events of every file in binlog order
-through the one DDL pass (``resolve.ddl_pass.replay_ddl``, what the ``schema`` CLI and the library run too),
+through the one DDL pass (``resolve.assembler.replay_ddl``, what the ``schema`` CLI and the library run too),
 giving a ``SchemaHistory`` that executors receive as JSON. ``plan_slices`` cuts each file at transaction
-starts into slices of about ``slice_bytes``; ``iter_slice_events`` reads one with the same file reader (a
-slice after the first resumes the decoder with the file's FORMAT_DESCRIPTION bytes), so a read failure, gzip
-corruption included, is the reader's ``DecodeError``. """
+starts into slices of about ``slice_bytes``; ``slice_source`` reads one as the same event source (a byte
+range of the file: a slice after the first resumes the decoder with the file's FORMAT_DESCRIPTION bytes),
+so a read failure, gzip corruption included, is the reader's ``DecodeError``. """
 
 from __future__ import annotations
 
@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.io.file_source import FileSource
-from binlog_model.io.files import binlog_size, expand_paths, iter_slice
-from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
+from binlog_model.io.files import binlog_size, expand_paths
+from binlog_model.resolve.assembler import replay_ddl
+from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 from binlog_model.runs.source import BOUNDARY_TYPES, FileEnd, FormatDescription, TransactionStart
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from binlog_model.resolve.options import AssemblerOptions
 
 __all__ = ["MIN_AUTO_SLICE_BYTES", "FileScan", "Slice", "build_history", "expand_paths", "iter_slice_events",
-           "plan_slices", "scan_file", "scan_file_or_none", "scan_files"]
+           "plan_slices", "scan_file", "scan_file_or_none", "scan_files", "slice_source"]
 
 # What the DDL replay needs; FORMAT_DESCRIPTION too: its server version picks the DDL rules (MySQL 8+ or
 # MariaDB) the history follows. A file's PREVIOUS_GTIDS / GTID_LIST: the one GtidRecorder makes a state's
@@ -79,8 +80,8 @@ def scan_file(path: str | os.PathLike[str], *, verify_checksum: bool = True) -> 
     ``EventSource``: transaction starts, the FORMAT_DESCRIPTION bytes and the decoded end come from the
     source's markers."""
     name = os.fspath(path)
-    source = FileSource([name], verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES, chunk_size=_CHUNK,
-                        sort=False)
+    source = FileSource([name], verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES, drop_skipped=True,
+                        chunk_size=_CHUNK, sort=False)
     kept: list[Any] = []
     starts: list[int] = []
     fde: bytes | None = None
@@ -148,8 +149,17 @@ def plan_slices(scans: Sequence[FileScan], *, slice_bytes: int = 64 << 20, min_s
     return out
 
 
-def iter_slice_events(piece: Slice, *, verify_checksum: bool = True) -> Iterator[Any]:
-    """The decoded events of one slice (every event, rows included). Raises the file reader's errors: a
-    ``DecodeError`` naming the file and offset for a read that fails, gzip/zlib corruption included."""
-    return iter_slice(piece.path, piece.start, piece.end, piece.format_description,
-                      verify_checksum=verify_checksum, chunk_size=_CHUNK)
+def slice_source(piece: Slice, *, verify_checksum: bool = True) -> FileSource:
+    """One slice as an ``EventSource``: the byte range of its file (``FileSource.byte_range``), what a
+    task runs through the ``Runner``."""
+    return FileSource.byte_range(piece.path, piece.start, piece.end, piece.format_description,
+                                 verify_checksum=verify_checksum, chunk_size=_CHUNK)
+
+
+def iter_slice_events(piece: Slice, *, verify_checksum: bool = True) -> Iterator[ev.Event]:
+    """The decoded events of one slice (every event, rows included; the source's markers left out).
+    Raises the file reader's errors: a ``DecodeError`` naming the file and offset for a read that fails,
+    gzip/zlib corruption included."""
+    for item in slice_source(piece, verify_checksum=verify_checksum).read():
+        if type(item) not in BOUNDARY_TYPES:
+            yield item  # type: ignore[misc]  # an event: the markers are left out above

@@ -72,6 +72,7 @@ from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.resolve.transactions import TransactionStarts
+from binlog_model.runs.runner import GtidRecorder
 from binlog_model.spark.datasource import ReadOptions, _Partition, pack_history, prepare_worker, read_slice
 from binlog_model.spark.partitions import KEEP_TYPES, MIN_AUTO_SLICE_BYTES, Slice
 from binlog_model.wire import events as ev
@@ -210,6 +211,7 @@ class _Cursor:
         self.history = history
         self.replay = StatementAssembler(history, ResolveOptions(source=source, allow_incomplete_tail=True))
         self.gtids = GtidSet.parse(offset.gtids)
+        self.recorder = GtidRecorder(self.gtids, previous=False)
         self._known: tuple[tuple[int, Any, str], str, bytes] | None = None
         # Until a DDL changes the history, offsets keep the digest they started from: the same place then
         # always prints the same text, whatever process computed it.
@@ -577,10 +579,10 @@ class _Advance:
             if rng not in self.ranges:
                 self.ranges.append(rng)
             for kept in pending:
-                if isinstance(kept, ev.GtidEvent | ev.MariadbGtidEvent):
-                    cursor.gtids.add_event(kept)
+                cursor.recorder.see(kept)
                 for _ in cursor.replay.feed(kept):
                     pass
+            cursor.recorder.record()
             for cut in cut_candidates:
                 rng.cuts.append(cut)
                 last_cut = cut

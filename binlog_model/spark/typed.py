@@ -16,8 +16,8 @@ Strategy: two pure steps and one Spark step.
    double, timestamp_ntz for date, else string), so no older value is cut to the latest type.
 2. ``spark_type(column)`` maps one MySQL column to a ``(spark type, arrow type)`` pair: the table in
    docs/spark.md (``MAPPING_ROWS`` renders it).
-3. ``typed_arrow.typed_batch`` (what the job's tasks run, ``typed_write``; ``typed_frame`` runs it as a
-   ``mapInArrow`` over the source's ``event`` column, for DataFrame users):
+3. ``typed_arrow.typed_batch`` (what the job's tasks run, ``typed_write``; ``typed_arrow.typed_frame`` runs
+   it as a ``mapInArrow`` over the source's ``event`` column, for DataFrame users):
    it picks the version in force at each event's position, reads the row images (``after``, or ``before``
    for DELETE), converts every value to the column's Arrow type, and adds the ``binlog_*`` metadata
    columns (``typed_rows`` does the same per row from the change rows' value JSON: the reference). Values
@@ -42,7 +42,7 @@ from schema_tracker.history import SchemaHistory
 from schema_tracker.model import ColumnSchema
 
 __all__ = ["MAPPING_ROWS", "META_FIELDS", "ColumnOut", "TableLineage", "arrow_type_for", "convert_value",
-           "spark_type", "table_lineages", "typed_frame", "untyped_lineage"]
+           "spark_type", "table_lineages", "untyped_lineage"]
 
 _FIRST = (-1, "", -1)     # sorts before every real position key
 
@@ -438,32 +438,3 @@ def typed_rows(rows: Iterable[Any], lineage: TableLineage) -> Iterator[tuple[Any
         values.extend([row["operation"], row["file"], row["offset"], row["gtid"], row["utcTimestamp"],
                        tuple(order) if order is not None else None, invalid, generation])
         yield tuple(values)
-
-
-def typed_frame(changes: Any, lineage: TableLineage) -> Any:
-    """The typed DataFrame of one table from the data source's change rows (any ``operation`` other than
-    SCHEMA; call with the rows of this table only)."""
-    from pyspark.sql import functions as F
-
-    from binlog_model.spark.typed_arrow import typed_batches
-
-    ddl, schema = typed_schema(lineage)
-    logged = F.lit(False)
-    for db, table in lineage.logged_names:
-        logged = logged | ((F.col("db") == db) & (F.col("table") == table))
-    # The serialized event rides on the first change row of each event: typed in bulk from its bytes.
-    events = changes.where(logged & (F.col("operation") != "SCHEMA") & F.col("event").isNotNull())
-    return map_in_arrow(events.select("event"), lambda batches: typed_batches(batches, lineage, schema), ddl)
-
-
-def map_in_arrow(frame: Any, func: Any, ddl: str) -> Any:
-    """``frame.mapInArrow(func, ddl)`` without pandas: pyspark's method builds its UDF through
-    ``pandas_udf``, which refuses to run without pandas although an Arrow map never uses it; the same UDF
-    is built here directly (pyarrow only, as the data source)."""
-    from pyspark.sql import DataFrame
-    from pyspark.sql.udf import UserDefinedFunction
-    from pyspark.util import PythonEvalType
-
-    udf = UserDefinedFunction(func, returnType=ddl, evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF)
-    column = udf(*[frame[name] for name in frame.columns])
-    return DataFrame(frame._jdf.mapInArrow(column._jc, False, None), frame.sparkSession)

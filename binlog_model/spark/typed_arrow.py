@@ -3,8 +3,8 @@
 Strategy: the typed job's ``mapInArrow`` hands this module batches of the data source's ``event`` column
 (the serialized event, on the first row of each event). Per event, Python reads the header fields and
 looks up the column version in force (``TableLineage.lookup``); everything per row and per value is bulk:
-the row images are split with the same view messages and sentinels as ``arrow_batch`` (the after image,
-or the before image for DELETE events, which are handled as a sub-batch of their own), each column entry
+the row images are split with the view messages and sentinels of ``wire_views`` (the after image, or the
+before image for DELETE events, which are handled as a sub-batch of their own), each column entry
 gets its output column from (version, logged name) with one ``index_in``, and the values of one output
 column are converted per value kind with Arrow compute (integers with range checks, decimals by Arrow's
 exact cast, DATE/DATETIME by civil-day arithmetic with validity checks, TIMESTAMP, text, bytes, SET). A
@@ -26,32 +26,32 @@ from google.protobuf.internal.type_checkers import ToShortestFloat
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.compiled import speedups
 from binlog_model.position import BinlogPosition, file_sequence
-from binlog_model.spark.arrow_batch import _DATETIME_NAMES as _DT_NAMES
-from binlog_model.spark.arrow_batch import _DATETIME_SENTINEL as _DT_SENTINEL
-from binlog_model.spark.arrow_batch import _LABEL_SENTINEL as _SET_SENTINEL
-from binlog_model.spark.arrow_batch import _LABEL_SENTINEL_TEXT as _SET_SENTINEL_TEXT
-from binlog_model.spark.arrow_batch import (
-    _ROW_SENTINEL,
-    _VALUE_FIELDS,
+from binlog_model.spark.typed import META_FIELDS, TableLineage, typed_schema
+from binlog_model.spark.typed_values import _INT_RANGE, _Invalid, convert_value
+from binlog_model.spark.value_json import OPERATIONS, value_json
+from binlog_model.spark.wire_views import (
+    DATETIME_NAMES,
+    DATETIME_SENTINEL,
+    LABEL_SENTINEL,
+    LABEL_SENTINEL_TEXT,
+    ROW_SENTINEL,
+    VALUE_FIELDS,
+    ColumnsView,
+    DateTimeView,
     EventView,
-    _after_zero_sentinels,
-    _arange,
-    _boundaries,
-    _ColumnsView,
-    _DateTimeView,
-    _LabelsView,
-    _Mismatch,
-    _RowsView,
-    _ValuesView,
+    LabelsView,
+    Mismatch,
+    RowsView,
+    ValuesView,
+    after_zero_sentinels,
+    arange,
     binary_array,
+    boundaries,
     concatenated,
     kinds_of,
 )
-from binlog_model.spark.typed import META_FIELDS, TableLineage
-from binlog_model.spark.typed_values import _INT_RANGE, _Invalid, convert_value
-from binlog_model.spark.value_json import OPERATIONS, slow_value_json
 
-__all__ = ["convert_values", "typed_batches"]
+__all__ = ["convert_values", "map_in_arrow", "typed_batches", "typed_frame"]
 
 _DELETE = pb.BinlogEvent.DELETE
 _SCHEMA = pb.BinlogEvent.SCHEMA
@@ -94,16 +94,16 @@ def _civil_days(year: pa.Array, month: pa.Array, day: pa.Array) -> tuple[pa.Arra
 
 
 def _temporal_fields(payloads: Sequence[bytes], names: tuple[str, ...]) -> list[pa.Array]:
-    sentinel = _DT_SENTINEL[:2 * len(names)]
-    view = _DateTimeView.FromString(sentinel + sentinel.join(payloads))
-    for name in _DT_NAMES[len(names):]:
+    sentinel = DATETIME_SENTINEL[:2 * len(names)]
+    view = DateTimeView.FromString(sentinel + sentinel.join(payloads))
+    for name in DATETIME_NAMES[len(names):]:
         if len(getattr(view, name)):
-            raise _Mismatch
-    return [_after_zero_sentinels(getattr(view, name), len(payloads), pa.uint32()) for name in names]
+            raise Mismatch
+    return [after_zero_sentinels(getattr(view, name), len(payloads), pa.uint32()) for name in names]
 
 
 def _dates(payloads: Sequence[bytes], target: pa.DataType) -> tuple[pa.Array, pa.Array] | None:
-    days, valid = _civil_days(*_temporal_fields(payloads, _DT_NAMES[:3]))
+    days, valid = _civil_days(*_temporal_fields(payloads, DATETIME_NAMES[:3]))
     if target == pa.date32():
         values = pc.cast(days, pa.int32()).cast(pa.date32())
     elif pa.types.is_timestamp(target) and target.tz is None:       # a widened DATE/DATETIME column
@@ -116,7 +116,8 @@ def _dates(payloads: Sequence[bytes], target: pa.DataType) -> tuple[pa.Array, pa
 def _datetimes(payloads: Sequence[bytes], target: pa.DataType) -> tuple[pa.Array, pa.Array] | None:
     if not (pa.types.is_timestamp(target) and target.tz is None):
         return None
-    year, month, day, hour, minute, second, micros = (_i(f) for f in _temporal_fields(payloads, _DT_NAMES))
+    fields = _temporal_fields(payloads, DATETIME_NAMES)
+    year, month, day, hour, minute, second, micros = (_i(f) for f in fields)
     days, valid = _civil_days(year, month, day)
     valid = pc.and_(valid, pc.and_(pc.and_(pc.less(hour, 24), pc.less(minute, 60)),
                                    pc.and_(pc.less(second, 60), pc.less(micros, 1_000_000))))
@@ -204,10 +205,10 @@ def _convert_kind(number: int, items: Sequence[Any], target: pa.DataType) -> tup
     if number == 10:
         return _dates(items, target)
     if number == 15 and pa.types.is_string(target):
-        view = _LabelsView.FromString(_SET_SENTINEL + _SET_SENTINEL.join(items))
+        view = LabelsView.FromString(LABEL_SENTINEL + LABEL_SENTINEL.join(items))
         labels = pa.array(view.labels, pa.string())
-        is_sentinel = pc.equal(labels, _SET_SENTINEL_TEXT)
-        members = pa.ListArray.from_arrays(_boundaries(is_sentinel, n),
+        is_sentinel = pc.equal(labels, LABEL_SENTINEL_TEXT)
+        members = pa.ListArray.from_arrays(boundaries(is_sentinel, n),
                                            pc.filter(labels, pc.invert(is_sentinel)))
         return pc.binary_join(members, ","), none
     return None
@@ -225,13 +226,13 @@ def convert_values(values: Sequence[bytes] | pa.Array, target: pa.DataType) -> t
     if pa.types.is_nested(target):        # VECTOR: rare, and Arrow cannot scatter lists in place
         return _one_by_one(values.to_pylist(), target)
     kinds = kinds_of(values)
-    view = _ValuesView.FromString(concatenated(values))
+    view = ValuesView.FromString(concatenated(values))
     slow = pc.is_null(kinds)
-    for index, (number, name, _) in enumerate(_VALUE_FIELDS):
+    for index, (number, name, _) in enumerate(VALUE_FIELDS):
         mask = pc.fill_null(pc.equal(kinds, index), False)
         items = getattr(view, name)
         if (pc.sum(mask).as_py() or 0) != len(items):
-            raise _Mismatch
+            raise Mismatch
         if not len(items):
             continue
         done = _convert_kind(number, items, target)
@@ -252,7 +253,7 @@ def _one_by_one(values: Sequence[bytes], target: pa.DataType) -> tuple[pa.Array,
     picked, flags = [], []
     for value in values:
         try:
-            picked.append(convert_value(slow_value_json(pb.Value.FromString(value)), target))
+            picked.append(convert_value(value_json(pb.Value.FromString(value)), target))
             flags.append(False)
         except _Invalid:
             picked.append(None)
@@ -402,23 +403,23 @@ class _Rows:
         blobs = []
         for event in self.events:
             if event.rows:
-                blobs.append(_ROW_SENTINEL + _ROW_SENTINEL.join(event.rows))
+                blobs.append(ROW_SENTINEL + ROW_SENTINEL.join(event.rows))
             else:
-                own = _RowsView(row_index=[event.row_index]).SerializeToString() if event.row_index else b""
-                blobs.append(_ROW_SENTINEL + own)
+                own = RowsView(row_index=[event.row_index]).SerializeToString() if event.row_index else b""
+                blobs.append(ROW_SENTINEL + own)
         meta = {key: [v for v, count in zip(values, self.counts, strict=True) for _ in range(count)]
                 for key, values in self.meta.items()}
-        view = _RowsView.FromString(b"".join(blobs))
-        row_index = pc.cast(_after_zero_sentinels(view.row_index, n, pa.uint64()), _I64)
+        view = RowsView.FromString(b"".join(blobs))
+        row_index = pc.cast(after_zero_sentinels(view.row_index, n, pa.uint64()), _I64)
         entries = binary_array(getattr(view, image))
         is_sentinel = pc.equal(pc.binary_length(entries), 0)
-        offsets = _boundaries(is_sentinel, n)
+        offsets = boundaries(is_sentinel, n)
         entry_row = pc.filter(pc.subtract(pc.cumulative_sum(pc.cast(is_sentinel, _I64)), 1),
                               pc.invert(is_sentinel))
-        columns = _ColumnsView.FromString(concatenated(entries))
+        columns = ColumnsView.FromString(concatenated(entries))
         total = len(entries) - n
         if len(columns.name) != total or len(columns.value) != total:
-            raise _Mismatch
+            raise Mismatch
         names = pa.array(columns.name, pa.string()).dictionary_encode()
         logged = names.dictionary.to_pylist()
         # Output column per entry, from (the row's version, the logged name): -1 when the version has no
@@ -441,12 +442,12 @@ class _Rows:
                 continue
             rows_j = pc.filter(entry_row, mask)
             if len(pc.unique(rows_j)) != len(rows_j):
-                raise _Mismatch
+                raise Mismatch
             converted, bad = convert_values(pc.filter(values, mask), arrow)
             if len(rows_j) == n:        # in every row (entries come in row order): no scatter
                 out.append(converted)
             else:
-                out.append(pc.replace_with_mask(pa.nulls(n, arrow), pc.is_in(_arange(n), value_set=rows_j),
+                out.append(pc.replace_with_mask(pa.nulls(n, arrow), pc.is_in(arange(n), value_set=rows_j),
                                                 converted))
             if pc.any(bad).as_py():
                 label = pc.replace_with_mask(label, mask, pc.if_else(bad, column.name,
@@ -509,7 +510,7 @@ def typed_batch(payloads: Sequence[bytes], lineage: TableLineage, schema: pa.Sch
         groups["before" if event.operation == _DELETE else "after"].add(payload, event, vid, generation)
     try:
         return [g.build(image, lineage, versions, schema) for image, g in groups.items() if g.size]
-    except _Mismatch:
+    except Mismatch:
         return [_reference_batch(payloads, lineage, schema)]
 
 
@@ -519,3 +520,30 @@ def typed_batches(batches: Iterator[pa.RecordBatch], lineage: TableLineage, sche
     for batch in batches:
         payloads = [p for p in batch.column("event").to_pylist() if p is not None]
         yield from typed_batch(payloads, lineage, schema)
+
+
+def typed_frame(changes: Any, lineage: TableLineage) -> Any:
+    """The typed DataFrame of one table from the data source's change rows (any ``operation`` other than
+    SCHEMA; call with the rows of this table only)."""
+    from pyspark.sql import functions as F
+
+    ddl, schema = typed_schema(lineage)
+    logged = F.lit(False)
+    for db, table in lineage.logged_names:
+        logged = logged | ((F.col("db") == db) & (F.col("table") == table))
+    # The serialized event rides on the first change row of each event: typed in bulk from its bytes.
+    events = changes.where(logged & (F.col("operation") != "SCHEMA") & F.col("event").isNotNull())
+    return map_in_arrow(events.select("event"), lambda batches: typed_batches(batches, lineage, schema), ddl)
+
+
+def map_in_arrow(frame: Any, func: Any, ddl: str) -> Any:
+    """``frame.mapInArrow(func, ddl)`` without pandas: pyspark's method builds its UDF through
+    ``pandas_udf``, which refuses to run without pandas although an Arrow map never uses it; the same UDF
+    is built here directly (pyarrow only, as the data source)."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql.udf import UserDefinedFunction
+    from pyspark.util import PythonEvalType
+
+    udf = UserDefinedFunction(func, returnType=ddl, evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF)
+    column = udf(*[frame[name] for name in frame.columns])
+    return DataFrame(frame._jdf.mapInArrow(column._jc, False, None), frame.sparkSession)

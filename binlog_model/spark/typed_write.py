@@ -16,9 +16,11 @@ second pass (``untyped``: every column name the whole job saw, so all their file
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,12 +29,12 @@ import pyarrow.compute as pc
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.sinks.parquet import TableFile
-from binlog_model.spark.arrow_batch import EventView
 from binlog_model.spark.datasource import ReadOptions, decode_slice, prepare_worker, shipped_history
 from binlog_model.spark.partitions import Slice
 from binlog_model.spark.typed import TableLineage, table_lineages, typed_schema, untyped_lineage
 from binlog_model.spark.typed_arrow import typed_batch
 from binlog_model.spark.value_json import OPERATIONS
+from binlog_model.spark.wire_views import EventView
 
 __all__ = ["BUFFER_BYTES", "TABLE_ROWS", "SliceTask", "slice_label", "write_slice"]
 
@@ -118,6 +120,10 @@ class _Writer:
         self.attempt = f"{task.partition:05d}-{attempt}"
         self.tables: dict[tuple[str, str], _Table] = {}
         self.buffered = 0
+        # pyarrow encodes and compresses a row group without the GIL: one thread writes it while the task
+        # decodes on. At most one write waits, so a task holds at most one row group more.
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="binlog-model-parquet")
+        self._pending: Future[None] | None = None
 
     def add(self, lineage: TableLineage, payload: bytes, view: Any, rows: int) -> None:
         key = (lineage.db, lineage.table)
@@ -148,11 +154,20 @@ class _Writer:
         if table.file is None:
             table.file = TableFile(self.fs, self.staging, self.attempt, table.lineage.db, table.lineage.table,
                                    self.task.partition, table.schema)
-        table.file.write(rows)
+        self._drain()
+        self._pending = self._pool.submit(table.file.write, rows)
+
+    def _drain(self) -> None:
+        """Wait for the write in flight (its error, if it failed, is raised here)."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
 
     def finish(self, result: SliceResult) -> None:
         for table in self.tables.values():
             self.flush(table)
+        self._drain()
+        self._pool.shutdown()
         for key, table in self.tables.items():
             if table.counts:
                 result.typed[key] = table.counts
@@ -160,6 +175,9 @@ class _Writer:
                 result.files.append((key[0], key[1], table.file.commit(), table.file.rows))
 
     def abort(self) -> None:
+        with contextlib.suppress(Exception):
+            self._drain()
+        self._pool.shutdown()
         for table in self.tables.values():
             if table.file is not None:
                 table.file.abort()

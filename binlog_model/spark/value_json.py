@@ -1,18 +1,18 @@
-"""The data source's row layout, one value and one row at a time: the reference the bulk builder is tested
+"""The data source's row layout, one value and one row at a time: the reference the bulk builders are tested
 against.
 
-Strategy: ``value_json`` writes the canonical proto3 JSON of one model ``Value`` (``{"intValue":5}``),
-byte-identical to ``json_format`` (``slow_value_json``), and ``event_rows`` gives the output rows of one
-``BinlogEvent`` as dicts keyed like ``ARROW_SCHEMA``. The data source itself does not use them per value:
-``binlog_model.spark.arrow_batch`` builds the same columns in bulk from the serialized events; the tests
-compare the two on every fixture.
+Strategy: ``value_json`` is the one reference for a model ``Value``'s JSON text, the canonical compact
+proto3 JSON (``{"intValue":5}``) that protobuf's own ``json_format`` writes; ``event_rows`` gives the output
+rows of one ``BinlogEvent`` as dicts keyed like ``ARROW_SCHEMA``. The data source does not use them per
+value: the bulk builders make the same texts from the serialized events, with Arrow compute
+(``arrow_batch.value_texts``) or in C (``_speedups.arrow_columns``); they call ``value_json`` for the rare
+kinds and for bytes they cannot split, and tests/spark/test_value_json_paths.py compares each of them with
+``value_json`` on every golden fixture, the shared corpus and hand-built edge values.
 """
 
 from __future__ import annotations
 
-import base64
 import json
-import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -21,62 +21,14 @@ from google.protobuf import json_format
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.position import file_sequence
 
-__all__ = ["OPERATIONS", "event_rows", "slow_value_json", "value_json"]
+__all__ = ["OPERATIONS", "event_rows", "value_json"]
 
 OPERATIONS = {v.number: v.name for v in pb.BinlogEvent.Operation.DESCRIPTOR.values}
 
-# Fast paths for every kind but the floating and rare ones, byte-identical to json_format (proto3 JSON omits
-# zero-valued fields of a sub-message and writes 64-bit integers as strings); tests/spark/test_spark_units.py
-# compares them with ``slow_value_json`` on every kind of the golden fixtures.
-_DATETIME_FIELDS = ("year", "month", "day", "hour", "minute", "second", "micros")
-_DATE_FIELDS = ("year", "month", "day")
-
-
-def _fields_json(message: Any, names: tuple[str, ...]) -> str:
-    return ",".join([f'"{name}":{n}' for name in names if (n := getattr(message, name))])
-
-
-# What json.dumps(ensure_ascii=False) escapes in a string: quote, backslash, control characters.
-_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f\\"]')
-
-
-def _dumps(text: str) -> str:
-    # Most text needs no escaping: skip the encoder for it.
-    return json.dumps(text, ensure_ascii=False) if _NEEDS_ESCAPE.search(text) else '"' + text + '"'
-
-
-def _dumps_list(items: list[str]) -> str:
-    return json.dumps(items, ensure_ascii=False, separators=(",", ":"))
-
-
-_VALUE_TEXT: dict[str, Any] = {
-    "int_value": lambda v: f'{{"intValue":{v.int_value}}}',
-    "long_value": lambda v: f'{{"longValue":"{v.long_value}"}}',
-    "uint64_value": lambda v: f'{{"uint64Value":"{v.uint64_value}"}}',
-    "bit_value": lambda v: f'{{"bitValue":"{v.bit_value}"}}',
-    "time_micros": lambda v: f'{{"timeMicros":"{v.time_micros}"}}',
-    "timestamp_micros": lambda v: f'{{"timestampMicros":"{v.timestamp_micros}"}}',
-    "string_value": lambda v: '{"stringValue":' + _dumps(v.string_value) + "}",
-    "decimal_value": lambda v: '{"decimalValue":' + _dumps(v.decimal_value) + "}",
-    "json_value": lambda v: '{"jsonValue":' + _dumps(v.json_value) + "}",
-    "null_value": lambda v: '{"nullValue":null}',
-    "datetime_value": lambda v: ('{"datetimeValue":{' + _fields_json(v.datetime_value, _DATETIME_FIELDS)
-                                 + "}}"),
-    "date_value": lambda v: '{"dateValue":{' + _fields_json(v.date_value, _DATE_FIELDS) + "}}",
-    "set_value": lambda v: ('{"setValue":{"labels":' + _dumps_list(list(v.set_value.labels)) + "}}"
-                            if v.set_value.labels else '{"setValue":{}}'),
-    "bytes_value": lambda v: '{"bytesValue":"' + base64.b64encode(v.bytes_value).decode("ascii") + '"}',
-}
-
 
 def value_json(value: pb.Value) -> str:
-    """The canonical proto3 JSON of one model ``Value``, compact: ``{"intValue":5}``."""
-    fast = _VALUE_TEXT.get(value.WhichOneof("kind"))
-    return fast(value) if fast is not None else slow_value_json(value)
-
-
-def slow_value_json(value: pb.Value) -> str:
-    """``value_json`` through ``json_format`` (every kind)."""
+    """The canonical proto3 JSON of one model ``Value``, compact: ``{"intValue":5}`` (64-bit integers as
+    strings, zero-valued fields of a sub-message left out, text as ``json.dumps(ensure_ascii=False)``)."""
     return json.dumps(json_format.MessageToDict(value), separators=(",", ":"), ensure_ascii=False)
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.io.snapshots import load_snapshot, save_history
 from binlog_model.messages import to_json
@@ -43,6 +44,7 @@ __all__ = [
     "decode_fixture",
     "default_differences",
     "default_options",
+    "fixture_events",
     "fixture_options",
     "generate_fixture",
     "iter_fixture_dirs",
@@ -155,17 +157,21 @@ def binlog_files(fixture_dir: Path, meta: dict[str, Any]) -> list[Path]:
     return files
 
 
-def decode_fixture(fixture_dir: Path, options: GoldenOptions | None = None) -> list[str]:
-    """Decode the fixture's binlogs with ``options`` (default: the recorded ones) to canonical JSON lines."""
+def fixture_events(fixture_dir: Path, options: GoldenOptions | None = None) -> Iterator[pb.BinlogEvent]:
+    """The fixture's binlogs decoded with ``options`` (default: the recorded ones), as events."""
     fixture_dir = Path(fixture_dir)
     meta = read_meta(fixture_dir)
     options = fixture_options(fixture_dir, meta) if options is None else options
     snapshot_path = fixture_dir / SNAPSHOT_NAME
     snapshot = load_snapshot(snapshot_path) if snapshot_path.is_file() else None
-    events = iter_binlog_events(binlog_files(fixture_dir, meta), source=options.source, snapshot=snapshot,
-                                always_include=list(options.always_include), image=options.image,
-                                max_rows=options.max_rows, max_bytes=options.max_bytes)
-    return [to_json(e) for e in events]
+    return iter_binlog_events(binlog_files(fixture_dir, meta), source=options.source, snapshot=snapshot,
+                              always_include=list(options.always_include), image=options.image,
+                              max_rows=options.max_rows, max_bytes=options.max_bytes)
+
+
+def decode_fixture(fixture_dir: Path, options: GoldenOptions | None = None) -> list[str]:
+    """Decode the fixture's binlogs with ``options`` (default: the recorded ones) to canonical JSON lines."""
+    return [to_json(e) for e in fixture_events(fixture_dir, options)]
 
 
 def write_expected(fixture_dir: Path, options: GoldenOptions | None = None,

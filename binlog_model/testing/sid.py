@@ -23,6 +23,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from binlog_model.io.cache import cache_root
 from binlog_model.testing.sqlserver import HarnessError
 
 __all__ = ["SidFetchError", "SidPrefix", "cache_root", "fetch_sid_packages"]
@@ -35,15 +36,6 @@ _APT_TIMEOUT = 600
 
 class SidFetchError(HarnessError):
     """Debian sid packages could not be fetched or unpacked; the message names the step and the cause."""
-
-
-def cache_root() -> Path:
-    """The user cache folder for fetched servers and test data (``$BINLOG_MODEL_CACHE`` overrides it)."""
-    override = os.environ.get("BINLOG_MODEL_CACHE")
-    if override:
-        return Path(override).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "binlog-model"
 
 
 class SidPrefix:

@@ -73,6 +73,9 @@ _HEADER_V4 = struct.Struct("<IBIIIH")  # timestamp, type, server_id, event_size,
 _HEADER_V1 = struct.Struct("<IBII")  # timestamp, type, server_id, event_size (binlog v1, 13 bytes)
 _U32 = struct.Struct("<I")
 _BINLOG_IN_USE_F: Final = 0x1
+# Types ``_skip_run`` always leaves to ``_next_one``: they change the decoder's state even when skipped.
+_NEVER_RUN_SKIPPED: Final = frozenset({int(EventType.FORMAT_DESCRIPTION_EVENT),
+                                       int(EventType.START_EVENT_V3)})
 
 
 class NeedData(Enum):
@@ -105,6 +108,9 @@ class BinlogDecoder:
         start_offset: the file offset of the first byte fed (for positions and error messages).
         skip_types: type codes returned as ``SkippedEvent`` without parsing the body (the checksum is still
             verified; FORMAT_DESCRIPTION and START_EVENT_V3 still update the decoder's state).
+        drop_skipped: pass over the ``skip_types`` events without returning them at all (a pass that
+            wants only the other events: the DDL pre-pass). Runs of them are walked in one tight loop
+            (``_skip_run``: header, length and checksum only), with the same checks and errors.
         max_event_size: refuse larger ``event_size`` fields (default ``MAX_EVENT_SIZE``).
         raw_undecodable: a diagnostic mode (``dump``): an event whose framing and checksum are sound but
             whose body does not decode comes out as ``UndecodableEvent`` (raw body and the error), and
@@ -117,7 +123,8 @@ class BinlogDecoder:
 
     def __init__(self, file: str | None = None, verify_checksum: bool = True, expect_magic: bool = True,
                  start_offset: int = 0, skip_types: frozenset[int] | set[int] = frozenset(), *,
-                 max_event_size: int = MAX_EVENT_SIZE, raw_undecodable: bool = False) -> None:
+                 max_event_size: int = MAX_EVENT_SIZE, raw_undecodable: bool = False,
+                 drop_skipped: bool = False) -> None:
         if start_offset < 0:
             raise ConfigError(f"start_offset must be >= 0, got {start_offset}")
         if expect_magic and start_offset not in (0,):
@@ -127,6 +134,8 @@ class BinlogDecoder:
         self.skip_types = frozenset(int(t) for t in skip_types)
         self.max_event_size = max_event_size
         self.raw_undecodable = raw_undecodable
+        self.drop_skipped = drop_skipped
+        self.skipped = 0            # events passed over by drop_skipped
         self._buf = bytearray()
         self._pos = 0
         self._base = start_offset  # stream offset of self._buf[0]
@@ -257,6 +266,51 @@ class BinlogDecoder:
                                     "start a new one")
 
     def _next_event(self) -> Event | NeedData:
+        if not self.drop_skipped:
+            return self._next_one()
+        while True:
+            if not self._pending and self._ctx is not None and not self._need_magic:
+                self._skip_run()
+            event = self._next_one()
+            if type(event) is not SkippedEvent:
+                return event
+            self.skipped += 1
+
+    def _skip_run(self) -> None:
+        """Pass over the run of whole ``skip_types`` events at the read position: the hot loop of the DDL
+        pre-pass (most of a binlog is rows and table maps). It stops before anything it does not simply
+        skip (another type, a FORMAT_DESCRIPTION, an incomplete event, a bad length or checksum), which
+        ``_next_one`` then decodes, or reports with its usual error and position."""
+        ctx = self._ctx
+        assert ctx is not None
+        header_len = ctx.header_length
+        if header_len < 19:
+            return
+        crc_len = 4 if self._checksum else 0
+        verify = crc_len and self.verify_checksum
+        skip = self.skip_types - _NEVER_RUN_SKIPPED
+        buf, pos, end, limit = self._buf, self._pos, len(self._buf), self.max_event_size
+        unpack, crc32 = _U32.unpack_from, zlib.crc32
+        count = 0
+        with memoryview(buf) as view:
+            while end - pos >= header_len and buf[pos + 4] in skip:
+                size = unpack(buf, pos + 9)[0]
+                if size < header_len + crc_len or size > limit or end - pos < size:
+                    break
+                if verify and crc32(view[pos:pos + size - 4]) != unpack(buf, pos + size - 4)[0]:
+                    break
+                pos += size
+                count += 1
+        if count:
+            self.skipped += count
+            self._pos = pos
+            if self._pos >= _COMPACT_MIN and self._pos * 2 >= len(self._buf):
+                del self._buf[:self._pos]
+                self._base += self._pos
+                self._pos = 0
+            self._first_event = False
+
+    def _next_one(self) -> Event | NeedData:
         if self._pending:
             return self._pending.popleft()
         avail = len(self._buf) - self._pos

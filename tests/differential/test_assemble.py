@@ -170,7 +170,7 @@ def test_unsupported_ddl_is_strict_by_default_and_lenient_marks_the_table_uncert
     assert mine[1].schema_changes[0].WhichOneof("change") == "skipped_statement"
 
 
-@pytest.mark.parametrize("image", ["changed", "changed_with_old", "full"])
+@pytest.mark.parametrize("image", ["changed", "changed_with_old", "full", "after"])
 def test_update_image_modes(server: LocalServer, fresh_db: str, image: str) -> None:
     server.execute("CREATE TABLE t (id INT PRIMARY KEY, cur CHAR(3), a INT, b INT)", fresh_db)
     server.execute("INSERT INTO t VALUES (1, 'RUB', 10, 20)", fresh_db)
@@ -184,6 +184,9 @@ def test_update_image_modes(server: LocalServer, fresh_db: str, image: str) -> N
     elif image == "changed_with_old":
         assert (before, after) == ({"cur": "RUB", "a": 10}, {"a": 11})
         assert _cols(delete.rows[0].before) == {"cur": "RUB"}
+    elif image == "after":       # the row after the change: no before image for an UPDATE
+        assert (before, after) == ({}, {"id": 1, "cur": "RUB", "a": 11, "b": 20})
+        assert _cols(delete.rows[0].before) == {"id": 1, "cur": "RUB", "a": 11, "b": 20}
     else:
         assert before == {"id": 1, "cur": "RUB", "a": 10, "b": 20}
         assert after == {"id": 1, "cur": "RUB", "a": 11, "b": 20}

@@ -47,7 +47,7 @@ def test_live_binlog_resolves_the_same_compiled(server: LocalServer, fresh_db: s
     session = ["SET SESSION sql_mode = 'ALLOW_INVALID_DATES'", "SET SESSION time_zone = '+00:00'"]
     server.execute([create, *session, *rows, *_CHANGES], database=fresh_db)
     files = server.flush_and_collect()
-    for image in ("changed", "changed_with_old", "full"):
+    for image in ("changed", "changed_with_old", "full", "after"):
         checker = _compare(files, monkeypatch, snapshot=catalog, image=image, lenient_ddl=True)
         assert (fresh_db, "t") in checker.tables    # C built this table's rows (not a Python fallback)
 

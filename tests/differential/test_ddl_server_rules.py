@@ -52,7 +52,7 @@ def test_the_server_in_the_binlog_decides_widths_year_and_utf8mb4_collation() ->
 
 
 def test_history_reads_the_server_version_from_format_description() -> None:
-    from binlog_model.resolve.ddl_pass import replay_ddl
+    from binlog_model.resolve.assembler import replay_ddl
     from binlog_model.wire.events import FormatDescriptionEvent, QueryEvent
     from binlog_model.wire.header import EventHeader
 

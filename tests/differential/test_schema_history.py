@@ -12,7 +12,8 @@ from binlog_model.errors import ConfigError, SchemaError
 from binlog_model.io.files import iter_events
 from binlog_model.io.snapshots import load_history, save_history
 from binlog_model.position import BinlogPosition
-from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
+from binlog_model.resolve.assembler import replay_ddl
+from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 from schema_tracker import Catalog, SchemaHistory
 from schema_tracker.history import FORMAT, VERSION, catalog_to_json
 

@@ -169,7 +169,7 @@ def test_prebuilt_history_is_reused_not_reapplied() -> None:
     the latest catalog, where it would drop the table and break the position order."""
     path = require(CORPUS / "binlog-parser/data/gtid-fixtures/mysql-bin.01")
     from binlog_model.io.files import iter_events
-    from binlog_model.resolve.ddl_pass import replay_ddl
+    from binlog_model.resolve.assembler import replay_ddl
 
     prebuilt = SchemaHistory()
     replay_ddl(iter_events(path), prebuilt)

@@ -24,7 +24,8 @@ from binlog_model.errors import (
 )
 from binlog_model.io.files import iter_events
 from binlog_model.io.snapshots import read_sql_text
-from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
+from binlog_model.resolve.assembler import replay_ddl
+from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 from schema_tracker.history import SchemaHistory
 from tests._paths import CORPUS
 

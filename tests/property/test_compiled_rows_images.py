@@ -249,7 +249,7 @@ def events(draw: Any) -> tuple[RowsEvent, RowPlan, TableMapEvent, str, int]:
                       columns_present_after=tuple(present_after) if present_after else None,
                       images=RowImages(rows, 0, len(rows), bitmap(present),
                                        bitmap(present_after) if present_after else None, "WRITE_ROWS_EVENT"))
-    mode = draw(st.sampled_from(["changed", "changed_with_old", "full"]))
+    mode = draw(st.sampled_from(["changed", "changed_with_old", "full", "after"]))
     return event, plan, table_map, mode, draw(st.integers(0, 1 << 40))
 
 

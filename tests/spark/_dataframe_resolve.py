@@ -23,7 +23,8 @@ def dataframe_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: 
     from binlog_model.io.files import absolute_name
     from binlog_model.spark.datasource import plan, save_plan
     from binlog_model.spark.partitions import expand_paths
-    from binlog_model.spark.typed import table_lineages, typed_frame, untyped_lineage
+    from binlog_model.spark.typed import table_lineages, untyped_lineage
+    from binlog_model.spark.typed_arrow import typed_frame
 
     files = expand_paths(paths)
     out = absolute_name(out)

@@ -24,11 +24,11 @@ pytest.importorskip("pyarrow")
 import pyarrow as pa
 
 from binlog_model.spark import typed_arrow
-from binlog_model.spark.arrow_batch import ArrowBatch, value_texts
+from binlog_model.spark.arrow_batch import ArrowBatch
 from binlog_model.spark.typed import table_lineages, typed_schema
 from binlog_model.spark.typed_arrow import convert_values, typed_batch
 from binlog_model.spark.typed_values import _Invalid, convert_value
-from binlog_model.spark.value_json import event_rows, slow_value_json
+from binlog_model.spark.value_json import event_rows, value_json
 
 GOLDEN = REPO / "fixtures" / "golden" / "mariadb"
 SCENARIOS = sorted(d.name for d in GOLDEN.iterdir() if (d / "binlogs").is_dir())
@@ -66,12 +66,6 @@ def test_data_source_batches_equal_the_per_value_reference(scenario: str, mode: 
     assert _bulk_rows(events, mode) == _reference_rows(events, mode)
 
 
-def test_value_texts_equal_json_format_on_hand_built_edge_values() -> None:
-    values = edge_values()
-    got = value_texts([v.SerializeToString() for v in values]).to_pylist()
-    assert got == [slow_value_json(v) for v in values]
-
-
 _INTS = {"int_value", "long_value", "time_micros", "bit_value", "uint64_value"}
 # Per typed column type, the value kinds that can land in it (its own and those of every type ``widen``
 # merges into it; a widened ``string`` column takes them all).
@@ -97,7 +91,7 @@ def test_typed_conversion_equals_the_reference_on_hand_built_values(target: pa.D
     want, want_bad = [], []
     for value in values:
         try:
-            want.append(convert_value(slow_value_json(value), target))
+            want.append(convert_value(value_json(value), target))
             want_bad.append(False)
         except _Invalid:
             want.append(None)

@@ -51,3 +51,24 @@ def test_resolve_reads_a_directory_with_gtid_index_files_as_its_binlogs_only(tmp
     assert done.stdout.splitlines()[0].startswith("== idx:1: 1 files, "), done.stdout
     assert "decoded 1/1 files" in done.stderr
     assert "writing:" not in done.stderr       # no --progress off a terminal: no progress lines
+
+
+def test_a_first_run_leaves_the_driver_class_archive_and_the_next_runs_with_it(tmp_path: Path) -> None:
+    """The driver JVM's class archive (``spark.jvm``): a run that finds none has its JVM write one as it
+    exits and keeps it once the JVM exited cleanly (no temporary left); the next run starts with it and
+    gives the same tables."""
+    import pyarrow.parquet as pq
+
+    binlogs = REPO / "fixtures" / "golden" / "mariadb" / "spec_example" / "binlogs"
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, BINLOG_MODEL_CACHE=str(tmp_path / "cache"))
+    tables = []
+    for run in ("first", "second"):
+        done = subprocess.run([sys.executable, "-m", "binlog_model.cli", "resolve", str(binlogs),
+                               "--out", str(tmp_path / run), "--master", "local[1]"],
+                              capture_output=True, text=True, env=env, cwd=REPO, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+        kept = sorted(p.name for p in (tmp_path / "cache" / "jvm").iterdir())
+        assert len(kept) == 1 and kept[0].endswith(".jsa"), kept
+        assert (tmp_path / "cache" / "jvm" / kept[0]).stat().st_size > 1 << 20
+        tables.append(pq.read_table(tmp_path / run / "db=ppc" / "table=campaigns").to_pylist())
+    assert tables[0] == tables[1] and len(tables[0]) == 4

@@ -42,7 +42,8 @@ def test_recreated_table_is_a_new_generation_not_duplicate_columns() -> None:
 
 def test_query_bigger_corpus_demo_table_has_no_versioned_columns() -> None:
     from binlog_model.io.files import iter_events
-    from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, replay_ddl
+    from binlog_model.resolve.assembler import replay_ddl
+    from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 
     path = require(CORPUS / "mysql-cdc-rs/tests/events/8.0/02_query_bigger/binlog.000733")
     history = SchemaHistory()

@@ -127,6 +127,7 @@ KNOWN_FS_USERS: dict[str, str] = {
                                      "(no name, gone when closed); resolve may not import io",
     "binlog_model/spark/job.py": "check_java looks for the java binary; the planner gets a --database "
                                  "snapshot's history in a temporary directory",
+    "binlog_model/spark/jvm.py": "the driver JVM's class-data archive lives in the user's cache folder",
     "binlog_model/spark/pack.py": "builds the zip of this package that Spark executors import (a build "
                                   "step, not data)",
 }

@@ -17,7 +17,7 @@ from binlog_model.io.file_source import FileSource
 from binlog_model.io.snapshots import load_snapshot
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
-from binlog_model.runs.runner import Checkpoint, CommitPolicy, Runner
+from binlog_model.runs.runner import Checkpoint, CommitPolicy, GtidRecorder, Runner
 from binlog_model.runs.source import (
     BOUNDARY_TYPES,
     FileBegin,
@@ -174,3 +174,21 @@ def test_a_live_source_commits_at_a_flush_point_stops_on_request_and_counts_tran
     # every two transactions
     _, commits, _ = _live_run(_Live(0), CommitPolicy(commit_bytes=1 << 40, commit_transactions=2))
     assert [cp.position.offset for cp in commits] == ends[1::2]
+
+
+def test_a_recorder_without_previous_gtids_records_the_transactions_read() -> None:
+    """The full recorder (a run's state) adds a file's PREVIOUS_GTIDS; ``previous=False`` (a Spark stream's
+    offsets: the GTIDs read since its origin) records exactly the transactions' own GTIDs."""
+    path = require(CORPUS / "binlog-parser" / "data" / "gtid-fixtures" / "mysql-bin.01")
+    events = [e for e in FileSource([path]).read() if isinstance(e, ev.GtidEvent | ev.PreviousGtidsEvent)]
+    own = GtidSet()
+    for e in events:
+        if isinstance(e, ev.GtidEvent):
+            own.add_event(e)
+    recorders = {previous: GtidRecorder(GtidSet(), previous=previous) for previous in (True, False)}
+    for recorder in recorders.values():
+        recorder.see_all(events)
+        recorder.record()
+    assert str(recorders[False].gtids) == str(own) and not recorders[False].based
+    assert recorders[True].based and str(recorders[True].gtids) != str(own)    # the file's history counts
+    assert str(own).count(":") == 1, "the transactions of one server"
