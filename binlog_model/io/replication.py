@@ -277,8 +277,10 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
         if tracker is None:           # a stream without a fake ROTATE first (never seen): begin here
             tracker = BoundaryTracker(packet.file)
             yield FileBegin(packet.file, packet.offset)
-        # the tracker keeps its state between calls: one call per batch of whole events
-        yield from tracker.wrap(list(decoder), decoder)
+        # the tracker keeps its state between calls: one call per batch of whole events; the decoder is
+        # iterated, not listed (a TRANSACTION_PAYLOAD's inner events are decoded as they are asked for:
+        # one compressed transaction of millions of rows is one event)
+        yield from tracker.wrap(decoder, decoder)
 
 
 def _prepare_session(conn: Any, is_mariadb: bool, mariadb_gtid: str | None, heartbeat: float | None) -> bool:

@@ -22,11 +22,14 @@ Where the dump starts:
 
 A GTID dump on the same server may send events before the saved position again (the head of a file, or a
 whole file when MySQL starts from an older one): they are dropped, so the stream begins at the saved
-position as the protocol requires.
+position as the protocol requires, and the spool (``on_packet``) does not see them either. On another
+server (a failover to a replica) the saved file:offset names nothing: nothing is dropped, a resume by
+position is refused, and ``followed`` names the new server, which the state records at its next commit.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
@@ -121,7 +124,13 @@ class ReplicationSource:
         self.start_gtids: GtidSet | None = None
         #: set by ``plan`` for ``--from now`` with ``take_snapshot``: the schema at the start position
         self.snapshot_catalog: Any = None
+        #: set by ``plan``: the server streamed from (``server_uuid``, ``server``), which the state records
+        #: at its commits, and whether it is the one the state's position belongs to
+        self.followed: dict[str, str] = {}
+        self.same_server = True
         self._plan: tuple[str, Any] | None = None
+        self._spool_from: tuple[Any, ...] | None = None   # packets before it are not handed to on_packet
+        self._spool_at: tuple[str, int] = ("", 0)         # the same place as file and offset
 
     # --- the control connection -----------------------------------------------------------------------
 
@@ -181,6 +190,8 @@ class ReplicationSource:
         gtid_mode = (self.is_mariadb
                      or str(self.query(conn, "SELECT @@gtid_mode AS m")[0]["m"]).upper() == "ON")
         same_server = me.get("server_uuid") in (None, uuid) and me.get("server") in (None, self.where)
+        self.same_server = same_server
+        self.followed = {"server_uuid": uuid, "server": self.where}
         me.setdefault("server_uuid", uuid)
         me.setdefault("server", self.where)
         files = [str(r["log_name"]) for r in self.query(conn, "SHOW BINARY LOGS")]
@@ -202,6 +213,17 @@ class ReplicationSource:
             return "mysql_gtid", resume.gtids
         if position is None:
             raise ConfigError(f"the state holds a GTID set but {self.where} cannot start from it (no GTIDs)")
+        if not same_server:
+            # a file:offset of another server names other bytes here, even where a file has the same name
+            raise StateMismatchError(
+                f"the state's position {position.file}:{position.offset} is on {me.get('server')} "
+                f"{me.get('server_uuid') or ''}".rstrip() + f", not on {self.where}: another server is "
+                "followed by GTID set only, and " + (
+                    f"{self.where} has no GTIDs (gtid_mode)" if not gtid_mode
+                    else "the state does not know the complete GTID set at its position yet (a run that "
+                    "started inside a file knows it from the next file on)" if not self.gtids_complete
+                    else "--resume-by position forbids it") + "; go back to that server or start a new "
+                "--state directory")
         if not have_file:
             self._missing(position.file, files)
         return "position", (position.file, position.offset)
@@ -285,7 +307,14 @@ class ReplicationSource:
         else:
             kw["log_file"], kw["log_pos"] = where
         position = resume.position
-        skip = _key(position.file, position.offset) if position is not None and kind != "position" else None
+        # a GTID dump on the server of the saved position re-sends what lies before it (a file's head, or
+        # files MySQL starts earlier at): dropped, for the decoding as for the spool. On another server
+        # (a failover) its file names and offsets say nothing about the saved position: nothing is dropped.
+        skip = (_key(position.file, position.offset)
+                if position is not None and kind != "position" and self.same_server else None)
+        self._spool_from = skip
+        if position is not None:
+            self._spool_at = (position.file, position.offset)
         fde: FormatDescription | None = None      # the last one dropped while skipping
         held: list[Any] = []
         stream: Any = iter_replication_events(conn, **kw)
@@ -326,6 +355,17 @@ class ReplicationSource:
         self.event_time = packet.timestamp      # of the last event (packets come in batches)
         self.caught_up = False
         if self.on_packet is not None:
+            if self._spool_from is not None:
+                if _key(packet.file, packet.offset + len(packet.raw)) <= self._spool_from:
+                    return          # the spool holds it already (a GTID dump re-sending it)
+                if _key(packet.file, packet.offset) < self._spool_from:
+                    # a batch of packets that reaches past the saved position (an event boundary in the
+                    # same file): the spool takes the part from there on
+                    offset = self._spool_at[1]
+                    cut = offset - packet.offset
+                    packet = dataclasses.replace(packet, offset=offset, raw=packet.raw[cut:],
+                                                 last=max(0, packet.last - cut))
+                self._spool_from = None
             self.on_packet(packet)
 
     def _explain_1236(self, err: ReplicationError) -> None:

@@ -15,8 +15,14 @@ that the journal does not list (one a run without ``--spool``, or a GTID dump, w
 binlog-named file in the spool is whole, except the one being written.
 
 A file the dump did not send from its start (``--from FILE:POS`` inside a file, or a GTID dump that skips
-transactions, or a run without ``--spool`` in between) cannot be mirrored byte for byte: it is left out
-(listed in ``skipped``, and an older partial copy removed), never written with a hole.
+transactions on a server the state was not built on, or a run without ``--spool`` in between) cannot be
+mirrored byte for byte: it is left out (listed in ``skipped``, and an older partial copy removed), never
+written with a hole. (On the server the state was built on, what a GTID dump re-sends before the
+committed position never reaches the spool: ``ReplicationSource`` drops it.)
+
+One spool mirrors one server (``follow``: its ``server_uuid``, or its address, kept in the journal): after
+a failover the new server's files would carry the same names with other bytes, so the tail is told to use
+another directory.
 """
 
 from __future__ import annotations
@@ -51,9 +57,23 @@ class Spool:
         self.skipped: list[str] = []
         journal = self.directory / JOURNAL
         try:
-            self.whole: set[str] = set(read_json(journal)["whole"]) if journal.exists() else set()
-        except (OSError, ValueError, KeyError, TypeError) as err:
+            saved = read_json(journal) if journal.exists() else {}
+            self.whole: set[str] = set(saved.get("whole", ()))
+            self.server: str | None = saved.get("server")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
             raise ConfigError(f"cannot read the spool journal {journal}: {err}") from err
+
+    def follow(self, server: str) -> None:
+        """The server whose files this spool mirrors (its ``server_uuid``, or its address for MariaDB):
+        recorded once; another server (the tail moved to a replica) is a ``ConfigError``, since its files
+        carry the same names with other bytes."""
+        if self.server is None:
+            self.server = server
+            self._journal()
+        elif self.server != server:
+            raise ConfigError(f"the spool {self.directory} mirrors the binlogs of {self.server}, and the "
+                              f"tail now follows {server} (another server: a failover?); give it a new "
+                              "--spool directory")
 
     def _path(self, name: str) -> Path:
         if not _NAME.fullmatch(name):
@@ -84,7 +104,7 @@ class Spool:
         fsync_dir(self.directory)
 
     def _journal(self) -> None:
-        write_json_atomic(self.directory / JOURNAL, {"whole": sorted(self.whole)})
+        write_json_atomic(self.directory / JOURNAL, {"whole": sorted(self.whole), "server": self.server})
 
     def write(self, packet: Any) -> None:
         """Append one content packet (``file``, ``offset``, ``raw``) at its place."""
@@ -94,8 +114,10 @@ class Spool:
             return                          # a file not received from its start: left out
         if packet.offset != self._size:
             if packet.offset > self._size:
-                raise ReplicationError(f"spool: {packet.file} has {self._size} bytes but the server sent an "
-                                       f"event at {packet.offset} (a gap): the spool cannot mirror it")
+                # a GTID dump skipping the transactions of its set (the first file of a dump on a server
+                # the state was not built on): this file cannot be a byte-identical copy; left out
+                self._leave_out(packet.file)
+                return
             self._fh.truncate(packet.offset)
             self._fh.seek(packet.offset)
             self._size = packet.offset
@@ -115,9 +137,7 @@ class Spool:
         size = path.stat().st_size if path.exists() else 0
         if offset > max(size, 4) or (offset > 4 and size < 4):
             # the dump starts past what we have of this file: it cannot become a byte-identical copy
-            self.skipped.append(name)
-            if path.exists():
-                path.unlink()
+            self._leave_out(name)
             return
         fh = open(path, "r+b" if path.exists() else "w+b")   # noqa: SIM115 - kept open across writes
         if size < 4:
@@ -127,6 +147,27 @@ class Spool:
         fh.seek(size)
         self._fh, self._size = fh, size
         fsync_dir(self.directory)
+
+    def ended(self, name: str, size: int) -> None:
+        """The tail committed at the end of ``name`` (past its ROTATE): a copy of exactly ``size`` bytes is
+        whole, even when the next file's first packet, which would have told, never arrives in this run (a
+        kill right after the commit)."""
+        if name in self.whole or (self._fh is not None and self._file == name and self._size != size):
+            return
+        path = self._path(name)
+        if path.is_file() and path.stat().st_size == size:
+            self.whole.add(name)
+            self._journal()
+
+    def _leave_out(self, name: str) -> None:
+        """``name`` is not mirrored (listed in ``skipped``): what the spool had of it goes, and packets of
+        it are ignored until the next file."""
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+        self.skipped.append(name)
+        self.whole.discard(name)
+        self._path(name).unlink(missing_ok=True)
 
     def sync(self) -> None:
         """Flush and fsync the open file (before the tail commits its state)."""

@@ -27,6 +27,9 @@ complete set at its position and the server has GTIDs, which also lets the state
 of the same replication topology. A GTID dump may send the head of a file again (MariaDB) or skip
 transactions (MySQL): on the same server, events before the committed position are not fed again.
 The complete set is known from a file's start (PREVIOUS_GTIDS / GTID_LIST) or from ``--from now``.
+On another server (a failover) the state's file:offset and the schema history's positions are the old
+server's: the session resumes by GTID set, starts the schema history anew from the schema in force, and
+its commits record the new server as the one followed.
 
 The replica ``server_id`` defaults to a random id in ``SERVER_ID_RANGE``, chosen once and kept in the state,
 so a restarted tail replaces its own old dump thread on the server instead of colliding with it; the
@@ -288,15 +291,26 @@ class _Session:
             state.gtids = self.source.start_gtids
             resume = Resume(resume.position, state.gtids, resume.files)
         self.gtids_complete = self.source.gtids_complete
+        history: SchemaHistory | None = None
         if state.history is None and self.source.snapshot_catalog is not None:
-            self.assembler = StatementAssembler(SchemaHistory(self.source.snapshot_catalog,
-                                                              lenient=self.settings.lenient_ddl),
-                                                self.settings.options, serialized=self.serialized)
+            history = SchemaHistory(self.source.snapshot_catalog, lenient=self.settings.lenient_ddl)
+        elif not self.source.same_server:
+            # a failover: the history is keyed by the old server's positions, which say nothing here (the
+            # new server's files sort before or after them at random; a lookup would find an older schema,
+            # a DDL would go "backwards"). The schema in force now starts a history of the new server.
+            old = self.assembler.history
+            history = SchemaHistory(old.catalog, lenient=old.lenient, server_version=old.server_version)
+        if history is not None:
+            self.assembler = StatementAssembler(history, self.settings.options, serialized=self.serialized)
             self.result.stats = self.assembler.stats
-        if target is not None and self.committed is not None and _key(self.committed) >= _key(target):
-            return True
-        if self.settings.spool is not None and self.committed is not None:
-            self.settings.spool.recover(*self.committed)     # what a killed run wrote past its commit goes
+        if (target is not None and self.committed is not None and self.source.same_server
+                and _key(self.committed) >= _key(target)):
+            return True     # (another server's position says nothing about this one's end)
+        if self.settings.spool is not None:
+            # one spool mirrors one server: after a failover its file names would mix two servers' files
+            self.settings.spool.follow(self.source.followed["server_uuid"] or self.source.followed["server"])
+            if self.committed is not None:
+                self.settings.spool.recover(*self.committed)  # what a killed run wrote past its commit goes
         if self.settings.on_session is not None:
             shown = f"{where[0]}:{where[1]}" if kind == "position" else f"GTID set {where}"
             self.settings.on_session(f"streaming from {shown}" + (" (by GTID)" if kind != "position" else ""))
@@ -325,13 +339,17 @@ class _Session:
         writer = self.writer
         assert writer is not None
         writer.sync()
+        position = checkpoint.position
         if self.settings.spool is not None:
             self.settings.spool.sync()
+            if position.rotated_to is not None:           # at a file's end: the spool's copy is whole
+                self.settings.spool.ended(position.file, position.offset)
         state = self.state
         self.gtids_complete = self.gtids_complete or checkpoint.gtids_based
-        position = checkpoint.position
         state.position = {**position.to_json(), "gtids_complete": self.gtids_complete}
         state.history = checkpoint.history.to_json()
+        # the position is now this server's (after a failover: the new one's, from here on it is followed)
+        state.source = {**(state.source or {}), **self.source.followed}
         size = checkpoint.output_bytes
         state.open_output = {"file": self.name, "bytes": size} if size else None
         state.save()

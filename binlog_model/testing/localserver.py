@@ -211,6 +211,61 @@ class LocalServer(SqlServer):
             raise HarnessError(f"cannot connect to {self.label} at {self.socket}: {err}"
                                f"\n--- error log tail ---\n{self.log_tail()}") from err
 
+    # --- replication (a failover pair) -------------------------------------------------------------------
+
+    #: the GTIDs the server has executed, and the wait until a replica has applied a set (per product)
+    gtids_executed_statement = ""
+    gtid_wait_statement = ""
+
+    def _change_source_statement(self, source: LocalServer, user: str,
+                                 password: str) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def replicate_from(self, source: LocalServer, user: str = "repl", password: str = "repl-pw-1") -> None:
+        """Make this server a GTID replica of ``source`` (same product, another ``server_id``): a
+        replication user on the source, created with ``sql_log_bin=0`` so that nothing of the harness is in
+        the source's binlog (or replicated), then the product's ``CHANGE … SOURCE`` by GTID over TCP and
+        ``START REPLICA``. The replica logs what it applies (MySQL's ``log_replica_updates`` is on by
+        default; MariaDB needs ``--log-slave-updates``), with the source's GTIDs, so its binlog holds the
+        same transactions under its own file names and offsets: a server to fail over to."""
+        if self.family != source.family:
+            raise HarnessError(f"a {self.family} server cannot replicate from a {source.family} one here")
+        if getattr(self, "server_id", None) == getattr(source, "server_id", None):
+            raise HarnessError("replica and source share a server_id")
+        statement = self._change_source_statement(source, user, password)
+        conn = source.connect()
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SET SESSION sql_log_bin = 0")
+                cur.execute(f"CREATE USER IF NOT EXISTS '{user}'@'127.0.0.1' IDENTIFIED BY '{password}'")
+                cur.execute(f"GRANT REPLICATION SLAVE ON *.* TO '{user}'@'127.0.0.1'")
+        finally:
+            conn.close()
+        self.execute([statement, "START REPLICA"])
+
+    def wait_replicated(self, source: LocalServer, timeout: float = 120.0) -> None:
+        """Until this replica has applied every transaction ``source`` has executed so far;
+        ``HarnessError`` with the replica's error when it did not in time."""
+        executed = str(source.query(source.gtids_executed_statement)[0][0]).replace("\n", "")
+        if self.query(self.gtid_wait_statement, args=(executed, timeout))[0][0] != 0:
+            raise HarnessError(f"the replica did not apply {executed} within {timeout:.0f} s: "
+                               f"{self.replication_error() or 'no error reported'}")
+
+    def replication_error(self) -> str:
+        """The replica's last I/O or SQL error ('' when none)."""
+        conn = self.connect()
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SHOW REPLICA STATUS")
+                names = [d[0] for d in cur.description or ()]
+                row = cur.fetchone()
+        finally:
+            conn.close()
+        if row is None:
+            return "not a replica"
+        status = dict(zip(names, row, strict=True))
+        return "; ".join(str(status[k]) for k in ("Last_IO_Error", "Last_SQL_Error") if status.get(k))
+
     # --- binlogs ----------------------------------------------------------------------------------------
 
     def flush_and_collect(self, dest_dir: Path | None = None, *,

@@ -168,6 +168,18 @@ class MariaDBServer(LocalServer):
         ]
         return args
 
+    # --- replication (a failover pair): the dialect; ``LocalServer.replicate_from`` does the rest ----------
+
+    gtids_executed_statement = "SELECT @@GLOBAL.gtid_binlog_pos"
+    gtid_wait_statement = "SELECT MASTER_GTID_WAIT(%s, %s)"       # 0: applied, -1: timed out
+
+    def _change_source_statement(self, source: LocalServer, user: str, password: str) -> str:
+        if str(self.query("SELECT @@log_slave_updates")[0][0]) != "1":
+            raise HarnessError("a replica to fail over to must log what it applies: start it with "
+                               "extra_args=['--log-slave-updates=ON']")
+        return (f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={source.port}, MASTER_USER='{user}', "
+                f"MASTER_PASSWORD='{password}', MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1")
+
     def __repr__(self) -> str:
         state = f"port={self.port} socket={self.socket}" if self._root is not None else "stopped"
         return f"MariaDBServer(row_image={self.row_image}, row_metadata={self.row_metadata}, {state})"

@@ -197,6 +197,19 @@ class MySQLServer(LocalServer):
             *self.extra_args,
         ]
 
+    # --- replication (a failover pair): the dialect; ``LocalServer.replicate_from`` does the rest ----------
+
+    gtids_executed_statement = "SELECT @@GLOBAL.gtid_executed"
+    gtid_wait_statement = "SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, %s)"     # 0: applied, 1: timed out
+
+    def _change_source_statement(self, source: LocalServer, user: str, password: str) -> str:
+        if not (self.gtid and getattr(source, "gtid", False)):
+            raise HarnessError("a GTID replica needs gtid=True on both servers")
+        # caching_sha2_password over plain TCP needs the source's RSA key (GET_SOURCE_PUBLIC_KEY)
+        return (f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={source.port}, "
+                f"SOURCE_USER='{user}', SOURCE_PASSWORD='{password}', SOURCE_AUTO_POSITION=1, "
+                "GET_SOURCE_PUBLIC_KEY=1, SOURCE_CONNECT_RETRY=1")
+
     def __repr__(self) -> str:
         state = f"port={self.port} socket={self.socket}" if self._root is not None else "stopped"
         return f"MySQLServer(row_image={self.row_image}, row_metadata={self.row_metadata}, {state})"

@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import struct
 import zlib
-from collections import deque
 from collections.abc import Iterator, Mapping
 from enum import Enum
 from typing import Final
@@ -57,7 +56,7 @@ from binlog_model.wire.header import (
 )
 from binlog_model.wire.parsers import EVENT_PARSERS, parse_unknown_event
 from binlog_model.wire.parsers.control import parse_format_description_event, parse_start_event_v3
-from binlog_model.wire.parsers.payload import inner_event_slices, unpack_transaction_payload
+from binlog_model.wire.parsers.payload import inner_events, unpack_transaction_payload
 from binlog_model.wire.rows import RowsEvent, parse_rows_event
 from binlog_model.wire.table_map import TableMapEvent, parse_table_map_event
 
@@ -142,7 +141,9 @@ class BinlogDecoder:
         self._need_magic = expect_magic
         self._eof = False
         self._failed = False
-        self._pending: deque[Event] = deque()
+        # the inner events of the last TRANSACTION_PAYLOAD not handed out yet (decoded one at a time)
+        self._inner: Iterator[tuple[int, bytes]] | None = None
+        self._inner_offset = 0
         self._ctx: FormatContext | None = None
         self._checksum = False
         self._first_event = True
@@ -269,7 +270,7 @@ class BinlogDecoder:
         if not self.drop_skipped:
             return self._next_one()
         while True:
-            if not self._pending and self._ctx is not None and not self._need_magic:
+            if self._inner is None and self._ctx is not None and not self._need_magic:
                 self._skip_run()
             event = self._next_one()
             if type(event) is not SkippedEvent:
@@ -311,8 +312,10 @@ class BinlogDecoder:
             self._first_event = False
 
     def _next_one(self) -> Event | NeedData:
-        if self._pending:
-            return self._pending.popleft()
+        if self._inner is not None:
+            for index, raw in self._inner:
+                return self._decode(raw, self._inner_offset, index)
+            self._inner = None
         avail = len(self._buf) - self._pos
         if self._need_magic:
             if avail < 4:
@@ -368,11 +371,7 @@ class BinlogDecoder:
         if self._first_event and header_len == 13:
             self._ctx = legacy_context(1, "")
         self._first_event = False
-        event = self._decode(raw, offset, None)
-        if self._pending:  # a TRANSACTION_PAYLOAD queued its inner events after itself
-            self._pending.appendleft(event)
-            return self._pending.popleft()
-        return event
+        return self._decode(raw, offset, None)    # a TRANSACTION_PAYLOAD's inner events come next
 
     def _decode(self, raw: bytes, offset: int, inner_index: int | None) -> Event:
         ctx = self._ctx or default_context()
@@ -486,8 +485,9 @@ class BinlogDecoder:
 
     def _parse_payload(self, header: EventHeader, body: memoryview,
                        ctx: FormatContext) -> TransactionPayloadEvent:
-        compression, size, uncompressed_size, data = unpack_transaction_payload(body, self.max_event_size * 4)
-        inner = [self._decode(data[start:end], header.offset, index)
-                 for index, (start, end) in enumerate(inner_event_slices(data, ctx.header_length))]
-        self._pending.extend(inner)
-        return TransactionPayloadEvent(header, compression, size, uncompressed_size, len(inner))
+        compression, size, uncompressed_size, payload = unpack_transaction_payload(body,
+                                                                                   self.max_event_size * 4)
+        # inflated and decoded one inner event at a time as they are asked for: memory stays flat
+        count, events = inner_events(bytes(payload), compression, uncompressed_size, ctx.header_length)
+        self._inner, self._inner_offset = enumerate(events), header.offset
+        return TransactionPayloadEvent(header, compression, size, uncompressed_size, count)

@@ -169,9 +169,9 @@ def test_kill9_restarts_equal_one_run(own_server: LocalServer, tmp_path: Path) -
     # MySQL's tail writes protobuf (the compiled builder's bytes), MariaDB's JSON lines: both formats
     fmt = "proto" if own_server.family == "MySQL" else "jsonl"
     for n in range(KILLS):
-        # every other restart resumes by GTID set (it cannot keep a spool: a MySQL GTID dump skips bytes)
-        extra = ("--format", fmt, "--resume-by", "gtid") if n % 2 else ("--format", fmt, "--resume-by",
-                                                                         "position", *spool)
+        # every other restart resumes by GTID set; every run keeps the spool (a GTID dump re-sends the
+        # head of a file, or skips the transactions before the position: the spool must stay whole)
+        extra = ("--format", fmt, "--resume-by", "gtid" if n % 2 else "position", *spool)
         log = tmp_path / "logs" / f"run{n}.txt"
         tail = _spawn(_tail_args(own_server, tmp_path, *extra), log)
         # a position-resumed run is killed after its first commit (so the next run has a position to
@@ -194,7 +194,7 @@ def test_kill9_restarts_equal_one_run(own_server: LocalServer, tmp_path: Path) -
     state = RunState.load(tmp_path / "state")
     assert state.position is not None and state.position["gtids_complete"]
     assert state.gtids, "the state records the GTIDs done"
-    _check_spool(own_server, tmp_path / "spool", tmp_path / "binlogs")
+    _check_spool(own_server, tmp_path / "spool", tmp_path / "binlogs", every=True)
 
 
 def _wait_for(tail: subprocess.Popen[bytes], ready: Any) -> None:
@@ -211,11 +211,16 @@ def _committed(work: Path) -> bool:
         return False
 
 
-def _check_spool(server: LocalServer, spool: Path, binlogs: Path, at_least: int = 1) -> None:
+def _check_spool(server: LocalServer, spool: Path, binlogs: Path, at_least: int = 1,
+                 every: bool = False) -> None:
     """Every file the spool holds from its start equals the server's (the last one, still being written by
-    the server when copied, up to the copy's length; binlogs holds copies taken after a FLUSH)."""
+    the server when copied, up to the copy's length; binlogs holds copies taken after a FLUSH). ``every``:
+    the spool holds every file copied (every run of the tail kept it)."""
     mirrored = sorted(p for p in spool.iterdir() if not p.name.startswith("."))
     assert mirrored, "the spool is empty"
+    if every:
+        missing = sorted({p.name for p in binlogs.iterdir()} - {p.name for p in mirrored})
+        assert not missing, f"the spool lacks {missing}"
     compared = 0
     for path in mirrored:
         copy = binlogs / path.name
@@ -526,6 +531,186 @@ def test_network_stall_and_server_restart(own_server: LocalServer, tmp_path: Pat
     expected = tmp_path / "expected.jsonl"
     assert main(["events", *map(str, files), "--source", SOURCE, "--out", str(expected)]) == 0
     assert _concatenated(tmp_path) == expected.read_bytes()
+
+
+def _without_positions(data: bytes) -> list[bytes]:
+    """Protobuf output with each event's ``position`` cleared (the fields that name a server's own file and
+    offset), re-serialized: what stays the same on every server of a replication topology."""
+    from binlog_model.sinks.delimited import parse_delimited
+    events = parse_delimited(data)
+    for event in events:
+        event.ClearField("position")
+    return [event.SerializeToString(deterministic=True) for event in events]
+
+
+def _events_proto(files: list[Path], out: Path) -> bytes:
+    assert main(["events", *map(str, files), "--source", SOURCE, "--format", "proto", "--out", str(out)]) == 0
+    return out.read_bytes()
+
+
+def _failover_pair(kind: str) -> tuple[LocalServer, LocalServer]:
+    """A primary and a replica of ``kind`` that logs what it applies (with the primary's GTIDs)."""
+    if kind == "mysql":
+        from binlog_model.testing.mysql import MySQLServer, mysql_available
+        ok, reason = mysql_available()
+        if not ok:
+            pytest.skip(f"no local MySQL: {reason}")
+        return (MySQLServer(transaction_compression=True, server_id=1),
+                MySQLServer(transaction_compression=True, server_id=2))
+    if kind == "mariadb11":
+        from binlog_model.testing.mariadb11 import MariaDB11Server as MariaDB
+        from binlog_model.testing.mariadb11 import mariadb11_available as available
+    else:
+        from binlog_model.testing.mariadb import MariaDBServer as MariaDB  # type: ignore[assignment]
+        from binlog_model.testing.mariadb import mariadb_available as available
+    ok, reason = available()
+    if not ok:
+        pytest.skip(f"no local {kind}: {reason}")
+    return MariaDB(server_id=1), MariaDB(server_id=2, extra_args=["--log-slave-updates=ON"])
+
+
+@pytest.mark.parametrize("kind", ONE_MYSQL)
+def test_failover_to_a_gtid_replica(kind: str, tmp_path: Path) -> None:
+    """Failover: a second server replicates from the first with GTIDs (MySQL ``SOURCE_AUTO_POSITION=1``,
+    MariaDB ``MASTER_USE_GTID=slave_pos``); the tail follows the primary while the workload runs there, is
+    killed (SIGKILL) at a seeded moment, and the same ``--state`` is pointed at the replica, where it must
+    resume by GTID set (MySQL ``COM_BINLOG_DUMP_GTID``, MariaDB ``@slave_connect_state``) and follow the
+    replica's binlog (its own file names and offsets) to the end of the workload. CI runs it on MySQL; the
+    campaign (``BINLOG_MODEL_TAIL_SERVERS``) on every kind it names.
+
+    What "equal" means across servers: the replica's binlog holds the same transactions with the same GTIDs,
+    server_ids, timestamps, statements and rows, under other file names and offsets. So the tail's
+    concatenated output is compared three ways: (1) with every event's ``position`` cleared, it equals
+    ``events`` over the primary's files (one uninterrupted tail of the primary), event for event; (2) what
+    it wrote before the failover is a byte-for-byte prefix of ``events`` over the primary's files; (3) what
+    it wrote after is a byte-for-byte suffix of ``events`` over the replica's own files, positions included.
+    Together: nothing lost, nothing repeated, and every position names the server it was read from."""
+    rng = random.Random(f"tail-failover-{kind}")
+    primary, replica = _failover_pair(kind)
+    with primary, replica:
+        replica.replicate_from(primary)
+        primary.execute("CREATE DATABASE tl")
+        writer = Writer(primary, seed=29, units=UNITS // 2, rotate=60)
+        writer.start()
+        try:
+            first_log = tmp_path / "logs" / "primary.txt"
+            spool = ("--spool", str(tmp_path / "spool"))
+            first = _spawn(_tail_args(primary, tmp_path, "--format", "proto", *spool), first_log)
+            _wait_for(first, lambda: _committed(tmp_path))
+            time.sleep(rng.uniform(0.5, 1.5))
+            assert first.poll() is None, first_log.read_text()
+            first.send_signal(signal.SIGKILL)
+            first.wait(timeout=30)
+            state = RunState.load(tmp_path / "state")
+            assert state.position is not None and state.position["gtids_complete"]
+            # what the primary's sessions committed: the parts so far and the open part's committed bytes
+            before = (sum(int(o["bytes"]) for o in state.outputs)
+                      + int((state.open_output or {}).get("bytes", 0)))
+            # the primary's spool cannot go on with the replica's files (same names, other bytes)
+            refused = _spawn(_tail_args(replica, tmp_path, "--format", "proto", *spool))
+            _, err = refused.communicate(timeout=60)
+            assert refused.returncode == 2 and b"give it a new --spool directory" in err, err.decode()
+            log = tmp_path / "logs" / "replica.txt"
+            second = _spawn(_tail_args(replica, tmp_path, "--format", "proto"), log)
+            try:
+                _wait_for(second, lambda: b"streaming from" in log.read_bytes())
+                writer.join(timeout=300)
+                assert writer.error is None, writer.error
+                replica.wait_replicated(primary)
+                try:
+                    _wait_caught_up(replica, tmp_path)
+                except AssertionError as err:
+                    position = json.loads((tmp_path / "state" / "state.json").read_text())["position"]
+                    raise AssertionError(f"{err}; the state is at {position and position['file']}:"
+                                         f"{position and position['offset']}; the tail's log:\n"
+                                         f"{log.read_text()}") from None
+                second.send_signal(signal.SIGTERM)
+                second.wait(timeout=60)
+            finally:
+                if second.poll() is None:
+                    second.kill()
+                    second.wait()
+            text = log.read_text()
+            assert second.returncode == 0, text
+            assert "(by GTID)" in text, text
+        finally:
+            writer.join(timeout=300)
+        primary_files = primary.flush_and_collect(tmp_path / "binlogs-primary", include_previous=True)
+        replica_files = replica.flush_and_collect(tmp_path / "binlogs-replica", include_previous=True)
+        final = _spawn(_tail_args(replica, tmp_path, "--format", "proto", "--stop-at-end"))
+        _, err = final.communicate(timeout=120)
+        assert final.returncode == 0, err.decode()
+        state = RunState.load(tmp_path / "state")
+        assert state.source is not None and state.source["server"] == str(replica.socket), state.source
+    got = _concatenated(tmp_path)
+    on_primary = _events_proto(primary_files, tmp_path / "expected-primary.pb")
+    on_replica = _events_proto(replica_files, tmp_path / "expected-replica.pb")
+    assert 0 < before < len(got), (before, len(got))
+    assert on_primary.startswith(got[:before]), "the part read from the primary is not events' over its files"
+    assert on_replica.endswith(got[before:]), "the part read from the replica is not events' over its files"
+    want = _without_positions(on_primary)
+    have = _without_positions(got)
+    assert len(want) >= 100
+    if have != want:
+        first_diff = next((i for i, (a, b) in enumerate(zip(have, want, strict=False)) if a != b),
+                          min(len(have), len(want)))
+        pytest.fail(f"the tail's events (positions aside) differ from events' over the primary's files at "
+                    f"event {first_diff} (tail {len(have)}, events {len(want)})")
+
+
+BIG = os.environ.get("BINLOG_MODEL_TAIL_BIG") == "1"
+#: the tail's peak RSS bound with a transaction of any size: the interpreter and its modules (~55 MiB),
+#: the assembler's in-memory part of an open transaction (``spill_bytes``, 64 MiB), and slack
+RSS_BOUND_MIB = 192
+
+
+@pytest.mark.parametrize("compressed", [True, False] if BIG else [True])
+def test_big_transaction_keeps_memory_flat(compressed: bool, tmp_path: Path) -> None:
+    """One transaction much larger than the assembler's ``spill_bytes`` (an INSERT … SELECT of 200,000
+    rows of 1 KiB, ~200 MiB of output; ``BINLOG_MODEL_TAIL_BIG=1``: 2,000,000 narrow rows, compressed and
+    not) read by ``tail --stop-at-end``: the tail's peak RSS (the kernel's ``ru_maxrss`` of the process)
+    stays under ``RSS_BOUND_MIB`` whatever the transaction's size. MySQL compresses a transaction into ONE
+    TRANSACTION_PAYLOAD event: it must be inflated and decoded a piece at a time, and the open
+    transaction's events spill to disk, as in ``events``. Held in memory, 200 MiB of output would not
+    fit under the bound."""
+    from binlog_model.testing.mysql import MySQLServer, mysql_available
+    ok, reason = mysql_available()
+    if not ok:
+        pytest.skip(f"no local MySQL: {reason}")
+    rows, width = (2_000_000, 64) if BIG else (200_000, 1024)
+    # room for the data in the buffer pool and the redo log: the INSERT takes a third of the time
+    with MySQLServer(transaction_compression=compressed,
+                     extra_args=[f"--cte-max-recursion-depth={rows + 1}", "--innodb-buffer-pool-size=512M",
+                                 "--innodb-redo-log-capacity=256M"]) as server:
+        server.execute(["CREATE DATABASE big",
+                        "CREATE TABLE big.t (id BIGINT PRIMARY KEY, v VARCHAR(1024))",
+                        "INSERT INTO big.t WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 "
+                        f"FROM seq WHERE n < {rows}) SELECT n, REPEAT(CHAR(97 + n % 26), {width}) FROM seq"])
+        # the tail under a parent that reports its peak RSS: the only child it waits for is the tail
+        measure = ("import resource, subprocess, sys; rc = subprocess.call(sys.argv[1:]); "
+                   "print('maxrss_kib', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, "
+                   "file=sys.stderr); sys.exit(rc)")
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "BINLOG_MODEL_PASSWORD": ""}
+        began = time.monotonic()
+        done = subprocess.run([sys.executable, "-c", measure, sys.executable, "-m", "binlog_model.cli",
+                               *_tail_args(server, tmp_path, "--stop-at-end", "--format", "proto")],
+                              env=env, cwd=ROOT, capture_output=True, timeout=1800)
+        seconds = time.monotonic() - began
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    peak_mib = int(err.split("maxrss_kib ")[1].split()[0]) / 1024
+    out = _concatenated(tmp_path)
+    inserted = sum(len(event.rows) for event in _parse(out) if event.table == "t")
+    print(f"\n{rows:,} rows x {width} B ({'compressed' if compressed else 'plain'}): output "
+          f"{len(out) / 2**20:.0f} MiB, tail {seconds:.1f} s, peak RSS {peak_mib:.0f} MiB")
+    assert inserted == rows
+    assert len(out) > 2 * 64 << 20 if not BIG else len(out) > 150 << 20, "the transaction outgrows the spill"
+    assert peak_mib < RSS_BOUND_MIB, f"peak RSS {peak_mib:.0f} MiB with a {len(out) >> 20} MiB transaction"
+
+
+def _parse(data: bytes) -> list[Any]:
+    from binlog_model.sinks.delimited import parse_delimited
+    return parse_delimited(data)
 
 
 @pytest.mark.parametrize("own_server", ONE_MARIADB, indirect=True)

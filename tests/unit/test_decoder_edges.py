@@ -290,3 +290,26 @@ def test_resume_with_no_bytes_at_all_is_a_config_error() -> None:
 
     with pytest.raises(ConfigError):
         BinlogDecoder.resume(None, 4)  # type: ignore[arg-type]
+
+
+def test_transaction_payload_streamed_in_chunks_decodes_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A payload past ``EAGER_MAX`` is inflated a chunk at a time (memory stays flat for a compressed
+    transaction of millions of rows): with every payload streamed in 7-byte chunks, so that chunks end
+    inside headers and bodies, the events equal the ones of the one-piece inflation; a corrupt stream is
+    still refused before any inner event is handed out."""
+    from binlog_model.wire.parsers import payload as payload_module
+    data = require(CORPUS / _COMPRESSED).read_bytes()
+    whole = _events(data)
+    monkeypatch.setattr(payload_module, "EAGER_MAX", 0)
+    monkeypatch.setattr(payload_module, "_CHUNK", 7)
+    assert _events(data) == whole
+    first = next(e for e in whole if e.header.event_type == EventType.TRANSACTION_PAYLOAD_EVENT).header
+    bad = bytearray(data)
+    bad[first.offset + first.event_size - 12] ^= 0xFF      # inside the zstd frame, before the checksum
+    decoder = BinlogDecoder(verify_checksum=False)
+    decoder.receive_data(bytes(bad))
+    seen = []
+    with pytest.raises(DecodeError):
+        for event in decoder:
+            seen.append(event)
+    assert all(e.header.offset < first.offset for e in seen), "no event of the corrupt payload came out"

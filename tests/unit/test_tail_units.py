@@ -107,3 +107,25 @@ def test_spool_leaves_out_a_file_it_lacks_the_head_of(tmp_path: Path) -> None:
     assert spool.skipped == ["b.000007"] and not (tmp_path / "b.000007").exists()
     with pytest.raises(ReplicationError, match="no plain file name"):
         Spool(tmp_path).write(_Packet("../evil", 4, b"x"))
+
+
+def test_spool_leaves_out_a_file_with_a_gap_and_mirrors_one_server(tmp_path: Path) -> None:
+    """Hand-built packet bytes. A dump that jumps inside a file (a GTID dump on a server the state was not
+    built on skips the transactions of its set) leaves the file out instead of failing; a file committed
+    at its end is whole without the next file's first packet; the spool refuses a second server."""
+    spool = Spool(tmp_path)
+    spool.follow("server-a")
+    spool.write(_Packet("b.000001", 4, b"A" * 10))
+    spool.write(_Packet("b.000001", 40, b"B" * 5))       # a gap: b.000001 cannot be a copy
+    assert spool.skipped == ["b.000001"] and not (tmp_path / "b.000001").exists()
+    spool.write(_Packet("b.000001", 45, b"C" * 5))       # the rest of it is ignored
+    spool.write(_Packet("b.000002", 4, b"D" * 3))
+    spool.sync()
+    spool.ended("b.000002", 7)                           # a commit past its ROTATE: whole
+    spool.close()
+    assert not (tmp_path / "b.000001").exists()
+    again = Spool(tmp_path)
+    assert again.whole == {"b.000002"} and again.server == "server-a"
+    again.follow("server-a")
+    with pytest.raises(ConfigError, match="give it a new --spool directory"):
+        again.follow("server-b")
