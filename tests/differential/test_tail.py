@@ -575,7 +575,10 @@ def test_failover_to_a_gtid_replica(kind: str, tmp_path: Path) -> None:
     MariaDB ``MASTER_USE_GTID=slave_pos``); the tail follows the primary while the workload runs there, is
     killed (SIGKILL) at a seeded moment, and the same ``--state`` is pointed at the replica, where it must
     resume by GTID set (MySQL ``COM_BINLOG_DUMP_GTID``, MariaDB ``@slave_connect_state``) and follow the
-    replica's binlog (its own file names and offsets) to the end of the workload. CI runs it on MySQL; the
+    replica's binlog (its own file names and offsets) to the end of the workload. A second workload starts
+    once it streams from the replica: the first may be over, and committed by the tail, before the kill (a
+    tail that commits when its server goes quiet has nothing left to read from the replica then, and the
+    test would check no failover at all). CI runs it on MySQL; the
     campaign (``BINLOG_MODEL_TAIL_SERVERS``) on every kind it names.
 
     What "equal" means across servers: the replica's binlog holds the same transactions with the same GTIDs,
@@ -590,7 +593,11 @@ def test_failover_to_a_gtid_replica(kind: str, tmp_path: Path) -> None:
     with primary, replica:
         replica.replicate_from(primary)
         primary.execute("CREATE DATABASE tl")
+        primary.execute("CREATE DATABASE tl2")
         writer = Writer(primary, seed=29, units=UNITS // 2, rotate=60)
+        # the workload the tail must read from the replica: started once it streams there, since the first
+        # writer may be done (and its last transaction committed, at the tail's idle flush) before the kill
+        after = Writer(primary, seed=30, units=UNITS // 8, rotate=60, database="tl2")
         writer.start()
         try:
             first_log = tmp_path / "logs" / "primary.txt"
@@ -614,8 +621,10 @@ def test_failover_to_a_gtid_replica(kind: str, tmp_path: Path) -> None:
             second = _spawn(_tail_args(replica, tmp_path, "--format", "proto"), log)
             try:
                 _wait_for(second, lambda: b"streaming from" in log.read_bytes())
-                writer.join(timeout=300)
-                assert writer.error is None, writer.error
+                after.start()
+                for w in (writer, after):
+                    w.join(timeout=300)
+                    assert w.error is None, w.error
                 replica.wait_replicated(primary)
                 try:
                     _wait_caught_up(replica, tmp_path)
@@ -635,6 +644,8 @@ def test_failover_to_a_gtid_replica(kind: str, tmp_path: Path) -> None:
             assert "(by GTID)" in text, text
         finally:
             writer.join(timeout=300)
+            if after.is_alive():
+                after.join(timeout=300)
         primary_files = primary.flush_and_collect(tmp_path / "binlogs-primary", include_previous=True)
         replica_files = replica.flush_and_collect(tmp_path / "binlogs-replica", include_previous=True)
         final = _spawn(_tail_args(replica, tmp_path, "--format", "proto", "--stop-at-end"))
