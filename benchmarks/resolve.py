@@ -82,29 +82,7 @@ def generate(dest: Path, files: int, file_mb: int, seed: int = 20261126) -> list
                 current = _binlog_sizes(conn)[-1][0]
                 while True:
                     start = next_id
-                    values = ",".join(_row_sql(rnd, i, 160) for i in range(start, start + 500))
-                    cols = ("id,big,name,body,amount,created,seen,status,tags,score,doc,flags,day,span,yr,"
-                            "payload")
-                    cur.execute(f"INSERT INTO mixed ({cols}) VALUES {values}")
-                    orders = ",".join(f"({i},{rnd.randint(1, 10**6)},{rnd.randint(1, 99)},"
-                                      f"{rnd.randint(1, 10**7) / 100:.2f},'2025-0{rnd.randint(1, 9)}-1"
-                                      f"{rnd.randint(0, 9)} 1{rnd.randint(0, 9)}:3{rnd.randint(0, 9)}:00.1"
-                                      f"{rnd.randint(10, 99)}','c{rnd.getrandbits(40):x}')"
-                                      for i in range(start, start + 500))
-                    cur.execute(f"INSERT INTO orders (id,customer,qty,price,placed,code) VALUES {orders}")
-                    notes = ",".join(f"({i},'{{\"k\": {rnd.randint(0, 999)}, \"s\": \"n{i}\"}}',"
-                                     f"'body {i} {rnd.random()}',"
-                                     f"FROM_UNIXTIME({rnd.randint(10**9, 17 * 10**8)}))"
-                                     for i in range(start, start + 100))
-                    cur.execute(f"INSERT INTO notes (id,doc,body,at) VALUES {notes}")
-                    cur.execute(f"UPDATE mixed SET big = big + 1, status = 'active', "
-                                f"name = CONCAT(name, '~') "
-                                f"WHERE id BETWEEN {start} AND {start + 499}")
-                    cur.execute(f"UPDATE orders SET qty = qty + 1 "
-                                f"WHERE id BETWEEN {start} AND {start + 499}")
-                    cur.execute(f"DELETE FROM mixed WHERE id BETWEEN {start} AND {start + 249}")
-                    cur.execute(f"DELETE FROM orders WHERE id < {start}")
-                    cur.execute(f"DELETE FROM notes WHERE id < {start}")
+                    write_batch(cur, rnd, start)
                     next_id += 500
                     rows += 500 + 500 + 100 + 500 + 500 + 250 + 500 + 100
                     if next_id % 20000 == 1:
@@ -128,6 +106,36 @@ def generate(dest: Path, files: int, file_mb: int, seed: int = 20261126) -> list
             "row_changes_about": rows, "server": version, "seconds": round(time.monotonic() - began, 1)}
     meta_path.write_text(json.dumps(meta, indent=2))
     return kept
+
+
+def write_batch(cur: Any, rnd: random.Random, start: int) -> int:
+    """One round of the production-shaped workload on ids ``start``..``start + 499``: 500-row INSERTs into
+    ``mixed`` and ``orders``, 100 rows into ``notes``, UPDATEs of the two 500-row batches (FULL images),
+    DELETEs of half a batch of ``mixed`` and of the rows of ``orders`` / ``notes`` before ``start``.
+    Returns the row changes the server reported (the affected rows)."""
+    changed = 0
+    values = ",".join(_row_sql(rnd, i, 160) for i in range(start, start + 500))
+    cols = "id,big,name,body,amount,created,seen,status,tags,score,doc,flags,day,span,yr,payload"
+    orders = ",".join(f"({i},{rnd.randint(1, 10**6)},{rnd.randint(1, 99)},"
+                      f"{rnd.randint(1, 10**7) / 100:.2f},'2025-0{rnd.randint(1, 9)}-1"
+                      f"{rnd.randint(0, 9)} 1{rnd.randint(0, 9)}:3{rnd.randint(0, 9)}:00.1"
+                      f"{rnd.randint(10, 99)}','c{rnd.getrandbits(40):x}')"
+                      for i in range(start, start + 500))
+    notes = ",".join(f"({i},'{{\"k\": {rnd.randint(0, 999)}, \"s\": \"n{i}\"}}',"
+                     f"'body {i} {rnd.random()}',"
+                     f"FROM_UNIXTIME({rnd.randint(10**9, 17 * 10**8)}))"
+                     for i in range(start, start + 100))
+    for sql in (f"INSERT INTO mixed ({cols}) VALUES {values}",
+                f"INSERT INTO orders (id,customer,qty,price,placed,code) VALUES {orders}",
+                f"INSERT INTO notes (id,doc,body,at) VALUES {notes}",
+                f"UPDATE mixed SET big = big + 1, status = 'active', name = CONCAT(name, '~') "
+                f"WHERE id BETWEEN {start} AND {start + 499}",
+                f"UPDATE orders SET qty = qty + 1 WHERE id BETWEEN {start} AND {start + 499}",
+                f"DELETE FROM mixed WHERE id BETWEEN {start} AND {start + 249}",
+                f"DELETE FROM orders WHERE id < {start}",
+                f"DELETE FROM notes WHERE id < {start}"):
+        changed += max(0, cur.execute(sql))
+    return changed
 
 
 # -- measuring ----------------------------------------------------------------------------------------------

@@ -40,7 +40,9 @@ replication commands. The connection is consumed by the dump and closed when the
 
 from __future__ import annotations
 
+import select
 import struct
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
@@ -97,13 +99,25 @@ class ReplicationPacket:
     log_pos: int
     flags: int
     artificial: bool
+    #: where the last event starts in ``raw``: 0, except in a batch (``iter_replication_packets(batch=True)``)
+    last: int = 0
+
+    @property
+    def timestamp(self) -> int:
+        """The (last) event's timestamp, in seconds."""
+        return int.from_bytes(self.raw[self.last:self.last + 4], "little")
+
+
+#: what ``iter_replication_packets(idle=...)`` yields when the server has gone quiet (in no file)
+IDLE: Final = ReplicationPacket("", 0, b"", -1, 0, 0, True)
 
 
 def iter_replication_packets(conn: Any, log_file: str = "", log_pos: int = 4, *,
                              server_id: int = _DEFAULT_REPLICA_ID, blocking: bool = False,
                              mariadb_gtid: str | None = None, mysql_gtids: GtidSet | None = None,
-                             heartbeat: float | None = None,
-                             register_as: str | None = None) -> Iterator[ReplicationPacket]:
+                             heartbeat: float | None = None, register_as: str | None = None,
+                             batch: bool = False,
+                             idle: tuple[float, float] | None = None) -> Iterator[ReplicationPacket]:
     """Start a binlog dump on ``conn`` (an open pymysql connection, consumed) and yield its packets.
 
     Args:
@@ -115,6 +129,12 @@ def iter_replication_packets(conn: Any, log_file: str = "", log_pos: int = 4, *,
             every transaction not in it, from the oldest file that holds one.
         heartbeat: seconds between the server's heartbeats when it has nothing to send (blocking dumps).
         register_as: announce this replica (``COM_REGISTER_SLAVE``) with this host name first.
+        batch: hand over consecutive file-content packets that have already arrived as one packet whose
+            ``raw`` holds their events back to back (``event_type``, ``offset``: the first one's;
+            ``log_pos``, ``flags``, ``last``: of the last one). Framing, heartbeats and FORMAT_DESCRIPTION
+            events always come alone, and nothing waits for more input to fill a batch.
+        idle: ``(silence, every)``: yield ``IDLE`` once the server has sent nothing for ``silence`` seconds
+            after a packet (and ``every`` seconds after the last ``IDLE``): the stream is caught up for now.
 
     Raises ``ConfigError`` for bad arguments, ``ConnectionLostError`` when the connection breaks or is
     killed, and ``ReplicationError`` (with the server's message and ``errno``) when the server refuses.
@@ -150,7 +170,7 @@ def iter_replication_packets(conn: Any, log_file: str = "", log_pos: int = 4, *,
             name = b"" if mariadb_gtid is not None else log_file.encode()
             conn._execute_command(COM_BINLOG_DUMP, _DUMP.pack(log_pos if mariadb_gtid is None else 4, flags,
                                                               server_id) + name)
-        for packet in _read_stream(conn, log_file, log_pos, checksum):
+        for packet in _read_stream(conn, log_file, log_pos, checksum, batch, idle):
             if not packet.artificial and packet.event_type not in _HEARTBEATS:
                 reached = packet
             yield packet
@@ -177,7 +197,8 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                             skip_types: frozenset[int] = frozenset(), mysql_gtids: GtidSet | None = None,
                             heartbeat: float | None = None, register_as: str | None = None,
                             markers: bool = False,
-                            on_packet: Callable[[ReplicationPacket], None] | None = None) -> Iterator[Any]:
+                            on_packet: Callable[[ReplicationPacket], None] | None = None,
+                            idle: tuple[float, float] | None = None) -> Iterator[Any]:
     """Decoded events of a binlog dump (see ``iter_replication_packets``), as ``iter_events`` gives them
     for the same files: ``header.file`` is the binlog file name, ``header.offset`` the event's position.
 
@@ -185,8 +206,12 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
     stream (``binlog_model.runs.source``): ``FileBegin`` / ``FileEnd`` where the server switches files
     (its fake ROTATE), ``FormatDescription`` after each file's FORMAT_DESCRIPTION (or the copy re-sent when
     starting mid-file), the ``BoundaryTracker``'s transaction markers, and a ``FlushPoint`` for each
-    heartbeat. ``on_packet`` sees every packet that is file content (not framing), before its events are
-    yielded (the spool). Raises ``ReplicationError`` and the decoder's ``DecodeError`` subclasses (with the
+    heartbeat, and (with ``idle``, see ``iter_replication_packets``) once the server has gone quiet after
+    sending something: a run commits there without waiting for the heartbeat. ``on_packet`` sees every
+    packet that is file content (not framing), before its events are yielded (the spool); content packets
+    come in batches (``iter_replication_packets(batch=True)``: what has arrived, fed to the decoder at
+    once, as a file source feeds it chunks). Raises ``ReplicationError`` and the decoder's ``DecodeError``
+    subclasses (with the
     file and offset of the bad event).
     """
     decoder: BinlogDecoder | None = None
@@ -194,8 +219,12 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
     gtid_dump = mysql_gtids is not None or mariadb_gtid is not None
     for packet in iter_replication_packets(conn, log_file, log_pos, server_id=server_id, blocking=blocking,
                                            mariadb_gtid=mariadb_gtid, mysql_gtids=mysql_gtids,
-                                           heartbeat=heartbeat, register_as=register_as):
-        if packet.event_type in (EventType.HEARTBEAT_LOG_EVENT, EventType.HEARTBEAT_LOG_EVENT_V2):
+                                           heartbeat=heartbeat, register_as=register_as, batch=True,
+                                           idle=idle if markers else None):
+        if packet is IDLE:
+            yield FlushPoint(tracker.file if tracker is not None else "", 0)
+            continue
+        if packet.event_type in _HEARTBEATS:
             if markers:
                 yield FlushPoint(packet.file, packet.log_pos)
             continue
@@ -248,9 +277,9 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
         if tracker is None:           # a stream without a fake ROTATE first (never seen): begin here
             tracker = BoundaryTracker(packet.file)
             yield FileBegin(packet.file, packet.offset)
-        # the tracker keeps its state between calls: one call per packet (a packet is one event, or a
-        # TRANSACTION_PAYLOAD and its inner events, decoded as they are asked for: never listed, since one
-        # compressed transaction of millions of rows is one packet)
+        # the tracker keeps its state between calls: one call per batch of whole events; the decoder is
+        # iterated, not listed (a TRANSACTION_PAYLOAD's inner events are decoded as they are asked for:
+        # one compressed transaction of millions of rows is one event)
         yield from tracker.wrap(decoder, decoder)
 
 
@@ -286,17 +315,140 @@ def _register(conn: Any, server_id: int, host: str) -> None:
     conn._read_packet()
 
 
-def _read_stream(conn: Any, log_file: str, log_pos: int, checksum: bool) -> Iterator[ReplicationPacket]:
+class _DumpPackets:
+    """The dump's packets read straight from the connection: up to ``CHUNK`` bytes per read into one
+    buffer, the 4-byte packet headers parsed here (sequence number checked, a 16 MB packet's continuations
+    joined), one copy of each payload. pymysql's ``_read_packet`` makes two buffered reads and a packet
+    object per packet and copies each payload twice more: per event, that was as much as the decoding of
+    a small rows event. The connection's own buffered reader is read (``read1``), so bytes pymysql already
+    buffered come first; errors are pymysql's (an error packet raises its exception; a lost connection,
+    ``OperationalError`` 2013), as ``_read_packet`` raises them."""
+
+    CHUNK: Final = 1 << 20
+    _MAX: Final = 0xFFFFFF          # a payload of this length continues in the next packet
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.rfile = conn._rfile
+        self.seq = conn._next_seq_id
+        self.buf = bytearray()
+        self.pos = 0
+        self.drained = False        # what pymysql's reader had buffered is ours: its buffer stays empty
+        conn._sock.settimeout(conn._read_timeout)          # what _read_packet does before its reads
+        if hasattr(conn, "_current_timeout"):
+            conn._current_timeout = conn._read_timeout
+
+    def _fill(self, need: int) -> None:
+        """Read until ``need`` bytes past ``pos`` are buffered."""
+        import pymysql
+        buf = self.buf
+        if self.pos:                        # drop what was consumed before the buffer grows
+            del buf[:self.pos]
+            self.pos = 0
+        while len(buf) < need:
+            try:
+                if not self.drained:        # its buffer (or one read), then nothing stays in it
+                    chunk = self.rfile.read(len(self.rfile.peek(1)))
+                    self.drained = True
+                else:                       # an empty buffer: one read of the socket, straight through
+                    chunk = self.rfile.read1(max(self.CHUNK, need - len(buf)))
+            except OSError as err:
+                self.conn._force_close()
+                raise pymysql.err.OperationalError(2013, f"Lost connection to MySQL server during query "
+                                                         f"({err})") from err
+            if not chunk:
+                self.conn._force_close()
+                raise pymysql.err.OperationalError(2013, "Lost connection to MySQL server during query")
+            buf += chunk
+
+    def quiet(self, seconds: float) -> bool:
+        """Nothing more arrives within ``seconds`` (called when no whole packet is buffered)."""
+        if not self.drained or self.pos < len(self.buf) or self.conn._sock is None:
+            return False
+        readable, _, _ = select.select([self.conn._sock], [], [], seconds)
+        return not readable
+
+    def ready(self) -> bool:
+        """A whole packet is buffered (``next`` returns without reading)."""
+        buf, pos = self.buf, self.pos
+        have = len(buf) - pos
+        if have < 4:
+            return False
+        length = buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16
+        return have >= 4 + length and length < self._MAX
+
+    def next(self) -> tuple[int, bytes]:
+        """The next packet: its first byte and the rest of its payload."""
+        import pymysql
+        parts: list[bytes] = []
+        first = -1
+        while True:
+            if len(self.buf) - self.pos < 4:
+                self._fill(4)
+            pos = self.pos
+            buf = self.buf
+            length = buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16
+            seq = buf[pos + 3]
+            if seq != self.seq:
+                self.conn._force_close()
+                if seq == 0:        # MariaDB sends an error packet with sequence 0 when it shuts down
+                    raise pymysql.err.OperationalError(2013, "Lost connection to MySQL server during query")
+                raise pymysql.err.InternalError(f"Packet sequence number wrong - got {seq} expected "
+                                                f"{self.seq}")
+            self.seq = (seq + 1) & 0xFF
+            if len(buf) - pos < 4 + length:
+                self._fill(4 + length)
+                pos, buf = self.pos, self.buf
+            start = pos + 4
+            if first < 0 and length:
+                first = buf[start]
+                start += 1
+            with memoryview(buf) as view:
+                part = view[start:pos + 4 + length].tobytes()
+            self.pos = pos + 4 + length
+            if length < self._MAX:
+                if not parts:
+                    break
+                parts.append(part)
+                part = b"".join(parts)
+                break
+            parts.append(part)
+        if len(self.buf) >= self.CHUNK and self.pos * 2 >= len(self.buf):
+            del self.buf[:self.pos]
+            self.pos = 0
+        self.conn._next_seq_id = self.seq
+        if first == 0xFF:
+            self.conn._force_close()
+            pymysql.err.raise_mysql_exception(b"\xff" + part)
+        return first, part
+
+
+def _read_stream(conn: Any, log_file: str, log_pos: int, checksum: bool, batch: bool = False,
+                 idle: tuple[float, float] | None = None) -> Iterator[ReplicationPacket]:
     current_file, next_offset = log_file, log_pos
+    packets = _DumpPackets(conn)
+    last_idle, quiet_told = 0.0, True     # nothing to tell before the first packet
+    run: list[bytes] = []               # a batch being gathered: consecutive content events
+    run_offset = run_end = run_last = 0
+    run_type = run_log_pos = run_flags = 0
     while True:
-        packet = conn._read_packet()  # raises pymysql errors for error packets
-        data = packet.get_all_data()
-        if packet.is_eof_packet():
-            return
-        if not data or data[0] != 0:
-            raise ReplicationError(f"unexpected replication packet (first byte {data[:1].hex() or 'none'})"
+        if run and not packets.ready():     # hand the batch over before waiting for more input
+            yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos, run_flags,
+                                    False, run_last)
+            run = []
+        if idle is not None and not quiet_told and not packets.ready():
+            silence, every = idle
+            if packets.quiet(max(silence, last_idle + every - time.monotonic())):
+                last_idle, quiet_told = time.monotonic(), True
+                yield IDLE
+        first, raw = packets.next()
+        quiet_told = False
+        if first == 0xFE and len(raw) < 8:      # EOF (a non-blocking dump reached the end)
+            break
+        if first != 0:
+            shown = bytes([first]).hex() if first >= 0 else "none"
+            raise ReplicationError(f"unexpected replication packet (first byte {shown})"
                                    f" in {current_file} near offset {next_offset}")
-        raw = bytes(data[1:])
         if len(raw) < _HEADER.size:
             raise ReplicationError(f"replication packet of {len(raw)} bytes is shorter than an event header"
                                    f" in {current_file} near offset {next_offset}")
@@ -307,6 +459,10 @@ def _read_stream(conn: Any, log_file: str, log_pos: int, checksum: bool) -> Iter
         artificial = bool(flags & LOG_EVENT_ARTIFICIAL_F) or (event_log_pos == 0
                                                                and event_type in _FRAMING_AT_ZERO)
         if event_type == EventType.ROTATE_EVENT and artificial:
+            if run:
+                yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos,
+                                        run_flags, False, run_last)
+                run = []
             end = len(raw) - 4 if checksum else len(raw)
             position = _U64.unpack_from(raw, _HEADER.size)[0]
             current_file = raw[_HEADER.size + 8:end].decode("utf-8", "replace")
@@ -315,8 +471,28 @@ def _read_stream(conn: Any, log_file: str, log_pos: int, checksum: bool) -> Iter
             continue
         # MariaDB 11.x: log_pos 0 inside a transaction; the event follows the previous one
         offset = event_log_pos - event_size if not artificial and event_log_pos else next_offset
-        yield ReplicationPacket(current_file, offset, raw, event_type, event_log_pos, flags, artificial)
         if event_log_pos:
             next_offset = event_log_pos
         elif not artificial:
             next_offset = offset + event_size
+        if (batch and not artificial and event_type not in _HEARTBEATS
+                and event_type != EventType.FORMAT_DESCRIPTION_EVENT):
+            if run and offset != run_end:       # not contiguous (a GTID dump's jump): a batch of its own
+                yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos,
+                                        run_flags, False, run_last)
+                run = []
+            if not run:
+                run_offset, run_type, run_last = offset, event_type, 0
+            else:
+                run_last = run_end - run_offset
+            run.append(raw)
+            run_end, run_log_pos, run_flags = offset + event_size, event_log_pos, flags
+            continue
+        if run:
+            yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos, run_flags,
+                                    False, run_last)
+            run = []
+        yield ReplicationPacket(current_file, offset, raw, event_type, event_log_pos, flags, artificial)
+    if run:
+        yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos, run_flags,
+                                False, run_last)

@@ -29,6 +29,7 @@ position is refused, and ``followed`` names the new server, which the state reco
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
@@ -50,6 +51,11 @@ from binlog_model.wire import events as ev
 __all__ = ["PurgedPositionError", "ReplicationSource", "ServerIdCollisionError", "parse_start"]
 
 REGISTER_PREFIX: Final = "binlog-model-tail:"
+#: the dump's ``idle``: a ``FlushPoint`` (where the run commits) once the server has sent nothing for 10 ms
+#: after an event, at most every 100 ms. A tail that keeps up with its server waits for input then anyway,
+#: so the commit costs it nothing, and the last transactions of a burst are committed at once instead of
+#: at the next heartbeat or commit interval; one that falls behind never sees the socket quiet.
+IDLE_FLUSH: Final = (0.01, 0.1)
 #: seconds the ``--from now`` reads under the global read lock may take (pymysql's per-read timeout)
 SNAPSHOT_READ_TIMEOUT: Final = 600
 
@@ -124,6 +130,7 @@ class ReplicationSource:
         self.same_server = True
         self._plan: tuple[str, Any] | None = None
         self._spool_from: tuple[Any, ...] | None = None   # packets before it are not handed to on_packet
+        self._spool_at: tuple[str, int] = ("", 0)         # the same place as file and offset
 
     # --- the control connection -----------------------------------------------------------------------
 
@@ -290,6 +297,7 @@ class ReplicationSource:
         conn = self.connect(read_timeout=timeout, write_timeout=timeout)
         kw: dict[str, Any] = {"server_id": self.identity["server_id"], "blocking": True,
                               "heartbeat": self.heartbeat, "markers": True, "on_packet": self._packet,
+                              "idle": IDLE_FLUSH,
                               "verify_checksum": self.verify_checksum,
                               "register_as": REGISTER_PREFIX + self.identity["token"]}
         if kind == "mysql_gtid":
@@ -305,6 +313,8 @@ class ReplicationSource:
         skip = (_key(position.file, position.offset)
                 if position is not None and kind != "position" and self.same_server else None)
         self._spool_from = skip
+        if position is not None:
+            self._spool_at = (position.file, position.offset)
         fde: FormatDescription | None = None      # the last one dropped while skipping
         held: list[Any] = []
         stream: Any = iter_replication_events(conn, **kw)
@@ -342,12 +352,19 @@ class ReplicationSource:
     def _packet(self, packet: ReplicationPacket) -> None:
         """Every packet of file content (an event, before it is decoded): its time, then the spool's copy."""
         self.bytes_read += len(packet.raw)
-        self.event_time = int.from_bytes(packet.raw[:4], "little")
+        self.event_time = packet.timestamp      # of the last event (packets come in batches)
         self.caught_up = False
         if self.on_packet is not None:
             if self._spool_from is not None:
-                if _key(packet.file, packet.offset) < self._spool_from:
+                if _key(packet.file, packet.offset + len(packet.raw)) <= self._spool_from:
                     return          # the spool holds it already (a GTID dump re-sending it)
+                if _key(packet.file, packet.offset) < self._spool_from:
+                    # a batch of packets that reaches past the saved position (an event boundary in the
+                    # same file): the spool takes the part from there on
+                    offset = self._spool_at[1]
+                    cut = offset - packet.offset
+                    packet = dataclasses.replace(packet, offset=offset, raw=packet.raw[cut:],
+                                                 last=max(0, packet.last - cut))
                 self._spool_from = None
             self.on_packet(packet)
 

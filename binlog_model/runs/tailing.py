@@ -251,7 +251,9 @@ class _Session:
                                   "connect_timeout": 10, "autocommit": True,
                                   "read_timeout": CONTROL_READ_TIMEOUT, "write_timeout": CONTROL_READ_TIMEOUT}
         if server.socket:
-            params["unix_socket"] = server.socket
+            # a local socket is private already: like the MySQL clients, no TLS there (it would only cost
+            # the server's encryption and our decryption of every byte of the dump)
+            params.update(unix_socket=server.socket, ssl_disabled=True)
         else:
             params.update(host=server.host, port=server.port)
         params.update(kw)
