@@ -236,6 +236,19 @@ def _dump_threads(server: LocalServer) -> list[int]:
     return [int(r[0]) for r in rows if str(r[1]).startswith("Binlog Dump")]
 
 
+def _sigterm(tail: subprocess.Popen[bytes], timeout: float) -> None:
+    """SIGTERM: the tail finishes its transaction, commits and exits."""
+    tail.send_signal(signal.SIGTERM)
+    tail.wait(timeout=timeout)
+
+
+def _reap(tail: subprocess.Popen[bytes]) -> None:
+    """Kill a tail that a failing test left running."""
+    if tail.poll() is None:
+        tail.kill()
+        tail.wait()
+
+
 def _wait_caught_up(server: LocalServer, work: Path, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -509,12 +522,9 @@ def test_network_stall_and_server_restart(own_server: LocalServer, tmp_path: Pat
             second.join(timeout=120)
             assert second.error is None, second.error
             _wait_caught_up(own_server, tmp_path)
-            tail.send_signal(signal.SIGTERM)
-            tail.wait(timeout=60)
+            _sigterm(tail, 60)
         finally:
-            if tail.poll() is None:
-                tail.kill()
-                tail.wait()
+            _reap(tail)
         text = log.read_text()
         assert tail.returncode == 0, text
         assert text.count("reconnecting") >= 2, text
@@ -633,12 +643,9 @@ def test_failover_to_a_gtid_replica(kind: str, tmp_path: Path) -> None:
                     raise AssertionError(f"{err}; the state is at {position and position['file']}:"
                                          f"{position and position['offset']}; the tail's log:\n"
                                          f"{log.read_text()}") from None
-                second.send_signal(signal.SIGTERM)
-                second.wait(timeout=60)
+                _sigterm(second, 60)
             finally:
-                if second.poll() is None:
-                    second.kill()
-                    second.wait()
+                _reap(second)
             text = log.read_text()
             assert second.returncode == 0, text
             assert "(by GTID)" in text, text
@@ -753,12 +760,9 @@ def test_lag_returns_under_a_second_after_a_burst(own_server: LocalServer, tmp_p
             time.sleep(0.1)
             stats = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
             settled = next((s for s in stats if s["events"] == 80 and s["lag_seconds"] < 1.0), None)
-        tail.send_signal(signal.SIGTERM)
-        tail.wait(timeout=30)
+        _sigterm(tail, 30)
     finally:
-        if tail.poll() is None:
-            tail.kill()
-            tail.wait()
+        _reap(tail)
     text = log.read_text()
     assert tail.returncode == 0, text
     assert settled is not None, f"no commit of all 80 statements with a lag under 1 s within 10 s:\n{text}"
