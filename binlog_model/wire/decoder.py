@@ -131,6 +131,7 @@ class BinlogDecoder:
         self.file = file
         self.verify_checksum = verify_checksum
         self.skip_types = frozenset(int(t) for t in skip_types)
+        self._run_skipped = self.skip_types - _NEVER_RUN_SKIPPED     # what _skip_run passes over
         self.max_event_size = max_event_size
         self.raw_undecodable = raw_undecodable
         self.drop_skipped = drop_skipped
@@ -289,7 +290,7 @@ class BinlogDecoder:
             return
         crc_len = 4 if self._checksum else 0
         verify = crc_len and self.verify_checksum
-        skip = self.skip_types - _NEVER_RUN_SKIPPED
+        skip = self._run_skipped
         buf, pos, end, limit = self._buf, self._pos, len(self._buf), self.max_event_size
         unpack, crc32 = _U32.unpack_from, zlib.crc32
         count = 0
