@@ -160,10 +160,12 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
         describe_failure,
         local_context,
         local_session,
+        master_cores,
         prefetch_scans,
         prefetch_worthwhile,
         run_resolve,
         spark_errors,
+        stop_quickly,
         warm_workers,
     )
     from binlog_model.spark.jvm import close_driver_jvm
@@ -222,7 +224,8 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
         with _output_to(log):
             try:
                 if state_dir is None and paths and not stream and prefetch_worthwhile(master, inputs[0][1]):
-                    prefetch_scans(inputs[0][1])      # the pre-pass overlaps the JVM's start
+                    # The pre-pass overlaps the JVM's start, on as many cores as the job uses.
+                    prefetch_scans(inputs[0][1], processes=master_cores(master))
                 if stream:
                     spark = local_session(master, conf=settings, log_level="WARN", create_archive=True,
                                           quick_start=True)
@@ -251,7 +254,7 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
             finally:
                 if spark is not None:
                     with contextlib.suppress(Exception):    # a JVM already gone must not add its own error
-                        spark.stop()
+                        stop_quickly(spark)
                     close_driver_jvm()      # a first run's JVM writes its class archive as it exits
 
 

@@ -285,7 +285,7 @@ class BinlogReader(DataSourceReader):
             # Planned already (run_resolve): the pre-pass over every byte is not run a second time.
             doc, slices = load_plan(options.plan_file, files)
         else:
-            scans = scan_files(files, verify_checksum=options.verify_checksum)
+            scans = scan_files(files, verify_checksum=options.verify_checksum, row_transactions=False)
             start = load_snapshot(options.snapshot, lenient=options.lenient_ddl)
             doc = build_history(scans, history=start, options=options.assembler_options()).to_json()
             slices = plan_slices(scans, slice_bytes=options.slice_bytes, min_slices=options.min_slices)
@@ -328,7 +328,8 @@ def plan(paths: Sequence[str | os.PathLike[str]], *, scan: Callable[..., list[Fi
     pre-pass runs (``scan_files``' signature; default: threads on the driver)."""
     opts = ReadOptions.parse({"paths": json.dumps([os.fspath(p) for p in paths]), **options})
     files = [str(f) for f in expand_paths(opts.paths)]
-    scans = (scan or scan_files)(files, verify_checksum=opts.verify_checksum)
+    # Only the history is built from the scans' events: transactions of rows only are left out of them.
+    scans = (scan or scan_files)(files, verify_checksum=opts.verify_checksum, row_transactions=False)
     history = build_history(scans, history=load_snapshot(opts.snapshot, lenient=opts.lenient_ddl),
                             options=opts.assembler_options())
     return history, plan_slices(scans, slice_bytes=opts.slice_bytes, min_slices=opts.min_slices)

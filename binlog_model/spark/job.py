@@ -210,6 +210,24 @@ def spark_context(spark: Any) -> Any:
     return getattr(spark, "sparkContext", spark)
 
 
+def stop_quickly(spark: Any) -> None:
+    """``spark.stop()`` (a SparkSession or its context) without its wait for pyspark's accumulator server:
+    that server's one thread sits in a handler that polls the JVM's connection once a second, and
+    ``stop()`` waits for it to notice, up to a second of nothing at the end of every command. Here the
+    server is told to end and its socket closed, and its thread (a daemon) ends at its next poll."""
+    server = getattr(spark_context(spark), "_accumulatorServer", None)
+    if server is not None and hasattr(server, "server_shutdown"):
+        def shutdown() -> None:
+            server.server_shutdown = True                   # the handler's loop condition
+            server._BaseServer__shutdown_request = True     # serve_forever's, as BaseServer.shutdown sets it
+            server.server_close()
+            if isinstance(server.server_address, str):      # a unix socket: its file, as pyspark removes it
+                with contextlib.suppress(OSError):
+                    os.remove(server.server_address)
+        server.shutdown = shutdown
+    spark.stop()
+
+
 #: ``display(what, poll)``: a context manager showing ``poll``'s counters while Spark runs the tasks of
 #: ``what`` (the CLI's is a ``runs.progress.ProgressDisplay``).
 Display = Callable[[str, Callable[[], Any]], contextlib.AbstractContextManager[Any]]
@@ -284,7 +302,7 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
             options["snapshot"] = snapshot
         history, slices = plan(files, **{k: v for k, v in options.items() if k != "paths"},
                                minSlices=str(2 * max(1, spark_context(spark).defaultParallelism)),
-                               scan=lambda paths, verify_checksum: _scan(spark, paths, verify_checksum))
+                               scan=lambda paths, **options: _scan(spark, paths, **options))
     say(f"planned {len(files)} files as {len(slices)} slices; {len(history.entries)} DDL statements")
     job = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     staging = parquet.job_staging(out_path, job)
@@ -493,51 +511,65 @@ def prefetch_worthwhile(master: str, paths: Sequence[str | os.PathLike[str]]) ->
     return not any(is_uri(f) for f in files) and sum(binlog_size(f) for f in files) <= DRIVER_SCAN_BYTES
 
 
-def prefetch_scans(paths: Sequence[str | os.PathLike[str]], verify_checksum: bool = True) -> None:
-    """Start the pre-pass of ``paths`` in a driver thread now, for the next ``run_resolve`` of the same
-    files to take. The CLI calls it before a local session starts: the JVM starts in its own process, so
-    the two overlap instead of adding up (on a cluster the pre-pass runs as tasks instead)."""
-    from binlog_model.spark.partitions import expand_paths, scan_files
+def master_cores(master: str) -> int:
+    """The cores a master uses on this machine: N of ``local[N]`` / ``local[N,F]``, else every core."""
+    m = re.fullmatch(r"local(?:\[(\d+)(?:,\d+)?\])?", master.strip())
+    if m:
+        return int(m.group(1) or 1)
+    return os.cpu_count() or 1
+
+
+def prefetch_scans(paths: Sequence[str | os.PathLike[str]], verify_checksum: bool = True,
+                   processes: int | None = None) -> None:
+    """Start the pre-pass of ``paths`` now, for the next ``run_resolve`` of the same files to take. The CLI
+    calls it before the JVM starts, so the two overlap instead of adding up. Local files go to ``processes``
+    forked children (default: one per core; ``partitions.fork_scans``), as the pre-pass is CPU-bound; one
+    driver thread waits for them (URIs: the thread scans them itself)."""
+    from binlog_model.spark.partitions import expand_paths, fork_scans
 
     files = tuple(expand_paths(paths))
+    results = fork_scans(files, verify_checksum=verify_checksum, processes=processes or os.cpu_count() or 1,
+                         row_transactions=False)
     scanning: Future[list[Any]] = Future()
 
-    def scan() -> None:
+    def wait() -> None:
         try:
-            scanning.set_result(scan_files(list(files), verify_checksum=verify_checksum))
+            scanning.set_result(results())
         except BaseException as err:        # re-raised where the result is taken
             scanning.set_exception(err)
 
     # A daemon: a command failing before it takes the result exits at once, not after the scan.
-    threading.Thread(target=scan, name="binlog-model-prepass", daemon=True).start()
+    threading.Thread(target=wait, name="binlog-model-prepass", daemon=True).start()
     _PREFETCHED[(files, verify_checksum)] = scanning
 
 
-def _scan(spark: Any, paths: Sequence[str], verify_checksum: bool) -> list[Any]:
-    """The pre-pass of ``paths`` (``partitions.scan_file`` per file): the prefetched one, else Spark tasks
-    for a large input, else driver threads."""
+def _scan(spark: Any, paths: Sequence[str], verify_checksum: bool, row_transactions: bool = True
+          ) -> list[Any]:
+    """The pre-pass of ``paths`` (``partitions.scan_file`` per file): the prefetched one (made without
+    transactions of rows only: only for a caller that asks for none), else Spark tasks for a large input,
+    else driver threads."""
     from functools import partial
 
     from binlog_model.io.files import binlog_size
     from binlog_model.spark.partitions import scan_file, scan_file_or_none, scan_files
 
-    started = _PREFETCHED.pop((tuple(paths), verify_checksum), None)
+    started = None if row_transactions else _PREFETCHED.pop((tuple(paths), verify_checksum), None)
     if started is not None:
         return started.result()         # its typed error, if a file failed, as a driver scan raises it
+    options: dict[str, Any] = {"verify_checksum": verify_checksum, "row_transactions": row_transactions}
     if len(paths) < 2 or sum(binlog_size(p) for p in paths) < SPARK_SCAN_BYTES:
-        return scan_files(paths, verify_checksum=verify_checksum)
+        return scan_files(paths, **options)
     sc = spark_context(spark)
     conf = dict(sc.getConf().getAll())
     conf["master"] = sc.master
     try:
-        found = sc.parallelize(list(paths), len(paths)).map(
-            partial(scan_file_or_none, verify_checksum=verify_checksum)).collect()
+        found = sc.parallelize(list(paths), len(paths)).map(partial(scan_file_or_none, **options)).collect()
     except Exception as err:
         log = conf.get(LOG_FILE_CONF)
         raise SparkJobError(describe_failure(str(err), log_tail(log), [], conf) +
                             (f" (full Spark log: {log})" if log else "")) from err
     # A file whose bytes failed is scanned here again: its typed error, as the driver's own scan gives it.
-    return [scan if scan is not None else scan_file(path, verify_checksum=verify_checksum)
+    return [scan if scan is not None else scan_file(path, **options)
             for path, scan in zip(paths, found, strict=True)]
 
 

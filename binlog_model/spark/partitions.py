@@ -16,17 +16,20 @@ so a read failure, gzip corruption included, is the reader's ``DecodeError``. ""
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterator, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.io.file_source import FileSource
-from binlog_model.io.files import binlog_size, expand_paths
+from binlog_model.io.files import binlog_size, expand_paths, is_uri
 from binlog_model.resolve.assembler import replay_ddl
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
+from binlog_model.resolve.transactions import QueryKind, classify_query
 from binlog_model.runs.source import BOUNDARY_TYPES, FileEnd, FormatDescription, TransactionStart
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
@@ -34,8 +37,8 @@ from schema_tracker.history import SchemaHistory
 if TYPE_CHECKING:
     from binlog_model.resolve.options import AssemblerOptions
 
-__all__ = ["MIN_AUTO_SLICE_BYTES", "FileScan", "Slice", "build_history", "expand_paths", "iter_slice_events",
-           "plan_slices", "scan_file", "scan_file_or_none", "scan_files", "slice_source"]
+__all__ = ["MIN_AUTO_SLICE_BYTES", "FileScan", "Slice", "build_history", "expand_paths", "fork_scans",
+           "iter_slice_events", "plan_slices", "scan_file", "scan_file_or_none", "scan_files", "slice_source"]
 
 # What the DDL replay needs; FORMAT_DESCRIPTION too: its server version picks the DDL rules (MySQL 8+ or
 # MariaDB) the history follows. A file's PREVIOUS_GTIDS / GTID_LIST: the one GtidRecorder makes a state's
@@ -75,10 +78,12 @@ class Slice:
     format_description: bytes | None
 
 
-def scan_file(path: str | os.PathLike[str], *, verify_checksum: bool = True) -> FileScan:
+def scan_file(path: str | os.PathLike[str], *, verify_checksum: bool = True,
+              row_transactions: bool = True) -> FileScan:
     """The cheap pass over one file (rows and table maps skipped by their header length), read as an
     ``EventSource``: transaction starts, the FORMAT_DESCRIPTION bytes and the decoded end come from the
-    source's markers."""
+    source's markers. ``row_transactions=False``: leave out of ``events`` the transactions of rows only (see
+    ``_schema_events``), for a caller that needs only the schema history, not every GTID."""
     name = os.fspath(path)
     source = FileSource([name], verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES, drop_skipped=True,
                         chunk_size=_CHUNK, sort=False)
@@ -96,25 +101,108 @@ def scan_file(path: str | os.PathLike[str], *, verify_checksum: bool = True) -> 
             fde = item.raw
         elif isinstance(item, FileEnd):
             end = item.offset
-    return FileScan(name, binlog_size(name), fde, tuple(kept), tuple(sorted(set(starts))), end)
+    events = kept if row_transactions else _schema_events(kept)
+    return FileScan(name, binlog_size(name), fde, tuple(events), tuple(sorted(set(starts))), end)
 
 
-def scan_file_or_none(path: str, verify_checksum: bool = True) -> FileScan | None:
+_OPENING = (QueryKind.BEGIN,)
+_CLOSING = (QueryKind.COMMIT,)
+
+
+def _schema_events(kept: list[Any]) -> list[Any]:
+    """``kept`` without the transactions whose kept events are only their GTID, BEGIN and commit (XID or
+    COMMIT): a transaction of rows (skipped unparsed) changes no schema, and most of a binlog is those, so
+    the history's replay, and a pre-pass that ships its events between processes, do a fraction of the
+    work. Anything else in a transaction (a DDL, a SAVEPOINT, a statement-based DML, XA) keeps it whole."""
+    out: list[Any] = []
+    envelope: list[Any] = []        # the open transaction's events, while they are only its GTID and BEGIN
+    for event in kept:
+        kind = classify_query(event.query) if isinstance(event, ev.QueryEvent) else None
+        if isinstance(event, ev.GtidEvent | ev.MariadbGtidEvent):
+            out.extend(envelope)
+            envelope = [event]
+        elif kind in _OPENING and not any(isinstance(e, ev.QueryEvent) for e in envelope):
+            envelope.append(event)
+        elif envelope and (isinstance(event, ev.XidEvent) or kind in _CLOSING):
+            envelope = []           # the transaction ends having held only rows: left out whole
+        else:
+            out.extend(envelope)
+            envelope = []
+            out.append(event)
+    out.extend(envelope)
+    return out
+
+
+def scan_file_or_none(path: str, verify_checksum: bool = True, row_transactions: bool = True
+                      ) -> FileScan | None:
     """``scan_file`` as a Spark task runs it: None for a file whose bytes fail (the driver scans that file
     again itself, so its typed error reads exactly as a scan on the driver gives it)."""
     try:
-        return scan_file(path, verify_checksum=verify_checksum)
+        return scan_file(path, verify_checksum=verify_checksum, row_transactions=row_transactions)
     except BinlogError:
         return None
 
 
 def scan_files(paths: Sequence[str | os.PathLike[str]], *, verify_checksum: bool = True,
-               workers: int | None = None) -> list[FileScan]:
+               workers: int | None = None, row_transactions: bool = True) -> list[FileScan]:
     """``scan_file`` on every file, in parallel threads; results in the order of ``paths``."""
+    def scan(path: str | os.PathLike[str]) -> FileScan:
+        return scan_file(path, verify_checksum=verify_checksum, row_transactions=row_transactions)
     if len(paths) <= 1:
-        return [scan_file(p, verify_checksum=verify_checksum) for p in paths]
+        return [scan(p) for p in paths]
     with ThreadPoolExecutor(max_workers=workers or min(8, len(paths))) as pool:
-        return list(pool.map(lambda p: scan_file(p, verify_checksum=verify_checksum), paths))
+        return list(pool.map(scan, paths))
+
+
+def fork_scans(paths: Sequence[str], *, verify_checksum: bool = True, processes: int = 2,
+               row_transactions: bool = True) -> Callable[[], list[FileScan]]:
+    """Start the scans of local ``paths`` in ``processes`` forked children now (the scan is CPU-bound: threads
+    only take turns at it); return what waits for the results (in the order of ``paths``). Call it from
+    the main thread before other threads or a JVM start, as any fork wants (Linux only; elsewhere the
+    scans run in threads when the results are asked for). The largest files go first to whoever is least
+    loaded, so the last to finish is not a large file started late. A child sends each result down its
+    pipe as it is done. A file a child could not scan (its bytes fail, or the child died) is scanned again
+    by the waiting call, so its typed error reads as a scan in this process gives it."""
+    import multiprocessing
+
+    names = [os.fspath(p) for p in paths]
+    options = {"verify_checksum": verify_checksum, "row_transactions": row_transactions}
+    if sys.platform != "linux" or processes < 2 or len(names) < 2 or any(is_uri(n) for n in names):
+        return lambda: scan_files(names, **options)
+    context = multiprocessing.get_context("fork")
+    shares: list[list[int]] = [[] for _ in range(min(processes, len(names)))]
+    loads = [0] * len(shares)
+    for index in sorted(range(len(names)), key=lambda i: -binlog_size(names[i])):
+        least = loads.index(min(loads))
+        shares[least].append(index)
+        loads[least] += binlog_size(names[index])
+    children = []
+    for share in shares:
+        receive, send = context.Pipe(duplex=False)
+        child = context.Process(target=_scan_share, args=([names[i] for i in share], share, options, send),
+                                daemon=True, name="binlog-model-prepass")
+        child.start()
+        send.close()
+        children.append((child, receive))
+
+    def results() -> list[FileScan]:
+        found: list[FileScan | None] = [None] * len(names)
+        for child, receive in children:
+            with receive, contextlib.suppress(EOFError, OSError):   # a child that died: its files below
+                while True:
+                    index, scan = receive.recv()
+                    found[index] = scan
+            child.join()
+        return [scan if scan is not None else scan_file(path, **options)
+                for path, scan in zip(names, found, strict=True)]
+    return results
+
+
+def _scan_share(paths: list[str], indexes: list[int], options: dict[str, bool], send: Any) -> None:
+    """A child of ``fork_scans``: scan its files, send each result (None for a file whose bytes fail)."""
+    with send:
+        for path, index in zip(paths, indexes, strict=True):
+            send.send((index, scan_file_or_none(path, **options)))
 
 
 def build_history(scans: Sequence[FileScan], *, history: SchemaHistory | None = None,
