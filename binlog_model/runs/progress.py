@@ -13,9 +13,9 @@ the loop nothing. What it shows depends on where stderr goes (``mode``):
 - ``off``: nothing (the default off a terminal: scripts and CI logs stay as they were).
 
 A total that is not known shows what was done and the rates, without percentage or ETA. What a run counts
-its work in is its own: ``unit`` names the parts (``files``; the Spark job's ``slices``), a run without
-bytes (the Spark driver sees tasks, not bytes) draws its bar in parts, and ``rows`` None is "not known
-yet" (a Spark job's rows arrive with its results). ``live=True`` is the tail's display, a run with no end:
+its work in is its own: ``unit`` names the parts (``files``; the Spark job's ``slices``, whose bytes and
+rows count as each slice's task ends), a run without bytes draws its bar in parts, and ``rows`` None is
+"not known yet". ``live=True`` is the tail's display, a run with no end:
 a status line (no bar, no ETA) of the position, the lag behind the server (seconds, and bytes where known)
 and events/s over the last interval, from the same thread and the same ``mode`` rules.
 """

@@ -28,6 +28,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -234,13 +235,17 @@ Display = Callable[[str, Callable[[], Any]], contextlib.AbstractContextManager[A
 
 
 class _TasksDone:
-    """The ``poll`` of a job of ``total`` slice tasks: slices done of the total, from Spark's status tracker
-    (the driver sees tasks, not bytes; rows come with the results). ``done`` is set once collect returned:
-    the stage is gone from the tracker by then."""
+    """The ``poll`` of a job of slice tasks: the slices done of the total (Spark's status tracker) and the
+    bytes and row changes of the slices done (``counts``, an accumulator each task adds its slice's bytes
+    and rows to as it ends: Spark applies a successful task's update once, whatever the retries; the driver
+    gets it as the task's result arrives). ``done`` is set once collect returned: the stage is gone from the
+    tracker by then."""
 
-    def __init__(self, spark: Any, total: int) -> None:
+    def __init__(self, spark: Any, total: int, total_bytes: int, counts: Any) -> None:
         self.tracker = spark_context(spark).statusTracker()
         self.total = total
+        self.total_bytes = total_bytes
+        self.counts = counts
         self.seen = 0
 
     def __call__(self) -> Any:
@@ -250,7 +255,9 @@ class _TasksDone:
             info = self.tracker.getStageInfo(stage_id)
             if info is not None and info.numTasks == self.total:
                 self.seen = max(self.seen, info.numCompletedTasks)
-        return Counters(files_done=self.seen, files_total=self.total, rows=None, unit="slices")
+        done_bytes, rows = self.counts.value
+        return Counters(bytes_done=min(done_bytes, self.total_bytes), bytes_total=self.total_bytes,
+                        files_done=self.seen, files_total=self.total, rows=rows, unit="slices")
 
     def done(self) -> None:
         self.seen = self.total
@@ -548,8 +555,6 @@ def _scan(spark: Any, paths: Sequence[str], verify_checksum: bool, row_transacti
     """The pre-pass of ``paths`` (``partitions.scan_file`` per file): the prefetched one (made without
     transactions of rows only: only for a caller that asks for none), else Spark tasks for a large input,
     else driver threads."""
-    from functools import partial
-
     from binlog_model.io.files import binlog_size
     from binlog_model.spark.partitions import scan_file, scan_file_or_none, scan_files
 
@@ -576,21 +581,22 @@ def _scan(spark: Any, paths: Sequence[str], verify_checksum: bool, row_transacti
 def _run_tasks(spark: Any, tasks: list[Any], display: Display | None, what: str) -> list[Any]:
     """One Spark task per ``SliceTask`` (``typed_write.write_slice``), results collected on the driver,
     shown by ``display`` meanwhile. A failure names its slice (``SliceFailed``)."""
-    from binlog_model.spark.typed_write import write_slice
-
     if not tasks:
         return []
-    from binlog_model.spark.typed_write import slice_label
+    from binlog_model.spark.typed_write import PairSum, slice_bytes, slice_label, write_counted
 
     sc = spark_context(spark)
     conf = dict(sc.getConf().getAll())      # read now: after a failure the JVM may be gone
     conf["master"] = sc.master
-    counts = _TasksDone(spark, len(tasks))
-    shown = display(what, counts) if display is not None else contextlib.nullcontext()
+    sizes = [slice_bytes(t.piece) for t in tasks]
+    counts = sc.accumulator((0, 0), PairSum())
+    poll = _TasksDone(spark, len(tasks), sum(sizes), counts)
+    shown = display(what, poll) if display is not None else contextlib.nullcontext()
     try:
         with shown:
-            results = list(sc.parallelize(tasks, len(tasks)).map(write_slice).collect())
-            counts.done()
+            results = list(sc.parallelize(list(zip(tasks, sizes, strict=True)), len(tasks)).map(
+                partial(write_counted, counts=counts)).collect())
+            poll.done()
             return results
     except BinlogError:
         raise

@@ -233,6 +233,33 @@ def write_slice(task: SliceTask) -> SliceResult:
     return result
 
 
+def slice_bytes(piece: Slice) -> int:
+    """A slice's bytes, for the progress display (to the file's end: its stored size)."""
+    from binlog_model.io.files import binlog_size
+
+    return (piece.end if piece.end is not None else max(piece.start, binlog_size(piece.path))) - piece.start
+
+
+def write_counted(item: tuple[SliceTask, int], counts: Any) -> SliceResult:
+    """``write_slice`` of ``item``'s task, then its slice's bytes (``item[1]``) and row changes added to the
+    job's ``counts`` accumulator (``PairSum``), which the driver's progress display reads."""
+    task, size = item
+    result = write_slice(task)
+    counts.add((size, sum(n for (_db, _table, op), n in result.logged.items() if op != "SCHEMA")))
+    return result
+
+
+class PairSum:
+    """The accumulator parameter of ``write_counted``'s counts: pairs of integers, added element-wise
+    (pyspark's ``AccumulatorParam`` protocol: ``zero`` and ``addInPlace``)."""
+
+    def zero(self, value: tuple[int, int]) -> tuple[int, int]:
+        return (0, 0)
+
+    def addInPlace(self, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+        return (a[0] + b[0], a[1] + b[1])
+
+
 def iter_results(tasks: list[SliceTask]) -> Iterator[SliceResult]:
     """The tasks run in this process, one after the other (tests and tools without Spark)."""
     for task in tasks:
