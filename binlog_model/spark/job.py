@@ -613,6 +613,23 @@ _TASK = re.compile(r"task (\d+)\.\d+ in stage \d+")
 _EXIT = re.compile(r"(?:exit code|exitCode|exited with code)[ :=]*(-?\d+)", re.IGNORECASE)
 
 
+_JVM_ERRORS = re.compile(r"^(?:Error occurred during initialization of VM|Error: Could not create the Java "
+                         r"Virtual Machine\.|Error: A fatal exception has occurred\. Program will exit\.)$")
+
+
+def _jvm_start_error(log: str) -> str:
+    """What a JVM that failed to start printed (``Invalid maximum heap size: -Xmx1x``, ``Unrecognized VM
+    option 'X'``, ``Too small maximum heap`` ...): the log's lines next to the JVM's generic error lines."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    for i, line in enumerate(lines):
+        if _JVM_ERRORS.match(line):
+            own = [x for x in lines[max(0, i - 1):i + 2] if not _JVM_ERRORS.match(x)
+                   and not x.startswith(("binlog-model:", "WARNING:"))]
+            if own:
+                return "; ".join(own)
+    return "see Spark's log"
+
+
 def describe_failure(error: str, log: str, slices: Sequence[str], conf: Mapping[str, str]) -> str:
     """One line for a failed job: what failed, where (the slice), and what to do. ``error``: the text of
     the exception the driver got; ``log``: the end of Spark's log; ``slices``: slice labels by task index;
@@ -638,6 +655,9 @@ def describe_failure(error: str, log: str, slices: Sequence[str], conf: Mapping[
         reason = lost.group(2).strip().rstrip(".")
         return (f"executor {lost.group(1)} lost{where} ({reason}); its log is on its worker; {memory} "
                 f"{smaller}, or check the machine")
+    if "JAVA_GATEWAY_EXITED" in error or "Java gateway process exited" in error:
+        return (f"the Spark JVM did not start ({_jvm_start_error(log)}); check --driver-memory (now "
+                f"{driver}), the spark.driver.* settings given with --conf, and JAVA_HOME")
     cause = root_cause(error)
     if "MemoryError" in cause.split(":", 1)[0]:
         return (f"a Python worker ran out of memory (MemoryError){where}; lower --slice-mb or give the "

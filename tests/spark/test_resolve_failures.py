@@ -71,3 +71,13 @@ def test_a_bad_memory_size_is_refused_before_spark_starts(tmp_path: Path) -> Non
     assert done.stderr.strip() == ("error: ConfigError: --executor-memory takes a size such as 1g or 512m, "
                                    "got 'lots'")
     assert not log.exists()
+
+
+def test_a_jvm_that_does_not_start_is_one_line_with_its_own_reason(tmp_path: Path) -> None:
+    """A driver memory the JVM refuses: the JVM's own reason, not pyspark's JAVA_GATEWAY_EXITED."""
+    done, log, _out = _resolve(tmp_path, "", "--driver-memory", "1k")
+    line = _one_error_line(done)
+    assert line == ("error: SparkJobError: the Spark JVM did not start (Too small maximum heap); check "
+                    "--driver-memory (now 1k), the spark.driver.* settings given with --conf, and JAVA_HOME "
+                    f"(full Spark log: {log})"), line
+    assert "GATEWAY" not in done.stderr
