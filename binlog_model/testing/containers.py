@@ -20,7 +20,6 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from binlog_model.errors import ConfigError
@@ -160,26 +159,8 @@ class MySQLContainerServer(SqlServer):
             shutil.rmtree(tmp, ignore_errors=True)
         self._collected.clear()
 
-    def __enter__(self) -> MySQLContainerServer:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
-
-    def connect(self, database: str | None = None, **kw: Any) -> Any:
-        """A new pymysql connection as root over TCP (autocommit on, utf8mb4)."""
-        import pymysql
-
-        params: dict[str, Any] = {
-            "host": self.host, "port": self.port, "user": "root", "password": "", "database": database,
-            "autocommit": True, "charset": "utf8mb4", "connect_timeout": 10,
-        }
-        params.update(kw)
-        try:
-            return pymysql.connect(**params)
-        except pymysql.Error as err:
-            raise HarnessError(f"cannot connect to {self.image} at {self.host}:{self.port}: {err}") from err
+    def _endpoint(self) -> dict[str, Any]:
+        return {"host": self.host, "port": self.port}
 
     def flush_and_collect(self, dest_dir: Path | None = None, *,
                           include_previous: bool = False) -> list[Path]:

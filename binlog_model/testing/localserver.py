@@ -23,7 +23,6 @@ import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from binlog_model.testing.sqlserver import HarnessError, SqlServer
@@ -184,32 +183,10 @@ class LocalServer(SqlServer):
                                           start_new_session=True)
         self._wait_ready(began)
 
-    def __enter__(self) -> Any:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
-
     # --- SQL --------------------------------------------------------------------------------------------
 
-    def connect(self, database: str | None = None, **kw: Any) -> Any:
-        """A new pymysql connection as root over the unix socket (autocommit on, utf8mb4).
-
-        Keyword arguments override the defaults and go to ``pymysql.connect``.
-        """
-        import pymysql
-
-        params: dict[str, Any] = {
-            "unix_socket": str(self.socket), "user": "root", "password": "", "database": database,
-            "autocommit": True, "charset": "utf8mb4", "connect_timeout": 10,
-        }
-        params.update(kw)
-        try:
-            return pymysql.connect(**params)
-        except pymysql.Error as err:
-            raise HarnessError(f"cannot connect to {self.label} at {self.socket}: {err}"
-                               f"\n--- error log tail ---\n{self.log_tail()}") from err
+    def _endpoint(self) -> dict[str, Any]:
+        return {"unix_socket": str(self.socket)}
 
     # --- replication (a failover pair) -------------------------------------------------------------------
 

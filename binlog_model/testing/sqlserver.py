@@ -8,7 +8,8 @@ closed since the previous one, so tests on a shared server get the files holding
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.testing.sqltext import split_statements
@@ -56,8 +57,39 @@ class SqlServer:
     def __init__(self) -> None:
         self._collected: set[str] = set()
 
-    def connect(self, database: str | None = None, **kw: Any) -> Any:  # pragma: no cover - abstract
+    def start(self) -> Self:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def stop(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def _endpoint(self) -> dict[str, Any]:  # pragma: no cover - abstract
+        """Where ``pymysql.connect`` reaches the server: ``host``/``port`` or ``unix_socket``."""
+        raise NotImplementedError
+
+    def log_tail(self, lines: int = 40) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def connect(self, database: str | None = None, **kw: Any) -> Any:
+        """A new pymysql connection as root (autocommit on, utf8mb4). Keyword arguments override the
+        defaults and go to ``pymysql.connect``; ``HarnessError`` with the server's log tail when it fails."""
+        import pymysql
+
+        params: dict[str, Any] = {**self._endpoint(), "user": "root", "password": "", "database": database,
+                                  "autocommit": True, "charset": "utf8mb4", "connect_timeout": 10, **kw}
+        try:
+            return pymysql.connect(**params)
+        except pymysql.Error as err:
+            where = params.get("unix_socket") or f"{params.get('host')}:{params.get('port')}"
+            raise HarnessError(f"cannot connect to {self.label} at {where}: {err}"
+                               f"\n--- log tail ---\n{self.log_tail()}") from err
 
     def execute(self, sql: str | Sequence[str], database: str | None = None) -> None:
         """Run one statement, a script (split on ``;``), or a list of statements over one connection.
