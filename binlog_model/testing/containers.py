@@ -121,13 +121,12 @@ class MySQLContainerServer(SqlServer):
     def running(self) -> bool:
         return self._container is not None
 
-    def start(self) -> MySQLContainerServer:
+    def _launch(self, began: float) -> None:
         """Start the container and wait until root can connect; else ``HarnessError`` with the log tail."""
         from testcontainers.core.container import DockerContainer
 
         if self._container is not None:
             raise HarnessError(f"{self.image} container already started")
-        began = time.monotonic()
         try:
             container = (DockerContainer(self.image)
                          .with_env("MYSQL_ALLOW_EMPTY_PASSWORD", "1")
@@ -137,16 +136,9 @@ class MySQLContainerServer(SqlServer):
         except Exception as err:
             raise HarnessError(f"cannot start {self.image} container: {err}") from err
         self._container = container
-        try:
-            self.host = container.get_container_host_ip()
-            self.port = int(container.get_exposed_port(3306))
-            self._wait_ready(began)
-            self.version = str(self.query("SELECT VERSION()")[0][0])
-        except BaseException:
-            self.stop()
-            raise
-        self.startup_seconds = time.monotonic() - began
-        return self
+        self.host = container.get_container_host_ip()
+        self.port = int(container.get_exposed_port(3306))
+        self._wait_ready(began)
 
     def stop(self) -> None:
         """Stop and remove the container and the local copies of collected binlogs. Idempotent."""

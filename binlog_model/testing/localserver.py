@@ -109,43 +109,35 @@ class LocalServer(SqlServer):
 
     # --- lifecycle --------------------------------------------------------------------------------------
 
-    def start(self) -> Any:
-        """Prepare a datadir and start the server; returns ``self`` once it accepts connections.
+    def _launch(self, began: float) -> None:
+        """Prepare a datadir and start the server; return once it accepts connections.
 
         Raises ``HarnessError`` (with the error-log tail) if the binaries are missing, the datadir cannot be
-        prepared, the process exits, or no connection succeeds in time. Nothing is left behind on failure.
+        prepared, the process exits, or no connection succeeds in time.
         """
         if self._proc is not None:
             raise HarnessError(f"{self.label} server already started")
         command = self._server_command()
-        began = time.monotonic()
         self._root = Path(tempfile.mkdtemp(prefix=f"binlog-model-{self.process_name}-"))
         _LIVE.add(self)
-        try:
-            (self.root / "tmp").mkdir()
-            self._prepare_datadir()
-            # Another process may grab the free port before the server binds it: retry with a new port.
-            for attempt in range(3):
-                self.port = free_port()
-                with open(self.error_log, "ab") as log:
-                    self._proc = subprocess.Popen(
-                        [*command, *self._server_args()],
-                        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                        start_new_session=True,  # a Ctrl-C in pytest must not kill it before stop() runs
-                    )
-                try:
-                    self._wait_ready(began)
-                    break
-                except HarnessError:
-                    if attempt == 2 or "Address already in use" not in self.log_tail():
-                        raise
-                    self._proc.wait()
-            self.version = str(self.query("SELECT VERSION()")[0][0])
-        except BaseException:
-            self.stop()
-            raise
-        self.startup_seconds = time.monotonic() - began
-        return self
+        (self.root / "tmp").mkdir()
+        self._prepare_datadir()
+        # Another process may grab the free port before the server binds it: retry with a new port.
+        for attempt in range(3):
+            self.port = free_port()
+            with open(self.error_log, "ab") as log:
+                self._proc = subprocess.Popen(
+                    [*command, *self._server_args()],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                    start_new_session=True,  # a Ctrl-C in pytest must not kill it before stop() runs
+                )
+            try:
+                self._wait_ready(began)
+                return
+            except HarnessError:
+                if attempt == 2 or "Address already in use" not in self.log_tail():
+                    raise
+                self._proc.wait()
 
     def stop(self) -> None:
         """Stop the server by its pid and delete its temp directory. Idempotent; fine on a dead server."""

@@ -7,6 +7,7 @@ closed since the previous one, so tests on a shared server get the files holding
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Self
@@ -57,8 +58,32 @@ class SqlServer:
     def __init__(self) -> None:
         self._collected: set[str] = set()
 
-    def start(self) -> Self:  # pragma: no cover - abstract
+    #: the server's ``SELECT VERSION()`` and how long ``start`` took, once started
+    version = ""
+    startup_seconds = 0.0
+
+    @property
+    def running(self) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _launch(self, began: float) -> None:  # pragma: no cover - abstract
+        """Start the server and return once root can connect; ``HarnessError`` with its log tail if not."""
+        raise NotImplementedError
+
+    def start(self) -> Self:
+        """Start the server; returns ``self`` once it accepts connections. Nothing is left behind when it
+        fails (``HarnessError`` saying why, with the server's log tail)."""
+        if self.running:
+            raise HarnessError(f"{self.label} is already started")
+        began = time.monotonic()
+        try:
+            self._launch(began)
+            self.version = str(self.query("SELECT VERSION()")[0][0])
+        except BaseException:
+            self.stop()
+            raise
+        self.startup_seconds = time.monotonic() - began
+        return self
 
     def stop(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
