@@ -25,7 +25,7 @@ from pathlib import Path
 
 from binlog_model.testing.localserver import pristine_datadir, root_user_args
 from binlog_model.testing.mariadb import MariaDBServer
-from binlog_model.testing.sid import SidFetchError, SidPrefix, fetch_sid_packages
+from binlog_model.testing.sid import SidFetchError, SidPrefix, fetch_sid_packages, sid_server_available
 from binlog_model.testing.sqlserver import HarnessError
 
 __all__ = ["MARIADB11_SERIES", "MariaDB11Server", "mariadb11_available", "mariadb11_prefix", "mariadb11_tool"]
@@ -50,20 +50,12 @@ def mariadb11_prefix() -> SidPrefix:
 
 def mariadb11_tool(name: str) -> list[str]:
     """The argv prefix that runs a client tool of the prefix (``mariadb-binlog``, ``mariadb-dump`` …)."""
-    prefix = mariadb11_prefix()
-    path = prefix.root / "usr/bin" / name
-    if not path.is_file():
-        raise HarnessError(f"{name} is not in the sid MariaDB prefix {prefix.root}")
-    return prefix.command(path)
+    return mariadb11_prefix().tool(name, "MariaDB")
 
 
 def mariadb11_available() -> tuple[bool, str]:
     """Can a local MariaDB 11.8 run here (fetched if needed)? ``(True, mariadbd)`` or ``(False, reason)``."""
-    try:
-        prefix = mariadb11_prefix()
-    except HarnessError as err:
-        return False, f"MariaDB 11.8 (Debian sid) unavailable: {err}"
-    return True, str(prefix.root / "usr/sbin/mariadbd")
+    return sid_server_available(mariadb11_prefix, "MariaDB 11.8", "usr/sbin/mariadbd")
 
 
 class MariaDB11Server(MariaDBServer):

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from binlog_model.testing.localserver import LocalServer, pristine_datadir, root_user_args
-from binlog_model.testing.sid import SidFetchError, SidPrefix, fetch_sid_packages
+from binlog_model.testing.sid import SidFetchError, SidPrefix, fetch_sid_packages, sid_server_available
 from binlog_model.testing.sqlserver import HarnessError, check_choice, check_server_id
 
 __all__ = ["MySQLServer", "mysql_available", "mysql_prefix", "mysql_test_dir", "mysql_tool"]
@@ -57,20 +57,12 @@ def mysql_test_dir() -> Path:
 
 def mysql_tool(name: str) -> list[str]:
     """The argv prefix that runs a MySQL client tool from the prefix (``mysqlbinlog``, ``mysqldump`` …)."""
-    prefix = mysql_prefix()
-    path = prefix.root / "usr/bin" / name
-    if not path.is_file():
-        raise HarnessError(f"{name} is not in the sid MySQL prefix {prefix.root}")
-    return prefix.command(path)
+    return mysql_prefix().tool(name, "MySQL")
 
 
 def mysql_available() -> tuple[bool, str]:
     """Can a local MySQL 9 run here (fetched if needed)? ``(True, mysqld path)`` or ``(False, reason)``."""
-    try:
-        prefix = mysql_prefix()
-    except HarnessError as err:
-        return False, f"MySQL (Debian sid) unavailable: {err}"
-    return True, str(prefix.root / "usr/sbin/mysqld")
+    return sid_server_available(mysql_prefix, "MySQL", "usr/sbin/mysqld")
 
 
 class MySQLServer(LocalServer):

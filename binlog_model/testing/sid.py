@@ -20,13 +20,13 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from binlog_model.io.cache import cache_root
 from binlog_model.testing.sqlserver import HarnessError
 
-__all__ = ["SidFetchError", "SidPrefix", "cache_root", "fetch_sid_packages"]
+__all__ = ["SidFetchError", "SidPrefix", "cache_root", "fetch_sid_packages", "sid_server_available"]
 
 _DEFAULT_MIRROR = "http://deb.debian.org/debian"
 # Only maintainer scripts and perl helpers need these; the binaries we run do not.
@@ -55,6 +55,24 @@ class SidPrefix:
         if not path.is_absolute():
             path = self.root / path
         return [str(self.libdir / "ld-linux-x86-64.so.2"), "--library-path", str(self.libdir), str(path)]
+
+    def tool(self, name: str, product: str) -> list[str]:
+        """The argv prefix that runs the client tool ``name`` of ``product`` (``mysqlbinlog``,
+        ``mariadb-dump`` …) from this prefix; ``HarnessError`` when the prefix has no such tool."""
+        path = self.root / "usr/bin" / name
+        if not path.is_file():
+            raise HarnessError(f"{name} is not in the sid {product} prefix {self.root}")
+        return self.command(path)
+
+
+def sid_server_available(prefix: Callable[[], SidPrefix], product: str, server: str) -> tuple[bool, str]:
+    """Can ``product``'s server (``server``, a path inside the prefix ``prefix()`` fetches) run here?
+    ``(True, its path)`` or ``(False, reason)``."""
+    try:
+        found = prefix()
+    except HarnessError as err:
+        return False, f"{product} (Debian sid) unavailable: {err}"
+    return True, str(found.root / server)
 
 
 def _apt_options(state: Path) -> list[str]:

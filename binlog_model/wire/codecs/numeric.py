@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import TypeVar
 
 from binlog_model.errors import UnsupportedEventError
-from binlog_model.wire.codecs._bounds import Buffer, need
+from binlog_model.wire.codecs._bounds import Buffer, need, prefixed
 from binlog_model.wire.structs import F32, F64, I8, I16, I32, I64, U8, U16, U32, U64
 
 __all__ = [
@@ -213,16 +213,12 @@ def decode_decimal_old(buf: Buffer, pos: int, meta: int) -> tuple[Decimal, int]:
 
 def decode_vector(buf: Buffer, pos: int, meta: int) -> tuple[tuple[float, ...], int]:
     """MySQL 9 VECTOR: a length prefix of ``meta`` bytes, then little-endian float32 values."""
-    if pos + meta > len(buf):
-        need(buf, pos, meta, "VECTOR length")
-    n = int.from_bytes(buf[pos:pos + meta], "little")
-    pos += meta
-    if pos + n > len(buf):
-        need(buf, pos, n, "VECTOR")
+    start, end = prefixed(buf, pos, meta, "VECTOR")
+    n = end - start
     if n % 4:
         raise UnsupportedEventError(f"VECTOR value of {n} bytes is not a whole number of float32",
                                     expected="a multiple of 4 bytes")
-    return struct.unpack_from(f"<{n // 4}f", buf, pos), pos + n
+    return struct.unpack_from(f"<{n // 4}f", buf, start), end
 
 
 def decode_year(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
