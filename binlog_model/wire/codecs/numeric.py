@@ -57,20 +57,18 @@ def _fixed(layout: struct.Struct, what: str, name: str) -> Callable[[Buffer, int
     return decode
 
 
-decode_tiny: Callable[[Buffer, int, int], tuple[int, int]] = _fixed(I8, "TINY", "decode_tiny")
-decode_tiny_unsigned: Callable[[Buffer, int, int], tuple[int, int]] = _fixed(
-    U8, "TINY UNSIGNED", "decode_tiny_unsigned")
-decode_short: Callable[[Buffer, int, int], tuple[int, int]] = _fixed(I16, "SHORT", "decode_short")
-decode_short_unsigned: Callable[[Buffer, int, int], tuple[int, int]] = _fixed(
-    U16, "SHORT UNSIGNED", "decode_short_unsigned")
-decode_long: Callable[[Buffer, int, int], tuple[int, int]] = _fixed(I32, "LONG", "decode_long")
-decode_long_unsigned: Callable[[Buffer, int, int], tuple[int, int]] = _fixed(
-    U32, "LONG UNSIGNED", "decode_long_unsigned")
-decode_longlong: Callable[[Buffer, int, int], tuple[int, int]] = _fixed(I64, "LONGLONG", "decode_longlong")
-decode_longlong_unsigned: Callable[[Buffer, int, int], tuple[int, int]] = _fixed(
-    U64, "LONGLONG UNSIGNED", "decode_longlong_unsigned")
-decode_float: Callable[[Buffer, int, int], tuple[float, int]] = _fixed(F32, "FLOAT", "decode_float")
-decode_double: Callable[[Buffer, int, int], tuple[float, int]] = _fixed(F64, "DOUBLE", "decode_double")
+_IntCodec = Callable[[Buffer, int, int], tuple[int, int]]
+_FloatCodec = Callable[[Buffer, int, int], tuple[float, int]]
+decode_tiny: _IntCodec = _fixed(I8, "TINY", "decode_tiny")
+decode_tiny_unsigned: _IntCodec = _fixed(U8, "TINY UNSIGNED", "decode_tiny_unsigned")
+decode_short: _IntCodec = _fixed(I16, "SHORT", "decode_short")
+decode_short_unsigned: _IntCodec = _fixed(U16, "SHORT UNSIGNED", "decode_short_unsigned")
+decode_long: _IntCodec = _fixed(I32, "LONG", "decode_long")
+decode_long_unsigned: _IntCodec = _fixed(U32, "LONG UNSIGNED", "decode_long_unsigned")
+decode_longlong: _IntCodec = _fixed(I64, "LONGLONG", "decode_longlong")
+decode_longlong_unsigned: _IntCodec = _fixed(U64, "LONGLONG UNSIGNED", "decode_longlong_unsigned")
+decode_float: _FloatCodec = _fixed(F32, "FLOAT", "decode_float")
+decode_double: _FloatCodec = _fixed(F64, "DOUBLE", "decode_double")
 
 
 def decode_int24(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
