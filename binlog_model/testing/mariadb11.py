@@ -25,7 +25,13 @@ from pathlib import Path
 
 from binlog_model.testing.localserver import pristine_datadir, root_user_args
 from binlog_model.testing.mariadb import MariaDBServer
-from binlog_model.testing.sid import SidFetchError, SidPrefix, fetch_sid_packages, sid_server_available
+from binlog_model.testing.sid import (
+    SidBuild,
+    SidFetchError,
+    SidPrefix,
+    fetch_sid_packages,
+    sid_server_available,
+)
 from binlog_model.testing.sqlserver import HarnessError
 
 __all__ = ["MARIADB11_SERIES", "MariaDB11Server", "mariadb11_available", "mariadb11_prefix", "mariadb11_tool"]
@@ -58,29 +64,17 @@ def mariadb11_available() -> tuple[bool, str]:
     return sid_server_available(mariadb11_prefix, "MariaDB 11.8", "usr/sbin/mariadbd")
 
 
-class MariaDB11Server(MariaDBServer):
+class MariaDB11Server(SidBuild, MariaDBServer):
     """One throwaway MariaDB 11.8 ``mariadbd`` on a copy of a pristine datadir, with ``MariaDBServer``'s
     options."""
 
     label = "MariaDB 11.8"
-    _prefix: SidPrefix | None = None   # fetched on first use
+    product = "MariaDB"
+    server_binary = "usr/sbin/mariadbd"
+    dump_tool = "mariadb-dump"
 
-    @property
-    def prefix(self) -> SidPrefix:
-        if self._prefix is None:
-            self._prefix = mariadb11_prefix()
-        return self._prefix
-
-    def tool(self, name: str) -> list[str]:
-        """The argv prefix of a client tool of the same build (``mariadb-binlog``, ``mariadb-dump`` …)."""
-        return mariadb11_tool(name)
-
-    def dump_command(self) -> list[str]:
-        """``mariadb-dump`` of the same build (run through the prefix's loader)."""
-        return mariadb11_tool("mariadb-dump")
-
-    def _server_command(self) -> list[str]:
-        return self.prefix.command("usr/sbin/mariadbd")
+    def _fetch_prefix(self) -> SidPrefix:
+        return mariadb11_prefix()
 
     def _charset_args(self) -> list[str]:
         return []  # 11.8's own defaults: utf8mb4 / utf8mb4_uca1400_ai_ci

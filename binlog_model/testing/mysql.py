@@ -26,7 +26,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from binlog_model.testing.localserver import LocalServer, pristine_datadir, root_user_args
-from binlog_model.testing.sid import SidFetchError, SidPrefix, fetch_sid_packages, sid_server_available
+from binlog_model.testing.sid import (
+    SidBuild,
+    SidFetchError,
+    SidPrefix,
+    fetch_sid_packages,
+    sid_server_available,
+)
 from binlog_model.testing.sqlserver import HarnessError, check_choice, check_server_id
 
 __all__ = ["MySQLServer", "mysql_available", "mysql_prefix", "mysql_test_dir", "mysql_tool"]
@@ -65,7 +71,7 @@ def mysql_available() -> tuple[bool, str]:
     return sid_server_available(mysql_prefix, "MySQL", "usr/sbin/mysqld")
 
 
-class MySQLServer(LocalServer):
+class MySQLServer(SidBuild, LocalServer):
     """One throwaway MySQL 9 ``mysqld`` on a copy of a pristine datadir. Same interface as ``MariaDBServer``.
 
     ``rows_query_log_events`` writes ROWS_QUERY events (the statement text); ``gtid`` turns ``gtid_mode``
@@ -97,26 +103,15 @@ class MySQLServer(LocalServer):
         self.transaction_compression = transaction_compression
         self.server_id = server_id
         self.extra_args = tuple(extra_args)
-        self._prefix: SidPrefix | None = None
         super().__init__()
         self.binlog_basename = "binlog"
 
-    @property
-    def prefix(self) -> SidPrefix:
-        if self._prefix is None:
-            self._prefix = mysql_prefix()
-        return self._prefix
+    product = "MySQL"
+    server_binary = "usr/sbin/mysqld"
+    dump_tool = "mysqldump"
 
-    def tool(self, name: str) -> list[str]:
-        """The argv prefix of a client tool of the same build (``mysqlbinlog``, ``mysqldump``, ``mysql``)."""
-        return mysql_tool(name)
-
-    def dump_command(self) -> list[str]:
-        """``mysqldump`` of the same build (run through sid's loader)."""
-        return mysql_tool("mysqldump")
-
-    def _server_command(self) -> list[str]:
-        return self.prefix.command("usr/sbin/mysqld")
+    def _fetch_prefix(self) -> SidPrefix:
+        return mysql_prefix()
 
     def _base_args(self, datadir: Path, tmpdir: Path) -> list[str]:
         usr = self.prefix.root / "usr"

@@ -26,7 +26,8 @@ from pathlib import Path
 from binlog_model.io.cache import cache_root
 from binlog_model.testing.sqlserver import HarnessError
 
-__all__ = ["SidFetchError", "SidPrefix", "cache_root", "fetch_sid_packages", "sid_server_available"]
+__all__ = ["SidBuild", "SidFetchError", "SidPrefix", "cache_root", "fetch_sid_packages",
+           "sid_server_available"]
 
 _DEFAULT_MIRROR = "http://deb.debian.org/debian"
 # Only maintainer scripts and perl helpers need these; the binaries we run do not.
@@ -63,6 +64,37 @@ class SidPrefix:
         if not path.is_file():
             raise HarnessError(f"{name} is not in the sid {product} prefix {self.root}")
         return self.command(path)
+
+
+class SidBuild:
+    """A server whose binaries come from a sid prefix (a mixin, before the server class): the prefix,
+    fetched on first use, its client tools and its server binary. Subclasses name ``product``,
+    ``server_binary`` and ``dump_tool``, and ``_fetch_prefix``."""
+
+    product = ""
+    server_binary = ""      # inside the prefix, e.g. usr/sbin/mysqld
+    dump_tool = ""
+    _prefix: SidPrefix | None = None
+
+    def _fetch_prefix(self) -> SidPrefix:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def prefix(self) -> SidPrefix:
+        if self._prefix is None:
+            self._prefix = self._fetch_prefix()
+        return self._prefix
+
+    def tool(self, name: str) -> list[str]:
+        """The argv prefix of a client tool of the same build (``mysqlbinlog``, ``mariadb-dump`` …)."""
+        return self.prefix.tool(name, self.product)
+
+    def dump_command(self) -> list[str]:
+        """The dump tool of the same build (run through the prefix's loader)."""
+        return self.tool(self.dump_tool)
+
+    def _server_command(self) -> list[str]:
+        return self.prefix.command(self.server_binary)
 
 
 def sid_server_available(prefix: Callable[[], SidPrefix], product: str, server: str) -> tuple[bool, str]:
