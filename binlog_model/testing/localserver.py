@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from binlog_model.testing.sqlserver import HarnessError, SqlServer
+from binlog_model.testing.sqlserver import ROW_IMAGES, HarnessError, SqlServer, check_choice, check_server_id
 
 __all__ = ["LocalServer", "free_port", "pristine_datadir", "root_user_args"]
 
@@ -59,6 +59,16 @@ class LocalServer(SqlServer):
         super().__init__()
 
     # --- what a backend supplies ------------------------------------------------------------------------
+
+    #: the ``binlog_row_metadata`` values the product takes (``binlog_row_image``'s are ``ROW_IMAGES``)
+    row_metadata_choices: tuple[str, ...] = ("MINIMAL", "FULL")
+
+    def _binlog_settings(self, row_image: str, row_metadata: str, server_id: int) -> None:
+        """Check and keep the binlog options every backend takes; ``ConfigError`` naming a bad one."""
+        self.row_image = check_choice("row_image", row_image, ROW_IMAGES)
+        self.row_metadata = check_choice("row_metadata", row_metadata, self.row_metadata_choices)
+        check_server_id(server_id)
+        self.server_id = server_id
 
     def _server_command(self) -> list[str]:  # pragma: no cover - abstract
         """The argv prefix that runs the server binary (checks that it exists; ``HarnessError`` if not)."""

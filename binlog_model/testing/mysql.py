@@ -33,14 +33,12 @@ from binlog_model.testing.sid import (
     fetch_sid_packages,
     sid_server_available,
 )
-from binlog_model.testing.sqlserver import HarnessError, check_choice, check_server_id
+from binlog_model.testing.sqlserver import HarnessError
 
 __all__ = ["MySQLServer", "mysql_available", "mysql_prefix", "mysql_test_dir", "mysql_tool"]
 
 _PACKAGES = ("mysql-server-core", "mysql-client-core")
 _PREFIX_NAME = "mysql-sid"
-_ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
-_ROW_METADATA = ("MINIMAL", "FULL")
 
 
 def mysql_prefix() -> SidPrefix:
@@ -95,13 +93,10 @@ class MySQLServer(SidBuild, LocalServer):
         server_id: int = 1,
         extra_args: Sequence[str] = (),
     ) -> None:
-        self.row_image = check_choice("row_image", row_image, _ROW_IMAGES)
-        self.row_metadata = check_choice("row_metadata", row_metadata, _ROW_METADATA)
-        check_server_id(server_id)
+        self._binlog_settings(row_image, row_metadata, server_id)
         self.rows_query_log_events = rows_query_log_events
         self.gtid = gtid
         self.transaction_compression = transaction_compression
-        self.server_id = server_id
         self.extra_args = tuple(extra_args)
         super().__init__()
         self.binlog_basename = "binlog"

@@ -15,7 +15,11 @@ from typing import Any, Self
 from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.testing.sqltext import split_statements
 
-__all__ = ["HarnessError", "SqlServer", "check_choice", "check_server_id", "run_statements"]
+__all__ = ["ROW_IMAGES", "HarnessError", "SqlServer", "check_choice", "check_server_id", "run_statements"]
+
+
+#: the ``binlog_row_image`` values of every server product
+ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
 
 
 class HarnessError(BinlogError):
