@@ -27,9 +27,8 @@ from binlog_model.testing.localserver import pristine_datadir, root_user_args
 from binlog_model.testing.mariadb import MariaDBServer
 from binlog_model.testing.sid import (
     SidBuild,
-    SidFetchError,
     SidPrefix,
-    fetch_sid_packages,
+    server_prefix,
     sid_server_available,
 )
 from binlog_model.testing.sqlserver import HarnessError
@@ -48,10 +47,7 @@ _BOOTSTRAP_SQL = ("mariadb_system_tables.sql", "mariadb_performance_tables.sql",
 
 def mariadb11_prefix() -> SidPrefix:
     """The unpacked sid MariaDB packages (fetched on first use); ``SidFetchError`` says why not."""
-    prefix = fetch_sid_packages(_PREFIX_NAME, _PACKAGES)
-    if not (prefix.root / "usr/sbin/mariadbd").is_file():
-        raise SidFetchError(f"sid MariaDB prefix {prefix.root} has no usr/sbin/mariadbd")
-    return prefix
+    return server_prefix(_PREFIX_NAME, _PACKAGES, "MariaDB", "usr/sbin/mariadbd")
 
 
 def mariadb11_tool(name: str) -> list[str]:

@@ -31,6 +31,7 @@ from binlog_model.testing.sid import (
     SidFetchError,
     SidPrefix,
     fetch_sid_packages,
+    server_prefix,
     sid_server_available,
 )
 from binlog_model.testing.sqlserver import HarnessError
@@ -43,10 +44,7 @@ _PREFIX_NAME = "mysql-sid"
 
 def mysql_prefix() -> SidPrefix:
     """The unpacked sid MySQL packages (fetched on first use); ``SidFetchError`` says why not."""
-    prefix = fetch_sid_packages(_PREFIX_NAME, _PACKAGES)
-    if not (prefix.root / "usr/sbin/mysqld").is_file():
-        raise SidFetchError(f"sid MySQL prefix {prefix.root} has no usr/sbin/mysqld")
-    return prefix
+    return server_prefix(_PREFIX_NAME, _PACKAGES, "MySQL", "usr/sbin/mysqld")
 
 
 def mysql_test_dir() -> Path:

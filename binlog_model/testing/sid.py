@@ -27,7 +27,7 @@ from binlog_model.io.cache import cache_root
 from binlog_model.testing.sqlserver import HarnessError
 
 __all__ = ["SidBuild", "SidFetchError", "SidPrefix", "cache_root", "fetch_sid_packages",
-           "sid_server_available"]
+           "server_prefix", "sid_server_available"]
 
 _DEFAULT_MIRROR = "http://deb.debian.org/debian"
 # Only maintainer scripts and perl helpers need these; the binaries we run do not.
@@ -95,6 +95,15 @@ class SidBuild:
 
     def _server_command(self) -> list[str]:
         return self.prefix.command(self.server_binary)
+
+
+def server_prefix(name: str, packages: Sequence[str], product: str, server: str) -> SidPrefix:
+    """The unpacked sid packages of a server product (fetched on first use), checked to hold its server
+    binary ``server``; ``SidFetchError`` says why not."""
+    prefix = fetch_sid_packages(name, packages)
+    if not (prefix.root / server).is_file():
+        raise SidFetchError(f"sid {product} prefix {prefix.root} has no {server}")
+    return prefix
 
 
 def sid_server_available(prefix: Callable[[], SidPrefix], product: str, server: str) -> tuple[bool, str]:
