@@ -28,6 +28,7 @@ from binlog_model.testing.mariadb import MariaDBServer
 from binlog_model.testing.sid import (
     SidBuild,
     SidPrefix,
+    report_server,
     server_prefix,
     sid_server_available,
 )
@@ -133,21 +134,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     argparse.ArgumentParser(prog="python -m binlog_model.testing.mariadb11", description=main.__doc__
                             ).parse_args(argv)
-    try:
-        prefix = mariadb11_prefix()
-    except HarnessError as err:
-        print(f"warning: MariaDB 11.8 tests will skip: {err}", file=sys.stderr)
-        return 0
-    version = subprocess.run([*prefix.command("usr/sbin/mariadbd"), "--version"], capture_output=True,
-                             text=True, check=False)
-    if version.returncode != 0:
-        print(f"error: sid mariadbd does not run here: {version.stderr.strip()}", file=sys.stderr)
-        return 1
-    print(f"MariaDB ready: {version.stdout.strip()} ({len(prefix.packages)} sid packages in {prefix.root})")
-    if f"Ver {MARIADB11_SERIES}" not in version.stdout:
+    code, version = report_server(mariadb11_prefix, "MariaDB", "usr/sbin/mariadbd", "MariaDB 11.8")
+    if version and f"Ver {MARIADB11_SERIES}" not in version:
         print(f"warning: sid's MariaDB is no longer {MARIADB11_SERIES}x: the mariadb11 tests will fail "
               "until the harness follows it", file=sys.stderr)
-    return 0
+    return code
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from binlog_model.testing.sid import (
     SidFetchError,
     SidPrefix,
     fetch_sid_packages,
+    report_server,
     server_prefix,
     sid_server_available,
 )
@@ -207,23 +208,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m binlog_model.testing.mysql", description=main.__doc__)
     parser.add_argument("--with-testsuite", action="store_true", help="also fetch mysql-testsuite")
     args = parser.parse_args(argv)
-    try:
-        prefix = mysql_prefix()
-    except HarnessError as err:
-        print(f"warning: MySQL tests will skip: {err}", file=sys.stderr)
-        return 0
-    version = subprocess.run([*prefix.command("usr/sbin/mysqld"), "--version"], capture_output=True,
-                             text=True, check=False)
-    if version.returncode != 0:
-        print(f"error: sid mysqld does not run here: {version.stderr.strip()}", file=sys.stderr)
-        return 1
-    print(f"MySQL ready: {version.stdout.strip()} ({len(prefix.packages)} sid packages in {prefix.root})")
-    if args.with_testsuite:
+    code, version = report_server(mysql_prefix, "MySQL", "usr/sbin/mysqld", "MySQL")
+    if version and args.with_testsuite:
         try:
             print(f"MySQL test suite ready: {mysql_test_dir()}")
         except HarnessError as err:
             print(f"warning: MySQL test-suite tests will skip: {err}", file=sys.stderr)
-    return 0
+    return code
 
 
 if __name__ == "__main__":

@@ -27,7 +27,8 @@ from binlog_model.io.cache import cache_root
 from binlog_model.testing.sqlserver import HarnessError
 
 __all__ = ["SidBuild", "SidFetchError", "SidPrefix", "cache_root", "fetch_sid_packages",
-           "server_prefix", "sid_server_available"]
+           "report_server", "server_prefix",
+           "sid_server_available"]
 
 _DEFAULT_MIRROR = "http://deb.debian.org/debian"
 # Only maintainer scripts and perl helpers need these; the binaries we run do not.
@@ -104,6 +105,27 @@ def server_prefix(name: str, packages: Sequence[str], product: str, server: str)
     if not (prefix.root / server).is_file():
         raise SidFetchError(f"sid {product} prefix {prefix.root} has no {server}")
     return prefix
+
+
+def report_server(prefix: Callable[[], SidPrefix], product: str, server: str, tests: str) -> tuple[int, str]:
+    """What a harness's ``python -m`` entry point reports: fetch ``product``'s prefix (once) and run its
+    ``server`` with ``--version``. ``(0, version line)`` when it runs; ``(0, "")`` with a warning on stderr
+    when sid cannot be reached (``tests`` then skip with the reason); ``(1, "")`` when the server does not
+    run here."""
+    import sys
+
+    try:
+        found = prefix()
+    except HarnessError as err:
+        print(f"warning: {tests} tests will skip: {err}", file=sys.stderr)
+        return 0, ""
+    version = subprocess.run([*found.command(server), "--version"], capture_output=True, text=True,
+                             check=False)
+    if version.returncode != 0:
+        print(f"error: sid {Path(server).name} does not run here: {version.stderr.strip()}", file=sys.stderr)
+        return 1, ""
+    print(f"{product} ready: {version.stdout.strip()} ({len(found.packages)} sid packages in {found.root})")
+    return 0, version.stdout
 
 
 def sid_server_available(prefix: Callable[[], SidPrefix], product: str, server: str) -> tuple[bool, str]:
