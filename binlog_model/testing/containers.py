@@ -17,7 +17,6 @@ import io
 import shutil
 import tarfile
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -59,7 +58,6 @@ SERVER_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 _PING_TIMEOUT = 3
-_START_TIMEOUT = 180.0  # first boot initialises a datadir (and may pull the image before that)
 _DATADIR = "/var/lib/mysql"
 
 
@@ -102,6 +100,8 @@ def server_for(kind: str) -> MySQLContainerServer:
 
 class MySQLContainerServer(SqlServer):
     """An official ``mysql`` image in Docker, root without password, binlog flags from ``flags``."""
+
+    start_timeout = 180.0  # first boot initialises a datadir (and may pull the image before that)
 
     def __init__(self, image: str = "mysql:5.7", flags: Sequence[str] = SPEC_MYSQL57_FLAGS) -> None:
         self.image = image
@@ -187,21 +187,6 @@ class MySQLContainerServer(SqlServer):
             return ""
         text = (out + err).decode(errors="replace")
         return "\n".join(text.splitlines()[-lines:])
-
-    def _wait_ready(self, began: float) -> None:
-        import pymysql
-
-        last: Exception | None = None
-        while time.monotonic() < began + _START_TIMEOUT:
-            try:
-                pymysql.connect(host=self.host, port=self.port, user="root", password="",
-                                connect_timeout=3).close()
-                return
-            except pymysql.Error as err:
-                last = err
-            time.sleep(0.5)
-        raise HarnessError(f"{self.image} did not accept connections within {_START_TIMEOUT:.0f} s"
-                           f" (last error: {last})\n--- container log tail ---\n{self.log_tail()}")
 
     def __repr__(self) -> str:
         return f"MySQLContainerServer(image={self.image!r}, port={self.port or None})"

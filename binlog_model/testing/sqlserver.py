@@ -99,6 +99,32 @@ class SqlServer:
                  tb: TracebackType | None) -> None:
         self.stop()
 
+    #: how long ``start`` waits for the first connection, and how often it tries
+    start_timeout = 60.0
+    poll_interval = 0.5
+
+    def _ready_to_try(self) -> bool:
+        """Whether a connection may be tried now (a backend says False while the server cannot be reached
+        yet, and raises ``HarnessError`` when the server died)."""
+        return True
+
+    def _wait_ready(self, began: float) -> None:
+        """Return once root can connect; ``HarnessError`` with the last error and the log tail when the
+        server does not accept a connection within ``start_timeout`` of ``began``."""
+        import pymysql
+
+        last: Exception | None = None
+        while time.monotonic() < began + self.start_timeout:
+            if self._ready_to_try():
+                try:
+                    pymysql.connect(**self._endpoint(), user="root", password="", connect_timeout=2).close()
+                    return
+                except pymysql.Error as err:
+                    last = err
+            time.sleep(self.poll_interval)
+        raise HarnessError(f"{self.label} did not accept connections within {self.start_timeout:.0f} s"
+                           f" (last error: {last})\n--- log tail ---\n{self.log_tail()}")
+
     def _endpoint(self) -> dict[str, Any]:  # pragma: no cover - abstract
         """Where ``pymysql.connect`` reaches the server: ``host``/``port`` or ``unix_socket``."""
         raise NotImplementedError
