@@ -25,7 +25,8 @@ def need(buf: Buffer, pos: int, n: int, what: str) -> None:
 
 def prefixed(buf: Buffer, pos: int, meta: int, what: str) -> tuple[int, int]:
     """Where the value behind a little-endian length prefix of ``meta`` bytes at ``pos`` lies: ``(start,
-    end)``, the prefix and the value both checked (JSON, GEOMETRY, VECTOR and BLOB of any prefix width)."""
+    end)``, the prefix and the value both checked (JSON, JSON diffs, GEOMETRY, VECTOR: values whose
+    decoding costs far more than this call)."""
     start = pos + meta
     if start > len(buf):
         need(buf, pos, meta, f"{what} length")

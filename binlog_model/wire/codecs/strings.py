@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from binlog_model.wire.codecs._bounds import Buffer, need, prefixed
+from binlog_model.wire.codecs._bounds import Buffer, need
 from binlog_model.wire.structs import U16, U32
 
 __all__ = [
@@ -129,5 +129,11 @@ decode_blob4 = _length_prefixed(4, "BLOB")
 
 def decode_blob(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
     """BLOB/TEXT: meta is the size of the little-endian length prefix (1-4 bytes)."""
-    start, end = prefixed(buf, pos, meta, "BLOB")
-    return bytes(buf[start:end]), end
+    # Inline, not ``_bounds.prefixed``: MEDIUMBLOB/MEDIUMTEXT (a 3-byte prefix) take this codec per value.
+    if pos + meta > len(buf):
+        need(buf, pos, meta, "BLOB length")
+    n = int.from_bytes(buf[pos:pos + meta], "little")
+    pos += meta
+    if pos + n > len(buf):
+        need(buf, pos, n, "BLOB")
+    return bytes(buf[pos:pos + n]), pos + n
