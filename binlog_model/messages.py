@@ -62,6 +62,7 @@ from binlog_model._pb.binlog_event_pb2 import (
 )
 from binlog_model.errors import DecodeError
 from binlog_model.wire import values as _wire_values
+from binlog_model.wire.codecs.temporal import make_date, make_datetime
 
 __all__ = [
     "AlterDatabase",
@@ -168,16 +169,10 @@ def python_value(value: Value) -> Any:
         return Decimal(value.decimal_value)
     if kind == "date_value":
         d = value.date_value
-        try:
-            return datetime.date(d.year, d.month, d.day)
-        except ValueError:
-            return _wire_values.InvalidDate(d.year, d.month, d.day)
+        return make_date(d.year, d.month, d.day)
     if kind == "datetime_value":
         t = value.datetime_value
-        try:
-            return datetime.datetime(t.year, t.month, t.day, t.hour, t.minute, t.second, t.micros)
-        except ValueError:
-            return _wire_values.InvalidDateTime(t.year, t.month, t.day, t.hour, t.minute, t.second, t.micros)
+        return make_datetime(t.year, t.month, t.day, t.hour, t.minute, t.second, t.micros)
     if kind == "timestamp_micros":
         if value.timestamp_micros == 0:
             return _wire_values.InvalidDateTime(0, 0, 0)

@@ -27,6 +27,7 @@ from typing import Any
 
 import click
 
+from binlog_model.commands import options
 from binlog_model.io.file_source import FileSource
 from binlog_model.runs.progress import ProgressDisplay, progress_mode, source_counters
 from binlog_model.runs.source import decoded
@@ -407,7 +408,7 @@ def event_to_json(event: Any) -> dict[str, Any]:
 @click.command(name="dump")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event (bytes as {\"hex\": ...}).")
-@click.option("--no-verify-checksum", is_flag=True, help="Do not check the events' CRC32 footers.")
+@options.no_verify_checksum
 @click.option("--progress/--no-progress", default=None,
               help="Progress on stderr: a bar on a terminal the dump is not printed to, log lines elsewhere "
               "(default: none off a terminal).")

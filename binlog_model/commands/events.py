@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from binlog_model.commands import options
 from binlog_model.errors import ConfigError
 from binlog_model.io.file_source import FileSource
 from binlog_model.io.snapshots import load_snapshot
@@ -36,8 +37,7 @@ from binlog_model.sinks import FORMATS, open_sink, sink_class
 @click.option("--database", "-d", default=None,
               help="Database of the snapshot's statements before any USE (a dump of one database has none; "
               "default: the database its header comment names).")
-@click.option("--always-include", "always_include", multiple=True, metavar="DB.TABLE.COLUMN",
-              help="Column always put in `before` for UPDATE/DELETE (repeatable).")
+@options.always_include
 @click.option("--image", type=click.Choice([m.value for m in ImageMode]), default="changed",
               show_default=True,
               help="What before/after hold for UPDATE (and DELETE: its whole before image with full or "
@@ -54,13 +54,11 @@ from binlog_model.sinks import FORMATS, open_sink, sink_class
 @click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Incremental run: process only what is new since the last run with this state directory "
               "(needs --out DIR).")
-@click.option("--lenient-ddl", is_flag=True, help="Skip DDL the tracker cannot follow: the table it names "
-              "becomes uncertain, and its rows then fail loudly (UncertainSchemaError), never resolved from "
-              "TABLE_MAP metadata.")
+@options.lenient_ddl
 @click.option("--allow-incomplete-tail", is_flag=True,
               help="Stop before a transaction or event cut off at the end of the input instead of failing "
               "(the active binlog of a running server); with --state the next run resumes there.")
-@click.option("--no-verify-checksum", is_flag=True, help="Do not verify CRC32 event checksums.")
+@options.no_verify_checksum
 @click.option("--statement-text", type=click.Choice(["all", "first", "none"]), default="all",
               show_default=True, help="Put the statement's SQL on all its events, only the first piece of a "
               "split statement, or nowhere.")

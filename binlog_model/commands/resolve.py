@@ -27,6 +27,7 @@ from typing import Any
 
 import click
 
+from binlog_model.commands import options
 from binlog_model.errors import ConfigError
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.runs.progress import ProgressDisplay, progress_mode
@@ -117,10 +118,8 @@ def _output_to(log: Path) -> Iterator[None]:
               "per micro-batch (batches end at transaction boundaries).")
 @click.option("--max-bytes-per-trigger", type=click.IntRange(min=1), help="--stream: at most about this many "
               "binlog bytes per micro-batch (at least one transaction).")
-@click.option("--always-include", "always_include", multiple=True, metavar="DB.TABLE.COLUMN")
-@click.option("--lenient-ddl", is_flag=True, help="Skip DDL the tracker cannot follow: the table it names "
-              "becomes uncertain, and its rows then fail loudly (UncertainSchemaError), never resolved from "
-              "TABLE_MAP metadata.")
+@options.always_include
+@options.lenient_ddl
 @click.option("--master", default="local[2]", show_default=True,
               help="Spark master: local[N], spark://host:port, yarn, k8s://...")
 @click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE",

@@ -18,6 +18,7 @@ from typing import Any
 
 import click
 
+from binlog_model.commands import options
 from binlog_model.errors import ConfigError
 from binlog_model.io.live import parse_server_url
 from binlog_model.io.snapshots import load_snapshot
@@ -58,8 +59,7 @@ def _seconds(text: str) -> float:
 @click.option("--source", default="", help="Source label put in every event, e.g. ppc:1.")
 @click.option("--snapshot", metavar="FILE|URL", help="Starting schema of a new state (as for `events`).")
 @click.option("--database", "-d", default=None, help="Database of the snapshot's statements before any USE.")
-@click.option("--always-include", "always_include", multiple=True, metavar="DB.TABLE.COLUMN",
-              help="Column always put in `before` for UPDATE/DELETE (repeatable).")
+@options.always_include
 @click.option("--image", type=click.Choice([m.value for m in ImageMode]), default="changed",
               show_default=True)
 @click.option("--max-rows", type=click.IntRange(min=1), default=DEFAULT_MAX_ROWS, show_default=True)
@@ -67,8 +67,8 @@ def _seconds(text: str) -> float:
 @click.option("--statement-text", type=click.Choice(["all", "first", "none"]), default="all",
               show_default=True)
 @click.option("--json-defaults", is_flag=True, help="JSONL: also write fields at their default.")
-@click.option("--lenient-ddl", is_flag=True, help="Skip DDL the tracker cannot follow (see `events`).")
-@click.option("--no-verify-checksum", is_flag=True, help="Do not verify CRC32 event checksums.")
+@options.lenient_ddl
+@options.no_verify_checksum
 @click.option("--stats", is_flag=True, help="Print a JSON line to stderr at each commit.")
 @click.option("--progress/--no-progress", default=None,
               help="Show the position, the lag behind the server and events/s: a status line on a terminal "

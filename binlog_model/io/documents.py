@@ -15,8 +15,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["fsync_dir", "log_tail", "read_bytes", "read_json", "read_text", "sha256_of", "truncate_durably",
-           "write_bytes_atomic", "write_json_atomic", "write_text"]
+from binlog_model.errors import BinlogError, ConfigError
+
+__all__ = ["fsync_dir", "load_json", "log_tail", "read_bytes", "read_json", "read_text", "sha256_of",
+           "truncate_durably", "write_bytes_atomic", "write_json_atomic", "write_text"]
 
 PathLike = str | os.PathLike[str]
 
@@ -36,6 +38,15 @@ def write_text(path: PathLike, text: str) -> None:
 def read_json(path: PathLike) -> Any:
     """The JSON document in ``path`` (``OSError`` / ``ValueError`` for the caller to name in its error)."""
     return json.loads(read_text(path))
+
+
+def load_json(path: PathLike, what: str, error: type[BinlogError] = ConfigError) -> Any:
+    """The JSON document in ``path``; ``error`` "cannot read {what}: {cause}" when it cannot be read or
+    parsed (the one message every saved document gives)."""
+    try:
+        return read_json(path)
+    except (OSError, ValueError) as err:
+        raise error(f"cannot read {what}: {err}") from err
 
 
 def sha256_of(path: PathLike) -> str:

@@ -52,6 +52,7 @@ from binlog_model.gtid import GtidSet
 from binlog_model.runs.source import BoundaryTracker, FileBegin, FileEnd, FlushPoint, FormatDescription
 from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
 from binlog_model.wire.header import EventType
+from binlog_model.wire.structs import HEADER_V4, U32, U64
 
 __all__ = [
     "ReplicationError",
@@ -68,9 +69,7 @@ BINLOG_DUMP_NON_BLOCK: Final = 0x01
 BINLOG_SEND_ANNOTATE_ROWS_EVENT: Final = 0x02  # MariaDB only
 LOG_EVENT_ARTIFICIAL_F: Final = 0x20
 _MARIA_SLAVE_CAPABILITY_GTID: Final = 4
-_HEADER = struct.Struct("<IBIIIH")  # timestamp, type, server_id, event_size, log_pos, flags
 _DUMP = struct.Struct("<IHI")  # position, flags, server_id
-_U64 = struct.Struct("<Q")
 _DUMP_GTID = struct.Struct("<HII")  # flags, server_id, file name length
 _HEARTBEATS: Final = frozenset({EventType.HEARTBEAT_LOG_EVENT, EventType.HEARTBEAT_LOG_EVENT_V2})
 # Client and server error numbers that mean the connection (not the request) failed: a reconnect may work.
@@ -163,7 +162,7 @@ def iter_replication_packets(conn: Any, log_file: str = "", log_pos: int = 4, *,
         if mysql_gtids is not None:
             data = mysql_gtids.encode_mysql()
             head = _DUMP_GTID.pack(flags | BINLOG_THROUGH_GTID, server_id, 0)    # no file name
-            body = head + _U64.pack(4) + struct.pack("<I", len(data)) + data
+            body = head + U64.pack(4) + U32.pack(len(data)) + data
             conn._execute_command(COM_BINLOG_DUMP_GTID, body)
             log_file, log_pos = "", 4
         else:
@@ -449,10 +448,10 @@ def _read_stream(conn: Any, log_file: str, log_pos: int, checksum: bool, batch: 
             shown = bytes([first]).hex() if first >= 0 else "none"
             raise ReplicationError(f"unexpected replication packet (first byte {shown})"
                                    f" in {current_file} near offset {next_offset}")
-        if len(raw) < _HEADER.size:
+        if len(raw) < HEADER_V4.size:
             raise ReplicationError(f"replication packet of {len(raw)} bytes is shorter than an event header"
                                    f" in {current_file} near offset {next_offset}")
-        _, event_type, _, event_size, event_log_pos, flags = _HEADER.unpack_from(raw)
+        _, event_type, _, event_size, event_log_pos, flags = HEADER_V4.unpack_from(raw)
         if event_size != len(raw):
             raise ReplicationError(f"event_size {event_size} but the packet holds {len(raw)} bytes"
                                    f" in {current_file} near offset {next_offset}")
@@ -464,8 +463,8 @@ def _read_stream(conn: Any, log_file: str, log_pos: int, checksum: bool, batch: 
                                         run_flags, False, run_last)
                 run = []
             end = len(raw) - 4 if checksum else len(raw)
-            position = _U64.unpack_from(raw, _HEADER.size)[0]
-            current_file = raw[_HEADER.size + 8:end].decode("utf-8", "replace")
+            position = U64.unpack_from(raw, HEADER_V4.size)[0]
+            current_file = raw[HEADER_V4.size + 8:end].decode("utf-8", "replace")
             next_offset = position
             yield ReplicationPacket(current_file, position, raw, event_type, event_log_pos, flags, True)
             continue

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from binlog_model.errors import ConfigError, SchemaError
-from binlog_model.io.documents import read_json, write_text
+from binlog_model.io.documents import load_json, write_text
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import Catalog
 from schema_tracker.snapshot import catalog_from_dump
@@ -42,10 +42,7 @@ def load_snapshot(snapshot: Snapshot, *, lenient: bool = False, database: str | 
     if not path.is_file():
         raise ConfigError(f"snapshot file not found: {path}")
     if path.suffix.lower() == ".json" or _looks_like_json(path):
-        try:
-            doc = read_json(path)
-        except (OSError, ValueError) as err:
-            raise ConfigError(f"cannot read snapshot {path}: {err}") from err
+        doc = load_json(path, f"snapshot {path}")
         if isinstance(doc, dict) and "history" in doc:     # ``binlog-model schema --json`` output
             doc = doc["history"]
         return SchemaHistory.from_json(doc)
@@ -77,8 +74,4 @@ def save_history(history: SchemaHistory, path: str | os.PathLike[str]) -> None:
 
 def load_history(path: str | os.PathLike[str]) -> SchemaHistory:
     """A history saved by ``save_history``; ``SchemaError`` when the file cannot be read or is not one."""
-    try:
-        doc = read_json(path)
-    except (OSError, ValueError) as err:
-        raise SchemaError(f"cannot read schema history {path}: {err}") from err
-    return SchemaHistory.from_json(doc)
+    return SchemaHistory.from_json(load_json(path, f"schema history {path}", SchemaError))

@@ -48,7 +48,7 @@ from typing import Any
 
 from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.gtid import GtidSet
-from binlog_model.io.documents import fsync_dir, read_json, truncate_durably, write_json_atomic
+from binlog_model.io.documents import fsync_dir, load_json, truncate_durably, write_json_atomic
 
 __all__ = ["FORMAT", "VERSION", "RunState", "StateLockedError", "StateMismatchError",
            "finish_output", "lock_state", "recover_outputs"]
@@ -174,10 +174,7 @@ class RunState:
         path = d / STATE_FILE
         if not path.exists():
             return cls(d)
-        try:
-            doc = read_json(path)
-        except (OSError, ValueError) as err:
-            raise ConfigError(f"cannot read the state file {path}: {err}") from err
+        doc = load_json(path, f"the state file {path}")
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise ConfigError(f"{path} is not a binlog-model run state")
         if doc.get("version") != VERSION:

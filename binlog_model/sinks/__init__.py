@@ -3,7 +3,11 @@
 - ``jsonl.JsonlSink``: JSON lines (canonical proto3 JSON), UTF-8.
 - ``delimited.DelimitedSink``: length-delimited protobuf records; also the framing and its reader
   (``iter_delimited``), and ``write_serialized`` for bytes a compiled builder already serialized.
-- ``parquet``: the per-table Parquet layout the Spark jobs write (``DIR/db=<db>/table=<table>/``).
+- ``parquet``: the per-table Parquet layout the Spark jobs write (``DIR/db=<db>/table=<table>/``). The typed
+  writer of those tables (``spark.typed_write``) is not an event sink: a table's columns and final name come
+  from the schema history of the whole input (``spark.typed.table_lineages``, from the driver's DDL pre-pass)
+  before its first row is written, while a sink behind a runner knows the history only up to the current
+  event; and a Parquet file commits whole (its footer), by rename, not by ``sync`` and a committed length.
 
 ``FORMATS`` is the one list of event sinks by ``--format`` name (``register_sink`` adds one); the command
 line's choices, the incremental runs' file suffixes and the choice between messages and serialized bytes

@@ -406,7 +406,7 @@ def _resolve(spark: Any, files: list[str], staging: str, options: dict[str, str]
     the per-table summary. Tables no lineage types (lenient DDL) take a second pass over the slices that
     met them, with every column name the first pass saw. Paths in the summary are relative to ``staging``."""
     from binlog_model.io.files import output_filesystem
-    from binlog_model.spark.datasource import ReadOptions, pack_history
+    from binlog_model.spark.reading import ReadOptions, pack_history
     from binlog_model.spark.typed import table_lineages, typed_schema, untyped_lineage
     from binlog_model.spark.typed_write import SliceResult, SliceTask
 

@@ -16,6 +16,7 @@ so a read failure, gzip corruption included, is the reader's ``DecodeError``. ""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import sys
@@ -76,6 +77,19 @@ class Slice:
     start: int
     end: int | None
     format_description: bytes | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The slice as a JSON object (the FORMAT_DESCRIPTION base64): how a plan file and the stream's
+        task rows carry it."""
+        fde = self.format_description
+        return {"path": self.path, "file_index": self.file_index, "start": self.start, "end": self.end,
+                "format_description": None if fde is None else base64.b64encode(fde).decode("ascii")}
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Slice:
+        fde = doc["format_description"]
+        return cls(doc["path"], doc["file_index"], doc["start"], doc["end"],
+                   None if fde is None else base64.b64decode(fde))
 
 
 def scan_file(path: str | os.PathLike[str], *, verify_checksum: bool = True,

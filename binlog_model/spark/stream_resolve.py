@@ -18,7 +18,6 @@ same offsets, so it holds the same rows. One query per ``OUT`` and checkpoint.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import time
@@ -32,27 +31,15 @@ from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.io.documents import read_json, write_json_atomic
 from binlog_model.io.files import absolute_name
 from binlog_model.sinks import parquet
+from binlog_model.spark import incremental as inc
+from binlog_model.spark.job import SparkJobError, _reader_options, _resolve, root_cause
 from binlog_model.spark.partitions import Slice
+from binlog_model.spark.reading import shipped_history
 
-__all__ = ["STATE_FILE", "TASKS_DDL", "StreamResolveResult", "run_resolve_stream", "task_row"]
+__all__ = ["STATE_FILE", "StreamResolveResult", "run_resolve_stream"]
 
 STATE_FILE = "_stream.json"
 STAGING = "_staging"
-# The stream source's rows with ``_output=tasks``.
-TASKS_DDL = "piece string, history binary"
-
-
-def task_row(piece: Slice, history: bytes) -> tuple[str, bytes]:
-    """One row of the ``_output=tasks`` stream: the slice as JSON and the packed history."""
-    fde = None if piece.format_description is None else base64.b64encode(piece.format_description).decode()
-    return json.dumps({"path": piece.path, "file_index": piece.file_index, "start": piece.start,
-                       "end": piece.end, "fde": fde}), history
-
-
-def _slice(text: str) -> Slice:
-    doc = json.loads(text)
-    fde = None if doc["fde"] is None else base64.b64decode(doc["fde"])
-    return Slice(doc["path"], doc["file_index"], doc["start"], doc["end"], fde)
 
 
 @dataclass
@@ -101,10 +88,6 @@ class _Sink:
         return state
 
     def __call__(self, frame: Any, batch_id: int) -> None:
-        from binlog_model.spark import incremental as inc
-        from binlog_model.spark.datasource import shipped_history
-        from binlog_model.spark.job import _resolve
-
         state = self.recover() if not self.recovered else self._state()
         if state["batch"] is not None and batch_id <= state["batch"]:
             self.say(f"batch {batch_id}: already published, skipped")
@@ -117,7 +100,7 @@ class _Sink:
         if rows:
             packed = rows[0]["history"]
             history = shipped_history(packed).copy()
-            slices = [_slice(r["piece"]) for r in rows]
+            slices = [Slice.from_json(json.loads(r["piece"])) for r in rows]
             files = sorted({s.path for s in slices})
             job = f"{name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
             done = _resolve(self.spark, files, str(staged), self.options, history, slices, self.say, started,
@@ -151,8 +134,6 @@ def run_resolve_stream(spark: Any, paths: Sequence[str | os.PathLike[str]], out:
     ``every`` seconds until the query is stopped or ``timeout`` seconds pass. Raises ``SparkJobError`` (one
     line: the root cause) when the query fails."""
     from pyspark.errors import StreamingQueryException
-
-    from binlog_model.spark.job import SparkJobError, _reader_options, root_cause
 
     say = progress or (lambda _text: None)
     target = Path(absolute_name(out))

@@ -12,7 +12,7 @@ file from where the stream stands (the newest file, possibly still written, up t
 and stops at the last transaction boundary that the read limits admit (at least one transaction, so a
 stream always moves). On the way it replays the DDL of what it admits into the schema history (the same
 ``StatementAssembler`` as every DDL pass), adds the GTIDs, and notes where slices may be cut. A batch
-``(start, end)`` then becomes slices of the batch source (``datasource._Partition``: a byte range of one
+``(start, end)`` then becomes slices of the batch source (``reading.SlicePartition``: a byte range of one
 file plus the packed history at ``end``), so ``read()`` on the executors is the batch source's and is
 stateless: the same ``(start, end)`` gives the same rows.
 
@@ -73,15 +73,19 @@ from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.resolve.transactions import TransactionStarts
 from binlog_model.runs.runner import GtidRecorder
-from binlog_model.spark.datasource import ReadOptions, _Partition, pack_history, prepare_worker, read_slice
 from binlog_model.spark.partitions import KEEP_TYPES, MIN_AUTO_SLICE_BYTES, Slice
+from binlog_model.spark.reading import ReadOptions, SlicePartition, pack_history, prepare_worker, read_slice
 from binlog_model.wire import events as ev
 from binlog_model.wire.rows import RowsEvent
 from schema_tracker.history import SchemaHistory
 
-__all__ = ["OFFSET_VERSION", "BinlogStreamReader", "StreamLimits", "StreamOffset", "history_digest"]
+__all__ = ["OFFSET_VERSION", "TASKS_DDL", "BinlogStreamReader", "StreamLimits", "StreamOffset",
+           "history_digest"]
 
 OFFSET_VERSION = 1
+# The rows of ``_output=tasks`` (``resolve --stream`` asks for the plan, not the rows): one per slice, the
+# slice as JSON (``Slice.to_json``) and the packed schema history at the batch's end.
+TASKS_DDL = "piece string, history binary"
 _CHUNK = 1 << 20
 _HISTORY_FILE = "history-{}.json.z"
 
@@ -451,15 +455,13 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     f"{planned.end.file}:{planned.end.offset}, schema {planned.end.schema}): were files "
                     "replaced or removed? Start over with a new checkpoint")
         read = self.options.read
-        return [_Partition(piece, planned.packed)
+        return [SlicePartition(piece, planned.packed)
                 for piece in _slices(planned, read.slice_bytes, read.min_slices)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch | tuple[Any, ...]]:
-        assert isinstance(partition, _Partition)
+        assert isinstance(partition, SlicePartition)
         if self.options.tasks:
-            from binlog_model.spark.stream_resolve import task_row
-
-            yield task_row(partition.piece, partition.history)
+            yield json.dumps(partition.piece.to_json()), partition.history
             return
         prepare_worker()
         yield from read_slice(partition.piece, partition.history, _slice_options(self.options.read))

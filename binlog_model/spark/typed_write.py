@@ -1,6 +1,6 @@
 """One task of ``binlog-model resolve``: a slice → the typed Parquet files of every table it meets.
 
-Strategy: the task decodes its slice with the shipped history (``datasource.decode_slice``: the same slicing,
+Strategy: the task decodes its slice with the shipped history (``reading.decode_slice``: the same slicing,
 resume and schema-at-position as the ``mysql-binlog`` source) and routes each serialized event by its logged
 name to the table lineages that own the name (``typed.table_lineages``, computed once per Python worker from
 the shipped history). Each table buffers its events' bytes; when a table holds ``TABLE_ROWS`` rows or all
@@ -29,8 +29,8 @@ import pyarrow.compute as pc
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.sinks.parquet import TableFile
-from binlog_model.spark.datasource import ReadOptions, decode_slice, prepare_worker, shipped_history
 from binlog_model.spark.partitions import Slice
+from binlog_model.spark.reading import ReadOptions, decode_slice, prepare_worker, shipped_history
 from binlog_model.spark.typed import TableLineage, table_lineages, typed_schema, untyped_lineage
 from binlog_model.spark.typed_arrow import typed_batch
 from binlog_model.spark.value_json import OPERATIONS

@@ -17,10 +17,8 @@ import io
 import shutil
 import tarfile
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from binlog_model.errors import ConfigError
@@ -60,7 +58,6 @@ SERVER_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 _PING_TIMEOUT = 3
-_START_TIMEOUT = 180.0  # first boot initialises a datadir (and may pull the image before that)
 _DATADIR = "/var/lib/mysql"
 
 
@@ -104,6 +101,8 @@ def server_for(kind: str) -> MySQLContainerServer:
 class MySQLContainerServer(SqlServer):
     """An official ``mysql`` image in Docker, root without password, binlog flags from ``flags``."""
 
+    start_timeout = 180.0  # first boot initialises a datadir (and may pull the image before that)
+
     def __init__(self, image: str = "mysql:5.7", flags: Sequence[str] = SPEC_MYSQL57_FLAGS) -> None:
         self.image = image
         self.flags = tuple(flags)
@@ -122,13 +121,12 @@ class MySQLContainerServer(SqlServer):
     def running(self) -> bool:
         return self._container is not None
 
-    def start(self) -> MySQLContainerServer:
+    def _launch(self, began: float) -> None:
         """Start the container and wait until root can connect; else ``HarnessError`` with the log tail."""
         from testcontainers.core.container import DockerContainer
 
         if self._container is not None:
             raise HarnessError(f"{self.image} container already started")
-        began = time.monotonic()
         try:
             container = (DockerContainer(self.image)
                          .with_env("MYSQL_ALLOW_EMPTY_PASSWORD", "1")
@@ -138,16 +136,9 @@ class MySQLContainerServer(SqlServer):
         except Exception as err:
             raise HarnessError(f"cannot start {self.image} container: {err}") from err
         self._container = container
-        try:
-            self.host = container.get_container_host_ip()
-            self.port = int(container.get_exposed_port(3306))
-            self._wait_ready(began)
-            self.version = str(self.query("SELECT VERSION()")[0][0])
-        except BaseException:
-            self.stop()
-            raise
-        self.startup_seconds = time.monotonic() - began
-        return self
+        self.host = container.get_container_host_ip()
+        self.port = int(container.get_exposed_port(3306))
+        self._wait_ready(began)
 
     def stop(self) -> None:
         """Stop and remove the container and the local copies of collected binlogs. Idempotent."""
@@ -160,26 +151,8 @@ class MySQLContainerServer(SqlServer):
             shutil.rmtree(tmp, ignore_errors=True)
         self._collected.clear()
 
-    def __enter__(self) -> MySQLContainerServer:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
-
-    def connect(self, database: str | None = None, **kw: Any) -> Any:
-        """A new pymysql connection as root over TCP (autocommit on, utf8mb4)."""
-        import pymysql
-
-        params: dict[str, Any] = {
-            "host": self.host, "port": self.port, "user": "root", "password": "", "database": database,
-            "autocommit": True, "charset": "utf8mb4", "connect_timeout": 10,
-        }
-        params.update(kw)
-        try:
-            return pymysql.connect(**params)
-        except pymysql.Error as err:
-            raise HarnessError(f"cannot connect to {self.image} at {self.host}:{self.port}: {err}") from err
+    def _endpoint(self) -> dict[str, Any]:
+        return {"host": self.host, "port": self.port}
 
     def flush_and_collect(self, dest_dir: Path | None = None, *,
                           include_previous: bool = False) -> list[Path]:
@@ -214,21 +187,6 @@ class MySQLContainerServer(SqlServer):
             return ""
         text = (out + err).decode(errors="replace")
         return "\n".join(text.splitlines()[-lines:])
-
-    def _wait_ready(self, began: float) -> None:
-        import pymysql
-
-        last: Exception | None = None
-        while time.monotonic() < began + _START_TIMEOUT:
-            try:
-                pymysql.connect(host=self.host, port=self.port, user="root", password="",
-                                connect_timeout=3).close()
-                return
-            except pymysql.Error as err:
-                last = err
-            time.sleep(0.5)
-        raise HarnessError(f"{self.image} did not accept connections within {_START_TIMEOUT:.0f} s"
-                           f" (last error: {last})\n--- container log tail ---\n{self.log_tail()}")
 
     def __repr__(self) -> str:
         return f"MySQLContainerServer(image={self.image!r}, port={self.port or None})"

@@ -23,14 +23,12 @@ import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
-from binlog_model.testing.sqlserver import HarnessError, SqlServer
+from binlog_model.testing.sqlserver import ROW_IMAGES, HarnessError, SqlServer, check_choice, check_server_id
 
 __all__ = ["LocalServer", "free_port", "pristine_datadir", "root_user_args"]
 
-_START_TIMEOUT = 60.0
 _STOP_TIMEOUT = 15.0
 
 _LIVE: weakref.WeakSet[LocalServer] = weakref.WeakSet()
@@ -44,6 +42,7 @@ class LocalServer(SqlServer):
     """
 
     label = "server"
+    poll_interval = 0.05
     #: the product, whatever its version ("MariaDB" / "MySQL"): what SQL dialect and binlog flavour tests
     #: expect; ``label`` names the build (e.g. "MariaDB 11.8") where a project runs more than one
     family = "server"
@@ -60,6 +59,16 @@ class LocalServer(SqlServer):
         super().__init__()
 
     # --- what a backend supplies ------------------------------------------------------------------------
+
+    #: the ``binlog_row_metadata`` values the product takes (``binlog_row_image``'s are ``ROW_IMAGES``)
+    row_metadata_choices: tuple[str, ...] = ("MINIMAL", "FULL")
+
+    def _binlog_settings(self, row_image: str, row_metadata: str, server_id: int) -> None:
+        """Check and keep the binlog options every backend takes; ``ConfigError`` naming a bad one."""
+        self.row_image = check_choice("row_image", row_image, ROW_IMAGES)
+        self.row_metadata = check_choice("row_metadata", row_metadata, self.row_metadata_choices)
+        check_server_id(server_id)
+        self.server_id = server_id
 
     def _server_command(self) -> list[str]:  # pragma: no cover - abstract
         """The argv prefix that runs the server binary (checks that it exists; ``HarnessError`` if not)."""
@@ -110,43 +119,35 @@ class LocalServer(SqlServer):
 
     # --- lifecycle --------------------------------------------------------------------------------------
 
-    def start(self) -> Any:
-        """Prepare a datadir and start the server; returns ``self`` once it accepts connections.
+    def _launch(self, began: float) -> None:
+        """Prepare a datadir and start the server; return once it accepts connections.
 
         Raises ``HarnessError`` (with the error-log tail) if the binaries are missing, the datadir cannot be
-        prepared, the process exits, or no connection succeeds in time. Nothing is left behind on failure.
+        prepared, the process exits, or no connection succeeds in time.
         """
         if self._proc is not None:
             raise HarnessError(f"{self.label} server already started")
         command = self._server_command()
-        began = time.monotonic()
         self._root = Path(tempfile.mkdtemp(prefix=f"binlog-model-{self.process_name}-"))
         _LIVE.add(self)
-        try:
-            (self.root / "tmp").mkdir()
-            self._prepare_datadir()
-            # Another process may grab the free port before the server binds it: retry with a new port.
-            for attempt in range(3):
-                self.port = free_port()
-                with open(self.error_log, "ab") as log:
-                    self._proc = subprocess.Popen(
-                        [*command, *self._server_args()],
-                        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                        start_new_session=True,  # a Ctrl-C in pytest must not kill it before stop() runs
-                    )
-                try:
-                    self._wait_ready(began)
-                    break
-                except HarnessError:
-                    if attempt == 2 or "Address already in use" not in self.log_tail():
-                        raise
-                    self._proc.wait()
-            self.version = str(self.query("SELECT VERSION()")[0][0])
-        except BaseException:
-            self.stop()
-            raise
-        self.startup_seconds = time.monotonic() - began
-        return self
+        (self.root / "tmp").mkdir()
+        self._prepare_datadir()
+        # Another process may grab the free port before the server binds it: retry with a new port.
+        for attempt in range(3):
+            self.port = free_port()
+            with open(self.error_log, "ab") as log:
+                self._proc = subprocess.Popen(
+                    [*command, *self._server_args()],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                    start_new_session=True,  # a Ctrl-C in pytest must not kill it before stop() runs
+                )
+            try:
+                self._wait_ready(began)
+                return
+            except HarnessError:
+                if attempt == 2 or "Address already in use" not in self.log_tail():
+                    raise
+                self._proc.wait()
 
     def stop(self) -> None:
         """Stop the server by its pid and delete its temp directory. Idempotent; fine on a dead server."""
@@ -184,32 +185,10 @@ class LocalServer(SqlServer):
                                           start_new_session=True)
         self._wait_ready(began)
 
-    def __enter__(self) -> Any:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
-
     # --- SQL --------------------------------------------------------------------------------------------
 
-    def connect(self, database: str | None = None, **kw: Any) -> Any:
-        """A new pymysql connection as root over the unix socket (autocommit on, utf8mb4).
-
-        Keyword arguments override the defaults and go to ``pymysql.connect``.
-        """
-        import pymysql
-
-        params: dict[str, Any] = {
-            "unix_socket": str(self.socket), "user": "root", "password": "", "database": database,
-            "autocommit": True, "charset": "utf8mb4", "connect_timeout": 10,
-        }
-        params.update(kw)
-        try:
-            return pymysql.connect(**params)
-        except pymysql.Error as err:
-            raise HarnessError(f"cannot connect to {self.label} at {self.socket}: {err}"
-                               f"\n--- error log tail ---\n{self.log_tail()}") from err
+    def _endpoint(self) -> dict[str, Any]:
+        return {"unix_socket": str(self.socket)}
 
     # --- replication (a failover pair) -------------------------------------------------------------------
 
@@ -310,27 +289,13 @@ class LocalServer(SqlServer):
             return ""
         return "\n".join(text.splitlines()[-lines:])
 
-    def _wait_ready(self, began: float) -> None:
-        import pymysql
-
-        deadline = began + _START_TIMEOUT
-        last: Exception | None = None
-        while time.monotonic() < deadline:
-            assert self._proc is not None
-            code = self._proc.poll()
-            if code is not None:
-                raise HarnessError(f"{self.label} server exited with code {code} during startup"
-                                   f"\n--- error log tail ---\n{self.log_tail()}")
-            if self.socket.exists():
-                try:
-                    pymysql.connect(unix_socket=str(self.socket), user="root", password="",
-                                    connect_timeout=2).close()
-                    return
-                except pymysql.Error as err:
-                    last = err
-            time.sleep(0.05)
-        raise HarnessError(f"{self.label} server did not accept connections within {_START_TIMEOUT:.0f} s"
-                           f" (last error: {last})\n--- error log tail ---\n{self.log_tail()}")
+    def _ready_to_try(self) -> bool:
+        assert self._proc is not None
+        code = self._proc.poll()
+        if code is not None:
+            raise HarnessError(f"{self.label} server exited with code {code} during startup"
+                               f"\n--- error log tail ---\n{self.log_tail()}")
+        return self.socket.exists()
 
 
 def pristine_datadir(binary: Path, cache: Path, initialize: Callable[[Path, Path], None]) -> Path:

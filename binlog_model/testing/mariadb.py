@@ -29,13 +29,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from binlog_model.testing.localserver import LocalServer, root_user_args
-from binlog_model.testing.sqlserver import HarnessError, check_choice, check_server_id, run_statements
+from binlog_model.testing.sqlserver import HarnessError, run_statements
 
 __all__ = ["HarnessError", "MariaDBServer", "find_mariadb_binaries", "mariadb_available", "run_statements"]
 
 _SEARCH_DIRS = ("/usr/sbin", "/usr/libexec", "/usr/local/sbin", "/usr/local/bin", "/usr/bin")
-_ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
-_ROW_METADATA = ("NO_LOG", "MINIMAL", "FULL")
 
 
 def find_mariadb_binaries() -> tuple[Path, Path]:
@@ -69,6 +67,7 @@ class MariaDBServer(LocalServer):
     label = "MariaDB"
     family = "MariaDB"
     process_name = "mariadbd"
+    row_metadata_choices = ("NO_LOG", "MINIMAL", "FULL")
 
     def __init__(
         self,
@@ -79,11 +78,8 @@ class MariaDBServer(LocalServer):
         gtid_domain_id: int = 0,
         extra_args: Sequence[str] = (),
     ) -> None:
-        self.row_image = check_choice("row_image", row_image, _ROW_IMAGES)
-        self.row_metadata = check_choice("row_metadata", row_metadata, _ROW_METADATA)
-        check_server_id(server_id)
+        self._binlog_settings(row_image, row_metadata, server_id)
         self.binlog_annotate = binlog_annotate
-        self.server_id = server_id
         self.gtid_domain_id = gtid_domain_id
         self.extra_args = tuple(extra_args)
         super().__init__()

@@ -25,7 +25,13 @@ from pathlib import Path
 
 from binlog_model.testing.localserver import pristine_datadir, root_user_args
 from binlog_model.testing.mariadb import MariaDBServer
-from binlog_model.testing.sid import SidFetchError, SidPrefix, fetch_sid_packages
+from binlog_model.testing.sid import (
+    SidBuild,
+    SidPrefix,
+    report_server,
+    server_prefix,
+    sid_server_available,
+)
 from binlog_model.testing.sqlserver import HarnessError
 
 __all__ = ["MARIADB11_SERIES", "MariaDB11Server", "mariadb11_available", "mariadb11_prefix", "mariadb11_tool"]
@@ -42,53 +48,30 @@ _BOOTSTRAP_SQL = ("mariadb_system_tables.sql", "mariadb_performance_tables.sql",
 
 def mariadb11_prefix() -> SidPrefix:
     """The unpacked sid MariaDB packages (fetched on first use); ``SidFetchError`` says why not."""
-    prefix = fetch_sid_packages(_PREFIX_NAME, _PACKAGES)
-    if not (prefix.root / "usr/sbin/mariadbd").is_file():
-        raise SidFetchError(f"sid MariaDB prefix {prefix.root} has no usr/sbin/mariadbd")
-    return prefix
+    return server_prefix(_PREFIX_NAME, _PACKAGES, "MariaDB", "usr/sbin/mariadbd")
 
 
 def mariadb11_tool(name: str) -> list[str]:
     """The argv prefix that runs a client tool of the prefix (``mariadb-binlog``, ``mariadb-dump`` …)."""
-    prefix = mariadb11_prefix()
-    path = prefix.root / "usr/bin" / name
-    if not path.is_file():
-        raise HarnessError(f"{name} is not in the sid MariaDB prefix {prefix.root}")
-    return prefix.command(path)
+    return mariadb11_prefix().tool(name, "MariaDB")
 
 
 def mariadb11_available() -> tuple[bool, str]:
     """Can a local MariaDB 11.8 run here (fetched if needed)? ``(True, mariadbd)`` or ``(False, reason)``."""
-    try:
-        prefix = mariadb11_prefix()
-    except HarnessError as err:
-        return False, f"MariaDB 11.8 (Debian sid) unavailable: {err}"
-    return True, str(prefix.root / "usr/sbin/mariadbd")
+    return sid_server_available(mariadb11_prefix, "MariaDB 11.8", "usr/sbin/mariadbd")
 
 
-class MariaDB11Server(MariaDBServer):
+class MariaDB11Server(SidBuild, MariaDBServer):
     """One throwaway MariaDB 11.8 ``mariadbd`` on a copy of a pristine datadir, with ``MariaDBServer``'s
     options."""
 
     label = "MariaDB 11.8"
-    _prefix: SidPrefix | None = None   # fetched on first use
+    product = "MariaDB"
+    server_binary = "usr/sbin/mariadbd"
+    dump_tool = "mariadb-dump"
 
-    @property
-    def prefix(self) -> SidPrefix:
-        if self._prefix is None:
-            self._prefix = mariadb11_prefix()
-        return self._prefix
-
-    def tool(self, name: str) -> list[str]:
-        """The argv prefix of a client tool of the same build (``mariadb-binlog``, ``mariadb-dump`` …)."""
-        return mariadb11_tool(name)
-
-    def dump_command(self) -> list[str]:
-        """``mariadb-dump`` of the same build (run through the prefix's loader)."""
-        return mariadb11_tool("mariadb-dump")
-
-    def _server_command(self) -> list[str]:
-        return self.prefix.command("usr/sbin/mariadbd")
+    def _fetch_prefix(self) -> SidPrefix:
+        return mariadb11_prefix()
 
     def _charset_args(self) -> list[str]:
         return []  # 11.8's own defaults: utf8mb4 / utf8mb4_uca1400_ai_ci
@@ -151,21 +134,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     argparse.ArgumentParser(prog="python -m binlog_model.testing.mariadb11", description=main.__doc__
                             ).parse_args(argv)
-    try:
-        prefix = mariadb11_prefix()
-    except HarnessError as err:
-        print(f"warning: MariaDB 11.8 tests will skip: {err}", file=sys.stderr)
-        return 0
-    version = subprocess.run([*prefix.command("usr/sbin/mariadbd"), "--version"], capture_output=True,
-                             text=True, check=False)
-    if version.returncode != 0:
-        print(f"error: sid mariadbd does not run here: {version.stderr.strip()}", file=sys.stderr)
-        return 1
-    print(f"MariaDB ready: {version.stdout.strip()} ({len(prefix.packages)} sid packages in {prefix.root})")
-    if f"Ver {MARIADB11_SERIES}" not in version.stdout:
+    code, version = report_server(mariadb11_prefix, "MariaDB", "usr/sbin/mariadbd", "MariaDB 11.8")
+    if version and f"Ver {MARIADB11_SERIES}" not in version:
         print(f"warning: sid's MariaDB is no longer {MARIADB11_SERIES}x: the mariadb11 tests will fail "
               "until the harness follows it", file=sys.stderr)
-    return 0
+    return code
 
 
 if __name__ == "__main__":

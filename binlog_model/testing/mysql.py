@@ -26,23 +26,26 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from binlog_model.testing.localserver import LocalServer, pristine_datadir, root_user_args
-from binlog_model.testing.sid import SidFetchError, SidPrefix, fetch_sid_packages
-from binlog_model.testing.sqlserver import HarnessError, check_choice, check_server_id
+from binlog_model.testing.sid import (
+    SidBuild,
+    SidFetchError,
+    SidPrefix,
+    fetch_sid_packages,
+    report_server,
+    server_prefix,
+    sid_server_available,
+)
+from binlog_model.testing.sqlserver import HarnessError
 
 __all__ = ["MySQLServer", "mysql_available", "mysql_prefix", "mysql_test_dir", "mysql_tool"]
 
 _PACKAGES = ("mysql-server-core", "mysql-client-core")
 _PREFIX_NAME = "mysql-sid"
-_ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
-_ROW_METADATA = ("MINIMAL", "FULL")
 
 
 def mysql_prefix() -> SidPrefix:
     """The unpacked sid MySQL packages (fetched on first use); ``SidFetchError`` says why not."""
-    prefix = fetch_sid_packages(_PREFIX_NAME, _PACKAGES)
-    if not (prefix.root / "usr/sbin/mysqld").is_file():
-        raise SidFetchError(f"sid MySQL prefix {prefix.root} has no usr/sbin/mysqld")
-    return prefix
+    return server_prefix(_PREFIX_NAME, _PACKAGES, "MySQL", "usr/sbin/mysqld")
 
 
 def mysql_test_dir() -> Path:
@@ -57,23 +60,15 @@ def mysql_test_dir() -> Path:
 
 def mysql_tool(name: str) -> list[str]:
     """The argv prefix that runs a MySQL client tool from the prefix (``mysqlbinlog``, ``mysqldump`` …)."""
-    prefix = mysql_prefix()
-    path = prefix.root / "usr/bin" / name
-    if not path.is_file():
-        raise HarnessError(f"{name} is not in the sid MySQL prefix {prefix.root}")
-    return prefix.command(path)
+    return mysql_prefix().tool(name, "MySQL")
 
 
 def mysql_available() -> tuple[bool, str]:
     """Can a local MySQL 9 run here (fetched if needed)? ``(True, mysqld path)`` or ``(False, reason)``."""
-    try:
-        prefix = mysql_prefix()
-    except HarnessError as err:
-        return False, f"MySQL (Debian sid) unavailable: {err}"
-    return True, str(prefix.root / "usr/sbin/mysqld")
+    return sid_server_available(mysql_prefix, "MySQL", "usr/sbin/mysqld")
 
 
-class MySQLServer(LocalServer):
+class MySQLServer(SidBuild, LocalServer):
     """One throwaway MySQL 9 ``mysqld`` on a copy of a pristine datadir. Same interface as ``MariaDBServer``.
 
     ``rows_query_log_events`` writes ROWS_QUERY events (the statement text); ``gtid`` turns ``gtid_mode``
@@ -97,34 +92,20 @@ class MySQLServer(LocalServer):
         server_id: int = 1,
         extra_args: Sequence[str] = (),
     ) -> None:
-        self.row_image = check_choice("row_image", row_image, _ROW_IMAGES)
-        self.row_metadata = check_choice("row_metadata", row_metadata, _ROW_METADATA)
-        check_server_id(server_id)
+        self._binlog_settings(row_image, row_metadata, server_id)
         self.rows_query_log_events = rows_query_log_events
         self.gtid = gtid
         self.transaction_compression = transaction_compression
-        self.server_id = server_id
         self.extra_args = tuple(extra_args)
-        self._prefix: SidPrefix | None = None
         super().__init__()
         self.binlog_basename = "binlog"
 
-    @property
-    def prefix(self) -> SidPrefix:
-        if self._prefix is None:
-            self._prefix = mysql_prefix()
-        return self._prefix
+    product = "MySQL"
+    server_binary = "usr/sbin/mysqld"
+    dump_tool = "mysqldump"
 
-    def tool(self, name: str) -> list[str]:
-        """The argv prefix of a client tool of the same build (``mysqlbinlog``, ``mysqldump``, ``mysql``)."""
-        return mysql_tool(name)
-
-    def dump_command(self) -> list[str]:
-        """``mysqldump`` of the same build (run through sid's loader)."""
-        return mysql_tool("mysqldump")
-
-    def _server_command(self) -> list[str]:
-        return self.prefix.command("usr/sbin/mysqld")
+    def _fetch_prefix(self) -> SidPrefix:
+        return mysql_prefix()
 
     def _base_args(self, datadir: Path, tmpdir: Path) -> list[str]:
         usr = self.prefix.root / "usr"
@@ -227,23 +208,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m binlog_model.testing.mysql", description=main.__doc__)
     parser.add_argument("--with-testsuite", action="store_true", help="also fetch mysql-testsuite")
     args = parser.parse_args(argv)
-    try:
-        prefix = mysql_prefix()
-    except HarnessError as err:
-        print(f"warning: MySQL tests will skip: {err}", file=sys.stderr)
-        return 0
-    version = subprocess.run([*prefix.command("usr/sbin/mysqld"), "--version"], capture_output=True,
-                             text=True, check=False)
-    if version.returncode != 0:
-        print(f"error: sid mysqld does not run here: {version.stderr.strip()}", file=sys.stderr)
-        return 1
-    print(f"MySQL ready: {version.stdout.strip()} ({len(prefix.packages)} sid packages in {prefix.root})")
-    if args.with_testsuite:
+    code, version = report_server(mysql_prefix, "MySQL", "usr/sbin/mysqld", "MySQL")
+    if version and args.with_testsuite:
         try:
             print(f"MySQL test suite ready: {mysql_test_dir()}")
         except HarnessError as err:
             print(f"warning: MySQL test-suite tests will skip: {err}", file=sys.stderr)
-    return 0
+    return code
 
 
 if __name__ == "__main__":

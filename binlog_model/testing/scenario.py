@@ -28,12 +28,12 @@ from typing import Any
 from binlog_model.errors import ConfigError
 from binlog_model.testing.bundled import SCENARIO_DIR, golden_dir
 from binlog_model.testing.mariadb import run_statements
+from binlog_model.testing.sqlserver import ROW_IMAGES
 from binlog_model.testing.sqltext import parse_directives, split_statements
 
 __all__ = ["SCENARIO_DIR", "Scenario", "list_scenarios", "load_scenario", "run_scenario",
            "scenario_for_dialect", "scenario_label", "server_dialect"]
 
-_ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
 _CREATE_DATABASE = re.compile(r"^\s*CREATE\s+(?:DATABASE|SCHEMA)\s+(?:IF\s+NOT\s+EXISTS\s+)?`?([\w$]+)`?",
                               re.IGNORECASE)
 
@@ -143,8 +143,8 @@ def _check_directives(path: Path, directives: dict[str, str]) -> None:
         if "'" in value or "\\" in value:
             raise ConfigError(f"scenario {path}: directive @{key} value must not contain quotes: {value!r}")
     image = directives.get("binlog_row_image")
-    if image is not None and image.upper() not in _ROW_IMAGES:
-        raise ConfigError(f"scenario {path}: @binlog_row_image must be one of {_ROW_IMAGES}, got {image!r}")
+    if image is not None and image.upper() not in ROW_IMAGES:
+        raise ConfigError(f"scenario {path}: @binlog_row_image must be one of {ROW_IMAGES}, got {image!r}")
     stamp = directives.get("timestamp")
     if stamp is not None and not stamp.isdigit():
         raise ConfigError(f"scenario {path}: @timestamp must be unix seconds, got {stamp!r}")

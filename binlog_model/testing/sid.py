@@ -20,13 +20,15 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from binlog_model.io.cache import cache_root
 from binlog_model.testing.sqlserver import HarnessError
 
-__all__ = ["SidFetchError", "SidPrefix", "cache_root", "fetch_sid_packages"]
+__all__ = ["SidBuild", "SidFetchError", "SidPrefix", "cache_root", "fetch_sid_packages",
+           "report_server", "server_prefix",
+           "sid_server_available"]
 
 _DEFAULT_MIRROR = "http://deb.debian.org/debian"
 # Only maintainer scripts and perl helpers need these; the binaries we run do not.
@@ -55,6 +57,85 @@ class SidPrefix:
         if not path.is_absolute():
             path = self.root / path
         return [str(self.libdir / "ld-linux-x86-64.so.2"), "--library-path", str(self.libdir), str(path)]
+
+    def tool(self, name: str, product: str) -> list[str]:
+        """The argv prefix that runs the client tool ``name`` of ``product`` (``mysqlbinlog``,
+        ``mariadb-dump`` …) from this prefix; ``HarnessError`` when the prefix has no such tool."""
+        path = self.root / "usr/bin" / name
+        if not path.is_file():
+            raise HarnessError(f"{name} is not in the sid {product} prefix {self.root}")
+        return self.command(path)
+
+
+class SidBuild:
+    """A server whose binaries come from a sid prefix (a mixin, before the server class): the prefix,
+    fetched on first use, its client tools and its server binary. Subclasses name ``product``,
+    ``server_binary`` and ``dump_tool``, and ``_fetch_prefix``."""
+
+    product = ""
+    server_binary = ""      # inside the prefix, e.g. usr/sbin/mysqld
+    dump_tool = ""
+    _prefix: SidPrefix | None = None
+
+    def _fetch_prefix(self) -> SidPrefix:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def prefix(self) -> SidPrefix:
+        if self._prefix is None:
+            self._prefix = self._fetch_prefix()
+        return self._prefix
+
+    def tool(self, name: str) -> list[str]:
+        """The argv prefix of a client tool of the same build (``mysqlbinlog``, ``mariadb-dump`` …)."""
+        return self.prefix.tool(name, self.product)
+
+    def dump_command(self) -> list[str]:
+        """The dump tool of the same build (run through the prefix's loader)."""
+        return self.tool(self.dump_tool)
+
+    def _server_command(self) -> list[str]:
+        return self.prefix.command(self.server_binary)
+
+
+def server_prefix(name: str, packages: Sequence[str], product: str, server: str) -> SidPrefix:
+    """The unpacked sid packages of a server product (fetched on first use), checked to hold its server
+    binary ``server``; ``SidFetchError`` says why not."""
+    prefix = fetch_sid_packages(name, packages)
+    if not (prefix.root / server).is_file():
+        raise SidFetchError(f"sid {product} prefix {prefix.root} has no {server}")
+    return prefix
+
+
+def report_server(prefix: Callable[[], SidPrefix], product: str, server: str, tests: str) -> tuple[int, str]:
+    """What a harness's ``python -m`` entry point reports: fetch ``product``'s prefix (once) and run its
+    ``server`` with ``--version``. ``(0, version line)`` when it runs; ``(0, "")`` with a warning on stderr
+    when sid cannot be reached (``tests`` then skip with the reason); ``(1, "")`` when the server does not
+    run here."""
+    import sys
+
+    try:
+        found = prefix()
+    except HarnessError as err:
+        print(f"warning: {tests} tests will skip: {err}", file=sys.stderr)
+        return 0, ""
+    version = subprocess.run([*found.command(server), "--version"], capture_output=True, text=True,
+                             check=False)
+    if version.returncode != 0:
+        print(f"error: sid {Path(server).name} does not run here: {version.stderr.strip()}", file=sys.stderr)
+        return 1, ""
+    print(f"{product} ready: {version.stdout.strip()} ({len(found.packages)} sid packages in {found.root})")
+    return 0, version.stdout
+
+
+def sid_server_available(prefix: Callable[[], SidPrefix], product: str, server: str) -> tuple[bool, str]:
+    """Can ``product``'s server (``server``, a path inside the prefix ``prefix()`` fetches) run here?
+    ``(True, its path)`` or ``(False, reason)``."""
+    try:
+        found = prefix()
+    except HarnessError as err:
+        return False, f"{product} (Debian sid) unavailable: {err}"
+    return True, str(found.root / server)
 
 
 def _apt_options(state: Path) -> list[str]:

@@ -7,13 +7,19 @@ closed since the previous one, so tests on a shared server get the files holding
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.testing.sqltext import split_statements
 
-__all__ = ["HarnessError", "SqlServer", "check_choice", "check_server_id", "run_statements"]
+__all__ = ["ROW_IMAGES", "HarnessError", "SqlServer", "check_choice", "check_server_id", "run_statements"]
+
+
+#: the ``binlog_row_image`` values of every server product
+ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
 
 
 class HarnessError(BinlogError):
@@ -56,8 +62,89 @@ class SqlServer:
     def __init__(self) -> None:
         self._collected: set[str] = set()
 
-    def connect(self, database: str | None = None, **kw: Any) -> Any:  # pragma: no cover - abstract
+    #: the server's ``SELECT VERSION()`` and how long ``start`` took, once started
+    version = ""
+    startup_seconds = 0.0
+
+    @property
+    def running(self) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _launch(self, began: float) -> None:  # pragma: no cover - abstract
+        """Start the server and return once root can connect; ``HarnessError`` with its log tail if not."""
+        raise NotImplementedError
+
+    def start(self) -> Self:
+        """Start the server; returns ``self`` once it accepts connections. Nothing is left behind when it
+        fails (``HarnessError`` saying why, with the server's log tail)."""
+        if self.running:
+            raise HarnessError(f"{self.label} is already started")
+        began = time.monotonic()
+        try:
+            self._launch(began)
+            self.version = str(self.query("SELECT VERSION()")[0][0])
+        except BaseException:
+            self.stop()
+            raise
+        self.startup_seconds = time.monotonic() - began
+        return self
+
+    def stop(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    #: how long ``start`` waits for the first connection, and how often it tries
+    start_timeout = 60.0
+    poll_interval = 0.5
+
+    def _ready_to_try(self) -> bool:
+        """Whether a connection may be tried now (a backend says False while the server cannot be reached
+        yet, and raises ``HarnessError`` when the server died)."""
+        return True
+
+    def _wait_ready(self, began: float) -> None:
+        """Return once root can connect; ``HarnessError`` with the last error and the log tail when the
+        server does not accept a connection within ``start_timeout`` of ``began``."""
+        import pymysql
+
+        last: Exception | None = None
+        while time.monotonic() < began + self.start_timeout:
+            if self._ready_to_try():
+                try:
+                    pymysql.connect(**self._endpoint(), user="root", password="", connect_timeout=2).close()
+                    return
+                except pymysql.Error as err:
+                    last = err
+            time.sleep(self.poll_interval)
+        raise HarnessError(f"{self.label} did not accept connections within {self.start_timeout:.0f} s"
+                           f" (last error: {last})\n--- log tail ---\n{self.log_tail()}")
+
+    def _endpoint(self) -> dict[str, Any]:  # pragma: no cover - abstract
+        """Where ``pymysql.connect`` reaches the server: ``host``/``port`` or ``unix_socket``."""
+        raise NotImplementedError
+
+    def log_tail(self, lines: int = 40) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def connect(self, database: str | None = None, **kw: Any) -> Any:
+        """A new pymysql connection as root (autocommit on, utf8mb4). Keyword arguments override the
+        defaults and go to ``pymysql.connect``; ``HarnessError`` with the server's log tail when it fails."""
+        import pymysql
+
+        params: dict[str, Any] = {**self._endpoint(), "user": "root", "password": "", "database": database,
+                                  "autocommit": True, "charset": "utf8mb4", "connect_timeout": 10, **kw}
+        try:
+            return pymysql.connect(**params)
+        except pymysql.Error as err:
+            where = params.get("unix_socket") or f"{params.get('host')}:{params.get('port')}"
+            raise HarnessError(f"cannot connect to {self.label} at {where}: {err}"
+                               f"\n--- log tail ---\n{self.log_tail()}") from err
 
     def execute(self, sql: str | Sequence[str], database: str | None = None) -> None:
         """Run one statement, a script (split on ``;``), or a list of statements over one connection.

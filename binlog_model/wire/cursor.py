@@ -9,16 +9,11 @@ Hot loops (row images) may read the underlying buffer directly, but must do thei
 from __future__ import annotations
 
 import builtins
-import struct
 
 from binlog_model.errors import TruncatedEventError
+from binlog_model.wire.structs import I32, U16, U32, U64
 
 __all__ = ["Cursor"]
-
-_U16 = struct.Struct("<H")
-_U32 = struct.Struct("<I")
-_U64 = struct.Struct("<Q")
-_I32 = struct.Struct("<i")
 
 
 class Cursor:
@@ -67,7 +62,7 @@ class Cursor:
 
     def u16(self, what: str = "uint16") -> int:
         self.need(2, what)
-        v = _U16.unpack_from(self.buf, self.pos)[0]
+        v = U16.unpack_from(self.buf, self.pos)[0]
         self.pos += 2
         return int(v)
 
@@ -80,13 +75,13 @@ class Cursor:
 
     def u32(self, what: str = "uint32") -> int:
         self.need(4, what)
-        v = _U32.unpack_from(self.buf, self.pos)[0]
+        v = U32.unpack_from(self.buf, self.pos)[0]
         self.pos += 4
         return int(v)
 
     def u64(self, what: str = "uint64") -> int:
         self.need(8, what)
-        v = _U64.unpack_from(self.buf, self.pos)[0]
+        v = U64.unpack_from(self.buf, self.pos)[0]
         self.pos += 8
         return int(v)
 
@@ -105,7 +100,7 @@ class Cursor:
 
     def i32(self, what: str = "int32") -> int:
         self.need(4, what)
-        v = _I32.unpack_from(self.buf, self.pos)[0]
+        v = I32.unpack_from(self.buf, self.pos)[0]
         self.pos += 4
         return int(v)
 

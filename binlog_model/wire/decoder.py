@@ -58,6 +58,9 @@ from binlog_model.wire.parsers import EVENT_PARSERS, parse_unknown_event
 from binlog_model.wire.parsers.control import parse_format_description_event, parse_start_event_v3
 from binlog_model.wire.parsers.payload import inner_events, unpack_transaction_payload
 from binlog_model.wire.rows import RowsEvent, parse_rows_event
+from binlog_model.wire.structs import HEADER_V1 as _HEADER_V1
+from binlog_model.wire.structs import HEADER_V4 as _HEADER_V4
+from binlog_model.wire.structs import U32 as _U32
 from binlog_model.wire.table_map import TableMapEvent, parse_table_map_event
 
 __all__ = ["BINLOG_MAGIC", "MAX_EVENT_SIZE", "NEED_DATA", "BinlogDecoder", "NeedData"]
@@ -68,9 +71,6 @@ BINLOG_MAGIC: Final = b"\xfebin"
 MAX_EVENT_SIZE: Final = (1 << 30) + (1 << 16)
 _COMPACT_MIN: Final = 1 << 16
 
-_HEADER_V4 = struct.Struct("<IBIIIH")  # timestamp, type, server_id, event_size, log_pos, flags
-_HEADER_V1 = struct.Struct("<IBII")  # timestamp, type, server_id, event_size (binlog v1, 13 bytes)
-_U32 = struct.Struct("<I")
 _BINLOG_IN_USE_F: Final = 0x1
 # Types ``_skip_run`` always leaves to ``_next_one``: they change the decoder's state even when skipped.
 _NEVER_RUN_SKIPPED: Final = frozenset({int(EventType.FORMAT_DESCRIPTION_EVENT),

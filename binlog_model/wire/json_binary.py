@@ -10,12 +10,12 @@ DECIMAL and temporal types, which are turned into Decimal/date/time/datetime; ot
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
 from binlog_model.errors import DecodeError, TruncatedEventError
 from binlog_model.wire.codecs.numeric import newdecimal_size, parse_packed_decimal
 from binlog_model.wire.codecs.temporal import datetime_from_packed, time_from_packed
+from binlog_model.wire.structs import F64, I16, I32, I64, U16, U32, U64
 from binlog_model.wire.values import InvalidDate, InvalidDateTime, JsonDiff, JsonDiffs, JsonOpaque
 
 __all__ = ["parse_json_binary", "parse_json_diffs"]
@@ -35,13 +35,6 @@ _DOUBLE = 0x0B
 _STRING = 0x0C
 _OPAQUE = 0x0F
 
-_I16 = struct.Struct("<h")
-_U16 = struct.Struct("<H")
-_I32 = struct.Struct("<i")
-_U32 = struct.Struct("<I")
-_I64 = struct.Struct("<q")
-_U64 = struct.Struct("<Q")
-_F64 = struct.Struct("<d")
 
 # MySQL field types that JSON opaque values decode specially.
 _MYSQL_NEWDECIMAL = 246
@@ -51,6 +44,10 @@ _MYSQL_DATETIME = 12
 _MYSQL_TIMESTAMP = 7
 
 _DIFF_OPERATIONS = ("REPLACE", "INSERT", "REMOVE")
+# Fixed-width scalars: their layout and the name a truncation error gives.
+_SCALARS = {_INT16: (I16, "int16"), _UINT16: (U16, "uint16"), _INT32: (I32, "int32"),
+            _UINT32: (U32, "uint32"), _INT64: (I64, "int64"), _UINT64: (U64, "uint64"),
+            _DOUBLE: (F64, "double")}
 
 
 def _need(buf: memoryview, pos: int, n: int, what: str) -> None:
@@ -84,27 +81,11 @@ def _value(buf: memoryview, t: int, start: int, size: int, depth: int, budget: l
     if t == _LITERAL:
         _need(buf, start, 1, "literal")
         return _literal(buf[start])
-    if t == _INT16:
-        _need(buf, start, 2, "int16")
-        return _I16.unpack_from(buf, start)[0]
-    if t == _UINT16:
-        _need(buf, start, 2, "uint16")
-        return _U16.unpack_from(buf, start)[0]
-    if t == _INT32:
-        _need(buf, start, 4, "int32")
-        return _I32.unpack_from(buf, start)[0]
-    if t == _UINT32:
-        _need(buf, start, 4, "uint32")
-        return _U32.unpack_from(buf, start)[0]
-    if t == _INT64:
-        _need(buf, start, 8, "int64")
-        return _I64.unpack_from(buf, start)[0]
-    if t == _UINT64:
-        _need(buf, start, 8, "uint64")
-        return _U64.unpack_from(buf, start)[0]
-    if t == _DOUBLE:
-        _need(buf, start, 8, "double")
-        return _F64.unpack_from(buf, start)[0]
+    scalar = _SCALARS.get(t)
+    if scalar is not None:
+        layout, what = scalar
+        _need(buf, start, layout.size, what)
+        return layout.unpack_from(buf, start)[0]
     if t == _STRING:
         n, pos = _varlen(buf, start)
         _need(buf, pos, n, "string")
@@ -152,7 +133,7 @@ def _container(buf: memoryview, t: int, start: int, depth: int, budget: list[int
     large = t in (_LARGE_OBJECT, _LARGE_ARRAY)
     is_object = t in (_SMALL_OBJECT, _LARGE_OBJECT)
     w = 4 if large else 2
-    read = _U32.unpack_from if large else _U16.unpack_from
+    read = U32.unpack_from if large else U16.unpack_from
     _need(buf, start, 2 * w, "container header")
     count = read(buf, start)[0]
     size = read(buf, start + w)[0]
@@ -173,7 +154,7 @@ def _container(buf: memoryview, t: int, start: int, depth: int, budget: list[int
         for i in range(count):
             e = start + 2 * w + i * key_entry
             koff = read(buf, e)[0]
-            klen = _U16.unpack_from(buf, e + w)[0]
+            klen = U16.unpack_from(buf, e + w)[0]
             if start + koff + klen > end:
                 raise TruncatedEventError("JSON object key points past its container",
                                           expected="key within container")
@@ -186,13 +167,13 @@ def _container(buf: memoryview, t: int, start: int, depth: int, budget: list[int
         if vt == _LITERAL:
             items.append(_literal(buf[e + 1]))
         elif vt == _INT16:
-            items.append(_I16.unpack_from(buf, e + 1)[0])
+            items.append(I16.unpack_from(buf, e + 1)[0])
         elif vt == _UINT16:
-            items.append(_U16.unpack_from(buf, e + 1)[0])
+            items.append(U16.unpack_from(buf, e + 1)[0])
         elif large and vt == _INT32:
-            items.append(_I32.unpack_from(buf, e + 1)[0])
+            items.append(I32.unpack_from(buf, e + 1)[0])
         elif large and vt == _UINT32:
-            items.append(_U32.unpack_from(buf, e + 1)[0])
+            items.append(U32.unpack_from(buf, e + 1)[0])
         else:
             voff = read(buf, e + 1)[0]
             if voff >= size:
@@ -226,7 +207,7 @@ def _opaque(mysql_type: int, raw: bytes) -> Any:
         if len(raw) < 8:
             raise DecodeError(f"JSON opaque {_TEMPORAL_NAMES[mysql_type]} of {len(raw)} bytes",
                               expected="an 8-byte packed temporal value")
-        packed = _I64.unpack_from(raw, 0)[0]
+        packed = I64.unpack_from(raw, 0)[0]
         if mysql_type == _MYSQL_TIME:
             return time_from_packed(packed)
         value = datetime_from_packed(packed)

@@ -67,7 +67,8 @@ def test_golden_fixture_tables_equal_the_dataframe_path(spark: Any, scenario: st
 def _corpus_files() -> list[Path]:
     """Corpus binlogs whose slices decode without a snapshot (lenient DDL, full images), as the tasks do
     it: each file is its own history."""
-    from binlog_model.spark.datasource import ReadOptions, decode_slice, pack_history, plan
+    from binlog_model.spark.datasource import plan
+    from binlog_model.spark.reading import ReadOptions, decode_slice, pack_history
 
     require(CORPUS)
     chosen = []

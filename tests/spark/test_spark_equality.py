@@ -22,8 +22,9 @@ from binlog_model.runs.pipeline import iter_binlog_events
 from tests._paths import CORPUS, REPO, binlogs_under, require
 
 pytest.importorskip("pyspark")
-from binlog_model.spark.datasource import event_rows, plan
+from binlog_model.spark.datasource import plan
 from binlog_model.spark.job import local_session
+from binlog_model.spark.value_json import event_rows
 
 pytestmark = pytest.mark.spark
 

@@ -23,9 +23,10 @@ from tests._paths import REPO
 
 pytest.importorskip("pyspark")
 
-from binlog_model.spark.datasource import ReadOptions, plan, read_slice
+from binlog_model.spark.datasource import plan
 from binlog_model.spark.job import SparkSetupError, check_java
 from binlog_model.spark.partitions import expand_paths, scan_file
+from binlog_model.spark.reading import ReadOptions, read_slice
 from binlog_model.spark.typed import _Invalid, convert_value, spark_type, table_lineages
 
 GOLDEN = REPO / "fixtures" / "golden" / "mariadb"
@@ -187,7 +188,7 @@ def test_docs_list_the_type_mapping() -> None:
 
 
 def test_gtid_set_skips_processed_transactions() -> None:
-    from binlog_model.spark.datasource import GtidSet
+    from binlog_model.gtid import GtidSet
 
     files = sorted((GOLDEN / "transactions" / "binlogs").iterdir())
     events = list(iter_binlog_events(files))
@@ -234,13 +235,13 @@ def test_plan_file_gives_the_same_partitions_without_a_second_pre_pass(tmp_path:
 def test_packed_history_is_parsed_once_per_worker_and_reads_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     """Partitions carry the history compressed; a worker parses it once, and every slice still gets a
     history of its own (what one slice's assembler records is not seen by the next)."""
-    from binlog_model.spark import datasource
+    from binlog_model.spark import reading
 
     files = sorted((GOLDEN / "ddl_between_dml" / "binlogs").iterdir())
     history, slices = plan(files, sliceBytes="2048")
     options = ReadOptions.parse({"paths": ",".join(map(str, files))})
     doc = history.to_json()
-    packed = datasource.pack_history(doc)
+    packed = reading.pack_history(doc)
     assert len(packed) < len(json.dumps(doc))
     want = [b.to_pylist() for s in slices for b in read_slice(s, doc, options)]
     parsed: list[int] = []
@@ -255,12 +256,12 @@ def test_packed_history_is_parsed_once_per_worker_and_reads_the_same(monkeypatch
         got = [b.to_pylist() for s in slices for b in read_slice(s, packed, options)]
         assert got == want
     assert len(parsed) == 1
-    one = datasource._history_for(packed, False)
+    one = reading._history_for(packed, False)
     one.apply("CREATE DATABASE extra_db", None, BinlogPosition("mysql-bin.999999", 4))
     assert len(one.entries) == len(history.entries) + 1
-    assert len(datasource._history_for(packed, False).entries) == len(history.entries)
+    assert len(reading._history_for(packed, False).entries) == len(history.entries)
     with pytest.raises(ConfigError, match="corrupt"):
-        datasource._history_for(b"not zlib", False)
+        reading._history_for(b"not zlib", False)
 
 
 def test_min_slices_cuts_large_files_finer_but_not_below_the_floor() -> None:

@@ -32,8 +32,9 @@ pytest.importorskip("pyspark")
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxBytes, ReadMaxFiles, ReadMaxRows
 
 from binlog_model.errors import ConfigError
-from binlog_model.spark.datasource import ReadOptions, plan, read_slice
+from binlog_model.spark.datasource import plan
 from binlog_model.spark.job import local_session
+from binlog_model.spark.reading import ReadOptions, read_slice
 from binlog_model.spark.streaming import BinlogStreamReader, StreamOffset, _slice_options
 from tests.spark._stream_archive import Archive, server_history, spark_run_on
 

@@ -148,7 +148,7 @@ def test_a_tagged_set_a_run_writes_is_read_back(tmp_path: Path) -> None:
 
 def test_a_tagged_set_a_run_writes_is_accepted_by_the_spark_gtidset_option(tmp_path: Path) -> None:
     pytest.importorskip("pyspark")
-    from binlog_model.spark.datasource import ReadOptions
+    from binlog_model.spark.reading import ReadOptions
 
     text = _run_state_text(tmp_path)
     skip = ReadOptions.parse({"paths": "binlog.000001", "gtidSet": text}).skip_gtids

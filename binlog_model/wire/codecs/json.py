@@ -6,7 +6,7 @@ by ``json_binary``. Partial updates (MySQL 8 PARTIAL_UPDATE_ROWS_EVENT) carry a 
 
 from __future__ import annotations
 
-from binlog_model.wire.codecs._bounds import Buffer, need
+from binlog_model.wire.codecs._bounds import Buffer, prefixed
 from binlog_model.wire.json_binary import parse_json_binary, parse_json_diffs
 from binlog_model.wire.values import JsonDiffs, JsonDocument
 
@@ -15,21 +15,11 @@ __all__ = ["decode_json", "decode_json_diffs"]
 
 def decode_json(buf: Buffer, pos: int, meta: int) -> tuple[JsonDocument, int]:
     """JSON: a length prefix of ``meta`` bytes, then a binary JSON document."""
-    if pos + meta > len(buf):
-        need(buf, pos, meta, "JSON length")
-    n = int.from_bytes(buf[pos:pos + meta], "little")
-    pos += meta
-    if pos + n > len(buf):
-        need(buf, pos, n, "JSON")
-    return JsonDocument(parse_json_binary(memoryview(buf)[pos:pos + n])), pos + n
+    start, end = prefixed(buf, pos, meta, "JSON")
+    return JsonDocument(parse_json_binary(memoryview(buf)[start:end])), end
 
 
 def decode_json_diffs(buf: Buffer, pos: int, meta: int) -> tuple[JsonDiffs, int]:
     """A partially updated JSON column: a length prefix of ``meta`` bytes, then the diff list."""
-    if pos + meta > len(buf):
-        need(buf, pos, meta, "JSON diff length")
-    n = int.from_bytes(buf[pos:pos + meta], "little")
-    pos += meta
-    if pos + n > len(buf):
-        need(buf, pos, n, "JSON diff")
-    return parse_json_diffs(memoryview(buf)[pos:pos + n]), pos + n
+    start, end = prefixed(buf, pos, meta, "JSON diff")
+    return parse_json_diffs(memoryview(buf)[start:end]), end

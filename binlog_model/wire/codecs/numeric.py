@@ -10,10 +10,13 @@ compare lengths inline (the hot path) and call ``need`` only to raise the error.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from decimal import Decimal
+from typing import TypeVar
 
 from binlog_model.errors import UnsupportedEventError
-from binlog_model.wire.codecs._bounds import Buffer, need
+from binlog_model.wire.codecs._bounds import Buffer, need, prefixed
+from binlog_model.wire.structs import F32, F64, I8, I16, I32, I64, U8, U16, U32, U64
 
 __all__ = [
     "decode_bit",
@@ -37,40 +40,35 @@ __all__ = [
     "parse_packed_decimal",
 ]
 
-_I8 = struct.Struct("<b")
-_U8 = struct.Struct("<B")
-_I16 = struct.Struct("<h")
-_U16 = struct.Struct("<H")
-_I32 = struct.Struct("<i")
-_U32 = struct.Struct("<I")
-_I64 = struct.Struct("<q")
-_U64 = struct.Struct("<Q")
-_F32 = struct.Struct("<f")
-_F64 = struct.Struct("<d")
+_N = TypeVar("_N", int, float)
 
 
-def decode_tiny(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
-    if pos + 1 > len(buf):
-        need(buf, pos, 1, "TINY")
-    return _I8.unpack_from(buf, pos)[0], pos + 1
+def _fixed(layout: struct.Struct, what: str, name: str) -> Callable[[Buffer, int, int], tuple[_N, int]]:
+    """The codec of a fixed-width little-endian column: one definition of the check, the read and the
+    step for all ten integer and float types (``layout`` and its size are bound once, as locals)."""
+    size, unpack = layout.size, layout.unpack_from
+
+    def decode(buf: Buffer, pos: int, meta: int) -> tuple[_N, int]:
+        if pos + size > len(buf):
+            need(buf, pos, size, what)
+        return unpack(buf, pos)[0], pos + size
+
+    decode.__name__ = decode.__qualname__ = name
+    return decode
 
 
-def decode_tiny_unsigned(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
-    if pos + 1 > len(buf):
-        need(buf, pos, 1, "TINY UNSIGNED")
-    return _U8.unpack_from(buf, pos)[0], pos + 1
-
-
-def decode_short(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
-    if pos + 2 > len(buf):
-        need(buf, pos, 2, "SHORT")
-    return _I16.unpack_from(buf, pos)[0], pos + 2
-
-
-def decode_short_unsigned(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
-    if pos + 2 > len(buf):
-        need(buf, pos, 2, "SHORT UNSIGNED")
-    return _U16.unpack_from(buf, pos)[0], pos + 2
+_IntCodec = Callable[[Buffer, int, int], tuple[int, int]]
+_FloatCodec = Callable[[Buffer, int, int], tuple[float, int]]
+decode_tiny: _IntCodec = _fixed(I8, "TINY", "decode_tiny")
+decode_tiny_unsigned: _IntCodec = _fixed(U8, "TINY UNSIGNED", "decode_tiny_unsigned")
+decode_short: _IntCodec = _fixed(I16, "SHORT", "decode_short")
+decode_short_unsigned: _IntCodec = _fixed(U16, "SHORT UNSIGNED", "decode_short_unsigned")
+decode_long: _IntCodec = _fixed(I32, "LONG", "decode_long")
+decode_long_unsigned: _IntCodec = _fixed(U32, "LONG UNSIGNED", "decode_long_unsigned")
+decode_longlong: _IntCodec = _fixed(I64, "LONGLONG", "decode_longlong")
+decode_longlong_unsigned: _IntCodec = _fixed(U64, "LONGLONG UNSIGNED", "decode_longlong_unsigned")
+decode_float: _FloatCodec = _fixed(F32, "FLOAT", "decode_float")
+decode_double: _FloatCodec = _fixed(F64, "DOUBLE", "decode_double")
 
 
 def decode_int24(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
@@ -86,40 +84,10 @@ def decode_int24_unsigned(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
     return buf[pos] | (buf[pos + 1] << 8) | (buf[pos + 2] << 16), pos + 3
 
 
-def decode_long(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
-    if pos + 4 > len(buf):
-        need(buf, pos, 4, "LONG")
-    return _I32.unpack_from(buf, pos)[0], pos + 4
 
 
-def decode_long_unsigned(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
-    if pos + 4 > len(buf):
-        need(buf, pos, 4, "LONG UNSIGNED")
-    return _U32.unpack_from(buf, pos)[0], pos + 4
 
 
-def decode_longlong(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
-    if pos + 8 > len(buf):
-        need(buf, pos, 8, "LONGLONG")
-    return _I64.unpack_from(buf, pos)[0], pos + 8
-
-
-def decode_longlong_unsigned(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
-    if pos + 8 > len(buf):
-        need(buf, pos, 8, "LONGLONG UNSIGNED")
-    return _U64.unpack_from(buf, pos)[0], pos + 8
-
-
-def decode_float(buf: Buffer, pos: int, meta: int) -> tuple[float, int]:
-    if pos + 4 > len(buf):
-        need(buf, pos, 4, "FLOAT")
-    return _F32.unpack_from(buf, pos)[0], pos + 4
-
-
-def decode_double(buf: Buffer, pos: int, meta: int) -> tuple[float, int]:
-    if pos + 8 > len(buf):
-        need(buf, pos, 8, "DOUBLE")
-    return _F64.unpack_from(buf, pos)[0], pos + 8
 
 
 def decode_bit(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
@@ -243,16 +211,12 @@ def decode_decimal_old(buf: Buffer, pos: int, meta: int) -> tuple[Decimal, int]:
 
 def decode_vector(buf: Buffer, pos: int, meta: int) -> tuple[tuple[float, ...], int]:
     """MySQL 9 VECTOR: a length prefix of ``meta`` bytes, then little-endian float32 values."""
-    if pos + meta > len(buf):
-        need(buf, pos, meta, "VECTOR length")
-    n = int.from_bytes(buf[pos:pos + meta], "little")
-    pos += meta
-    if pos + n > len(buf):
-        need(buf, pos, n, "VECTOR")
+    start, end = prefixed(buf, pos, meta, "VECTOR")
+    n = end - start
     if n % 4:
         raise UnsupportedEventError(f"VECTOR value of {n} bytes is not a whole number of float32",
                                     expected="a multiple of 4 bytes")
-    return struct.unpack_from(f"<{n // 4}f", buf, pos), pos + n
+    return struct.unpack_from(f"<{n // 4}f", buf, start), end
 
 
 def decode_year(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:

@@ -7,7 +7,7 @@ followed by standard WKB. It is split, not interpreted: consumers hand the WKB t
 from __future__ import annotations
 
 from binlog_model.errors import TruncatedEventError
-from binlog_model.wire.codecs._bounds import Buffer, need
+from binlog_model.wire.codecs._bounds import Buffer, prefixed
 from binlog_model.wire.values import Geometry
 
 __all__ = ["decode_geometry"]
@@ -15,14 +15,10 @@ __all__ = ["decode_geometry"]
 
 def decode_geometry(buf: Buffer, pos: int, meta: int) -> tuple[Geometry, int]:
     """GEOMETRY: meta is the length-prefix size; the payload is SRID (u32 LE) + WKB."""
-    if pos + meta > len(buf):
-        need(buf, pos, meta, "GEOMETRY length")
-    n = int.from_bytes(buf[pos:pos + meta], "little")
-    pos += meta
-    if pos + n > len(buf):
-        need(buf, pos, n, "GEOMETRY")
+    start, end = prefixed(buf, pos, meta, "GEOMETRY")
+    n = end - start
     if n < 4:
         raise TruncatedEventError(f"GEOMETRY value of {n} bytes has no 4-byte SRID",
                                   expected="GEOMETRY SRID")
-    srid = int.from_bytes(buf[pos:pos + 4], "little")
-    return Geometry(srid, bytes(buf[pos + 4:pos + n])), pos + n
+    srid = int.from_bytes(buf[start:start + 4], "little")
+    return Geometry(srid, bytes(buf[start + 4:end])), end

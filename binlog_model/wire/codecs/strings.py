@@ -8,10 +8,10 @@ bits of lengths above 255 hidden in the real-type byte (``Field_string::do_save_
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 
 from binlog_model.wire.codecs._bounds import Buffer, need
+from binlog_model.wire.structs import U16, U32
 
 __all__ = [
     "decode_blob",
@@ -91,14 +91,10 @@ def decode_set(buf: Buffer, pos: int, meta: int) -> tuple[int, int]:
     return int.from_bytes(buf[pos:pos + meta], "little"), pos + meta
 
 
-_U16 = struct.Struct("<H").unpack_from
-_U32 = struct.Struct("<I").unpack_from
-
-
 def _length_prefixed(width: int, what: str) -> Callable[[Buffer, int, int], tuple[bytes, int]]:
     """A codec for bytes behind a little-endian length prefix of ``width`` (1, 2 or 4) bytes, picked once
     per TABLE_MAP so the row loop does not re-read the prefix size from the metadata for every value."""
-    read_length = {1: None, 2: _U16, 4: _U32}[width]
+    read_length = {1: None, 2: U16.unpack_from, 4: U32.unpack_from}[width]
     label = f"{what} length"
 
     if read_length is None:
@@ -133,6 +129,7 @@ decode_blob4 = _length_prefixed(4, "BLOB")
 
 def decode_blob(buf: Buffer, pos: int, meta: int) -> tuple[bytes, int]:
     """BLOB/TEXT: meta is the size of the little-endian length prefix (1-4 bytes)."""
+    # Inline, not ``_bounds.prefixed``: MEDIUMBLOB/MEDIUMTEXT (a 3-byte prefix) take this codec per value.
     if pos + meta > len(buf):
         need(buf, pos, meta, "BLOB length")
     n = int.from_bytes(buf[pos:pos + meta], "little")

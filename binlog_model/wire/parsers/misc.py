@@ -22,6 +22,7 @@ from binlog_model.wire.events import (
 )
 from binlog_model.wire.header import EventHeader, FormatContext
 from binlog_model.wire.parsers._common import cstr, fixed_size, text
+from binlog_model.wire.structs import F64
 
 __all__ = [
     "parse_append_block_event",
@@ -33,8 +34,6 @@ __all__ = [
     "parse_user_var_event",
     "parse_view_change_event",
 ]
-
-_DOUBLE = struct.Struct("<d")
 
 
 def parse_intvar_event(header: EventHeader, body: memoryview, ctx: FormatContext) -> IntvarEvent:
@@ -69,7 +68,7 @@ def parse_user_var_event(header: EventHeader, body: memoryview, ctx: FormatConte
     value: bytes | float | int | Decimal
     try:
         if vtype == 1:
-            value = _DOUBLE.unpack(raw)[0]
+            value = F64.unpack(raw)[0]
         elif vtype == 2:
             value = int.from_bytes(raw, "little", signed=not flags & 1)
         elif vtype == 4:

@@ -8,15 +8,14 @@ millions of rows is one event, and inflating it whole would make memory grow wit
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 
 from binlog_model.errors import DecodeError, TruncatedEventError, UnsupportedEventError
 from binlog_model.wire.cursor import Cursor
+from binlog_model.wire.structs import U32
 
 __all__ = ["EAGER_MAX", "inner_events", "unpack_transaction_payload"]
 
-_U32 = struct.Struct("<I")
 _ZSTD = 0
 _NONE = 255
 
@@ -88,7 +87,7 @@ def _cut(chunks: Iterator[bytes], header_length: int, expected: int) -> Iterator
             pos = 0
         buf += chunk
         while len(buf) - pos >= header_length:
-            isize = _U32.unpack_from(buf, pos + 9)[0]
+            isize = U32.unpack_from(buf, pos + 9)[0]
             if isize < header_length or done + pos + isize > expected:
                 raise TruncatedEventError(f"inner event {index} event_size {isize} overruns the payload",
                                           expected=f"{header_length} <= event_size <= "
