@@ -660,7 +660,19 @@ def test_failover_to_a_gtid_replica(kind: str, tmp_path: Path) -> None:
         assert final.returncode == 0, err.decode()
         state = RunState.load(tmp_path / "state")
         assert state.source is not None and state.source["server"] == str(replica.socket), state.source
+        length = len(_concatenated(tmp_path))
+        # and back to the primary, which has nothing the state lacks: the GTID dump skips every
+        # transaction, so the end of the last event sent (a file's head) is no place to stop; the state
+        # moves to the primary's binlog end (its heartbeat's word) and --stop-at-end stops there
+        back = _spawn(_tail_args(primary, tmp_path, "--format", "proto", "--stop-at-end"))
+        _, err = back.communicate(timeout=60)
+        assert back.returncode == 0 and b"(by GTID)" in err, err.decode()
+        state = RunState.load(tmp_path / "state")
+        assert state.source is not None and state.source["server"] == str(primary.socket), state.source
+        assert state.position is not None
+        assert (state.position["file"], state.position["offset"]) == primary.binlog_position(), state.position
     got = _concatenated(tmp_path)
+    assert len(got) == length, "the way back to the primary wrote events again"
     on_primary = _events_proto(primary_files, tmp_path / "expected-primary.pb")
     on_replica = _events_proto(replica_files, tmp_path / "expected-replica.pb")
     assert 0 < before < len(got), (before, len(got))
