@@ -32,6 +32,7 @@ position is refused, and ``followed`` names the new server, which the state reco
 from __future__ import annotations
 
 import dataclasses
+import random
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
@@ -57,6 +58,8 @@ from binlog_model.wire import events as ev
 __all__ = ["PurgedPositionError", "ReplicationSource", "ServerIdCollisionError", "parse_start"]
 
 REGISTER_PREFIX: Final = "binlog-model-tail:"
+#: where a default replica server_id is drawn from: high enough to stay clear of hand-numbered servers
+SERVER_ID_RANGE: Final = (3_000_000_000, 3_999_999_999)
 #: the dump's ``idle``: a ``FlushPoint`` (where the run commits) once the server has sent nothing for 10 ms
 #: after an event, at most every 100 ms. A tail that keeps up with its server waits for input then anyway,
 #: so the commit costs it nothing, and the last transactions of a burst are committed at once instead of
@@ -379,6 +382,9 @@ class ReplicationSource:
                     # the next file (the saved file's ROTATE never sent). Those bytes are asked for by
                     # position, so the spool's copy of the file stays whole instead of being left out.
                     file, start = self._spool_at
+                    # (an empty packet first opens the spool's copy there, so that the next file's first
+                    # packet marks it whole even when nothing was missing)
+                    self.on_packet(dataclasses.replace(packet, file=file, offset=start, raw=b"", last=0))
                     for filler in self._between(file, start, packet.offset if packet.file == file else None):
                         self.on_packet(filler)
                 self._spool_from = None
@@ -386,11 +392,13 @@ class ReplicationSource:
 
     def _between(self, file: str, start: int, end: int | None) -> Iterator[ReplicationPacket]:
         """The content packets of ``file`` from ``start`` to ``end`` (event boundaries; None: the file's
-        end), read by a short non-blocking dump by position under a server_id next to the tail's own (one
-        equal to the running dump's would make the server end that one)."""
-        own = self.identity["server_id"]
-        stream: Any = iter_replication_packets(self.connect(), file, start, batch=True,
-                                               server_id=own + 1 if own < 2**32 - 1 else own - 1)
+        end), read by a short non-blocking dump by position under a server_id of its own from
+        ``SERVER_ID_RANGE`` (MariaDB ends a dump whose server_id a new one uses: not the running one's,
+        nor one next to a hand-numbered ``--server-id``, where real replicas are)."""
+        server_id = self.identity["server_id"]
+        while server_id == self.identity["server_id"]:
+            server_id = random.randint(*SERVER_ID_RANGE)
+        stream: Any = iter_replication_packets(self.connect(), file, start, batch=True, server_id=server_id)
         try:
             for packet in stream:
                 if packet.file != file:
