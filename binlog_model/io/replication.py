@@ -49,7 +49,15 @@ from typing import Any, Final
 
 from binlog_model.errors import ConfigError, ConnectionLostError, DecodeError, ReplicationError
 from binlog_model.gtid import GtidSet
-from binlog_model.runs.source import BoundaryTracker, FileBegin, FileEnd, FlushPoint, FormatDescription
+from binlog_model.runs.source import (
+    BoundaryTracker,
+    FileBegin,
+    FileEnd,
+    FlushPoint,
+    FormatDescription,
+    TransactionEnd,
+    TransactionStart,
+)
 from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
 from binlog_model.wire.header import EventType
 from binlog_model.wire.structs import HEADER_V4, U32, U64
@@ -72,6 +80,9 @@ _MARIA_SLAVE_CAPABILITY_GTID: Final = 4
 _DUMP = struct.Struct("<IHI")  # position, flags, server_id
 _DUMP_GTID = struct.Struct("<HII")  # flags, server_id, file name length
 _HEARTBEATS: Final = frozenset({EventType.HEARTBEAT_LOG_EVENT, EventType.HEARTBEAT_LOG_EVENT_V2})
+_UNIT_MARKERS: Final = (TransactionStart, TransactionEnd)
+_TRANSACTION_STARTS: Final = frozenset({EventType.GTID_LOG_EVENT, EventType.ANONYMOUS_GTID_LOG_EVENT,
+                                        EventType.GTID_TAGGED_LOG_EVENT, EventType.GTID_EVENT})
 # Client and server error numbers that mean the connection (not the request) failed: a reconnect may work.
 # 2003/2006/2013/2055: cannot connect, gone away, lost, lost at handshake; 1053: server shutdown;
 # 1317 / 1927: the dump thread was killed (MySQL / MariaDB); 1040: too many connections.
@@ -216,14 +227,23 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
     decoder: BinlogDecoder | None = None
     tracker: BoundaryTracker | None = None
     gtid_dump = mysql_gtids is not None or mariadb_gtid is not None
+    # A GTID dump skips the transactions in the set without a word (MariaDB: up to its jump), so its
+    # silence does not say the stream is at the server's end until the server says where it is: the quiet
+    # counts once a heartbeat names the place the decoder is at, or a transaction is sent.
+    settled = not gtid_dump
     for packet in iter_replication_packets(conn, log_file, log_pos, server_id=server_id, blocking=blocking,
                                            mariadb_gtid=mariadb_gtid, mysql_gtids=mysql_gtids,
                                            heartbeat=heartbeat, register_as=register_as, batch=True,
                                            idle=idle if markers else None):
         if packet is IDLE:
-            yield FlushPoint(tracker.file if tracker is not None else "", 0)
+            if settled:     # where the stream is: past a MariaDB jump, not at the last event's end
+                yield FlushPoint(tracker.file if tracker is not None else "",
+                                 decoder.offset if decoder is not None else 0)
             continue
         if packet.event_type in _HEARTBEATS:
+            if gtid_dump and (not settled or (decoder is not None and packet.log_pos > decoder.offset)):
+                settled = (decoder is not None and packet.log_pos == decoder.offset
+                           and tracker is not None and tracker.file == packet.file)
             if markers:
                 yield FlushPoint(packet.file, packet.log_pos)
             continue
@@ -268,6 +288,8 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                               file=packet.file, offset=packet.offset)
         if on_packet is not None:
             on_packet(packet)
+        if not settled and packet.event_type in _TRANSACTION_STARTS:
+            settled = True
         decoder.receive_data(packet.raw)
         if not markers:
             while (event := decoder.next_event()) is not NEED_DATA:
@@ -279,7 +301,11 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
         # the tracker keeps its state between calls: one call per batch of whole events; the decoder is
         # iterated, not listed (a TRANSACTION_PAYLOAD's inner events are decoded as they are asked for:
         # one compressed transaction of millions of rows is one event)
-        yield from tracker.wrap(decoder, decoder)
+        if settled:
+            yield from tracker.wrap(decoder, decoder)
+        else:
+            # not a place to stop yet: the end of what was sent may lie before transactions skipped
+            yield from (item for item in tracker.wrap(decoder, decoder) if type(item) not in _UNIT_MARKERS)
 
 
 def _prepare_session(conn: Any, is_mariadb: bool, mariadb_gtid: str | None, heartbeat: float | None) -> bool:

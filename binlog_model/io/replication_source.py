@@ -22,7 +22,9 @@ Where the dump starts:
 
 A GTID dump on the same server may send events before the saved position again (the head of a file, or a
 whole file when MySQL starts from an older one): they are dropped, so the stream begins at the saved
-position as the protocol requires, and the spool (``on_packet``) does not see them either. On another
+position as the protocol requires, and the spool (``on_packet``) does not see them either; what it skips
+past the saved position (the rest of the saved file when it starts at the next one, a MariaDB
+BINLOG_CHECKPOINT before the next transaction) the spool gets from a short dump by position. On another
 server (a failover to a replica) the saved file:offset names nothing: nothing is dropped, a resume by
 position is refused, and ``followed`` names the new server, which the state records at its next commit.
 """
@@ -30,12 +32,17 @@ position is refused, and ``followed`` names the new server, which the state reco
 from __future__ import annotations
 
 import dataclasses
+import random
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from binlog_model.errors import ConfigError, ConnectionLostError, ReplicationError
 from binlog_model.gtid import GtidSet
-from binlog_model.io.replication import ReplicationPacket, iter_replication_events
+from binlog_model.io.replication import (
+    ReplicationPacket,
+    iter_replication_events,
+    iter_replication_packets,
+)
 from binlog_model.io.state import StateMismatchError
 from binlog_model.position import BinlogPosition
 from binlog_model.runs.source import (
@@ -51,6 +58,8 @@ from binlog_model.wire import events as ev
 __all__ = ["PurgedPositionError", "ReplicationSource", "ServerIdCollisionError", "parse_start"]
 
 REGISTER_PREFIX: Final = "binlog-model-tail:"
+#: where a default replica server_id is drawn from: high enough to stay clear of hand-numbered servers
+SERVER_ID_RANGE: Final = (3_000_000_000, 3_999_999_999)
 #: the dump's ``idle``: a ``FlushPoint`` (where the run commits) once the server has sent nothing for 10 ms
 #: after an event, at most every 100 ms. A tail that keeps up with its server waits for input then anyway,
 #: so the commit costs it nothing, and the last transactions of a burst are committed at once instead of
@@ -131,6 +140,7 @@ class ReplicationSource:
         self._plan: tuple[str, Any] | None = None
         self._spool_from: tuple[Any, ...] | None = None   # packets before it are not handed to on_packet
         self._spool_at: tuple[str, int] = ("", 0)         # the same place as file and offset
+        self._spool_whole = False                         # the saved position is past its file's ROTATE
 
     # --- the control connection -----------------------------------------------------------------------
 
@@ -315,6 +325,7 @@ class ReplicationSource:
         self._spool_from = skip
         if position is not None:
             self._spool_at = (position.file, position.offset)
+            self._spool_whole = position.rotated_to is not None
         fde: FormatDescription | None = None      # the last one dropped while skipping
         held: list[Any] = []
         stream: Any = iter_replication_events(conn, **kw)
@@ -365,8 +376,47 @@ class ReplicationSource:
                     cut = offset - packet.offset
                     packet = dataclasses.replace(packet, offset=offset, raw=packet.raw[cut:],
                                                  last=max(0, packet.last - cut))
+                elif not self._spool_whole and (packet.file, packet.offset) != self._spool_at:
+                    # the dump resumes past the saved position: a GTID dump skips what lies between the
+                    # set's last transaction and the next one (MariaDB: a BINLOG_CHECKPOINT), or starts at
+                    # the next file (the saved file's ROTATE never sent). Those bytes are asked for by
+                    # position, so the spool's copy of the file stays whole instead of being left out.
+                    file, start = self._spool_at
+                    # (an empty packet first opens the spool's copy there, so that the next file's first
+                    # packet marks it whole even when nothing was missing)
+                    self.on_packet(dataclasses.replace(packet, file=file, offset=start, raw=b"", last=0))
+                    for filler in self._between(file, start, packet.offset if packet.file == file else None):
+                        self.on_packet(filler)
                 self._spool_from = None
             self.on_packet(packet)
+
+    def _between(self, file: str, start: int, end: int | None) -> Iterator[ReplicationPacket]:
+        """The content packets of ``file`` from ``start`` to ``end`` (event boundaries; None: the file's
+        end), read by a short non-blocking dump by position under a server_id of its own from
+        ``SERVER_ID_RANGE`` (MariaDB ends a dump whose server_id a new one uses: not the running one's,
+        nor one next to a hand-numbered ``--server-id``, where real replicas are)."""
+        server_id = self.identity["server_id"]
+        while server_id == self.identity["server_id"]:
+            server_id = random.randint(*SERVER_ID_RANGE)
+        stream: Any = iter_replication_packets(self.connect(), file, start, batch=True, server_id=server_id)
+        try:
+            for packet in stream:
+                if packet.file != file:
+                    if end is None:
+                        return          # the server moved on to the next file: this one is complete
+                    break
+                if packet.artificial:
+                    continue
+                if end is not None and packet.offset + len(packet.raw) > end:
+                    if packet.offset < end:
+                        yield dataclasses.replace(packet, raw=packet.raw[:end - packet.offset], last=0)
+                    return
+                yield packet
+                if end is not None and packet.offset + len(packet.raw) == end:
+                    return
+        finally:
+            stream.close()
+        raise ReplicationError(f"{self.where}: {file} ends before {end}, where the GTID dump resumed")
 
     def _explain_1236(self, err: ReplicationError) -> None:
         text = str(err).lower()

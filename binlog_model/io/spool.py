@@ -18,7 +18,9 @@ A file the dump did not send from its start (``--from FILE:POS`` inside a file, 
 transactions on a server the state was not built on, or a run without ``--spool`` in between) cannot be
 mirrored byte for byte: it is left out (listed in ``skipped``, and an older partial copy removed), never
 written with a hole. (On the server the state was built on, what a GTID dump re-sends before the
-committed position never reaches the spool: ``ReplicationSource`` drops it.)
+committed position never reaches the spool: ``ReplicationSource`` drops it; what it skips past that
+position, the rest of the file or the events up to the next transaction, ``ReplicationSource`` reads by
+position for the spool.)
 
 One spool mirrors one server (``follow``: its ``server_uuid``, or its address, kept in the journal): after
 a failover the new server's files would carry the same names with other bytes, so the tail is told to use

@@ -189,6 +189,29 @@ class Runner:
             yield from feed(item)  # type: ignore[arg-type]  # an event: the boundaries are skipped above
         yield from assembler.close()
 
+    @staticmethod
+    def _flush_position(item: FlushPoint, last: EventHeader | None, fde: bytes | None, rotated_to: str | None,
+                        current: str, said: tuple[str, int] | None,
+                        ) -> tuple[Position | None, tuple[str, int] | None]:
+        """Where a ``FlushPoint`` lets the run commit (None: nowhere), and the position it stated (the
+        next call's ``said``). The end of the last event read, unless the server says it is further on:
+        a GTID dump skips the transactions in the set without a word (a failover's replica has every one
+        the state read, under its own file names and offsets), so the end of the last event sent may lie
+        before transactions done (a commit there would have a resume by position read them again). The
+        server's word is a place to stop only once it repeats it with nothing in between: it waits there,
+        at its binlog's end, a transaction boundary (MySQL also sends a heartbeat while it skips, from
+        wherever the skipping is, inside a transaction as likely as not)."""
+        stated = (base_name(item.file), item.offset) if item.offset else None
+        end = (base_name(last.file or ""), last.offset + last.event_size) if last is not None else None
+        if stated is not None and (end is None or stated[0] != end[0] or stated[1] > end[1]):
+            if stated == said and stated[0] == current and fde is not None:
+                return Position(stated[0], stated[1], fde, rotated_to), stated
+            return None, stated
+        remembered = said if stated is None else stated     # (a FlushPoint without a word keeps it)
+        if end is None:
+            return None, remembered
+        return Position(end[0], end[1], fde, rotated_to), remembered
+
     def _file_end(self, item: FileEnd) -> None:
         self.assembler.stats.partial_tail_bytes += item.partial_bytes
         self.files[base_name(item.file)] = item.offset
@@ -219,6 +242,8 @@ class Runner:
         rotated_to: str | None = None
         mark: _Mark | None = None      # the last point where a unit started with nothing pending
         last: EventHeader | None = None     # the last top-level event read: a FlushPoint's mark is its end
+        current = ""                        # the file being read (its FileBegin)
+        said: tuple[str, int] | None = None     # the last FlushPoint's position, if no event came since
 
         def commit(at: _Mark) -> None:
             nonlocal since_commit, ended_since_commit, last_commit, mark
@@ -237,6 +262,7 @@ class Runner:
                 if header.inner_index is None:
                     since_commit += header.event_size
                     last = header
+                    said = None
                     recorder.see(item)
                 yield from assembler.feed(item)  # type: ignore[arg-type]  # an event, as above
             elif isinstance(item, TransactionStart):
@@ -264,7 +290,7 @@ class Runner:
             elif isinstance(item, Rotate):
                 rotated_to = item.next_file
             elif isinstance(item, FileBegin):
-                fde, rotated_to = None, None
+                fde, rotated_to, current = None, None, base_name(item.file)
             elif isinstance(item, FileEnd):
                 base = base_name(item.file)
                 self._file_end(item)
@@ -280,12 +306,11 @@ class Runner:
             elif isinstance(item, FlushPoint):
                 if not assembler.idle:
                     continue
+                flushed, said = self._flush_position(item, last, fde, rotated_to, current, said)
                 done = self.stopped_at
-                if last is not None:
-                    end = last.offset + last.event_size
-                    here = Position(base_name(last.file or ""), end, fde, rotated_to)
-                    if done is None or (done.file, done.offset) != (here.file, here.offset):
-                        commit(_Mark(here, self.output_size(), recorder.seen))
+                if flushed is not None and (done is None
+                                            or (done.file, done.offset) != (flushed.file, flushed.offset)):
+                    commit(_Mark(flushed, self.output_size(), recorder.seen))
                 if stop is not None and stop(self.stopped_at):
                     self.stopped = True
                     return

@@ -52,6 +52,7 @@ from typing import Any, Final
 from binlog_model.errors import ConfigError, ConnectionLostError
 from binlog_model.io.live import PASSWORD_ENV, ServerURL, server_password
 from binlog_model.io.replication_source import (
+    SERVER_ID_RANGE,
     PurgedPositionError,
     ReplicationSource,
     ServerIdCollisionError,
@@ -72,8 +73,6 @@ from schema_tracker.history import SchemaHistory
 __all__ = ["SERVER_ID_RANGE", "PurgedPositionError", "ServerIdCollisionError", "TailResult", "TailSettings",
            "parse_start", "run_tail"]
 
-#: where a default replica server_id is drawn from: high enough to stay clear of hand-numbered servers
-SERVER_ID_RANGE: Final = (3_000_000_000, 3_999_999_999)
 _BACKOFF_FIRST, _BACKOFF_MAX = 0.2, 30.0
 #: seconds a control query (the position, the binlog list) may take to answer
 CONTROL_READ_TIMEOUT: Final = 30

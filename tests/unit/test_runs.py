@@ -192,3 +192,43 @@ def test_a_recorder_without_previous_gtids_records_the_transactions_read() -> No
     assert str(recorders[False].gtids) == str(own) and not recorders[False].based
     assert recorders[True].based and str(recorders[True].gtids) != str(own)    # the file's history counts
     assert str(own).count(":") == 1, "the transactions of one server"
+
+
+class _Skipping:
+    """A GTID dump on a server that has every transaction of the file already (a failover's replica, or
+    the way back): the file's head (FORMAT_DESCRIPTION, PREVIOUS_GTIDS), then, the transactions skipped
+    without a word, only heartbeats naming ``said`` in turn."""
+
+    total_bytes = None
+    bytes_read = 0
+
+    def __init__(self, said: list[int]) -> None:
+        self.said = said
+
+    def read(self, resume: Resume | None = None) -> Any:
+        for item in FileSource([BINLOG]).read(resume):
+            if type(item) in (TransactionStart, FileEnd):
+                break
+            yield item
+        for offset in self.said:
+            yield FlushPoint(str(BINLOG), offset)
+
+
+def test_a_gtid_dump_that_skipped_commits_where_the_server_waits_not_at_the_last_event_sent() -> None:
+    """The end of the last event sent lies before the transactions skipped: a commit there would have a
+    later resume by position read them again (and ``--stop-at-end`` would never reach the end). The
+    server's word is taken once it repeats it (it waits there, at its binlog's end); one heartbeat alone
+    may come from inside a skipped transaction."""
+    size = BINLOG.stat().st_size
+    ends = [m.offset for m in FileSource([BINLOG]).read() if type(m) is TransactionEnd]
+    never = CommitPolicy(commit_bytes=1 << 40)
+    for said in ([size], [ends[0], size], [size, ends[1], size]):
+        out, commits, _ = _live_run(_Skipping(said), never)      # type: ignore[arg-type]
+        assert commits == [] and out == b"", said
+    for said, at in (([size, size], size), ([ends[0], ends[2], ends[2], size], ends[2])):
+        out, commits, _ = _live_run(_Skipping(said), never)      # type: ignore[arg-type]
+        assert [cp.position.offset for cp in commits] == [at] and out == b"", said
+        assert commits[0].position.format_description is not None
+    _, commits, runner = _live_run(_Skipping([size, size, size]), never,          # type: ignore[arg-type]
+                                   stop=lambda at: at is not None and at.offset >= size)
+    assert runner.stopped and [cp.position.offset for cp in commits] == [size]
