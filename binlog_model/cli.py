@@ -2,6 +2,8 @@
 
 Each subcommand lives in ``binlog_model/commands/<name>.py`` and exposes a click command named
 ``command``; this module only wires them together, so adding a subcommand never touches another one.
+A subcommand's module is imported when that subcommand runs (or ``--help`` lists them all), so a run pays
+only for the imports of its own command.
 Every ``BinlogError`` (and an ``OSError`` such as an unwritable ``--out``) becomes a one-line message on
 stderr and exit status 2, never a traceback. A reader that stops early (``| head``) ends the run quietly
 with status 0.
@@ -27,6 +29,15 @@ class _ReaderGone(Exception):
 
 
 class _Group(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *(name.replace("_", "-") for name in _COMMANDS)})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = cmd_name.replace("-", "_")
+        if cmd_name not in self.commands and module in _COMMANDS and "_" not in cmd_name:
+            self.add_command(importlib.import_module(f"binlog_model.commands.{module}").command, cmd_name)
+        return self.commands.get(cmd_name)
+
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
@@ -40,11 +51,6 @@ class _Group(click.Group):
                       + compiled_core().replace("%", "%%"))
 def cli() -> None:
     """MySQL / MariaDB row-based binlogs to typed BinlogEvents."""
-
-
-for _name in _COMMANDS:
-    _module = importlib.import_module(f"binlog_model.commands.{_name}")
-    cli.add_command(_module.command, _name.replace("_", "-"))
 
 
 def main(argv: list[str] | None = None) -> int:
