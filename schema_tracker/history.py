@@ -95,7 +95,8 @@ class SchemaHistory:
               gtid: str | None = None, *, session: ServerSession | None = None) -> tuple[SchemaChange, ...]:
         """Apply one statement (see ``ddl.apply``) and record it when it changed anything. Without
         ``session``, the statement is read as ``server_version`` logged it under the default sql_mode."""
-        from schema_tracker import ddl   # sqlglot, on the first statement: a reader of a history never needs it
+        # sqlglot comes with the first statement: a reader of a history never needs it
+        from schema_tracker import ddl
 
         session = session or ServerSession(self.server_version)
         catalog, changes = ddl.apply(self.catalog, sql, default_db, position, lenient=self.lenient,

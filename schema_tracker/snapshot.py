@@ -42,7 +42,7 @@ def catalog_from_dump(text: str, catalog: Catalog | None = None, *, default_db: 
     cannot follow, unless ``lenient``; a table with no database to belong to is a ``SchemaError`` saying to
     pass the database.
     """
-    from schema_tracker import ddl   # sqlglot, only once a snapshot is read
+    from schema_tracker import ddl  # sqlglot, only once a snapshot is read
 
     session = ServerSession(server_version or _dump_server_version(text))
     cat = catalog if catalog is not None else Catalog()
