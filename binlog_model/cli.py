@@ -54,6 +54,7 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    _keep_freed_memory()
     try:
         status = cli.main(args=argv, prog_name="binlog-model", standalone_mode=False)
     except _ReaderGone:
@@ -73,6 +74,23 @@ def main(argv: list[str] | None = None) -> int:
         return err.exit_code
     # standalone_mode=False hands back a subcommand's return value, or ctx.exit(n)'s status.
     return status if isinstance(status, int) else 0
+
+
+def _keep_freed_memory() -> None:
+    """glibc's malloc hands freed blocks of a few hundred KB straight back to the kernel (its adaptive
+    thresholds), and takes them again page fault by page fault for the next event or read chunk: 40,000+
+    faults, ~0.15 s of system time per 100 MB binlog. Blocks up to 4 MiB come from the heap, and up to
+    32 MiB of free heap is kept: the faults drop to the ~8,000 of a heap that stops growing; the peak RSS
+    stays what it was. Only glibc has ``mallopt``; elsewhere nothing changes."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError, ImportError):
+        return
+    mallopt(-3, 4 << 20)        # M_MMAP_THRESHOLD (fixing it also ends the adaptive trim threshold)
+    mallopt(-1, 32 << 20)       # M_TRIM_THRESHOLD
 
 
 def _silence_stdout() -> None:
