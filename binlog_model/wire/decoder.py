@@ -241,9 +241,10 @@ class BinlogDecoder:
 
     def next_event(self) -> Event | NeedData:
         """The next event, or ``NEED_DATA`` when more input is needed (or the input is done)."""
-        self._check_alive()
+        if self._failed:
+            self._check_alive()
         try:
-            return self._next_event()
+            return self._next_one() if not self.drop_skipped else self._next_event()
         except DecodeError as err:
             self._failed = True
             raise err.located(file=self.file) from err.__cause__
@@ -267,8 +268,7 @@ class BinlogDecoder:
                                     "start a new one")
 
     def _next_event(self) -> Event | NeedData:
-        if not self.drop_skipped:
-            return self._next_one()
+        """``_next_one`` past the skipped events (``drop_skipped``)."""
         while True:
             if self._inner is None and self._ctx is not None and not self._need_magic:
                 self._skip_run()
@@ -340,8 +340,9 @@ class BinlogDecoder:
                 raise TruncatedEventError(f"input ends {avail} bytes into an event header",
                                           offset=self.offset, expected=f"{header_len}-byte event header")
             return NEED_DATA
+        buf = self._buf
         start = self._pos
-        event_size = _U32.unpack_from(self._buf, start + 9)[0]
+        event_size = _U32.unpack_from(buf, start + 9)[0]
         if event_size < header_len:
             raise TruncatedEventError(f"event_size {event_size} is smaller than the {header_len}-byte header",
                                       expected=f"event_size >= {header_len}", offset=self.offset,
@@ -358,17 +359,18 @@ class BinlogDecoder:
             return NEED_DATA
         # The event's one copy: a view slice goes straight to ``bytes`` (slicing the bytearray itself
         # would copy twice). The view is released before the compaction below resizes the buffer.
-        with memoryview(self._buf) as view:
+        with memoryview(buf) as view:
             raw = view[start:start + event_size].tobytes()
         offset = self._base + start
-        self._pos += event_size
-        if self._pos >= _COMPACT_MIN and self._pos * 2 >= len(self._buf):
-            del self._buf[:self._pos]
-            self._base += self._pos
+        pos = self._pos = start + event_size
+        if pos >= _COMPACT_MIN and pos * 2 >= len(buf):
+            del buf[:pos]
+            self._base += pos
             self._pos = 0
-        if self._first_event and header_len == 13:
-            self._ctx = legacy_context(1, "")
-        self._first_event = False
+        if self._first_event:
+            if header_len == 13:
+                self._ctx = legacy_context(1, "")
+            self._first_event = False
         return self._decode(raw, offset, None)    # a TRANSACTION_PAYLOAD's inner events come next
 
     def _decode(self, raw: bytes, offset: int, inner_index: int | None) -> Event:
