@@ -24,7 +24,6 @@ from binlog_model.errors import ConfigError, SchemaError
 from binlog_model.position import BinlogPosition
 from schema_tracker import changes as _changes
 from schema_tracker.changes import SchemaChange, apply_change
-from schema_tracker.ddl import apply, parse_use, split_statements
 from schema_tracker.model import (
     Catalog,
     ColumnSchema,
@@ -96,8 +95,11 @@ class SchemaHistory:
               gtid: str | None = None, *, session: ServerSession | None = None) -> tuple[SchemaChange, ...]:
         """Apply one statement (see ``ddl.apply``) and record it when it changed anything. Without
         ``session``, the statement is read as ``server_version`` logged it under the default sql_mode."""
+        # sqlglot comes with the first statement: a reader of a history never needs it
+        from schema_tracker import ddl
+
         session = session or ServerSession(self.server_version)
-        catalog, changes = apply(self.catalog, sql, default_db, position, lenient=self.lenient,
+        catalog, changes = ddl.apply(self.catalog, sql, default_db, position, lenient=self.lenient,
                                  session=session)
         if changes:
             self._record(HistoryEntry(position, gtid, default_db, sql, changes, catalog))
@@ -119,10 +121,12 @@ class SchemaHistory:
                      ) -> list[tuple[str, tuple[SchemaChange, ...]]]:
         """Apply a script of ``;``-separated statements, following ``USE``. Statement n (from 1) is
         recorded at ``BinlogPosition(source, n)``. Returns (statement, changes) for every statement."""
+        from schema_tracker import ddl
+
         out = []
         db = default_db
-        for n, sql in enumerate(split_statements(text), start=1):
-            used = parse_use(sql)
+        for n, sql in enumerate(ddl.split_statements(text), start=1):
+            used = ddl.parse_use(sql)
             if used is not None:
                 db = used
                 continue

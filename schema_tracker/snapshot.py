@@ -13,7 +13,6 @@ from typing import Any
 
 from binlog_model.errors import SchemaError
 from schema_tracker.changes import CreateTable, apply_change
-from schema_tracker.ddl import apply, parse_use, split_statements
 from schema_tracker.model import Catalog, DatabaseSchema, ServerSession, TableSchema, charset_of_collation
 
 __all__ = ["catalog_from_dump", "catalog_from_server", "dump_header_database"]
@@ -43,16 +42,18 @@ def catalog_from_dump(text: str, catalog: Catalog | None = None, *, default_db: 
     cannot follow, unless ``lenient``; a table with no database to belong to is a ``SchemaError`` saying to
     pass the database.
     """
+    from schema_tracker import ddl  # sqlglot, only once a snapshot is read
+
     session = ServerSession(server_version or _dump_server_version(text))
     cat = catalog if catalog is not None else Catalog()
     db = default_db or dump_header_database(text)
-    for sql in split_statements(text):
-        used = parse_use(sql)
+    for sql in ddl.split_statements(text):
+        used = ddl.parse_use(sql)
         if used is not None:
             db = used
             continue
         try:
-            cat, _ = apply(cat, sql, db, lenient=lenient, session=session)
+            cat, _ = ddl.apply(cat, sql, db, lenient=lenient, session=session)
         except SchemaError as err:
             if db is None and "no database selected" in str(err):
                 raise SchemaError(
@@ -140,7 +141,9 @@ def _read_table(cur: Any, catalog: Catalog, db: str, table: str, engine: str | N
         parts.append(part)
     shell = Catalog(server_charset=catalog.server_charset, server_collation=catalog.server_collation)
     sql = f"CREATE TABLE `_db`.`_t` ({', '.join(parts)})"
-    _, changes = apply(shell, sql, None, session=session)
+    from schema_tracker import ddl
+
+    _, changes = ddl.apply(shell, sql, None, session=session)
     created = next(c for c in changes if isinstance(c, CreateTable))
     charset = charset_of_collation(collation) if collation else None
     t = TableSchema(db, table, created.columns, pk, charset, collation, engine, unique_keys=tuple(unique))

@@ -35,12 +35,17 @@ class TxState(Enum):
     STATEMENT = "statement"  # a statement's events, inside an open transaction
     LOOSE = "loose"          # a statement's events with no transaction opened before them
 
+    # Looked up per event (NEXT, the handler tables): the identity hash runs in C, Enum's in Python.
+    __hash__ = object.__hash__
+
 
 class Step(Enum):
     BEGIN = "begin"                  # BEGIN, START TRANSACTION, XA START, a MariaDB transaction's GTID
     STATEMENT = "statement"          # a ROWS_QUERY / ANNOTATE_ROWS or rows event: a statement is open
     STATEMENT_END = "statement_end"  # the open statement's rows were emitted (STMT_END_F, SAVEPOINT...)
     END = "end"                      # commit, rollback, XA PREPARE, a GTID over an open one, end of input
+
+    __hash__ = object.__hash__     # as TxState's
 
 
 _S = TxState
@@ -75,6 +80,8 @@ class QueryKind(Enum):
     XA_END = "xa_end"                # XA COMMIT / XA ROLLBACK
     XA_OTHER = "xa_other"            # XA END, XA PREPARE (the XA_PREPARE event carries it), XA RECOVER
     SCHEMA = "schema"                # anything else: the schema tracker decides (DDL, or nothing)
+
+    __hash__ = object.__hash__     # as TxState's
 
 
 # (first one or two keywords, whole words (True) or a prefix (False), kind): the first match wins.

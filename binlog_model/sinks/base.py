@@ -71,13 +71,17 @@ class EventSink:
             self.write(event)
         return self.events - before
 
-    def _append(self, record: bytes) -> int:
+    def _append(self, record: bytes, rest: bytes | bytearray | memoryview = b"") -> int:
+        """Write one record (``record`` then ``rest``, its second part when there is one)."""
         if self._stream is None:
             raise ValueError("write to a closed sink")
         self._stream.write(record)
+        if rest:
+            self._stream.write(rest)
+        size = len(record) + len(rest)
         self.events += 1
-        self.bytes_written += len(record)
-        return len(record)
+        self.bytes_written += size
+        return size
 
     def flush(self) -> None:
         if self._stream is not None:

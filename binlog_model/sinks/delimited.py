@@ -45,8 +45,9 @@ class DelimitedSink(EventSink):
 
     def write_serialized(self, body: bytes | bytearray | memoryview) -> int:
         """Append one record from bytes that already are a serialized ``BinlogEvent`` (not parsed or
-        checked here); returns the bytes written."""
-        return self._append(frame(body))
+        checked here); returns the bytes written. The length prefix and the body go to the stream as
+        they are: joining them would copy every record once more."""
+        return self._append(varint(len(body)), body)
 
 
 def write_delimited(stream: IO[bytes], events: Message | Iterable[Message]) -> int:

@@ -11,7 +11,7 @@ fsp of TIME2/DATETIME2/TIMESTAMP2; 2 bytes for VARCHAR/VAR_STRING/BIT (little-en
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from binlog_model.errors import DecodeError
@@ -109,6 +109,17 @@ class TableMapEvent:
         """Real type of column ``i`` (ENUM/SET packed into STRING metadata are unpacked)."""
         return real_type(self.column_types[i], self.column_metas[i])
 
+    def with_header(self, header: EventHeader) -> TableMapEvent:
+        """This table map found again at ``header`` (the same bytes logged before the next statement):
+        ``dataclasses.replace(self, header=header)``, field by field without its per-call introspection."""
+        other = object.__new__(TableMapEvent)
+        for name in _FIELDS:
+            object.__setattr__(other, name, getattr(self, name))
+        object.__setattr__(other, "header", header)
+        return other
+
+
+_FIELDS = tuple(f.name for f in fields(TableMapEvent))
 
 
 # MySQL's and MariaDB's hard limit of columns per table (MAX_FIELDS).
