@@ -12,6 +12,8 @@ the standalone harness of two 1-core workers), the JVM start included. While a c
 tree is sampled from /proc: every process's peak RSS (``VmHWM``) is kept, and the report gives the peak of
 the Python driver, of each JVM and of the Python workers. ``--subset N`` times the first N files only (the
 memory bound: peak RSS on a small and a large archive). Figures print as a table and go to ``--json``.
+Our commands, and the Spark Python workers they start, run with their bytecode compiled beforehand, as
+installed (``benchmarks.bytecode``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.bytecode import compiled_env
 from benchmarks.workload import _DDL, _row_sql
 
 REPO = Path(__file__).resolve().parents[1]
@@ -258,8 +261,8 @@ def main() -> None:
     print(f"{len(files)} files, {size / 1e6:.1f} MB ({sizes}), {meta['server']}", flush=True)
     if args.generate_only:
         return
-    env = dict(os.environ, PYTHONPATH=str(REPO), PYSPARK_PYTHON=PY)
     work = Path(tempfile.mkdtemp(prefix="bench-resolve-"))
+    env = compiled_env(work, REPO, PYTHONPATH=str(REPO), PYSPARK_PYTHON=PY)
     log = work / "commands.log"
     results: dict[str, Any] = {"files": len(files), "bytes": size,
                                "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}

@@ -25,10 +25,8 @@ each run are recorded):
   first ``--pmr-rows`` row changes (its rate is that count over its whole command's time).
 - with ``--baseline DIR``: the same tail command from another checkout (the code before a change).
 
-Our commands run with their bytecode compiled beforehand (``compileall`` into a cache of the run's own,
-``PYTHONPYCACHEPREFIX``), as a pip-installed package has it: a session environment with
-``PYTHONDONTWRITEBYTECODE`` would otherwise make every timed run compile ~100 modules from source first
-(~0.1 s of CPU per run, none of it the command's work).
+Our commands run with their bytecode compiled beforehand, as a pip-installed package has it
+(``benchmarks.bytecode``).
 
 The fast cases repeat ``--repeat`` times, interleaved, and the median is reported; pmr runs once.
 
@@ -61,12 +59,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.bytecode import compiled_env
 from benchmarks.resolve import _BETWEEN, _NOTES, _ORDERS, write_batch
 from benchmarks.workload import _DDL
 
 REPO = Path(__file__).resolve().parents[1]
 PY = sys.executable
-_PACKAGES = ("binlog_model", "schema_tracker")
 KINDS = ("mysql", "mariadb")
 _EXTRA = {"mysql": ["--max-binlog-size=1073741824", "--innodb-buffer-pool-size=512M",
                     "--innodb-redo-log-capacity=512M"],
@@ -230,14 +228,8 @@ def _pmr(python: str, socket: str, first: str, kind: str, work: Path, log: Path,
 
 
 def _env(work: Path, *checkouts: Path) -> dict[str, str]:
-    """The environment our commands run in: bytecode from a cache under ``work``, compiled here for the
-    ``checkouts`` (see the module docstring)."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(PYTHONPATH=str(REPO), BINLOG_MODEL_PASSWORD="", PYTHONPYCACHEPREFIX=str(work / "pycache"))
-    for checkout in checkouts:
-        subprocess.run([PY, "-m", "compileall", "-q", *(str(checkout / p) for p in _PACKAGES)], env=env,
-                       stdout=subprocess.DEVNULL, check=True)
-    return env
+    """The environment our commands run in (see the module docstring)."""
+    return compiled_env(work, *checkouts, PYTHONPATH=str(REPO), BINLOG_MODEL_PASSWORD="")
 
 
 def measure(kind: str, dest: Path, meta: dict[str, Any], work: Path, repeat: int, pmr_python: str | None,
