@@ -11,7 +11,9 @@ process) and ``binlog-model resolve FILES`` per ``--masters`` (``local[2]``, ``l
 the standalone harness of two 1-core workers), the JVM start included. While a command runs, its process
 tree is sampled from /proc: every process's peak RSS (``VmHWM``) is kept, and the report gives the peak of
 the Python driver, of each JVM and of the Python workers. ``--subset N`` times the first N files only (the
-memory bound: peak RSS on a small and a large archive). Figures print as a table and go to ``--json``.
+memory bound: peak RSS on a small and a large archive). ``--repeat N`` runs N rounds of every case,
+interleaved, and reports each case's median time (a shared machine's speed drifts between runs). Figures
+print as a table and go to ``--json``.
 Our commands, and the Spark Python workers they start, run with their bytecode compiled beforehand, as
 installed (``benchmarks.bytecode``).
 """
@@ -248,6 +250,8 @@ def main() -> None:
     parser.add_argument("--subset", type=int, default=0, help="time the first N files only")
     parser.add_argument("--no-events", action="store_true", help="skip the single-process run")
     parser.add_argument("--resolve-args", default="", help="more arguments for resolve (one string)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="rounds of every case, interleaved; the table gives each case's median")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     dest = args.dir / f"{args.files}x{args.file_mb}mb"
@@ -268,36 +272,42 @@ def main() -> None:
                                "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     try:
         rows = None
-        if not args.no_events:
-            run = timed([PY, "-m", "binlog_model.cli", "events", *map(str, files), "--format", "proto",
-                         "--out", str(work / "ev.pb")], env, log)
-            (work / "ev.pb").unlink(missing_ok=True)
-            results["events"] = run
-            print(f"events --format proto: {run}", flush=True)
         cluster = None
-        for master in [m for m in args.masters.split(",") if m]:
-            extra = args.resolve_args.split()
-            if master == "cluster":
-                from binlog_model.testing.spark_cluster import SparkCluster
-                cluster = SparkCluster(workers=2, cores=1).start() if cluster is None else cluster
-                spark_master = cluster.master_url
-                # The executors see only what the application ships: this checkout on their path.
-                extra += ["--conf", f"spark.executorEnv.PYTHONPATH={REPO}"]
-            else:
-                spark_master = master
-            out = work / "out"
-            roots = [p.pid for p in cluster._procs] if master == "cluster" and cluster is not None else None
-            run = timed([PY, "-m", "binlog_model.cli", "resolve", *map(str, files), "--out", str(out),
-                         "--master", spark_master, "--log-file", str(work / f"spark-{master}.log"), *extra],
-                        env, log, roots)
-            text = log.read_text(errors="replace")
-            line = next((ln for ln in reversed(text.splitlines()) if ln.startswith("== ")), "")
-            if line:
-                rows = int(line.split(" row changes")[0].rsplit(" ", 1)[-1])
-            run["rows"] = rows
-            shutil.rmtree(out, ignore_errors=True)
-            results[master] = run
-            print(f"resolve {master}: {run}", flush=True)
+        names = ([] if args.no_events else ["events"]) + [m for m in args.masters.split(",") if m]
+        runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+        for _round in range(args.repeat):       # interleaved: a machine's drift hits every case alike
+            for name in names:
+                if name == "events":
+                    run = timed([PY, "-m", "binlog_model.cli", "events", *map(str, files), "--format",
+                                 "proto", "--out", str(work / "ev.pb")], env, log)
+                    (work / "ev.pb").unlink(missing_ok=True)
+                    runs[name].append(run)
+                    print(f"events --format proto: {run}", flush=True)
+                    continue
+                extra = args.resolve_args.split()
+                if name == "cluster":
+                    from binlog_model.testing.spark_cluster import SparkCluster
+                    cluster = SparkCluster(workers=2, cores=1).start() if cluster is None else cluster
+                    spark_master = cluster.master_url
+                    # The executors see only what the application ships: this checkout on their path.
+                    extra += ["--conf", f"spark.executorEnv.PYTHONPATH={REPO}"]
+                else:
+                    spark_master = name
+                out = work / "out"
+                roots = [p.pid for p in cluster._procs] if name == "cluster" and cluster is not None else None
+                run = timed([PY, "-m", "binlog_model.cli", "resolve", *map(str, files), "--out", str(out),
+                             "--master", spark_master, "--log-file", str(work / f"spark-{name}.log"), *extra],
+                            env, log, roots)
+                text = log.read_text(errors="replace")
+                line = next((ln for ln in reversed(text.splitlines()) if ln.startswith("== ")), "")
+                if line:
+                    rows = int(line.split(" row changes")[0].rsplit(" ", 1)[-1])
+                run["rows"] = rows
+                shutil.rmtree(out, ignore_errors=True)
+                runs[name].append(run)
+                print(f"resolve {name}: {run}", flush=True)
+        for name, done in runs.items():
+            results[name] = _median_run(done)
         if cluster is not None:
             cluster.stop()
         if rows:
@@ -310,12 +320,29 @@ def main() -> None:
                 ratio = f"{base / run['seconds']:.2f}" if base else "-"
                 rss = ", ".join(f"{k} x{v['count']}: {v['max_mb']}" for k, v in run["rss"].items())
                 load = "-".join(f"{x:.1f}" for x in run["load"])
-                print(f"{name:<24} {run['seconds']:>8.1f} {rate:>10,.0f} {ratio:>9} {load:>11}  {rss}")
+                each = "/".join(f"{x:.1f}" for x in run.get("all_seconds", []))
+                print(f"{name:<24} {run['seconds']:>8.1f} {rate:>10,.0f} {ratio:>9} {load:>11}  {rss}"
+                      + (f"  (runs: {each})" if len(run.get("all_seconds", [])) > 1 else ""))
             results["rows"] = rows
         if args.json:
             args.json.write_text(json.dumps(results, indent=2))
     finally:
         print(f"(log: {log})")
+
+
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One case over its repeats: the median seconds (every repeat's kept in ``all_seconds``), the peak RSS
+    of each kind of process over all repeats, the load from the first to the last."""
+    ordered = sorted(runs, key=lambda r: r["seconds"])
+    median = dict(ordered[len(ordered) // 2])
+    rss: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        for kind, seen in run.get("rss", {}).items():
+            mine = rss.setdefault(kind, {"count": seen["count"], "max_mb": seen["max_mb"]})
+            mine["max_mb"] = max(mine["max_mb"], seen["max_mb"])
+    median.update(rss=rss, all_seconds=[r["seconds"] for r in runs],
+                  load=[runs[0]["load"][0], runs[-1]["load"][-1]])
+    return median
 
 
 if __name__ == "__main__":
