@@ -145,7 +145,7 @@ def local_context(master: str = "local[2]", *, app: str = "binlog-model",
         from pyspark.find_spark_home import _find_spark_home
     except ImportError as err:
         raise SparkSetupError("pyspark is not installed: pip install 'binlog-model[spark]'") from err
-    from binlog_model.spark.jvm import driver_java_options
+    from binlog_model.spark.jvm import driver_java_options, executor_java_options
 
     if conf and conf.get("spark.pyspark.python"):
         # pyspark takes the Python of its workers (the data source's planner too) from this variable;
@@ -160,6 +160,9 @@ def local_context(master: str = "local[2]", *, app: str = "binlog-model",
         settings["spark.driver.extraJavaOptions"] = driver_java_options(
             settings.get("spark.driver.extraJavaOptions"), _find_spark_home(), settings.get("spark.jars"),
             create_archive=create_archive, quick_start=quick_start)
+    if quick_start:
+        settings["spark.executor.extraJavaOptions"] = executor_java_options(
+            settings.get("spark.executor.extraJavaOptions"))
     spark_conf = SparkConf().setMaster(master).setAppName(app)
     for key, value in settings.items():
         spark_conf.set(key, value)

@@ -11,6 +11,8 @@ one-file run's wall time, so the driver gets standard HotSpot options, unless th
 - ``-XX:+UseSerialGC -Xmn64m``: one collector thread and a small fixed young generation (the heap holds task
   results, not data, so its resident size stays flat whatever the archive's size);
 
+the executors' JVMs of such a job (on a cluster) get the same two (``executor_java_options``);
+
 and always (a DataFrame user's JVM too, whose peak speed it does not change):
 
 - AppCDS (``-XX:SharedArchiveFile``): the classes loaded by an earlier start, mapped from an archive instead
@@ -37,7 +39,7 @@ from typing import Any
 
 from binlog_model.io.cache import cache_root
 
-__all__ = ["ARCHIVE_ENV", "close_driver_jvm", "driver_java_options"]
+__all__ = ["ARCHIVE_ENV", "close_driver_jvm", "driver_java_options", "executor_java_options"]
 
 ARCHIVE_ENV = "BINLOG_MODEL_JVM_ARCHIVE"
 _QUICK_START = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmn64m"
@@ -62,6 +64,14 @@ def driver_java_options(user_options: str | None, spark_home: str | None, jars: 
     if user_options:
         ours.append(user_options)
     return " ".join(ours)
+
+
+def executor_java_options(user_options: str | None) -> str:
+    """``spark.executor.extraJavaOptions`` of a job whose executors only run Python tasks (a cluster's
+    ``binlog-model resolve``): the quick-start flags, then the user's. An executor JVM starts per job on
+    every worker; without them its optimising compiler and parallel collector threads take CPU from the
+    Python workers on the same cores. No class archive: it would have to exist on every node."""
+    return " ".join(o for o in (_QUICK_START, user_options) if o)
 
 
 def close_driver_jvm(timeout: float = 60.0) -> None:

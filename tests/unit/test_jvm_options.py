@@ -59,3 +59,9 @@ def test_switched_off_and_stale_temporaries(spark_home: Path, monkeypatch: pytes
     monkeypatch.setenv(jvm.ARCHIVE_ENV, "0")
     assert jvm.driver_java_options(None, str(spark_home), create_archive=True, quick_start=True) == (
         "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmn64m")
+
+
+def test_executors_of_a_quick_start_job_get_the_quick_flags_then_the_users() -> None:
+    assert jvm.executor_java_options(None) == "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmn64m"
+    assert jvm.executor_java_options("-XX:+UseG1GC -Dmine=1") == (
+        "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmn64m -XX:+UseG1GC -Dmine=1")   # a later -XX wins
