@@ -12,6 +12,7 @@ damage to real events.
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 import pytest
@@ -144,7 +145,7 @@ def test_query_text_start_finds_the_full_parsers_text() -> None:
 
 
 def _golden(kind: str, scenario: str) -> bytes:
-    return next(p for p in GOLDEN if p.parent.parent.name == scenario and p.parents[2].name == kind).read_bytes()
+    return next(p for p in GOLDEN if p.parents[1].name == scenario and p.parents[2].name == kind).read_bytes()
 
 
 def test_handbuilt_damage_in_a_skipped_transaction_is_its_events_error() -> None:
@@ -170,3 +171,90 @@ def test_handbuilt_damage_in_a_skipped_transaction_is_its_events_error() -> None
             assert name == ChecksumMismatchError.__name__ and f"offset {victim.offset}" in message, message
             assert got[-1] == _decode(bytes(bad))[-1]
 
+
+
+def _with_query_text(data: bytes, query: Any, text: bytes, at: Any = None) -> bytes:
+    """HAND-BUILT from real bytes: ``data`` with the QUERY event ``query`` (a header) given the statement
+    ``text`` (length and CRC32 recomputed), put in place of the event whose header is ``at`` (default:
+    itself). Later offsets shift; nothing reads the headers' log_pos."""
+    raw = bytearray(data[query.offset:query.offset + query.event_size - 4])
+    start = query_text_start(raw, 19, len(raw), 13)
+    raw[start:] = text
+    raw[9:13] = (len(raw) + 4).to_bytes(4, "little")
+    event = bytes(raw) + zlib.crc32(raw).to_bytes(4, "little")
+    at = at or query
+    return data[:at.offset] + event + data[at.offset + at.event_size:]
+
+
+@pytest.mark.parametrize(("begin", "end", "skipped"), [
+    (b"BEGIN", b"COMMIT", True),         # a commit by QUERY (a non-transactional table's)
+    (b"BEGIN", b"ROLLBACK", False),      # the reference keeps a rollback: so must the skip
+    (b"begin", None, False),             # the same statement, not byte for byte: decoded and routed
+    (b"SAVEPOINT a", None, False),       # any other first statement keeps the transaction
+])
+def test_handbuilt_envelopes_skip_only_byte_exact_begin_and_commit(
+        tmp_path: Any, begin: bytes, end: bytes | None, skipped: bool) -> None:
+    from binlog_model.spark.partitions import _scan
+
+    data = _golden("mysql", "multi_table")
+    first = next(e for e in _decode(data, skip_transactions=True) if type(e) is SkippedTransaction)
+    every = _decode(data, skip_types=frozenset(), drop_skipped=False)
+    inside = [e for e in every if first.header.offset <= e.header.offset < first.header.offset + first.length]
+    query, xid = inside[1].header, inside[-1].header
+    assert isinstance(inside[1], QueryEvent) and isinstance(inside[-1], XidEvent)
+    if end is not None:        # the XID replaced by a QUERY made from the BEGIN's own bytes
+        data = _with_query_text(data, query, end, at=xid)
+    data = _with_query_text(data, query, begin)
+    fast = _decode(data, skip_transactions=True)
+    _expand(fast, _decode(data))
+    found = [e for e in fast if type(e) is SkippedTransaction and e.header.offset == first.header.offset]
+    assert bool(found) == skipped
+    path = tmp_path / "binlog.000001"
+    path.write_bytes(data)
+    for rows in (True, False):
+        assert _scan(str(path), True, rows, lean=True) == _scan(str(path), True, rows, lean=False)
+
+
+def test_the_source_markers_are_the_reference_markers() -> None:
+    """Through the file source, a skipped transaction's start and end markers are where its GTID and its
+    commit put them (``BoundaryTracker``, ``TransactionStarts``): what a pre-pass cuts slices at."""
+    from binlog_model.io.file_source import FileSource
+    from binlog_model.runs.source import BOUNDARY_TYPES
+
+    if not binlogs_under(CORPUS):
+        pytest.skip(f"shared corpus not found: {CORPUS} (set BINLOG_MODEL_SHARED)")
+    for path in FILES:
+        def markers(**options: Any) -> list[Any]:
+            source = FileSource(path, skip_types=SKIP, drop_skipped=True, **options)  # noqa: B023
+            try:
+                return [item for item in source.read() if type(item) in BOUNDARY_TYPES]
+            except BinlogError as err:
+                return [str(err)]
+        assert markers(skip_transactions=True, verify_skipped=False) == markers(), path
+
+
+@pytest.mark.parametrize("kind", ["mysql", "mariadb"])
+def test_handbuilt_open_transaction_before_a_skipped_one(tmp_path: Any, kind: str) -> None:
+    """HAND-BUILT event order from real bytes (no server writes it): a transaction cut after its opening
+    events, then a whole one the decoder skips, then the rows and commit of a third without its opening.
+    The reference flushes the open one at the skipped one's GTID; so must the lean scan."""
+    from binlog_model.spark.partitions import _scan
+
+    data = _golden(kind, "multi_table")
+    first, second, third = [e for e in _decode(data, skip_transactions=True)
+                            if type(e) is SkippedTransaction][:3]
+    assert first.header.offset + first.length == second.header.offset
+    assert second.header.offset + second.length == third.header.offset
+    every = _decode(data, skip_types=frozenset(), drop_skipped=False)
+    opening = [e.header for e in every if type(e) in (GtidEvent, MariadbGtidEvent, QueryEvent)
+               and first.header.offset <= e.header.offset < first.header.offset + first.length]
+    cut = opening[-1].offset + opening[-1].event_size               # first: its GTID (and BEGIN) only
+    resumed = next(e.header for e in every if e.header.offset > third.header.offset
+                   and type(e) not in (GtidEvent, MariadbGtidEvent, QueryEvent)).offset  # third: rows on
+    forged = data[:cut] + data[second.header.offset:third.header.offset] + data[resumed:]
+    path = tmp_path / "binlog.000001"
+    path.write_bytes(forged)
+    assert any(type(e) is SkippedTransaction for e in _decode(forged, skip_transactions=True))
+    lean, reference = _scan(str(path), True, False, lean=True), _scan(str(path), True, False, lean=False)
+    assert lean == reference
+    assert any(isinstance(e, XidEvent) for e in reference.events)   # the third's XID, on its own
