@@ -9,7 +9,9 @@ learned from the FORMAT_DESCRIPTION (header length, post-header lengths, checksu
 as does the table_id -> TableMapEvent map the ROWS parser needs (cleared at each FORMAT_DESCRIPTION,
 i.e. at each new file). After the first error every call raises ``DecoderStateError``. Event bodies go to
 ``parsers/`` (one module per family), ``table_map.py`` and ``rows.py``; the inner events of a
-TRANSACTION_PAYLOAD are decoded here, since they share the stream state.
+TRANSACTION_PAYLOAD are decoded here, since they share the stream state. The walks past events a pass
+does not parse (``skip_types`` with ``drop_skipped``) are ``skipping.SkipWalks``, a mixin on the same
+buffer.
 
 Resuming mid-file (Spark slices, replication from a position): keep the raw bytes of the file's
 FORMAT_DESCRIPTION event (``decoder.format_description_bytes``), then build
@@ -57,8 +59,8 @@ from binlog_model.wire.header import (
 from binlog_model.wire.parsers import EVENT_PARSERS, parse_unknown_event
 from binlog_model.wire.parsers.control import parse_format_description_event, parse_start_event_v3
 from binlog_model.wire.parsers.payload import inner_events, unpack_transaction_payload
-from binlog_model.wire.parsers.query import query_text_start
 from binlog_model.wire.rows import RowsEvent, parse_rows_event
+from binlog_model.wire.skipping import COMPACT_MIN, NEVER_RUN_SKIPPED, SkipWalks
 from binlog_model.wire.structs import HEADER_V1 as _HEADER_V1
 from binlog_model.wire.structs import HEADER_V4 as _HEADER_V4
 from binlog_model.wire.structs import U32 as _U32
@@ -70,21 +72,8 @@ BINLOG_MAGIC: Final = b"\xfebin"
 # MySQL caps an event at max_allowed_packet (at most 1 GiB) plus the header and post-header; anything
 # larger is a corrupt length field, refused before buffering.
 MAX_EVENT_SIZE: Final = (1 << 30) + (1 << 16)
-_COMPACT_MIN: Final = 1 << 16
 
 _BINLOG_IN_USE_F: Final = 0x1
-# Types ``_skip_run`` always leaves to ``_next_one``: they change the decoder's state even when skipped.
-_NEVER_RUN_SKIPPED: Final = frozenset({int(EventType.FORMAT_DESCRIPTION_EVENT),
-                                       int(EventType.START_EVENT_V3)})
-# What ``_skip_transaction`` reads: the events that open a transaction (MySQL's GTID, ANONYMOUS_GTID and
-# GTID_TAGGED, MariaDB's GTID), a QUERY (its BEGIN or COMMIT), an XID.
-_GTID_TYPES: Final = frozenset({int(EventType.GTID_LOG_EVENT), int(EventType.ANONYMOUS_GTID_LOG_EVENT),
-                                int(EventType.GTID_TAGGED_LOG_EVENT), int(EventType.GTID_EVENT)})
-_QUERY: Final = int(EventType.QUERY_EVENT)
-_XID: Final = int(EventType.XID_EVENT)
-# A transaction longer than this always comes back event by event: it bounds what the decoder buffers
-# while it waits for the rest of one it could pass over whole.
-_SKIP_TRANSACTION_MAX: Final = 8 << 20
 
 
 class NeedData(Enum):
@@ -107,7 +96,7 @@ NEED_DATA: Final = NeedData.NEED_DATA
 _PARSED_MAPS_MAX = 512
 
 
-class BinlogDecoder:
+class BinlogDecoder(SkipWalks):
     """Decode a binlog byte stream into events, without doing any I/O.
 
     Args:
@@ -126,8 +115,9 @@ class BinlogDecoder:
         skip_transactions: with ``drop_skipped``, a whole transaction of only its GTID, a QUERY ``BEGIN``,
             ``skip_types`` events and its XID or QUERY ``COMMIT`` comes back as one ``SkippedTransaction``
             (those events unparsed: a pre-pass that needs every transaction's start but no rows). One
-            longer than ``_SKIP_TRANSACTION_MAX``, damaged or cut by the input's end comes back event by
-            event, with the usual errors; while one may still be whole its events wait for the rest of it.
+            longer than ``skipping._SKIP_TRANSACTION_MAX`` (8 MiB), damaged or cut by the input's end
+            comes back event by event, with the usual errors; while one may still be whole, its events
+            wait for the rest of it (see ``skipping``).
         max_event_size: refuse larger ``event_size`` fields (default ``MAX_EVENT_SIZE``).
         raw_undecodable: a diagnostic mode (``dump``): an event whose framing and checksum are sound but
             whose body does not decode comes out as ``UndecodableEvent`` (raw body and the error), and
@@ -150,7 +140,7 @@ class BinlogDecoder:
         self.file = file
         self.verify_checksum = verify_checksum
         self.skip_types = frozenset(int(t) for t in skip_types)
-        self._run_skipped = self.skip_types - _NEVER_RUN_SKIPPED     # what _skip_run passes over
+        self._run_skipped = self.skip_types - NEVER_RUN_SKIPPED     # what _skip_run passes over
         self.max_event_size = max_event_size
         self.raw_undecodable = raw_undecodable
         self.drop_skipped = drop_skipped
@@ -296,122 +286,14 @@ class BinlogDecoder:
                 self._skip_run()
                 if self.skip_transactions:
                     passed = self._skip_transaction()
-                    if passed is not None:
+                    if isinstance(passed, SkippedTransaction):
                         return passed
+                    if passed:          # it may be one: wait for the rest of it
+                        return NEED_DATA
             event = self._next_one()
             if type(event) is not SkippedEvent:
                 return event
             self.skipped += 1
-
-    def _skip_run(self) -> None:
-        """Pass over the run of whole ``skip_types`` events at the read position: the hot loop of the DDL
-        pre-pass (most of a binlog is rows and table maps). It stops before anything it does not simply
-        skip (another type, a FORMAT_DESCRIPTION, an incomplete event, a bad length or checksum), which
-        ``_next_one`` then decodes, or reports with its usual error and position."""
-        if self._ctx is None or self._ctx.header_length < 19:
-            return
-        with memoryview(self._buf) as view:
-            pos, count = self._pass_skipped(view, self._pos)
-        if count:
-            self.skipped += count
-            self._advance(pos)
-
-    def _pass_skipped(self, view: memoryview, pos: int) -> tuple[int, int]:
-        """Where the run of whole, sound ``skip_types`` events at ``pos`` ends, and how many it holds."""
-        assert self._ctx is not None
-        header_len = self._ctx.header_length
-        crc_len = 4 if self._checksum else 0
-        verify = crc_len and self.verify_checksum and self.verify_skipped
-        skip = self._run_skipped
-        buf, end, limit = self._buf, len(self._buf), self.max_event_size
-        unpack, crc32 = _U32.unpack_from, zlib.crc32
-        count = 0
-        while end - pos >= header_len and buf[pos + 4] in skip:
-            size = unpack(buf, pos + 9)[0]
-            if size < header_len + crc_len or size > limit or end - pos < size:
-                break
-            if verify and crc32(view[pos:pos + size - 4]) != unpack(buf, pos + size - 4)[0]:
-                break
-            pos += size
-            count += 1
-        return pos, count
-
-    def _advance(self, pos: int) -> None:
-        """Consume the buffer up to ``pos`` (events passed over), compacting it as ``_next_one`` does."""
-        self._pos = pos
-        if pos >= _COMPACT_MIN and pos * 2 >= len(self._buf):
-            del self._buf[:pos]
-            self._base += pos
-            self._pos = 0
-        self._first_event = False
-
-    def _skip_transaction(self) -> SkippedTransaction | NeedData | None:
-        """At a GTID event: the whole transaction as a ``SkippedTransaction`` when it is made of only its
-        GTID, a QUERY ``BEGIN`` (MySQL; none in MariaDB), ``skip_types`` events and an XID or QUERY
-        ``COMMIT``, each whole, of a sane length and with a sound checksum (as ``_skip_run`` checks them;
-        the QUERYs' text read by ``query_text_start``, nothing else parsed). ``NEED_DATA``: it may be one
-        and the rest of it is not here yet. None: not one (another event, too long, damaged, or cut by
-        the input's end): ``_next_one`` decodes its events, or raises their errors, one by one."""
-        ctx = self._ctx
-        assert ctx is not None
-        header_len = ctx.header_length
-        buf, start = self._buf, self._pos
-        if header_len < 19 or len(buf) - start < header_len or buf[start + 4] not in _GTID_TYPES:
-            return None
-        cap = start + _SKIP_TRANSACTION_MAX
-        with memoryview(buf) as view:
-            pos = self._sound_event(view, start, cap)
-            if pos <= 0:
-                return NEED_DATA if pos == 0 else None
-            if len(buf) - pos >= header_len and buf[pos + 4] == _QUERY:
-                after = self._sound_event(view, pos, cap)
-                if after == 0:
-                    return NEED_DATA
-                if after > 0 and self._query_text(pos, after) == b"BEGIN":
-                    pos = after
-            pos, count = self._pass_skipped(view, pos)
-            end = self._sound_event(view, pos, cap)
-        if end <= 0:
-            # the run stopped at an event not here yet, or at one that does not simply skip (damaged)
-            return NEED_DATA if end == 0 else None
-        kind = buf[pos + 4]
-        if kind != _XID and not (kind == _QUERY and self._query_text(pos, end) == b"COMMIT"):
-            return None
-        ts, etype, server_id, size, log_pos, flags = _HEADER_V4.unpack_from(buf, start)
-        header = EventHeader(ts, EVENT_TYPES.get(etype, etype), server_id, size, log_pos, flags,
-                             self._base + start, self.file, None)
-        self.skipped += count
-        self._advance(end)
-        return SkippedTransaction(header, end - start)
-
-    def _sound_event(self, view: memoryview, pos: int, cap: int) -> int:
-        """The end of the event at ``pos`` when it is whole in the buffer, of a sane length, ends by
-        ``cap`` and (checksums verified) its checksum matches; 0 when it is not all here yet and may
-        still be; -1 otherwise (a skipped event that stopped ``_pass_skipped`` for its checksum too)."""
-        assert self._ctx is not None
-        header_len = self._ctx.header_length
-        crc_len = 4 if self._checksum else 0
-        buf = self._buf
-        if len(buf) - pos < header_len:
-            return 0 if not self._eof and pos + header_len <= cap else -1
-        size: int = _U32.unpack_from(buf, pos + 9)[0]
-        if size < header_len + crc_len or size > self.max_event_size or pos + size > cap:
-            return -1
-        if len(buf) - pos < size:
-            return -1 if self._eof else 0
-        verify = crc_len and self.verify_checksum and (self.verify_skipped
-                                                       or buf[pos + 4] not in self.skip_types)
-        if verify and zlib.crc32(view[pos:pos + size - 4]) != _U32.unpack_from(buf, pos + size - 4)[0]:
-            return -1
-        return pos + size
-
-    def _query_text(self, pos: int, end: int) -> bytes | None:
-        """The statement text of the whole QUERY event at ``buf[pos:end]`` (None if its lengths lie)."""
-        assert self._ctx is not None
-        body = pos + self._ctx.header_length
-        body_end = end - (4 if self._checksum else 0)
-        start = query_text_start(self._buf, body, body_end, self._ctx.post_header_len(_QUERY))
-        return None if start < 0 else bytes(self._buf[start:body_end])
 
     def _next_one(self) -> Event | NeedData:
         if self._inner is not None:
@@ -465,7 +347,7 @@ class BinlogDecoder:
             raw = view[start:start + event_size].tobytes()
         offset = self._base + start
         pos = self._pos = start + event_size
-        if pos >= _COMPACT_MIN and pos * 2 >= len(buf):
+        if pos >= COMPACT_MIN and pos * 2 >= len(buf):     # inline: the hot path of every decode
             del buf[:pos]
             self._base += pos
             self._pos = 0

@@ -27,8 +27,8 @@ from binlog_model.wire import (
     QueryEvent,
     SkippedTransaction,
     XidEvent,
+    skipping,
 )
-from binlog_model.wire import decoder as decoder_module
 from binlog_model.wire.parsers.query import query_text_start
 from tests._paths import CORPUS, REPO, binlogs_under
 
@@ -110,7 +110,7 @@ def test_a_transaction_longer_than_the_cap_comes_back_event_by_event(monkeypatch
     data = path.read_bytes()
     lengths = sorted(e.length for e in _decode(data, skip_transactions=True) if type(e) is SkippedTransaction)
     cap = lengths[-1] - 1                # the longest one no longer fits; the others do
-    monkeypatch.setattr(decoder_module, "_SKIP_TRANSACTION_MAX", cap)
+    monkeypatch.setattr(skipping, "_SKIP_TRANSACTION_MAX", cap)
     for piece in (None, 1000):
         fast = _decode(data, piece, skip_transactions=True)
         assert sorted(e.length for e in fast if type(e) is SkippedTransaction) == lengths[:-1]
