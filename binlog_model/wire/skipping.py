@@ -58,6 +58,9 @@ class SkipWalks:
     _ctx: FormatContext | None
     _checksum: bool
     _first_event: bool
+    # A transaction waiting for the rest of itself: (its start, where its walk stopped, as stream offsets;
+    # events walked), so each event of it is walked once however the input is fed.
+    _waiting: tuple[int, int, int] | None = None
 
     def _skip_run(self) -> None:
         """Pass over the run of whole ``skip_types`` events at the read position: the hot loop of the DDL
@@ -112,23 +115,33 @@ class SkipWalks:
         assert ctx is not None
         header_len = ctx.header_length
         buf, start = self._buf, self._pos
+        waiting, self._waiting = self._waiting, None
         if header_len < 19 or len(buf) - start < header_len or buf[start + 4] not in _GTID_TYPES:
             return False
         cap = start + _SKIP_TRANSACTION_MAX
         with memoryview(buf) as view:
-            pos = self._sound_event(view, start, cap)
-            if pos <= 0:
-                return pos == 0
-            if len(buf) - pos >= header_len and buf[pos + 4] == _QUERY:
-                after = self._sound_event(view, pos, cap)
-                if after == 0:
-                    return True
-                if after > 0 and self._query_text(pos, after) == b"BEGIN":
-                    pos = after
-            pos, count = self._pass_skipped(view, pos)
+            if waiting is not None and waiting[0] == self._base + start:
+                pos, count = waiting[1] - self._base, waiting[2]    # GTID, BEGIN, events to pos: sound
+            else:
+                pos = self._sound_event(view, start, cap)
+                if pos <= 0:
+                    return pos == 0
+                if len(buf) - pos < header_len:     # BEGIN or not: not known yet
+                    return self._sound_event(view, pos, cap) == 0
+                if buf[pos + 4] == _QUERY:
+                    after = self._sound_event(view, pos, cap)
+                    if after == 0:
+                        return True
+                    if after > 0 and self._query_text(pos, after) == b"BEGIN":
+                        pos = after
+                count = 0
+            pos, walked = self._pass_skipped(view, pos)
+            count += walked
             end = self._sound_event(view, pos, cap)
         if end <= 0:
             # the run stopped at an event not here yet, or at one that does not simply skip (damaged)
+            if end == 0:
+                self._waiting = (self._base + start, self._base + pos, count)
             return end == 0
         kind = buf[pos + 4]
         if kind != _XID and not (kind == _QUERY and self._query_text(pos, end) == b"COMMIT"):

@@ -258,3 +258,28 @@ def test_handbuilt_open_transaction_before_a_skipped_one(tmp_path: Any, kind: st
     lean, reference = _scan(str(path), True, False, lean=True), _scan(str(path), True, False, lean=False)
     assert lean == reference
     assert any(isinstance(e, XidEvent) for e in reference.events)   # the third's XID, on its own
+
+
+def test_a_waiting_transaction_walks_each_event_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fed in small pieces, a transaction waiting for the rest of itself goes on walking where it stopped:
+    every skipped event is walked once (a bulk transaction of small events must not cost its length
+    squared)."""
+    walked = []
+    original = skipping.SkipWalks._pass_skipped
+
+    def counting(self: Any, view: memoryview, pos: int) -> tuple[int, int]:
+        end, count = original(self, view, pos)
+        walked.append(count)
+        return end, count
+
+    monkeypatch.setattr(skipping.SkipWalks, "_pass_skipped", counting)
+    data = _golden("mysql", "all_types")
+    dec = BinlogDecoder(skip_types=SKIP, drop_skipped=True, skip_transactions=True)
+    out = []
+    for at in range(0, len(data), 50):
+        dec.receive_data(data[at:at + 50])
+        out.extend(dec)
+    dec.receive_data(b"")
+    out.extend(dec)
+    assert sum(walked) == dec.skipped > 50
+    assert out == _decode(data, skip_transactions=True)
