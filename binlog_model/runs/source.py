@@ -239,8 +239,8 @@ class BoundaryTracker:
                     # event): the unit ends where the payload ends. A skipped one ends after its length.
                     if header.inner_index is not None:
                         end = self._payload_end
-                    elif kind is ev.SkippedTransaction:
-                        end = header.offset + event.length   # type: ignore[union-attr]
+                    elif isinstance(event, ev.SkippedTransaction):
+                        end = header.offset + event.length
                     else:
                         end = header.offset + header.event_size
                     yield TransactionEnd(self.file, end)
