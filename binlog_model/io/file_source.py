@@ -54,13 +54,15 @@ class FileSource:
     """Binlog files (or one byte range) as an ``EventSource``. ``paths``: files in any order (read in
     rotation order unless ``sort`` is False); names as given, local paths normalised as ``Path`` spells
     them, URIs untouched. ``partial_tail``: the last file may end inside an event (see the module
-    docstring). ``skip_types``, ``drop_skipped`` and ``raw_undecodable`` are ``io.files.SliceReader``'s.
+    docstring). ``skip_types``, ``drop_skipped``, ``verify_skipped``, ``skip_transactions`` and
+    ``raw_undecodable`` are ``io.files.SliceReader``'s.
     ``bytes_read``, ``files_done``, ``total_bytes`` and ``file_count`` are for a progress display."""
 
     def __init__(self, paths: PathLike | Iterable[PathLike], *, verify_checksum: bool = True,
                  partial_tail: bool = False, chunk_size: int = 1 << 20, sort: bool = True,
                  skip_types: frozenset[int] = frozenset(), raw_undecodable: bool = False,
-                 drop_skipped: bool = False) -> None:
+                 drop_skipped: bool = False, verify_skipped: bool = True,
+                 skip_transactions: bool = False) -> None:
         given = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
         names = [os.fspath(p) if is_uri(p) else str(Path(p)) for p in given]
         self.names = sort_binlog_names(dict.fromkeys(names)) if sort else names
@@ -69,6 +71,8 @@ class FileSource:
         self.chunk_size = chunk_size
         self.skip_types = skip_types
         self.drop_skipped = drop_skipped
+        self.verify_skipped = verify_skipped
+        self.skip_transactions = skip_transactions
         self.raw_undecodable = raw_undecodable
         self.files_done = 0
         self._range: FileStart | None = None
@@ -181,7 +185,8 @@ class FileSource:
         reader = SliceReader(name, start.offset, start.end, start.format_description,
                              verify_checksum=self.verify_checksum, chunk_size=self.chunk_size,
                              partial_tail=partial_tail, skip_types=self.skip_types,
-                             raw_undecodable=self.raw_undecodable, drop_skipped=self.drop_skipped)
+                             raw_undecodable=self.raw_undecodable, drop_skipped=self.drop_skipped,
+                             verify_skipped=self.verify_skipped, skip_transactions=self.skip_transactions)
         yield FileBegin(name, start.offset)
         if start.offset:
             yield FormatDescription(name, start.offset, start.format_description)

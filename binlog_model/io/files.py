@@ -344,7 +344,8 @@ class SliceReader:
     ``format_description_bytes`` gives after a read of the file's head). Offsets are positions in the
     (decompressed) binlog, as the server wrote it. ``skip_types``: event types the decoder returns as
     ``SkippedEvent`` without parsing the body (the DDL pre-pass skips rows and table maps this way, by
-    their header length); with ``drop_skipped`` they are not yielded at all (see ``BinlogDecoder``).
+    their header length); with ``drop_skipped`` they are not yielded at all, and ``verify_skipped`` and
+    ``skip_transactions`` are the decoder's (see ``BinlogDecoder``).
 
     ``partial_tail``: the input may end inside an event (the active binlog of a running server): reading
     stops before that event instead of raising ``TruncatedEventError``; ``read_until`` (the offset just
@@ -357,7 +358,8 @@ class SliceReader:
                  format_description: bytes | None = None, *, verify_checksum: bool = True,
                  skip_types: frozenset[int] = frozenset(), chunk_size: int = 1 << 20,
                  raw_undecodable: bool = False, partial_tail: bool = False,
-                 drop_skipped: bool = False) -> None:
+                 drop_skipped: bool = False, verify_skipped: bool = True,
+                 skip_transactions: bool = False) -> None:
         self.name = os.fspath(path)
         if chunk_size <= 0:
             raise ConfigError(f"chunk_size must be positive, got {chunk_size}")
@@ -374,6 +376,8 @@ class SliceReader:
                                                 verify_checksum=verify_checksum, skip_types=skip_types)
             self.decoder.raw_undecodable = raw_undecodable
         self.decoder.drop_skipped = drop_skipped
+        self.decoder.verify_skipped = verify_skipped
+        self.decoder.skip_transactions = skip_transactions
         self.start = start
         self.end = end
         self.chunk_size = chunk_size

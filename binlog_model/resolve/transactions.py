@@ -123,9 +123,10 @@ class TransactionStarts:
     at every GTID event (MySQL, ANONYMOUS_GTID, MariaDB), else at a QUERY outside a transaction that no GTID
     started (BEGIN or XA START without GTIDs, or a DDL statement as its own unit). Keywords route as the
     assembler routes them (``classify_query``). Only GTID, QUERY, XID and XA_PREPARE events count: rows and
-    table maps, which a DDL scan skips unparsed, change nothing. A transaction never spans files: use a new
-    detector per file. After each event, ``ended`` says whether that event ended a unit (a commit, rollback,
-    XA PREPARE, or a statement that is its own unit)."""
+    table maps, which a DDL scan skips unparsed, change nothing; a ``SkippedTransaction`` (a whole one the
+    decoder passed over) starts and ends a unit, as its GTID and its commit would. A transaction never
+    spans files: use a new detector per file. After each event, ``ended`` says whether that event ended a
+    unit (a commit, rollback, XA PREPARE, or a statement that is its own unit)."""
 
     def __init__(self) -> None:
         self._open = False          # inside a transaction (its GTID or BEGIN seen, its end not yet)
@@ -146,6 +147,10 @@ class TransactionStarts:
             self.ended = self._open
             self._open = self._after_gtid = False
             return False
+        if type(event) is ev.SkippedTransaction:
+            self._open = self._after_gtid = False
+            self.ended = True
+            return True
         if not isinstance(event, ev.QueryEvent):
             return False
         after_gtid, self._after_gtid = self._after_gtid, False

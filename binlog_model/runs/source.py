@@ -197,7 +197,7 @@ class EventSource(Protocol):
 
 # The event types the transaction detector looks at.
 _COUNTED: frozenset[type] = frozenset({ev.GtidEvent, ev.MariadbGtidEvent, ev.XidEvent, ev.XaPrepareEvent,
-                                       ev.QueryEvent})
+                                       ev.QueryEvent, ev.SkippedTransaction})
 
 
 class BoundaryTracker:
@@ -236,9 +236,13 @@ class BoundaryTracker:
                 yield event
                 if starts.ended:
                     # A compressed transaction ends inside its payload (its XID is the payload's last
-                    # event): the unit ends where the payload ends.
-                    end = (header.offset + header.event_size if header.inner_index is None
-                           else self._payload_end)
+                    # event): the unit ends where the payload ends. A skipped one ends after its length.
+                    if header.inner_index is not None:
+                        end = self._payload_end
+                    elif isinstance(event, ev.SkippedTransaction):
+                        end = header.offset + event.length
+                    else:
+                        end = header.offset + header.event_size
                     yield TransactionEnd(self.file, end)
                 continue
             yield event

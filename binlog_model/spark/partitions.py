@@ -2,17 +2,21 @@
 
 Strategy: a binlog file can be decoded on its own once the schema in force at each of its positions is known,
 because a transaction never spans files. ``scan_file`` reads one file cheaply as an event source
-(``io.file_source.FileSource``, the one file reader) skipping the DDL pass's types
-(``ddl_pass.DDL_SKIP_TYPES``: every TABLE_MAP and rows event comes back as a ``SkippedEvent``, header and
-checksum checked, body not parsed), and it keeps only what the schema replay needs (FORMAT_DESCRIPTION, GTID,
-QUERY, XID events) plus what the source's markers say: the offsets where transactions start, the file's
-FORMAT_DESCRIPTION bytes and where its last event ends. Scans are independent, so they run in a thread pool
-(the Spark driver) or anywhere. ``build_history`` then replays the kept events of every file in binlog order
-through the one DDL pass (``resolve.assembler.replay_ddl``, what the ``schema`` CLI and the library run too),
-giving a ``SchemaHistory`` that executors receive as JSON. ``plan_slices`` cuts each file at transaction
-starts into slices of about ``slice_bytes``; ``slice_source`` reads one as the same event source (a byte
-range of the file: a slice after the first resumes the decoder with the file's FORMAT_DESCRIPTION bytes),
-so a read failure, gzip corruption included, is the reader's ``DecodeError``. """
+(``io.file_source.FileSource``, the one file reader) passing over the DDL pass's types
+(``ddl_pass.DDL_SKIP_TYPES``: every TABLE_MAP and rows event walked by its length, body not parsed,
+checksum not checked: the tasks decode and check every event of their slice), and it keeps only what the
+schema replay needs (FORMAT_DESCRIPTION, GTID, QUERY, XID events) plus what the source's markers say: the
+offsets where transactions start, the file's FORMAT_DESCRIPTION bytes and where its last event ends. A scan
+for the history only (``row_transactions=False``) has the decoder pass over each transaction of rows only
+whole (``SkippedTransaction``: its start, its GTID, BEGIN and XID not parsed), which is most of a binlog.
+A file that scan fails on is scanned again checking every checksum, so its error is the first damage's.
+Scans are independent, so they run in a thread pool (the Spark driver) or anywhere. ``build_history`` then
+replays the kept events of every file in binlog order through the one DDL pass
+(``resolve.assembler.replay_ddl``, what the ``schema`` CLI and the library run too), giving a
+``SchemaHistory`` that executors receive as JSON. ``plan_slices`` cuts each file at transaction starts into
+slices of about ``slice_bytes``; ``slice_source`` reads one as the same event source (a byte range of the
+file: a slice after the first resumes the decoder with the file's FORMAT_DESCRIPTION bytes), so a read
+failure, gzip corruption included, is the reader's ``DecodeError``. """
 
 from __future__ import annotations
 
@@ -97,17 +101,31 @@ def scan_file(path: str | os.PathLike[str], *, verify_checksum: bool = True,
     """The cheap pass over one file (rows and table maps skipped by their header length), read as an
     ``EventSource``: transaction starts, the FORMAT_DESCRIPTION bytes and the decoded end come from the
     source's markers. ``row_transactions=False``: leave out of ``events`` the transactions of rows only (see
-    ``_schema_events``), for a caller that needs only the schema history, not every GTID."""
+    ``_schema_events``), for a caller that needs only the schema history, not every GTID. Raises the
+    reader's ``DecodeError`` for the first damaged event, skipped ones included."""
     name = os.fspath(path)
+    try:
+        return _scan(name, verify_checksum, row_transactions, lean=True)
+    except BinlogError:
+        # The lean walk checks less (no checksum of what it skips): the full one names the first damage.
+        return _scan(name, verify_checksum, row_transactions, lean=False)
+
+
+def _scan(name: str, verify_checksum: bool, row_transactions: bool, *, lean: bool) -> FileScan:
+    """``scan_file``'s pass; ``lean``: skipped events' checksums not checked, and (``row_transactions``
+    False) transactions of rows only passed over whole by the decoder (the reference: neither)."""
     source = FileSource([name], verify_checksum=verify_checksum, skip_types=DDL_SKIP_TYPES, drop_skipped=True,
-                        chunk_size=_CHUNK, sort=False)
+                        chunk_size=_CHUNK, sort=False, verify_skipped=not lean,
+                        skip_transactions=lean and not row_transactions)
     kept: list[Any] = []
     starts: list[int] = []
     fde: bytes | None = None
     end = 0
     for item in source.read():
-        if type(item) not in BOUNDARY_TYPES:
-            if isinstance(item, KEEP_TYPES) and item.header.inner_index is None:
+        kind = type(item)
+        if kind not in BOUNDARY_TYPES:
+            if kind is ev.SkippedTransaction or (isinstance(item, KEEP_TYPES)
+                                                 and item.header.inner_index is None):
                 kept.append(item)
         elif isinstance(item, TransactionStart):
             starts.append(item.offset)
@@ -127,10 +145,16 @@ def _schema_events(kept: list[Any]) -> list[Any]:
     """``kept`` without the transactions whose kept events are only their GTID, BEGIN and commit (XID or
     COMMIT): a transaction of rows (skipped unparsed) changes no schema, and most of a binlog is those, so
     the history's replay, and a pre-pass that ships its events between processes, do a fraction of the
-    work. Anything else in a transaction (a DDL, a SAVEPOINT, a statement-based DML, XA) keeps it whole."""
+    work. Anything else in a transaction (a DDL, a SAVEPOINT, a statement-based DML, XA) keeps it whole.
+    A ``SkippedTransaction`` is one of those the decoder already recognised: left out as its GTID and
+    commit would have been."""
     out: list[Any] = []
     envelope: list[Any] = []        # the open transaction's events, while they are only its GTID and BEGIN
     for event in kept:
+        if type(event) is ev.SkippedTransaction:
+            out.extend(envelope)
+            envelope = []
+            continue
         kind = classify_query(event.query) if isinstance(event, ev.QueryEvent) else None
         if isinstance(event, ev.GtidEvent | ev.MariadbGtidEvent):
             out.extend(envelope)

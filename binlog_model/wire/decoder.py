@@ -9,7 +9,9 @@ learned from the FORMAT_DESCRIPTION (header length, post-header lengths, checksu
 as does the table_id -> TableMapEvent map the ROWS parser needs (cleared at each FORMAT_DESCRIPTION,
 i.e. at each new file). After the first error every call raises ``DecoderStateError``. Event bodies go to
 ``parsers/`` (one module per family), ``table_map.py`` and ``rows.py``; the inner events of a
-TRANSACTION_PAYLOAD are decoded here, since they share the stream state.
+TRANSACTION_PAYLOAD are decoded here, since they share the stream state. The walks past events a pass
+does not parse (``skip_types`` with ``drop_skipped``) are ``skipping.SkipWalks``, a mixin on the same
+buffer.
 
 Resuming mid-file (Spark slices, replication from a position): keep the raw bytes of the file's
 FORMAT_DESCRIPTION event (``decoder.format_description_bytes``), then build
@@ -39,6 +41,7 @@ from binlog_model.wire.events import (
     Event,
     FormatDescriptionEvent,
     SkippedEvent,
+    SkippedTransaction,
     StartEventV3,
     TransactionPayloadEvent,
     UndecodableEvent,
@@ -57,6 +60,7 @@ from binlog_model.wire.parsers import EVENT_PARSERS, parse_unknown_event
 from binlog_model.wire.parsers.control import parse_format_description_event, parse_start_event_v3
 from binlog_model.wire.parsers.payload import inner_events, unpack_transaction_payload
 from binlog_model.wire.rows import RowsEvent, parse_rows_event
+from binlog_model.wire.skipping import COMPACT_MIN, NEVER_RUN_SKIPPED, SkipWalks
 from binlog_model.wire.structs import HEADER_V1 as _HEADER_V1
 from binlog_model.wire.structs import HEADER_V4 as _HEADER_V4
 from binlog_model.wire.structs import U32 as _U32
@@ -68,12 +72,8 @@ BINLOG_MAGIC: Final = b"\xfebin"
 # MySQL caps an event at max_allowed_packet (at most 1 GiB) plus the header and post-header; anything
 # larger is a corrupt length field, refused before buffering.
 MAX_EVENT_SIZE: Final = (1 << 30) + (1 << 16)
-_COMPACT_MIN: Final = 1 << 16
 
 _BINLOG_IN_USE_F: Final = 0x1
-# Types ``_skip_run`` always leaves to ``_next_one``: they change the decoder's state even when skipped.
-_NEVER_RUN_SKIPPED: Final = frozenset({int(EventType.FORMAT_DESCRIPTION_EVENT),
-                                       int(EventType.START_EVENT_V3)})
 
 
 class NeedData(Enum):
@@ -96,7 +96,7 @@ NEED_DATA: Final = NeedData.NEED_DATA
 _PARSED_MAPS_MAX = 512
 
 
-class BinlogDecoder:
+class BinlogDecoder(SkipWalks):
     """Decode a binlog byte stream into events, without doing any I/O.
 
     Args:
@@ -109,6 +109,15 @@ class BinlogDecoder:
         drop_skipped: pass over the ``skip_types`` events without returning them at all (a pass that
             wants only the other events: the DDL pre-pass). Runs of them are walked in one tight loop
             (``_skip_run``: header, length and checksum only), with the same checks and errors.
+        verify_skipped: False: do not check the checksums of ``skip_types`` events (for a pass that leaves
+            them to a later full decode, which checks them: the Spark pre-pass, whose tasks decode every
+            event). Their lengths are still checked; the events it parses keep their checksums checked.
+        skip_transactions: with ``drop_skipped``, a whole transaction of only its GTID, a QUERY ``BEGIN``,
+            ``skip_types`` events and its XID or QUERY ``COMMIT`` comes back as one ``SkippedTransaction``
+            (those events unparsed: a pre-pass that needs every transaction's start but no rows). One
+            longer than ``skipping._SKIP_TRANSACTION_MAX`` (8 MiB), damaged or cut by the input's end
+            comes back event by event, with the usual errors; while one may still be whole, its events
+            wait for the rest of it (see ``skipping``).
         max_event_size: refuse larger ``event_size`` fields (default ``MAX_EVENT_SIZE``).
         raw_undecodable: a diagnostic mode (``dump``): an event whose framing and checksum are sound but
             whose body does not decode comes out as ``UndecodableEvent`` (raw body and the error), and
@@ -122,7 +131,8 @@ class BinlogDecoder:
     def __init__(self, file: str | None = None, verify_checksum: bool = True, expect_magic: bool = True,
                  start_offset: int = 0, skip_types: frozenset[int] | set[int] = frozenset(), *,
                  max_event_size: int = MAX_EVENT_SIZE, raw_undecodable: bool = False,
-                 drop_skipped: bool = False) -> None:
+                 drop_skipped: bool = False, verify_skipped: bool = True,
+                 skip_transactions: bool = False) -> None:
         if start_offset < 0:
             raise ConfigError(f"start_offset must be >= 0, got {start_offset}")
         if expect_magic and start_offset not in (0,):
@@ -130,11 +140,13 @@ class BinlogDecoder:
         self.file = file
         self.verify_checksum = verify_checksum
         self.skip_types = frozenset(int(t) for t in skip_types)
-        self._run_skipped = self.skip_types - _NEVER_RUN_SKIPPED     # what _skip_run passes over
+        self._run_skipped = self.skip_types - NEVER_RUN_SKIPPED     # what _skip_run passes over
         self.max_event_size = max_event_size
         self.raw_undecodable = raw_undecodable
         self.drop_skipped = drop_skipped
-        self.skipped = 0            # events passed over by drop_skipped
+        self.verify_skipped = verify_skipped
+        self.skip_transactions = skip_transactions
+        self.skipped = 0            # skip_types events passed over by drop_skipped (in transactions too)
         self._buf = bytearray()
         self._pos = 0
         self._base = start_offset  # stream offset of self._buf[0]
@@ -268,48 +280,20 @@ class BinlogDecoder:
                                     "start a new one")
 
     def _next_event(self) -> Event | NeedData:
-        """``_next_one`` past the skipped events (``drop_skipped``)."""
+        """``_next_one`` past the skipped events (``drop_skipped``), and the skipped transactions."""
         while True:
             if self._inner is None and self._ctx is not None and not self._need_magic:
                 self._skip_run()
+                if self.skip_transactions:
+                    passed = self._skip_transaction()
+                    if isinstance(passed, SkippedTransaction):
+                        return passed
+                    if passed:          # it may be one: wait for the rest of it
+                        return NEED_DATA
             event = self._next_one()
             if type(event) is not SkippedEvent:
                 return event
             self.skipped += 1
-
-    def _skip_run(self) -> None:
-        """Pass over the run of whole ``skip_types`` events at the read position: the hot loop of the DDL
-        pre-pass (most of a binlog is rows and table maps). It stops before anything it does not simply
-        skip (another type, a FORMAT_DESCRIPTION, an incomplete event, a bad length or checksum), which
-        ``_next_one`` then decodes, or reports with its usual error and position."""
-        ctx = self._ctx
-        assert ctx is not None
-        header_len = ctx.header_length
-        if header_len < 19:
-            return
-        crc_len = 4 if self._checksum else 0
-        verify = crc_len and self.verify_checksum
-        skip = self._run_skipped
-        buf, pos, end, limit = self._buf, self._pos, len(self._buf), self.max_event_size
-        unpack, crc32 = _U32.unpack_from, zlib.crc32
-        count = 0
-        with memoryview(buf) as view:
-            while end - pos >= header_len and buf[pos + 4] in skip:
-                size = unpack(buf, pos + 9)[0]
-                if size < header_len + crc_len or size > limit or end - pos < size:
-                    break
-                if verify and crc32(view[pos:pos + size - 4]) != unpack(buf, pos + size - 4)[0]:
-                    break
-                pos += size
-                count += 1
-        if count:
-            self.skipped += count
-            self._pos = pos
-            if self._pos >= _COMPACT_MIN and self._pos * 2 >= len(self._buf):
-                del self._buf[:self._pos]
-                self._base += self._pos
-                self._pos = 0
-            self._first_event = False
 
     def _next_one(self) -> Event | NeedData:
         if self._inner is not None:
@@ -363,7 +347,7 @@ class BinlogDecoder:
             raw = view[start:start + event_size].tobytes()
         offset = self._base + start
         pos = self._pos = start + event_size
-        if pos >= _COMPACT_MIN and pos * 2 >= len(buf):
+        if pos >= COMPACT_MIN and pos * 2 >= len(buf):     # inline: the hot path of every decode
             del buf[:pos]
             self._base += pos
             self._pos = 0
@@ -430,7 +414,7 @@ class BinlogDecoder:
             if len(raw) < ctx.header_length + 4:
                 raise TruncatedEventError(f"event_size {len(raw)} leaves no room for the CRC32 footer",
                                           expected=f">= {ctx.header_length + 4} bytes")
-            if self.verify_checksum:
+            if self.verify_checksum and (self.verify_skipped or etype not in self.skip_types):
                 self._verify(raw, header)
         body = mv[ctx.header_length:len(raw) - crc_len]
         if etype in self.skip_types:

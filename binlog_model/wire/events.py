@@ -40,6 +40,7 @@ __all__ = [
     "RotateEvent",
     "RowsQueryEvent",
     "SkippedEvent",
+    "SkippedTransaction",
     "StartEventV3",
     "StopEvent",
     "TransactionContextEvent",
@@ -399,6 +400,16 @@ class SkippedEvent:
     raw_length: int = field(default=0)
 
 
+@dataclass(frozen=True, slots=True)
+class SkippedTransaction:
+    """A whole transaction passed over unparsed (``BinlogDecoder(skip_transactions=True)``): one whose
+    events are only its GTID, a QUERY ``BEGIN``, ``skip_types`` events and its XID or QUERY ``COMMIT``.
+    ``header``: its GTID event's (where the transaction starts); ``length``: its bytes, GTID to commit."""
+
+    header: EventHeader
+    length: int
+
+
 # Everything ``BinlogDecoder.next_event`` can return (besides ``NEED_DATA``).
 Event: TypeAlias = (
     FormatDescriptionEvent
@@ -431,6 +442,7 @@ Event: TypeAlias = (
     | UnknownEvent
     | UndecodableEvent
     | SkippedEvent
+    | SkippedTransaction
     | TableMapEvent
     | RowsEvent
 )

@@ -16,7 +16,8 @@ from binlog_model.wire.events import ExecuteLoadQueryEvent, QueryEvent
 from binlog_model.wire.header import EventHeader, FormatContext
 from binlog_model.wire.parsers._common import text
 
-__all__ = ["parse_execute_load_query_event", "parse_query_compressed_event", "parse_query_event"]
+__all__ = ["parse_execute_load_query_event", "parse_query_compressed_event", "parse_query_event",
+           "query_text_start"]
 
 
 # Status variable codes of QUERY_EVENT: code -> (field name, reader). MySQL `Query_event_status_vars`
@@ -127,6 +128,18 @@ def _parse_query_parts(header: EventHeader, body: memoryview, post_len: int,
         query_raw = inflate_mariadb(query_raw, "QUERY_COMPRESSED query")
     return QueryEvent(header, thread_id, exec_time, error_code, schema, text(query_raw), query_raw,
                       bytes(status_raw), unknown_status_vars=unknown, compressed=compressed, **fields)
+
+
+def query_text_start(buf: bytes | bytearray | memoryview, body: int, body_end: int, post_len: int) -> int:
+    """Where a QUERY event's statement text starts in ``buf`` (its body is ``buf[body:body_end]``), from the
+    post-header's schema and status-variable lengths, without parsing the rest: what the decoder's
+    transaction skip reads a ``BEGIN`` or ``COMMIT`` by. -1 when the post-header is short or the lengths
+    overrun the body (``_parse_query_parts``, the reference, then raises). A differential test holds the
+    two to the same text."""
+    if post_len < 13 or body_end - body < post_len:
+        return -1
+    start = body + post_len + (buf[body + 11] | buf[body + 12] << 8) + buf[body + 8] + 1
+    return start if start <= body_end else -1
 
 
 def parse_query_event(header: EventHeader, body: memoryview, ctx: FormatContext) -> QueryEvent:
