@@ -592,12 +592,15 @@ def _run_tasks(spark: Any, tasks: list[Any], display: Display | None, what: str)
     conf = dict(sc.getConf().getAll())      # read now: after a failure the JVM may be gone
     conf["master"] = sc.master
     sizes = [slice_bytes(t.piece) for t in tasks]
+    # The largest slices first (Spark starts a stage's tasks in partition order): the last tasks to start
+    # are the short ones, so the job does not end on one long slice while the other cores wait.
+    order = sorted(range(len(tasks)), key=lambda i: -sizes[i])
     counts = sc.accumulator((0, 0), PairSum())
     poll = _TasksDone(spark, len(tasks), sum(sizes), counts)
     shown = display(what, poll) if display is not None else contextlib.nullcontext()
     try:
         with shown:
-            results = list(sc.parallelize(list(zip(tasks, sizes, strict=True)), len(tasks)).map(
+            results = list(sc.parallelize([(tasks[i], sizes[i]) for i in order], len(tasks)).map(
                 partial(write_counted, counts=counts)).collect())
             poll.done()
             return results
@@ -605,8 +608,9 @@ def _run_tasks(spark: Any, tasks: list[Any], display: Display | None, what: str)
         raise
     except Exception as err:
         log = conf.get(LOG_FILE_CONF)
-        raise SparkJobError(describe_failure(str(err), log_tail(log), [slice_label(t.piece) for t in tasks],
-                                             conf) + (f" (full Spark log: {log})" if log else "")) from err
+        labels = [slice_label(tasks[i].piece) for i in order]     # by Spark's task index
+        raise SparkJobError(describe_failure(str(err), log_tail(log), labels, conf)
+                            + (f" (full Spark log: {log})" if log else "")) from err
 
 
 # The Spark setting naming the file Spark's log goes to (set by ``binlog-model resolve``), so a failure's
