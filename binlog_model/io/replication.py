@@ -208,7 +208,8 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                             heartbeat: float | None = None, register_as: str | None = None,
                             markers: bool = False,
                             on_packet: Callable[[ReplicationPacket], None] | None = None,
-                            idle: tuple[float, float] | None = None) -> Iterator[Any]:
+                            idle: tuple[float, float] | None = None,
+                            on_flush: Callable[[], None] | None = None) -> Iterator[Any]:
     """Decoded events of a binlog dump (see ``iter_replication_packets``), as ``iter_events`` gives them
     for the same files: ``header.file`` is the binlog file name, ``header.offset`` the event's position.
 
@@ -218,11 +219,11 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
     starting mid-file), the ``BoundaryTracker``'s transaction markers, and a ``FlushPoint`` for each
     heartbeat, and (with ``idle``, see ``iter_replication_packets``) once the server has gone quiet after
     sending something: a run commits there without waiting for the heartbeat. ``on_packet`` sees every
-    packet that is file content (not framing), before its events are yielded (the spool); content packets
-    come in batches (``iter_replication_packets(batch=True)``: what has arrived, fed to the decoder at
-    once, as a file source feeds it chunks). Raises ``ReplicationError`` and the decoder's ``DecodeError``
-    subclasses (with the
-    file and offset of the bad event).
+    packet that is file content (not framing), before its events are yielded (the spool), and ``on_flush``
+    each ``FlushPoint`` before it is yielded. Content packets come in batches
+    (``iter_replication_packets(batch=True)``: what has arrived, fed to the decoder at once, as a file
+    source feeds it chunks). Raises ``ReplicationError`` and the decoder's ``DecodeError`` subclasses (with
+    the file and offset of the bad event).
     """
     decoder: BinlogDecoder | None = None
     tracker: BoundaryTracker | None = None
@@ -237,6 +238,8 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                                            idle=idle if markers else None):
         if packet is IDLE:
             if settled:     # where the stream is: past a MariaDB jump, not at the last event's end
+                if on_flush is not None:
+                    on_flush()
                 yield FlushPoint(tracker.file if tracker is not None else "",
                                  decoder.offset if decoder is not None else 0)
             continue
@@ -245,6 +248,8 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                 settled = (decoder is not None and packet.log_pos == decoder.offset
                            and tracker is not None and tracker.file == packet.file)
             if markers:
+                if on_flush is not None:
+                    on_flush()
                 yield FlushPoint(packet.file, packet.log_pos)
             continue
         if packet.event_type == EventType.ROTATE_EVENT and packet.artificial:
