@@ -19,7 +19,9 @@ the last event read ended a transaction), and where a stop is asked for: ``--sto
 SIGTERM/SIGINT (``settings.stop``). A commit fsyncs the output (and the spool), then atomically replaces
 the state: position, GTIDs (each transaction's, and a file's PREVIOUS_GTIDS / GTID_LIST), schema history,
 the output's committed length. The restart point is therefore always the start of the first uncommitted
-transaction.
+transaction. The fsyncs and the state's replacement run on a committer thread while the stream is decoded
+on (a catch-up's commit syncs a second of output); the state document is built when the commit is asked
+for, and the next commit waits for the previous one, so a state never names output that is not synced.
 
 Resuming: by file:position on the server the state was built on (exact, and what every server supports);
 by GTID set (MySQL ``COM_BINLOG_DUMP_GTID``, MariaDB ``@slave_connect_state``) when the state knows the
