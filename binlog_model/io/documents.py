@@ -57,9 +57,14 @@ def sha256_of(path: PathLike) -> str:
     return digest.hexdigest()
 
 
+def encode_json(doc: Any) -> bytes:
+    """The bytes ``write_json_atomic`` writes for ``doc``."""
+    return json.dumps(doc, sort_keys=True).encode("utf-8")
+
+
 def write_json_atomic(path: Path, doc: Any) -> None:
     """Write ``doc`` to ``path`` so that a reader (or a crash) sees the old file or the new one, whole."""
-    write_bytes_atomic(path, json.dumps(doc, sort_keys=True).encode("utf-8"))
+    write_bytes_atomic(path, encode_json(doc))
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:

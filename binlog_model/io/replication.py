@@ -208,7 +208,8 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                             heartbeat: float | None = None, register_as: str | None = None,
                             markers: bool = False,
                             on_packet: Callable[[ReplicationPacket], None] | None = None,
-                            idle: tuple[float, float] | None = None) -> Iterator[Any]:
+                            idle: tuple[float, float] | None = None,
+                            on_flush: Callable[[], None] | None = None) -> Iterator[Any]:
     """Decoded events of a binlog dump (see ``iter_replication_packets``), as ``iter_events`` gives them
     for the same files: ``header.file`` is the binlog file name, ``header.offset`` the event's position.
 
@@ -218,11 +219,11 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
     starting mid-file), the ``BoundaryTracker``'s transaction markers, and a ``FlushPoint`` for each
     heartbeat, and (with ``idle``, see ``iter_replication_packets``) once the server has gone quiet after
     sending something: a run commits there without waiting for the heartbeat. ``on_packet`` sees every
-    packet that is file content (not framing), before its events are yielded (the spool); content packets
-    come in batches (``iter_replication_packets(batch=True)``: what has arrived, fed to the decoder at
-    once, as a file source feeds it chunks). Raises ``ReplicationError`` and the decoder's ``DecodeError``
-    subclasses (with the
-    file and offset of the bad event).
+    packet that is file content (not framing), before its events are yielded (the spool), and ``on_flush``
+    each ``FlushPoint`` before it is yielded. Content packets come in batches
+    (``iter_replication_packets(batch=True)``: what has arrived, fed to the decoder at once, as a file
+    source feeds it chunks). Raises ``ReplicationError`` and the decoder's ``DecodeError`` subclasses (with
+    the file and offset of the bad event).
     """
     decoder: BinlogDecoder | None = None
     tracker: BoundaryTracker | None = None
@@ -237,6 +238,8 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                                            idle=idle if markers else None):
         if packet is IDLE:
             if settled:     # where the stream is: past a MariaDB jump, not at the last event's end
+                if on_flush is not None:
+                    on_flush()
                 yield FlushPoint(tracker.file if tracker is not None else "",
                                  decoder.offset if decoder is not None else 0)
             continue
@@ -245,6 +248,8 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                 settled = (decoder is not None and packet.log_pos == decoder.offset
                            and tracker is not None and tracker.file == packet.file)
             if markers:
+                if on_flush is not None:
+                    on_flush()
                 yield FlushPoint(packet.file, packet.log_pos)
             continue
         if packet.event_type == EventType.ROTATE_EVENT and packet.artificial:
@@ -402,6 +407,26 @@ class _DumpPackets:
         length = buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16
         return have >= 4 + length and length < self._MAX
 
+    def scan(self) -> list[int]:
+        """The plain event packets already buffered (sequence number right, first byte 0, shorter than
+        16 MB), consumed: their events' bounds in ``buf`` (past the 0x00), flat: start, end, start, end...
+        Stops at anything else, which ``next`` reads. Read without a copy, as long as ``buf`` is not
+        resized (``_fill``, ``next``)."""
+        buf, pos, seq = self.buf, self.pos, self.seq
+        have = len(buf)
+        bounds: list[int] = []
+        while have - pos > 4:
+            length = buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16
+            end = pos + 4 + length
+            if end > have or length >= self._MAX or buf[pos + 3] != seq or buf[pos + 4] != 0:
+                break
+            bounds += (pos + 5, end)
+            seq = (seq + 1) & 0xFF
+            pos = end
+        self.pos = pos
+        self.seq = self.conn._next_seq_id = seq
+        return bounds
+
     def next(self) -> tuple[int, bytes]:
         """The next packet: its first byte and the rest of its payload."""
         import pymysql
@@ -450,74 +475,96 @@ class _DumpPackets:
 
 def _read_stream(conn: Any, log_file: str, log_pos: int, checksum: bool, batch: bool = False,
                  idle: tuple[float, float] | None = None) -> Iterator[ReplicationPacket]:
+    """The dump's events as ``ReplicationPacket`` s. The packets already buffered are taken as views of the
+    read buffer (``_DumpPackets.scan``): a batch is copied once, when it is joined; a packet alone (framing)
+    is copied on its own; the views are gone before the buffer is read into again."""
     current_file, next_offset = log_file, log_pos
     packets = _DumpPackets(conn)
     last_idle, quiet_told = 0.0, True     # nothing to tell before the first packet
-    run: list[bytes] = []               # a batch being gathered: consecutive content events
+    run: list[Any] = []                 # a batch being gathered: consecutive content events (bytes or views)
     run_offset = run_end = run_last = 0
     run_type = run_log_pos = run_flags = 0
+    unpack_header = HEADER_V4.unpack_from
     while True:
-        if run and not packets.ready():     # hand the batch over before waiting for more input
-            yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos, run_flags,
-                                    False, run_last)
-            run = []
-        if idle is not None and not quiet_told and not packets.ready():
-            silence, every = idle
-            if packets.quiet(max(silence, last_idle + every - time.monotonic())):
-                last_idle, quiet_told = time.monotonic(), True
-                yield IDLE
-        first, raw = packets.next()
+        view: memoryview | None = None
+        bounds = packets.scan()
+        if bounds:
+            view = memoryview(packets.buf)
+            raws: list[Any] = [view[bounds[i]:bounds[i + 1]] for i in range(0, len(bounds), 2)]
+        else:
+            if run and not packets.ready():     # hand the batch over before waiting for more input
+                yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos,
+                                        run_flags, False, run_last)
+                run = []
+            if idle is not None and not quiet_told and not packets.ready():
+                silence, every = idle
+                if packets.quiet(max(silence, last_idle + every - time.monotonic())):
+                    last_idle, quiet_told = time.monotonic(), True
+                    yield IDLE
+            first, one = packets.next()
+            if first == 0xFE and len(one) < 8:      # EOF (a non-blocking dump reached the end)
+                break
+            if first != 0:
+                shown = bytes([first]).hex() if first >= 0 else "none"
+                raise ReplicationError(f"unexpected replication packet (first byte {shown})"
+                                       f" in {current_file} near offset {next_offset}")
+            raws = [one]
         quiet_told = False
-        if first == 0xFE and len(raw) < 8:      # EOF (a non-blocking dump reached the end)
-            break
-        if first != 0:
-            shown = bytes([first]).hex() if first >= 0 else "none"
-            raise ReplicationError(f"unexpected replication packet (first byte {shown})"
-                                   f" in {current_file} near offset {next_offset}")
-        if len(raw) < HEADER_V4.size:
-            raise ReplicationError(f"replication packet of {len(raw)} bytes is shorter than an event header"
-                                   f" in {current_file} near offset {next_offset}")
-        _, event_type, _, event_size, event_log_pos, flags = HEADER_V4.unpack_from(raw)
-        if event_size != len(raw):
-            raise ReplicationError(f"event_size {event_size} but the packet holds {len(raw)} bytes"
-                                   f" in {current_file} near offset {next_offset}")
-        artificial = bool(flags & LOG_EVENT_ARTIFICIAL_F) or (event_log_pos == 0
-                                                               and event_type in _FRAMING_AT_ZERO)
-        if event_type == EventType.ROTATE_EVENT and artificial:
+        for raw in raws:
+            if len(raw) < HEADER_V4.size:
+                raise ReplicationError(f"replication packet of {len(raw)} bytes is shorter than an event "
+                                       f"header in {current_file} near offset {next_offset}")
+            _, event_type, _, event_size, event_log_pos, flags = unpack_header(raw)
+            if event_size != len(raw):
+                raise ReplicationError(f"event_size {event_size} but the packet holds {len(raw)} bytes"
+                                       f" in {current_file} near offset {next_offset}")
+            artificial = bool(flags & LOG_EVENT_ARTIFICIAL_F) or (event_log_pos == 0
+                                                                   and event_type in _FRAMING_AT_ZERO)
+            if event_type == EventType.ROTATE_EVENT and artificial:
+                if run:
+                    yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos,
+                                            run_flags, False, run_last)
+                    run = []
+                raw = bytes(raw)
+                end = len(raw) - 4 if checksum else len(raw)
+                position = U64.unpack_from(raw, HEADER_V4.size)[0]
+                current_file = raw[HEADER_V4.size + 8:end].decode("utf-8", "replace")
+                next_offset = position
+                yield ReplicationPacket(current_file, position, raw, event_type, event_log_pos, flags, True)
+                continue
+            # MariaDB 11.x: log_pos 0 inside a transaction; the event follows the previous one
+            offset = event_log_pos - event_size if not artificial and event_log_pos else next_offset
+            if event_log_pos:
+                next_offset = event_log_pos
+            elif not artificial:
+                next_offset = offset + event_size
+            if (batch and not artificial and event_type not in _HEARTBEATS
+                    and event_type != EventType.FORMAT_DESCRIPTION_EVENT):
+                if run and offset != run_end:       # not contiguous (a GTID dump's jump): a batch of its own
+                    yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos,
+                                            run_flags, False, run_last)
+                    run = []
+                if not run:
+                    run_offset, run_type, run_last = offset, event_type, 0
+                else:
+                    run_last = run_end - run_offset
+                run.append(raw)
+                run_end, run_log_pos, run_flags = offset + event_size, event_log_pos, flags
+                continue
             if run:
                 yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos,
                                         run_flags, False, run_last)
                 run = []
-            end = len(raw) - 4 if checksum else len(raw)
-            position = U64.unpack_from(raw, HEADER_V4.size)[0]
-            current_file = raw[HEADER_V4.size + 8:end].decode("utf-8", "replace")
-            next_offset = position
-            yield ReplicationPacket(current_file, position, raw, event_type, event_log_pos, flags, True)
-            continue
-        # MariaDB 11.x: log_pos 0 inside a transaction; the event follows the previous one
-        offset = event_log_pos - event_size if not artificial and event_log_pos else next_offset
-        if event_log_pos:
-            next_offset = event_log_pos
-        elif not artificial:
-            next_offset = offset + event_size
-        if (batch and not artificial and event_type not in _HEARTBEATS
-                and event_type != EventType.FORMAT_DESCRIPTION_EVENT):
-            if run and offset != run_end:       # not contiguous (a GTID dump's jump): a batch of its own
+            yield ReplicationPacket(current_file, offset, bytes(raw), event_type, event_log_pos, flags,
+                                    artificial)
+        if view is not None:
+            # the views go before the buffer can be resized: the batch is joined (copied) now
+            if run:
                 yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos,
                                         run_flags, False, run_last)
                 run = []
-            if not run:
-                run_offset, run_type, run_last = offset, event_type, 0
-            else:
-                run_last = run_end - run_offset
-            run.append(raw)
-            run_end, run_log_pos, run_flags = offset + event_size, event_log_pos, flags
-            continue
-        if run:
-            yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos, run_flags,
-                                    False, run_last)
-            run = []
-        yield ReplicationPacket(current_file, offset, raw, event_type, event_log_pos, flags, artificial)
+            del raws, raw
+            view.release()
     if run:
         yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos, run_flags,
                                 False, run_last)

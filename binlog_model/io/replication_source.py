@@ -328,30 +328,32 @@ class ReplicationSource:
             self._spool_whole = position.rotated_to is not None
         fde: FormatDescription | None = None      # the last one dropped while skipping
         held: list[Any] = []
-        stream: Any = iter_replication_events(conn, **kw)
+        stream: Any = iter_replication_events(conn, on_flush=self._flushed, **kw)
         try:
-            for item in stream:
-                if type(item) is FlushPoint:
-                    self.caught_up = True
-                elif skip is not None:
-                    header = getattr(item, "header", None)
-                    if header is None:
-                        if isinstance(item, FormatDescription):
-                            fde = item
-                        if type(item) in BOUNDARY_TYPES:
-                            if _key(item.file, item.offset) == skip:
-                                held.append(item)     # (a TransactionStart there): after the FileBegin
+            if skip is not None:
+                for item in stream:
+                    if type(item) is not FlushPoint:
+                        header = getattr(item, "header", None)
+                        if header is None:
+                            if isinstance(item, FormatDescription):
+                                fde = item
+                            if type(item) in BOUNDARY_TYPES:
+                                if _key(item.file, item.offset) == skip:
+                                    held.append(item)     # (a TransactionStart there): after the FileBegin
+                                continue
+                        elif header.inner_index is not None or _key(header.file, header.offset) < skip:
                             continue
-                    elif header.inner_index is not None or _key(header.file, header.offset) < skip:
-                        continue
-                    else:
-                        # the stream now begins where the protocol wants it: at the saved position
-                        skip = None
-                        yield FileBegin(header.file, header.offset)
-                        if fde is not None and fde.file == header.file:
-                            yield FormatDescription(header.file, header.offset, fde.raw)
-                        yield from (m for m in held if not isinstance(m, FileBegin | FormatDescription))
-                yield item
+                        else:
+                            # the stream now begins where the protocol wants it: at the saved position
+                            skip = None
+                            yield FileBegin(header.file, header.offset)
+                            if fde is not None and fde.file == header.file:
+                                yield FormatDescription(header.file, header.offset, fde.raw)
+                            yield from (m for m in held if not isinstance(m, FileBegin | FormatDescription))
+                    yield item
+                    if skip is None:
+                        break
+            yield from stream       # (delegated: no Python step per event here)
             raise ConnectionLostError("the server ended the binlog dump")
         except ReplicationError as err:
             if err.errno == 1236 and not isinstance(err, ConnectionLostError):
@@ -359,6 +361,10 @@ class ReplicationSource:
             raise
         finally:
             stream.close()
+
+    def _flushed(self) -> None:
+        """A ``FlushPoint`` comes: every event the server has written so far has arrived."""
+        self.caught_up = True
 
     def _packet(self, packet: ReplicationPacket) -> None:
         """Every packet of file content (an event, before it is decoded): its time, then the spool's copy."""

@@ -177,6 +177,14 @@ class Spool:
             self._fh.flush()
             os.fsync(self._fh.fileno())
 
+    def flushed_fd(self) -> int | None:
+        """Flush the open file to the OS and return a new descriptor of it, for an fsync on another thread
+        (the caller closes it); None when no file is open."""
+        if self._fh is None:
+            return None
+        self._fh.flush()
+        return os.dup(self._fh.fileno())
+
     def close(self) -> None:
         if self._fh is not None:
             self.sync()

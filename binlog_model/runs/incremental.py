@@ -144,6 +144,10 @@ class _Writer:
         if self._sink is not None:
             self._sink.sync()
 
+    def flushed_fd(self) -> int | None:
+        """``EventSink.flushed_fd``: everything written is with the OS; a descriptor to fsync it by."""
+        return self._sink.flushed_fd() if self._sink is not None else None
+
     def close(self) -> None:
         if self._sink is not None:
             self._sink.close()

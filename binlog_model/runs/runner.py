@@ -244,6 +244,7 @@ class Runner:
         last: EventHeader | None = None     # the last top-level event read: a FlushPoint's mark is its end
         current = ""                        # the file being read (its FileBegin)
         said: tuple[str, int] | None = None     # the last FlushPoint's position, if no event came since
+        gtid_kinds, see_gtid = recorder._kinds, recorder._seen.append     # recorder.see, inlined
 
         def commit(at: _Mark) -> None:
             nonlocal since_commit, ended_since_commit, last_commit, mark
@@ -263,7 +264,8 @@ class Runner:
                     since_commit += header.event_size
                     last = header
                     said = None
-                    recorder.see(item)
+                    if isinstance(item, gtid_kinds):
+                        see_gtid(item)
                 yield from assembler.feed(item)  # type: ignore[arg-type]  # an event, as above
             elif isinstance(item, TransactionStart):
                 # The assembler has the last word: a start it has not finished the transaction before (an

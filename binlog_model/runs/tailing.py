@@ -19,7 +19,9 @@ the last event read ended a transaction), and where a stop is asked for: ``--sto
 SIGTERM/SIGINT (``settings.stop``). A commit fsyncs the output (and the spool), then atomically replaces
 the state: position, GTIDs (each transaction's, and a file's PREVIOUS_GTIDS / GTID_LIST), schema history,
 the output's committed length. The restart point is therefore always the start of the first uncommitted
-transaction.
+transaction. The fsyncs and the state's replacement run on a committer thread while the stream is decoded
+on (a catch-up's commit syncs a second of output); the state document is built when the commit is asked
+for, and the next commit waits for the previous one, so a state never names output that is not synced.
 
 Resuming: by file:position on the server the state was built on (exact, and what every server supports);
 by GTID set (MySQL ``COM_BINLOG_DUMP_GTID``, MariaDB ``@slave_connect_state``) when the state knows the
@@ -40,6 +42,7 @@ told apart and named (``ServerIdCollisionError``).
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 import secrets
 import threading
@@ -50,6 +53,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from binlog_model.errors import ConfigError, ConnectionLostError
+from binlog_model.io.documents import encode_json, write_bytes_atomic
 from binlog_model.io.live import PASSWORD_ENV, ServerURL, server_password
 from binlog_model.io.replication_source import (
     SERVER_ID_RANGE,
@@ -237,6 +241,8 @@ class _Session:
         self.progressed = False
         self.gtids_complete = bool(pos.get("gtids_complete"))
         self.committed: tuple[str, int] | None = (pos["file"], pos["offset"]) if pos else None
+        self.committer = _Committer()
+        self._history_doc: tuple[Any, ...] | None = None   # the last history saved, and its document
 
     # --- the server ---------------------------------------------------------------------------------
 
@@ -334,38 +340,70 @@ class _Session:
     # --- commits --------------------------------------------------------------------------------------
 
     def commit(self, checkpoint: Checkpoint) -> None:
-        """The runner's checkpoint made durable: the output (and the spool) synced, then the state."""
+        """The runner's checkpoint made durable: the output (and the spool) synced, then the state. The
+        syncing runs on the session's committer thread while the stream is decoded on (``_Committer``); the
+        state document is built here, as the run's GtidSet and history are at the checkpoint."""
+        committer = self.committer
+        committer.wait()                # one commit at a time: the previous one is durable from here on
         writer = self.writer
         assert writer is not None
-        writer.sync()
         position = checkpoint.position
-        if self.settings.spool is not None:
-            self.settings.spool.sync()
-            if position.rotated_to is not None:           # at a file's end: the spool's copy is whole
-                self.settings.spool.ended(position.file, position.offset)
         state = self.state
         self.gtids_complete = self.gtids_complete or checkpoint.gtids_based
-        state.position = {**position.to_json(), "gtids_complete": self.gtids_complete}
-        state.history = checkpoint.history.to_json()
-        # the position is now this server's (after a failover: the new one's, from here on it is followed)
-        state.source = {**(state.source or {}), **self.source.followed}
         size = checkpoint.output_bytes
-        state.open_output = {"file": self.name, "bytes": size} if size else None
-        state.save()
-        self.committed = self.result.committed = (position.file, position.offset)
-        self.progressed = True
-        self.result.commits += 1
-        self.result.position = str(position)
-        if settings_progress := self.settings.on_progress:
-            # lag: how old the last committed event is (0 once a heartbeat said the server has no more)
-            source = self.source
-            lag = 0.0 if source.caught_up else max(0.0, time.time() - source.event_time)
-            settings_progress({"position": self.result.position, "events": self.result.events,
-                               "commits": self.result.commits, "gtids": str(state.gtids),
-                               "lag_seconds": round(lag, 3), "caught_up": source.caught_up})
+        # the position is now this server's (after a failover: the new one's, from here on it is followed)
+        update = {"position": {**position.to_json(), "gtids_complete": self.gtids_complete},
+                  "history": self._history_json(checkpoint.history),
+                  "source": {**(state.source or {}), **self.source.followed},
+                  "open_output": {"file": self.name, "bytes": size} if size else None}
+        document = encode_json({**state.to_json(), **update})
+        # what the progress line says of this commit, as it is now (printed once it is durable)
+        source = self.source
+        lag = 0.0 if source.caught_up else max(0.0, time.time() - source.event_time)
+        seen = {"events": self.result.events, "gtids": str(state.gtids), "lag_seconds": round(lag, 3),
+                "caught_up": source.caught_up}
+        spool = self.settings.spool
+        descriptors = [fd for fd in (writer.flushed_fd(), spool.flushed_fd() if spool is not None else None)
+                       if fd is not None]
+
+        def durable() -> None:
+            try:
+                for fd in descriptors:
+                    os.fsync(fd)
+            finally:
+                for fd in descriptors:
+                    os.close(fd)
+            if spool is not None and position.rotated_to is not None:
+                spool.ended(position.file, position.offset)     # at a file's end: the spool's copy is whole
+            write_bytes_atomic(state.path, document)
+            # only now does the state in memory move on: it always says what is on disk
+            state.position, state.history = update["position"], update["history"]
+            state.source, state.open_output = update["source"], update["open_output"]
+            result = self.result
+            self.committed = result.committed = (position.file, position.offset)
+            self.progressed = True
+            result.commits += 1
+            result.position = str(position)
+            if self.settings.on_progress is not None:
+                self.settings.on_progress({"position": result.position, "commits": result.commits, **seen})
+
+        if spool is not None and position.rotated_to is not None:
+            committer.run(durable)      # the spool's file list changes on this thread: not concurrently
+        else:
+            committer.submit(durable)
         if writer.size >= self.settings.part_bytes:
             self.finish()
             self._new_part()
+
+    def _history_json(self, history: SchemaHistory) -> dict[str, Any]:
+        """The history's document, built again only when the history changed (a DDL) since the last one."""
+        # a history only grows (DDL entries); the assembler sets its server version and initial catalog
+        cached = self._history_doc
+        settings = (history.server_version, history.lenient)
+        if (cached is None or cached[0] is not history or cached[1] != len(history)
+                or cached[2] is not history.initial or cached[3] != settings):
+            cached = self._history_doc = (history, len(history), history.initial, settings, history.to_json())
+        return cached[4]
 
     def _new_part(self) -> None:
         fmt = self.settings.fmt
@@ -374,6 +412,7 @@ class _Session:
 
     def finish(self) -> None:
         """The session's output part becomes a finished file, listed in the state."""
+        self.committer.wait()
         if self.settings.spool is not None:
             self.settings.spool.sync()
         writer = self.writer
@@ -390,13 +429,54 @@ class _Session:
         finish_output(self.out, self.out / (self.name + PARTIAL), self.name, committed)
 
     def abandon(self) -> None:
-        """A session that failed: close its output; what it committed stays (``recover_outputs``)."""
-        if self.settings.spool is not None:
-            self.settings.spool.close()
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
-        recover_outputs(self.state, self.out)
+        """A session that failed: close its output; what it committed stays (``recover_outputs``). A
+        commit that failed on the committer thread raises here (after the cleanup)."""
+        try:
+            self.committer.wait()
+        finally:
+            if self.settings.spool is not None:
+                self.settings.spool.close()
+            if self.writer is not None:
+                self.writer.close()
+                self.writer = None
+            recover_outputs(self.state, self.out)
+
+
+class _Committer:
+    """The session's commits, made durable on a thread of their own: the fsyncs of the output and the spool
+    (the disk writing back a second of output) and the state's atomic replacement run while the main
+    thread decodes on. One commit at a time: ``submit`` waits for the previous one first, so a state names
+    only output bytes synced before it, and the states follow one another in order. ``wait`` re-raises a
+    commit's error on the main thread (at the next commit, or when the session ends)."""
+
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    def submit(self, job: Callable[[], None]) -> None:
+        self.wait()
+
+        def run() -> None:
+            try:
+                job()
+            except BaseException as err:    # handed to the main thread by wait()
+                self._error = err
+        self._thread = threading.Thread(target=run, name="binlog-model-commit", daemon=True)
+        self._thread.start()
+
+    def run(self, job: Callable[[], None]) -> None:
+        """A commit made here, on the calling thread, after the previous one."""
+        self.wait()
+        job()
+
+    def wait(self) -> None:
+        """The last commit submitted is durable (or its error raised)."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
 
 
 def _catalog_of(conn: Any) -> Any:

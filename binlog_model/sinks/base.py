@@ -87,6 +87,14 @@ class EventSink:
         if self._stream is not None:
             self._stream.flush()
 
+    def flushed_fd(self) -> int | None:
+        """Flush to the OS and return a new descriptor of the same file (the caller fsyncs and closes it:
+        an fsync on another thread while this sink goes on writing); None for a closed sink."""
+        if self._stream is None:
+            return None
+        self._stream.flush()
+        return os.dup(self._stream.fileno())
+
     def sync(self) -> None:
         """Flush and fsync: what was written survives a crash (for streams backed by a file)."""
         if self._stream is not None:

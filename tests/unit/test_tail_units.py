@@ -3,11 +3,15 @@ it, ``--from`` parsing, the command line's refusals, and the spool's file handli
 
 The expected dump bytes are hand-built from MySQL's ``Gtid_set::encode`` layout (an edge-case fixture,
 named as such); the replication tests (tests/differential/test_tail.py) show real servers accept them.
+Also the committer thread's ordering and errors (the kill tests show the crash-safety of its commits).
 """
 
 from __future__ import annotations
 
+import os
 import struct
+import threading
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,3 +133,47 @@ def test_spool_leaves_out_a_file_with_a_gap_and_mirrors_one_server(tmp_path: Pat
     again.follow("server-a")
     with pytest.raises(ConfigError, match="give it a new --spool directory"):
         again.follow("server-b")
+
+
+def test_committer_runs_one_commit_at_a_time_in_order() -> None:
+    from binlog_model.runs.tailing import _Committer
+    done: list[int] = []
+    started = threading.Event()
+
+    def slow() -> None:
+        started.set()
+        time.sleep(0.2)
+        done.append(1)
+    committer = _Committer()
+    committer.submit(slow)
+    assert started.wait(5) and done == []         # on its own thread: submit returned before it ended
+    committer.submit(lambda: done.append(2))       # waits for the first: a state never overtakes another
+    assert done[0] == 1
+    committer.wait()
+    assert done == [1, 2]
+
+
+def test_committer_raises_a_failed_commit_on_the_main_thread() -> None:
+    from binlog_model.runs.tailing import _Committer
+
+    def failing() -> None:
+        raise OSError(5, "Input/output error")    # an fsync that failed
+    committer = _Committer()
+    committer.submit(failing)
+    with pytest.raises(OSError, match="Input/output error"):
+        committer.submit(lambda: None)             # the next commit does not start after a failed one
+    committer.wait()                               # said once
+
+
+def test_sink_flushed_fd_syncs_what_was_written(tmp_path: Path) -> None:
+    from binlog_model.sinks.delimited import DelimitedSink
+    path = tmp_path / "out.pb"
+    with DelimitedSink.open(path) as sink:
+        sink.write_serialized(b"\x08\x01")
+        fd = sink.flushed_fd()
+        assert fd is not None
+        try:
+            os.fsync(fd)
+            assert os.fstat(fd).st_size == path.stat().st_size == sink.bytes_written > 0
+        finally:
+            os.close(fd)
