@@ -42,6 +42,9 @@ typedef __int128 i128;
 
 typedef struct {
     int code, precision, scale, width;  /* width: bytes per value of a fixed-width column, 0 for var-width */
+#if HAVE_I128
+    i128 whole, unit, above;            /* DECIMAL: 10^(precision - scale), 10^scale, 10^precision */
+#endif
     bm_buf valid, data, offsets;
     Py_ssize_t filled, nulls;
     Py_ssize_t stamp;                   /* 1 + the last row written: a column twice in a row is refused */
@@ -68,22 +71,83 @@ typedef struct {
     Py_ssize_t rows;
 } tbatch;
 
-/* Strict UTF-8 (bm_utf8_valid), with the ASCII bytes skipped eight at a time: most text is ASCII. */
-static int utf8_valid(const unsigned char *s, Py_ssize_t n) {
+/* Strict UTF-8 (bm_utf8_valid's rules): ASCII is skipped eight bytes at a time, also between the multi-byte
+ * sequences of mostly-ASCII text; bm_utf8_valid checks one sequence at a time (it stops after one by being
+ * given just its bytes). */
+static inline int utf8_valid(const unsigned char *s, Py_ssize_t n) {
     Py_ssize_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        if (w & 0x8080808080808080ULL) break;
+    while (i < n) {
+        for (; i + 8 <= n; i += 8) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if (w & 0x8080808080808080ULL) break;
+        }
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (i + 8 <= n) {                     /* the first non-ASCII byte of the word that has one */
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            i += __builtin_ctzll(w & 0x8080808080808080ULL) >> 3;
+        }
+#endif
+        while (i < n && s[i] < 0x80) i++;
+        if (i == n) return 1;
+        Py_ssize_t need = s[i] >= 0xF0 ? 4 : s[i] >= 0xE0 ? 3 : 2;   /* a bad lead byte fails below */
+        if (need > n - i) need = n - i;
+        if (!bm_utf8_valid(s + i, need)) return 0;
+        i += need;
     }
-    return bm_utf8_valid(s + i, n - i);
+    return 1;
+}
+
+/* Tags compared whole (number << 3 | wire type), not split into a struct: the hot loops read one entry,
+ * value and field after the other. */
+#define TAG(number, wire) (((uint64_t)(number) << 3) | (uint64_t)(wire))
+
+static inline int read_tag(const unsigned char **p, const unsigned char *end, uint64_t *tag) {
+    if (*p < end && **p < 0x80) {             /* field numbers below 16: one byte */
+        *tag = *(*p)++;
+        return BM_OK;
+    }
+    return read_varint(p, end, tag);
+}
+
+/* The bytes of a length-delimited field (its tag read already), checked against end. */
+static inline int read_len(const unsigned char **p, const unsigned char *end, const unsigned char **data,
+                           Py_ssize_t *len) {
+    uint64_t n;
+    if (*p < end && **p < 0x80) n = *(*p)++;
+    else if (read_varint(p, end, &n) != BM_OK) return BM_ERR_DATA;
+    if (n > (uint64_t)(end - *p)) return BM_ERR_DATA;
+    *data = *p;
+    *len = (Py_ssize_t)n;
+    *p += n;
+    return BM_OK;
+}
+
+/* a[0..n) == b[0..n) for the short names of a row image, without a call to memcmp: overlapping 8- or
+ * 4-byte loads, never outside either range. */
+static inline int same_bytes(const unsigned char *a, const unsigned char *b, Py_ssize_t n) {
+    uint64_t x, y, x2, y2;
+    uint32_t u, v, u2, v2;
+    if (n >= 8) {
+        if (n > 16) return !memcmp(a, b, (size_t)n);
+        memcpy(&x, a, 8); memcpy(&y, b, 8); memcpy(&x2, a + n - 8, 8); memcpy(&y2, b + n - 8, 8);
+        return x == y && x2 == y2;
+    }
+    if (n >= 4) {
+        memcpy(&u, a, 4); memcpy(&v, b, 4); memcpy(&u2, a + n - 4, 4); memcpy(&v2, b + n - 4, 4);
+        return u == v && u2 == v2;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
 }
 
 /* -- column buffers ---------------------------------------------------------------------------------------- */
 
-static int col_bit(tcol *c, int set) {
-    if (c->filled % 8 == 0 && bm_buf_byte(&c->valid, 0) != BM_OK) return BM_ERR_PY;
-    if (set) c->valid.data[c->filled / 8] |= (unsigned char)(1u << (c->filled % 8));
+static inline int col_bit(tcol *c, int set) {
+    if ((c->filled & 7) == 0 && bm_buf_byte(&c->valid, 0) != BM_OK) return BM_ERR_PY;
+    if (set) c->valid.data[c->filled >> 3] |= (unsigned char)(1u << (c->filled & 7));
     else c->nulls++;
     c->filled++;
     return BM_OK;
@@ -102,35 +166,39 @@ static int col_null(tcol *c) {
 }
 
 /* Null up to row r (exclusive): the rows the column had no entry in. */
-static int col_pad(tcol *c, Py_ssize_t r) {
+static inline int col_pad(tcol *c, Py_ssize_t r) {
     while (c->filled < r)
         if (col_null(c) != BM_OK) return BM_ERR_PY;
     return BM_OK;
 }
 
-static int col_fixed(tcol *c, const void *v) {
-    if (bm_buf_put(&c->data, v, c->width) != BM_OK) return BM_ERR_PY;
+/* A value of `size` bytes into a fixed-width column of that width (a constant at each call: one move). */
+static inline int col_fixed(tcol *c, const void *v, Py_ssize_t size) {
+    if (size != c->width) return BM_ERR_DATA;           /* never: each rule writes its column's type */
+    if (c->data.cap - c->data.len < size && bm_buf_reserve(&c->data, size) != BM_OK) return BM_ERR_PY;
+    memcpy(c->data.data + c->data.len, v, (size_t)size);
+    c->data.len += size;
     return col_bit(c, 1);
 }
 
-static int col_i32(tcol *c, int32_t v) { return col_fixed(c, &v); }
-static int col_i64(tcol *c, int64_t v) { return col_fixed(c, &v); }
+static inline int col_i32(tcol *c, int32_t v) { return col_fixed(c, &v, 4); }
+static inline int col_i64(tcol *c, int64_t v) { return col_fixed(c, &v, 8); }
 
 /* End the current var-width value (its bytes are in c->data already). */
-static int col_var_end(tcol *c) {
+static inline int col_var_end(tcol *c) {
     if (c->data.len > INT32_MAX) return BM_ERR_DATA;
     int32_t end = (int32_t)c->data.len;
     if (bm_buf_put(&c->offsets, &end, 4) != BM_OK) return BM_ERR_PY;
     return col_bit(c, 1);
 }
 
-static int col_bytes(tcol *c, const unsigned char *s, Py_ssize_t n) {
+static inline int col_bytes(tcol *c, const unsigned char *s, Py_ssize_t n) {
     if (bm_buf_put(&c->data, s, n) != BM_OK) return BM_ERR_PY;
     return col_var_end(c);
 }
 
 #if HAVE_I128
-static int col_i128(tcol *c, i128 v) { return col_fixed(c, &v); }
+static inline int col_i128(tcol *c, i128 v) { return col_fixed(c, &v, 16); }
 
 static i128 pow10_128(int n) {
     i128 v = 1;
@@ -206,9 +274,8 @@ static int put_integer(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, int
 #if HAVE_I128
     case T_DEC: {
         i128 v = is_unsigned ? (i128)uv : (i128)sv;
-        i128 limit = pow10_128(c->precision - c->scale);
-        if (v >= limit || v <= -limit) return bad(b, c, j, ordinal);
-        return col_i128(c, v * pow10_128(c->scale));
+        if (v >= c->whole || v <= -c->whole) return bad(b, c, j, ordinal);
+        return col_i128(c, v * c->unit);
     }
 #endif
     case T_F32: case T_F64: {
@@ -218,9 +285,9 @@ static int put_integer(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, int
         double d = is_unsigned ? (double)uv : (double)sv;
         if (c->code == T_F32) {
             float f = (float)d;
-            return col_fixed(c, &f);
+            return col_fixed(c, &f, 4);
         }
-        return col_fixed(c, &d);
+        return col_fixed(c, &d, 8);
     }
     case T_STR: {
         char tmp[24];
@@ -241,6 +308,7 @@ static int put_decimal_text(tbatch *b, tcol *c, Py_ssize_t ordinal, const unsign
     if (c->code != T_DEC) return slow(b, c, ordinal, raw, rawn);
     Py_ssize_t i = 0;
     int negative = 0, digits = 0, frac = -1, seen_digit = 0;
+    uint64_t small = 0;                                /* the first 18 digits: no 128-bit arithmetic */
     i128 v = 0;
     if (i < n && (s[i] == '-' || s[i] == '+')) negative = s[i++] == '-';
     for (; i < n; i++) {
@@ -254,16 +322,18 @@ static int put_decimal_text(tbatch *b, tcol *c, Py_ssize_t ordinal, const unsign
             }
             frac++;
         }
-        if (v == 0 && s[i] == '0') continue;           /* leading zeros */
+        if (digits == 0 && s[i] == '0') continue;      /* leading zeros */
         if (++digits > 38) return slow(b, c, ordinal, raw, rawn);
-        v = v * 10 + (s[i] - '0');
+        if (digits <= 18) small = small * 10 + (uint64_t)(s[i] - '0');
+        else v = (digits == 19 ? (i128)small : v) * 10 + (s[i] - '0');
     }
     if (!seen_digit) return slow(b, c, ordinal, raw, rawn);
+    if (digits <= 18) v = (i128)small;
     for (int k = frac < 0 ? 0 : frac; k < c->scale; k++) {
         if (v != 0 && ++digits > 38) return slow(b, c, ordinal, raw, rawn);
         v *= 10;
     }
-    if (v >= pow10_128(c->precision)) return slow(b, c, ordinal, raw, rawn);
+    if (v >= c->above) return slow(b, c, ordinal, raw, rawn);
     return col_i128(c, negative ? -v : v);
 #else
     return slow(b, c, ordinal, raw, rawn);
@@ -288,9 +358,32 @@ static int put_set(tcol *c, const unsigned char *p, const unsigned char *end) {
 static int put_value(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, const unsigned char *p,
                      Py_ssize_t n) {
     const unsigned char *q = p, *end = p + n;
-    pb_field x;
+    pb_field x;             /* its one field, read into locals first (number and wire type checked whole) */
+    uint64_t tag;
     if (n == 0) return slow(b, c, ordinal, p, n);           /* an empty Value: the reference says what */
-    if (read_field(&q, end, &x) != BM_OK || q != end || x.number > V_LAST) return BM_ERR_DATA;
+    if (read_tag(&q, end, &tag) != BM_OK || tag >> 3 == 0 || tag >> 3 > V_LAST) return BM_ERR_DATA;
+    x.number = (uint32_t)(tag >> 3);
+    x.wire = (int)(tag & 7);
+    x.num = 0;
+    x.data = NULL;
+    x.len = 0;
+    switch (x.wire) {
+    case WT_VARINT:
+        if (read_varint(&q, end, &x.num) != BM_OK) return BM_ERR_DATA;
+        break;
+    case WT_LEN:
+        if (read_len(&q, end, &x.data, &x.len) != BM_OK) return BM_ERR_DATA;
+        break;
+    case WT_I64: case WT_I32:
+        x.len = x.wire == WT_I64 ? 8 : 4;
+        if (end - q < x.len) return BM_ERR_DATA;
+        x.data = q;
+        q += x.len;
+        break;
+    default:
+        return BM_ERR_DATA;
+    }
+    if (q != end) return BM_ERR_DATA;
     int varint = x.wire == WT_VARINT, len = x.wire == WT_LEN;
     switch (x.number) {
     case V_NULL:
@@ -324,11 +417,11 @@ static int put_value(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, const
     case V_DOUBLE:
         if (x.wire != WT_I64) return BM_ERR_DATA;
         if (c->code != T_F64) return slow(b, c, ordinal, p, n);
-        return bm_buf_put(&c->data, x.data, 8) == BM_OK ? col_bit(c, 1) : BM_ERR_PY;
+        return col_fixed(c, x.data, 8);
     case V_FLOAT:
         if (x.wire != WT_I32) return BM_ERR_DATA;
         if (c->code != T_F32) return slow(b, c, ordinal, p, n);   /* into DOUBLE: the shortest text's value */
-        return bm_buf_put(&c->data, x.data, 4) == BM_OK ? col_bit(c, 1) : BM_ERR_PY;
+        return col_fixed(c, x.data, 4);
     case V_DATE: case V_DATETIME: {
         uint64_t f[7];
         int date = x.number == V_DATE;
@@ -355,8 +448,8 @@ static int put_value(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, const
 
 /* The output column of a logged name under a version (-1: none): cached per entry position, then per call,
  * then asked of the caller. */
-static int target_of(tbatch *b, Py_ssize_t ordinal, long version, const unsigned char *name, Py_ssize_t len,
-                     int *target) {
+static int target_of_slow(tbatch *b, Py_ssize_t ordinal, long version, const unsigned char *name,
+                          Py_ssize_t len, int *target) {
     if (ordinal >= b->capat) {
         Py_ssize_t cap = b->capat ? b->capat * 2 : 64;
         while (cap <= ordinal) cap *= 2;
@@ -367,10 +460,6 @@ static int target_of(tbatch *b, Py_ssize_t ordinal, long version, const unsigned
         b->capat = cap;
     }
     tname *hit = &b->at[ordinal];
-    if (hit->name && hit->version == version && hit->len == len && !memcmp(hit->name, name, (size_t)len)) {
-        *target = hit->target;
-        return BM_OK;
-    }
     for (Py_ssize_t k = 0; k < b->nknown; k++) {
         tname *t = &b->known[k];
         if (t->version == version && t->len == len && !memcmp(t->name, name, (size_t)len)) {
@@ -403,6 +492,19 @@ static int target_of(tbatch *b, Py_ssize_t ordinal, long version, const unsigned
     return BM_OK;
 }
 
+/* target_of_slow's first cache, inline: the same name as the last row's at this position (the usual case). */
+static inline int target_of(tbatch *b, Py_ssize_t ordinal, long version, const unsigned char *name,
+                            Py_ssize_t len, int *target) {
+    if (ordinal < b->capat) {
+        tname *hit = &b->at[ordinal];
+        if (hit->name && hit->version == version && hit->len == len && same_bytes(hit->name, name, len)) {
+            *target = hit->target;
+            return BM_OK;
+        }
+    }
+    return target_of_slow(b, ordinal, version, name, len, target);
+}
+
 /* A row's last two columns: its row_index and the event it came from. */
 static int end_row(tbatch *b, uint64_t row_index, int32_t event) {
     if (row_index > INT64_MAX) return BM_ERR_DATA;
@@ -420,24 +522,32 @@ static int add_row(tbatch *b, const unsigned char *p, const unsigned char *end, 
     Py_ssize_t ordinal = 0;
     int rc;
     while (p < end) {
-        pb_field x;
-        if (read_field(&p, end, &x) != BM_OK) return BM_ERR_DATA;
-        if (x.number == 1) {
-            if (x.wire != WT_VARINT) return BM_ERR_DATA;
-            row_index = x.num;
+        uint64_t tag;
+        const unsigned char *entry;
+        Py_ssize_t entry_len;
+        if (read_tag(&p, end, &tag) != BM_OK) return BM_ERR_DATA;
+        if (tag == TAG(1, WT_VARINT)) {
+            if (read_varint(&p, end, &row_index) != BM_OK) return BM_ERR_DATA;
             continue;
         }
-        if (x.number < 2 || x.number > 4 || x.wire != WT_LEN) return BM_ERR_DATA;
-        if ((int)x.number != image) continue;
+        if (tag != TAG(2, WT_LEN) && tag != TAG(3, WT_LEN) && tag != TAG(4, WT_LEN)) return BM_ERR_DATA;
+        if (read_len(&p, end, &entry, &entry_len) != BM_OK) return BM_ERR_DATA;
+        if (tag != TAG(image, WT_LEN)) continue;
         /* Column { name = 1; value = 2; invisible = 3 } */
-        const unsigned char *q = x.data, *qend = x.data + x.len, *name = NULL, *value = NULL;
+        const unsigned char *q = entry, *qend = entry + entry_len, *name = NULL, *value = NULL;
         Py_ssize_t name_len = 0, value_len = 0;
         while (q < qend) {
-            pb_field y;
-            if (read_field(&q, qend, &y) != BM_OK) return BM_ERR_DATA;
-            if (y.number == 1 && y.wire == WT_LEN && !name) { name = y.data; name_len = y.len; }
-            else if (y.number == 2 && y.wire == WT_LEN && !value) { value = y.data; value_len = y.len; }
-            else if (y.number != 3 || y.wire != WT_VARINT) return BM_ERR_DATA;
+            if (read_tag(&q, qend, &tag) != BM_OK) return BM_ERR_DATA;
+            if (tag == TAG(1, WT_LEN) && !name) {
+                if (read_len(&q, qend, &name, &name_len) != BM_OK) return BM_ERR_DATA;
+            } else if (tag == TAG(2, WT_LEN) && !value) {
+                if (read_len(&q, qend, &value, &value_len) != BM_OK) return BM_ERR_DATA;
+            } else if (tag == TAG(3, WT_VARINT)) {
+                uint64_t invisible;
+                if (read_varint(&q, qend, &invisible) != BM_OK) return BM_ERR_DATA;
+            } else {
+                return BM_ERR_DATA;
+            }
         }
         if (!name) name = (const unsigned char *)"";
         int j;
@@ -479,6 +589,117 @@ static int add_event(tbatch *b, const unsigned char *p, Py_ssize_t n, int image,
     }
     if (rows) return BM_OK;
     return end_row(b, row_index, event);
+}
+
+/* -- event headers --------------------------------------------------------------------------------------- */
+
+enum { EV_TIMESTAMP = 1, EV_DB = 8, EV_TABLE = 9, EV_OPERATION = 10, EV_POSITION = 13, EV_GTID = 14,
+       EV_EVENT_INDEX = 16 };
+
+/* A string field's text; NULL with BM_ERR_DATA for bytes that are not UTF-8 (protobuf's parser refuses them). */
+static int header_text(const unsigned char *s, Py_ssize_t n, PyObject **out) {
+    if (!utf8_valid(s, n)) return BM_ERR_DATA;
+    PyObject *text = PyUnicode_DecodeUTF8((const char *)s, n, NULL);
+    if (!text) return BM_ERR_PY;
+    Py_XSETREF(*out, text);
+    return BM_OK;
+}
+
+/* event_header(payload) -> (db, table, operation, rows, file, offset, inner_index | -1, gtid, seconds, nanos,
+ * event_index, row_index) | None: the event-level fields of a serialized BinlogEvent as protobuf's parser
+ * reads them (integers truncated to their field's width, the last of a repeated scalar), and the count of its
+ * rows, without the rows. None for anything this reader does not follow the parser on (a field it reads of
+ * the wrong wire type, a message field twice, schema changes, raw statement text, text that is not UTF-8,
+ * truncated bytes): the caller parses the event with protobuf, which decides (and raises where the bytes
+ * are bad). */
+PyObject *bm_py_event_header(PyObject *self, PyObject *arg) {
+    if (!PyBytes_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "event_header(payload: bytes)");
+        return NULL;
+    }
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(arg), *end = p + PyBytes_GET_SIZE(arg);
+    PyObject *db = NULL, *table = NULL, *file = NULL, *gtid = NULL, *result = NULL;
+    int32_t operation = 0, nanos = 0;
+    uint32_t event_index = 0;
+    int64_t seconds = 0, inner = -1;
+    uint64_t offset = 0, row_index = 0;
+    Py_ssize_t rows = 0;
+    int seen_timestamp = 0, seen_position = 0, rc = BM_OK;
+    while (rc == BM_OK && p < end) {
+        pb_field x;
+        if (read_field(&p, end, &x) != BM_OK) { rc = BM_ERR_DATA; break; }
+        int len = x.wire == WT_LEN, varint = x.wire == WT_VARINT;
+        switch (x.number) {
+        case EV_ROWS:
+            if (!len) rc = BM_ERR_DATA;
+            rows++;
+            break;
+        case EV_DB: case EV_TABLE: case EV_GTID:
+            if (!len) { rc = BM_ERR_DATA; break; }
+            rc = header_text(x.data, x.len, x.number == EV_DB ? &db : x.number == EV_TABLE ? &table : &gtid);
+            break;
+        case EV_OPERATION:
+            if (!varint) { rc = BM_ERR_DATA; break; }
+            operation = (int32_t)(uint32_t)x.num;
+            break;
+        case EV_EVENT_INDEX:
+            if (!varint) { rc = BM_ERR_DATA; break; }
+            event_index = (uint32_t)x.num;
+            break;
+        case EV_ROW_INDEX:
+            if (!varint) { rc = BM_ERR_DATA; break; }
+            row_index = x.num;
+            break;
+        case EV_TIMESTAMP: case EV_POSITION: {      /* Timestamp {seconds, nanos}; BinlogPosition */
+            int *seen = x.number == EV_TIMESTAMP ? &seen_timestamp : &seen_position;
+            if (!len || *seen) { rc = BM_ERR_DATA; break; }
+            *seen = 1;
+            const unsigned char *q = x.data, *qend = x.data + x.len;
+            while (rc == BM_OK && q < qend) {
+                pb_field y;
+                if (read_field(&q, qend, &y) != BM_OK) { rc = BM_ERR_DATA; break; }
+                if (x.number == EV_TIMESTAMP) {
+                    if ((y.number == 1 || y.number == 2) && y.wire != WT_VARINT) rc = BM_ERR_DATA;
+                    else if (y.number == 1) seconds = (int64_t)y.num;
+                    else if (y.number == 2) nanos = (int32_t)(uint32_t)y.num;
+                } else if (y.number == 1) {
+                    rc = y.wire == WT_LEN ? header_text(y.data, y.len, &file) : BM_ERR_DATA;
+                } else if (y.number >= 2 && y.number <= 4) {
+                    if (y.wire != WT_VARINT) rc = BM_ERR_DATA;
+                    else if (y.number == 2) offset = y.num;
+                    else if (y.number == 4) inner = (uint32_t)y.num;
+                }
+            }
+            break;
+        }
+        case 2: case 3: case 7: case 15:            /* other text (source, server_uuid, trace_info, statement) */
+            if (len && !utf8_valid(x.data, x.len)) rc = BM_ERR_DATA;     /* the parser refuses the event */
+            break;
+        case 12: case 20:                            /* messages (schema_changes, statement_raw): the parser's */
+            if (len) rc = BM_ERR_DATA;
+            break;
+        default:                   /* other fields, and a field of the wrong wire type: the parser skips them too */
+            break;
+        }
+    }
+    if (rc == BM_OK) {
+        PyObject *empty = NULL;
+        if ((!db || !table || !file || !gtid) && !(empty = PyUnicode_FromStringAndSize("", 0))) rc = BM_ERR_PY;
+        else
+            result = Py_BuildValue("(OOinOKLOLiIK)", db ? db : empty, table ? table : empty, (int)operation, rows,
+                                   file ? file : empty, (unsigned long long)offset, (long long)inner,
+                                   gtid ? gtid : empty, (long long)seconds, (int)nanos, (unsigned int)event_index,
+                                   (unsigned long long)row_index);
+        Py_XDECREF(empty);
+    } else if (rc == BM_ERR_DATA && !PyErr_Occurred()) {
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    Py_XDECREF(db);
+    Py_XDECREF(table);
+    Py_XDECREF(file);
+    Py_XDECREF(gtid);
+    return result;
 }
 
 /* -- the entry point -------------------------------------------------------------------------------------- */
@@ -529,6 +750,11 @@ PyObject *bm_py_typed_columns(PyObject *self, PyObject *args) {
             rc = BM_ERR_PY;
             break;
         }
+#if HAVE_I128
+        c->whole = pow10_128(c->precision - c->scale);
+        c->unit = pow10_128(c->scale);
+        c->above = pow10_128(c->precision);
+#endif
         static const int widths[] = {0, 4, 8, 4, 8, 16, 4, 8, 8, 0, 0, 0};
         c->width = c->code == T_OTHER ? 1 : widths[c->code];    /* VECTOR: all nulls here, rebuilt by Python */
         /* Without a 128-bit integer type every DECIMAL value is handed back (put_integer, put_decimal_text). */

@@ -11,4 +11,9 @@
  * None: bytes a serializer would not write (the caller types the batch the Python way). */
 PyObject *bm_py_typed_columns(PyObject *self, PyObject *args);
 
+/* event_header(payload: bytes) -> (db, table, operation, rows, file, offset, inner_index | -1, gtid, seconds,
+ * nanos, event_index, row_index) | None: a serialized BinlogEvent's own fields and its row count, without
+ * parsing its rows. None: bytes this reader leaves to protobuf's parser. */
+PyObject *bm_py_event_header(PyObject *self, PyObject *arg);
+
 #endif
