@@ -38,8 +38,8 @@ from binlog_model.compiled import speedups
 
 __all__ = ["DATETIME_NAMES", "DATETIME_SENTINEL", "LABEL_SENTINEL", "LABEL_SENTINEL_TEXT", "ROW_SENTINEL",
            "VALUE_FIELDS", "ColumnsView", "DateTimeView", "EventHeader", "EventView", "LabelsView",
-           "Mismatch", "RowsView", "ValuesView", "after_zero_sentinels", "arange", "binary_array", "boundaries",
-           "concatenated", "event_header", "kinds_of", "scatter"]
+           "Mismatch", "RowsView", "ValuesView", "after_zero_sentinels", "arange", "binary_array",
+           "boundaries", "concatenated", "event_header", "kinds_of", "scatter"]
 
 # -- view messages ------------------------------------------------------------------------------------------
 
