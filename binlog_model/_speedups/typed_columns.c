@@ -19,7 +19,6 @@
  */
 #include "typed_columns.h"
 #include "arrow_columns.h"
-#include "json_text.h"
 #include "pb_wire.h"
 
 /* Target Arrow types: the numbers of binlog_model.spark.typed_arrow._TARGET_CODES. */
@@ -71,32 +70,51 @@ typedef struct {
     Py_ssize_t rows;
 } tbatch;
 
-/* Strict UTF-8 (bm_utf8_valid's rules): ASCII is skipped eight bytes at a time, also between the multi-byte
- * sequences of mostly-ASCII text; bm_utf8_valid checks one sequence at a time (it stops after one by being
- * given just its bytes). */
+/* Strict UTF-8 (json_text.c's bm_utf8_valid: no overlongs, surrogates or code points past U+10FFFF) as a
+ * table-driven automaton: ASCII is skipped eight bytes at a time up to the first non-ASCII byte; from there each byte costs one table load and one shift, without the
+ * branches per character that mostly-ASCII text with a few accented letters mispredicts. Each state is a
+ * shift (a multiple of 6): a byte's 64-bit row holds every state's next state at that state's shift. */
+enum { U_OK = 0, U_BAD = 6, U_T1 = 12, U_T2 = 18, U_T3 = 24, U_E0 = 30, U_ED = 36, U_F0 = 42, U_F4 = 48 };
+static uint64_t utf8_rows[256];
+
+static void utf8_table(void) {
+    if (utf8_rows[0x80]) return;                    /* built (0x80 never leads: its row is never 0) */
+    for (int c = 0; c < 256; c++) {
+        uint64_t next[U_F4 / 6 + 1];
+        for (int k = 0; k <= U_F4 / 6; k++) next[k] = U_BAD;
+        if (c < 0x80) next[U_OK / 6] = U_OK;
+        else if (c >= 0xC2 && c <= 0xDF) next[U_OK / 6] = U_T1;
+        else if (c == 0xE0) next[U_OK / 6] = U_E0;
+        else if (c == 0xED) next[U_OK / 6] = U_ED;
+        else if (c >= 0xE1 && c <= 0xEF) next[U_OK / 6] = U_T2;
+        else if (c == 0xF0) next[U_OK / 6] = U_F0;
+        else if (c >= 0xF1 && c <= 0xF3) next[U_OK / 6] = U_T3;
+        else if (c == 0xF4) next[U_OK / 6] = U_F4;
+        if (c >= 0x80 && c <= 0xBF) {
+            next[U_T1 / 6] = U_OK;
+            next[U_T2 / 6] = U_T1;
+            next[U_T3 / 6] = U_T2;
+        }
+        if (c >= 0xA0 && c <= 0xBF) next[U_E0 / 6] = U_T1;
+        if (c >= 0x80 && c <= 0x9F) next[U_ED / 6] = U_T1;
+        if (c >= 0x90 && c <= 0xBF) next[U_F0 / 6] = U_T2;
+        if (c >= 0x80 && c <= 0x8F) next[U_F4 / 6] = U_T2;
+        uint64_t row = 0;
+        for (int k = 0; k <= U_F4 / 6; k++) row |= next[k] << (k * 6);
+        utf8_rows[c] = row;
+    }
+}
+
 static inline int utf8_valid(const unsigned char *s, Py_ssize_t n) {
     Py_ssize_t i = 0;
-    while (i < n) {
-        for (; i + 8 <= n; i += 8) {
-            uint64_t w;
-            memcpy(&w, s + i, 8);
-            if (w & 0x8080808080808080ULL) break;
-        }
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        if (i + 8 <= n) {                     /* the first non-ASCII byte of the word that has one */
-            uint64_t w;
-            memcpy(&w, s + i, 8);
-            i += __builtin_ctzll(w & 0x8080808080808080ULL) >> 3;
-        }
-#endif
-        while (i < n && s[i] < 0x80) i++;
-        if (i == n) return 1;
-        Py_ssize_t need = s[i] >= 0xF0 ? 4 : s[i] >= 0xE0 ? 3 : 2;   /* a bad lead byte fails below */
-        if (need > n - i) need = n - i;
-        if (!bm_utf8_valid(s + i, need)) return 0;
-        i += need;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (w & 0x8080808080808080ULL) break;
     }
-    return 1;
+    uint64_t state = U_OK;
+    for (; i < n; i++) state = utf8_rows[s[i]] >> (state & 63);
+    return (state & 63) == U_OK;
 }
 
 /* Tags compared whole (number << 3 | wire type), not split into a struct: the hot loops read one entry,
@@ -617,6 +635,7 @@ PyObject *bm_py_event_header(PyObject *self, PyObject *arg) {
         PyErr_SetString(PyExc_TypeError, "event_header(payload: bytes)");
         return NULL;
     }
+    utf8_table();
     const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(arg), *end = p + PyBytes_GET_SIZE(arg);
     PyObject *db = NULL, *table = NULL, *file = NULL, *gtid = NULL, *result = NULL;
     int32_t operation = 0, nanos = 0;
@@ -719,14 +738,16 @@ static PyObject *column_result(tcol *c) {
 PyObject *bm_py_typed_columns(PyObject *self, PyObject *args) {
     PyObject *payloads, *versions, *targets, *resolve;
     int image;
-    if (!PyArg_ParseTuple(args, "O!iO!O!O:typed_columns", &PyList_Type, &payloads, &image, &PyList_Type, &versions,
-                          &PyList_Type, &targets, &resolve))
+    Py_ssize_t expected = 0;
+    if (!PyArg_ParseTuple(args, "O!iO!O!O|n:typed_columns", &PyList_Type, &payloads, &image, &PyList_Type,
+                          &versions, &PyList_Type, &targets, &resolve, &expected))
         return NULL;
     if (!PyCallable_Check(resolve) || (image != 3 && image != 4) ||
         PyList_GET_SIZE(versions) != PyList_GET_SIZE(payloads)) {
         PyErr_SetString(PyExc_TypeError, "typed_columns(payloads, image 3|4, versions, targets, resolve)");
         return NULL;
     }
+    utf8_table();
     /* Copies first: the callback cannot change what is read. */
     PyObject *items = PySequence_Tuple(payloads), *vers = PySequence_Tuple(versions);
     if (!items || !vers) { Py_XDECREF(items); Py_XDECREF(vers); return NULL; }
@@ -762,6 +783,25 @@ PyObject *bm_py_typed_columns(PyObject *self, PyObject *args) {
             int32_t zero = 0;
             if (bm_buf_put(&c->offsets, &zero, 4) != BM_OK) rc = BM_ERR_PY;
         }
+    }
+    /* The rows the caller counted (a hint: each buffer still grows as needed): the fixed-width buffers are
+     * reserved once instead of moved by every doubling. Capped by the payloads' bytes, so a wrong hint
+     * cannot reserve more than the input's size. */
+    Py_ssize_t input = PyTuple_GET_SIZE(items);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items); i++)
+        if (PyBytes_Check(PyTuple_GET_ITEM(items, i))) input += PyBytes_GET_SIZE(PyTuple_GET_ITEM(items, i));
+    if (expected > input) expected = input;
+    if (rc == BM_OK && expected > 0) {
+        for (Py_ssize_t j = 0; rc == BM_OK && j < b.ncols; j++) {
+            tcol *c = &b.cols[j];
+            if (bm_buf_reserve(&c->valid, (expected + 7) / 8) != BM_OK ||
+                (c->width ? bm_buf_reserve(&c->data, expected * c->width)
+                          : bm_buf_reserve(&c->offsets, 4 * expected)) != BM_OK)
+                rc = BM_ERR_PY;
+        }
+        if (rc == BM_OK && (bm_buf_reserve(&b.row_event, 4 * expected) != BM_OK ||
+                            bm_buf_reserve(&b.row_index, 8 * expected) != BM_OK))
+            rc = BM_ERR_PY;
     }
     for (Py_ssize_t i = 0; rc == BM_OK && i < PyTuple_GET_SIZE(items); i++) {
         PyObject *item = PyTuple_GET_ITEM(items, i);

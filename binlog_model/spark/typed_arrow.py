@@ -352,7 +352,7 @@ class _Rows:
             return None         # a column type the C code does not write
         assert _TYPED_COLUMNS is not None
         built = _TYPED_COLUMNS(self.payloads, 3 if image == "before" else 4, self.meta["version"], targets,
-                               resolve)
+                               resolve, self.size)
         if built is None or built[0] != self.size:
             return None
         n, row_event, row_index, columns, labels = built
