@@ -46,6 +46,7 @@ typedef struct {
 #endif
     bm_buf valid, data, offsets;
     Py_ssize_t filled, nulls;
+    Py_ssize_t expect, limit;           /* var-width growth: the rows expected, the input's bytes */
     Py_ssize_t stamp;                   /* 1 + the last row written: a column twice in a row is refused */
     PyObject *slow;                     /* [(row, ordinal, value bytes)] | NULL */
 } tcol;
@@ -210,8 +211,23 @@ static inline int col_var_end(tcol *c) {
     return col_bit(c, 1);
 }
 
+/* Room for n more bytes of var-width data. When the buffer must grow, it grows to what its values so far
+ * predict for the rows expected (+1/8, at most the input's size), so the bytes move once or twice instead
+ * of at every doubling. */
+static inline int col_room(tcol *c, Py_ssize_t n) {
+    if (c->data.cap - c->data.len >= n) return BM_OK;
+    Py_ssize_t want = n;
+    if (c->filled > 0 && c->expect > c->filled) {
+        Py_ssize_t per_row = c->data.len / c->filled + 1;
+        Py_ssize_t guess = per_row < c->limit / c->expect ? per_row * c->expect : c->limit;
+        guess += guess / 8;
+        if (guess - c->data.len > want) want = guess - c->data.len;
+    }
+    return bm_buf_reserve(&c->data, want);
+}
+
 static inline int col_bytes(tcol *c, const unsigned char *s, Py_ssize_t n) {
-    if (bm_buf_put(&c->data, s, n) != BM_OK) return BM_ERR_PY;
+    if (col_room(c, n) != BM_OK || bm_buf_put(&c->data, s, n) != BM_OK) return BM_ERR_PY;
     return col_var_end(c);
 }
 
@@ -365,7 +381,8 @@ static int put_set(tcol *c, const unsigned char *p, const unsigned char *end) {
         pb_field x;
         if (read_field(&p, end, &x) != BM_OK || x.number != 1 || x.wire != WT_LEN || !utf8_valid(x.data, x.len))
             return BM_ERR_DATA;
-        if ((!first && bm_buf_byte(&c->data, ',') != BM_OK) || bm_buf_put(&c->data, x.data, x.len) != BM_OK)
+        if (col_room(c, x.len + 1) != BM_OK || (!first && bm_buf_byte(&c->data, ',') != BM_OK) ||
+            bm_buf_put(&c->data, x.data, x.len) != BM_OK)
             return BM_ERR_PY;
         first = 0;
     }
@@ -794,6 +811,8 @@ PyObject *bm_py_typed_columns(PyObject *self, PyObject *args) {
     if (rc == BM_OK && expected > 0) {
         for (Py_ssize_t j = 0; rc == BM_OK && j < b.ncols; j++) {
             tcol *c = &b.cols[j];
+            c->expect = expected;
+            c->limit = input;
             if (bm_buf_reserve(&c->valid, (expected + 7) / 8) != BM_OK ||
                 (c->width ? bm_buf_reserve(&c->data, expected * c->width)
                           : bm_buf_reserve(&c->offsets, 4 * expected)) != BM_OK)
