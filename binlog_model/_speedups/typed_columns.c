@@ -16,6 +16,12 @@
  * Anything a serializer would not write (unknown fields, wrong wire types, invalid UTF-8, a column twice in
  * a row, offsets past 2 GiB) returns None: the caller types the batch the Python way, which decides. Every
  * length is checked against the buffer; nothing is read outside it.
+ *
+ * Cost: about 2 million column entries per 64 MB slice, so the per-entry path avoids calls and branches
+ * that mispredict: tags are compared whole, a name is compared with the last row's at the same position
+ * inline, UTF-8 is checked by a table-driven automaton, and the caller's row count sizes the buffers once
+ * (fixed-width exactly, var-width from the bytes per row so far). event_header (below) gives the task the
+ * fields it routes an event by without making its rows Python objects.
  */
 #include "typed_columns.h"
 #include "arrow_columns.h"

@@ -2,8 +2,9 @@
 
 Strategy: the task decodes its slice with the shipped history (``reading.decode_slice``: the same slicing,
 resume and schema-at-position as the ``mysql-binlog`` source) and routes each serialized event by its logged
-name to the table lineages that own the name (``typed.table_lineages``, computed once per Python worker from
-the shipped history). Each table buffers its events' bytes; when a table holds ``TABLE_ROWS`` rows or all
+name (read from its header, ``wire_views.event_header``: its rows are counted, not parsed) to the table
+lineages that own the name (``typed.table_lineages``, computed once per Python worker from the shipped
+history). Each table buffers its events' bytes; when a table holds ``TABLE_ROWS`` rows or all
 tables together ``BUFFER_BYTES`` bytes (the largest is flushed), its events become typed Arrow columns in bulk
 (``typed_arrow.typed_batch``) and one Parquet row group (``sinks.parquet.TableFile``, pyarrow, any
 ``pyarrow.fs`` filesystem). A task's memory is therefore bounded by those constants and by one transaction
