@@ -216,6 +216,9 @@ _TEXTS = [b"", b"plain ascii", "été λ 表 😀".encode(), "x" * 7 + "é", "x"
           b"\xe2\x28\xa1", b"\xf0\x28\x8c\xbc"]
 _TEXTS = [t.encode() if isinstance(t, str) else t for t in _TEXTS]
 _TEXTS += [b"abcdefgh" * k + t for t in (b"\xc3\xa9", b"\xc3", b"\xed\xa0\x80") for k in (1, 2)]
+# Characters across an eight-byte word's end, then ASCII words after them (valid, cut, or bad).
+_TEXTS += [b"x" * k + c + b"y" * 17 for k in (5, 6, 7)
+           for c in ("表".encode(), "😀".encode(), b"\xe2\x82", b"\xc3(", b"\xf0\x9f\x98")]
 
 
 @pytest.mark.parametrize("text", _TEXTS)
