@@ -20,7 +20,9 @@ Targets:
   seed binlogs that carry rows, mutated, with every target kind (integers, floats, DECIMAL(10,2), dates,
   timestamps, text, bytes, the Python-typed rest) and column names spread over them: the answer must be
   None or buffers whose lengths agree with the row count it reports (the values against the reference
-  are ``tests/spark/test_typed_columns.py``'s job).
+  are ``tests/spark/test_typed_columns.py``'s job), with a row-count hint right or wrong; and
+  ``event_header`` on the same bytes, differential against protobuf's parser (a header only for bytes it
+  reads, with the fields it reads).
 - ``json``: ``json_text`` on binary JSON documents (every JSON value of the seed binlogs, generated
   documents, damaged ones); differential against the Python reference on every input: C may hand a
   document back (None) but never renders one the reference refuses, and never renders it differently.
@@ -511,16 +513,40 @@ def typed_target(speedups: ModuleType, paths: list[Path]) -> Target:
                     break
         except BinlogError:
             pass
-    stats = {"built": 0, "handed_back": 0}
+    from google.protobuf.message import DecodeError
+
+    from binlog_model.spark.wire_views import EventView
+
+    stats = {"built": 0, "handed_back": 0, "headers": 0}
 
     def resolve(version: int, name: bytes) -> int:
         return sum(name) % (len(_TYPED_TARGETS) + 1) - 1          # -1: a name no output column takes
 
     def call(data: bytes) -> Any:
         image = 3 + (len(data) & 1)                                 # the before (3) or after (4) image
-        return speedups.typed_columns([data], image, [0], _TYPED_TARGETS, resolve)
+        expected = len(data) % 7 * 100                              # a row-count hint, right or wrong
+        speedups.event_header(data)
+        return speedups.typed_columns([data], image, [0], _TYPED_TARGETS, resolve, expected)
+
+    def header(data: bytes) -> None:
+        """event_header against protobuf's parser: a header only for bytes it reads, the same fields."""
+        got = speedups.event_header(data)
+        if got is None:
+            return
+        try:
+            view = EventView.FromString(data)
+        except DecodeError:
+            raise Finding("event_header: a header of bytes protobuf refuses") from None
+        position, stamp = view.position, view.utc_timestamp
+        want = (view.db, view.table, view.operation, len(view.rows), position.file, position.offset,
+                position.inner_index if position.HasField("inner_index") else -1, view.gtid, stamp.seconds,
+                stamp.nanos, view.event_index, view.row_index)
+        if got != want:
+            raise Finding(f"event_header: {got} where protobuf reads {want}")
+        stats["headers"] += 1
 
     def run(data: bytes) -> None:
+        header(data)
         out = call(data)
         if out is None:
             stats["handed_back"] += 1

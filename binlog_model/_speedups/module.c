@@ -287,8 +287,11 @@ static PyMethodDef methods[] = {
      "arrow_columns(payloads, events_mode, fallback, file_seq) -> (rows, {name: buffers}) | None: the Spark "
      "source's columns as Arrow buffers (None: build them the Python way)"},
     {"typed_columns", bm_py_typed_columns, METH_VARARGS,
-     "typed_columns(payloads, image, versions, targets, resolve) -> (rows, row_event, row_index, columns, "
+     "typed_columns(payloads, image, versions, targets, resolve[, rows]) -> (rows, row_event, row_index, columns, "
      "labels) | None: one table's typed columns as Arrow buffers (None: type them the Python way)"},
+    {"event_header", bm_py_event_header, METH_O,
+     "event_header(payload) -> (db, table, operation, rows, file, offset, inner_index | -1, gtid, seconds, nanos, "
+     "event_index, row_index) | None: an event's own fields without its rows (None: parse it with protobuf)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -16,10 +16,15 @@
  * Anything a serializer would not write (unknown fields, wrong wire types, invalid UTF-8, a column twice in
  * a row, offsets past 2 GiB) returns None: the caller types the batch the Python way, which decides. Every
  * length is checked against the buffer; nothing is read outside it.
+ *
+ * Cost: about 2 million column entries per 64 MB slice, so the per-entry path avoids calls and branches
+ * that mispredict: tags are compared whole, a name is compared with the last row's at the same position
+ * inline, UTF-8 is checked by a table-driven automaton, and the caller's row count sizes the buffers once
+ * (fixed-width exactly, var-width from the bytes per row so far). event_header (below) gives the task the
+ * fields it routes an event by without making its rows Python objects.
  */
 #include "typed_columns.h"
 #include "arrow_columns.h"
-#include "json_text.h"
 #include "pb_wire.h"
 
 /* Target Arrow types: the numbers of binlog_model.spark.typed_arrow._TARGET_CODES. */
@@ -42,8 +47,12 @@ typedef __int128 i128;
 
 typedef struct {
     int code, precision, scale, width;  /* width: bytes per value of a fixed-width column, 0 for var-width */
+#if HAVE_I128
+    i128 whole, unit, above;            /* DECIMAL: 10^(precision - scale), 10^scale, 10^precision */
+#endif
     bm_buf valid, data, offsets;
     Py_ssize_t filled, nulls;
+    Py_ssize_t expect, limit;           /* var-width growth: the rows expected, the input's bytes */
     Py_ssize_t stamp;                   /* 1 + the last row written: a column twice in a row is refused */
     PyObject *slow;                     /* [(row, ordinal, value bytes)] | NULL */
 } tcol;
@@ -68,22 +77,102 @@ typedef struct {
     Py_ssize_t rows;
 } tbatch;
 
-/* Strict UTF-8 (bm_utf8_valid), with the ASCII bytes skipped eight at a time: most text is ASCII. */
-static int utf8_valid(const unsigned char *s, Py_ssize_t n) {
+/* Strict UTF-8 (json_text.c's bm_utf8_valid: no overlongs, surrogates or code points past U+10FFFF) as a
+ * table-driven automaton: ASCII is skipped eight bytes at a time up to the first non-ASCII byte; from there each byte costs one table load and one shift, without the
+ * branches per character that mostly-ASCII text with a few accented letters mispredicts. Each state is a
+ * shift (a multiple of 6): a byte's 64-bit row holds every state's next state at that state's shift. */
+enum { U_OK = 0, U_BAD = 6, U_T1 = 12, U_T2 = 18, U_T3 = 24, U_E0 = 30, U_ED = 36, U_F0 = 42, U_F4 = 48 };
+static uint64_t utf8_rows[256];
+
+static void utf8_table(void) {
+    if (utf8_rows[0x80]) return;                    /* built (0x80 never leads: its row is never 0) */
+    for (int c = 0; c < 256; c++) {
+        uint64_t next[U_F4 / 6 + 1];
+        for (int k = 0; k <= U_F4 / 6; k++) next[k] = U_BAD;
+        if (c < 0x80) next[U_OK / 6] = U_OK;
+        else if (c >= 0xC2 && c <= 0xDF) next[U_OK / 6] = U_T1;
+        else if (c == 0xE0) next[U_OK / 6] = U_E0;
+        else if (c == 0xED) next[U_OK / 6] = U_ED;
+        else if (c >= 0xE1 && c <= 0xEF) next[U_OK / 6] = U_T2;
+        else if (c == 0xF0) next[U_OK / 6] = U_F0;
+        else if (c >= 0xF1 && c <= 0xF3) next[U_OK / 6] = U_T3;
+        else if (c == 0xF4) next[U_OK / 6] = U_F4;
+        if (c >= 0x80 && c <= 0xBF) {
+            next[U_T1 / 6] = U_OK;
+            next[U_T2 / 6] = U_T1;
+            next[U_T3 / 6] = U_T2;
+        }
+        if (c >= 0xA0 && c <= 0xBF) next[U_E0 / 6] = U_T1;
+        if (c >= 0x80 && c <= 0x9F) next[U_ED / 6] = U_T1;
+        if (c >= 0x90 && c <= 0xBF) next[U_F0 / 6] = U_T2;
+        if (c >= 0x80 && c <= 0x8F) next[U_F4 / 6] = U_T2;
+        uint64_t row = 0;
+        for (int k = 0; k <= U_F4 / 6; k++) row |= next[k] << (k * 6);
+        utf8_rows[c] = row;
+    }
+}
+
+static inline int utf8_valid(const unsigned char *s, Py_ssize_t n) {
     Py_ssize_t i = 0;
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, s + i, 8);
         if (w & 0x8080808080808080ULL) break;
     }
-    return bm_utf8_valid(s + i, n - i);
+    uint64_t state = U_OK;
+    for (; i < n; i++) state = utf8_rows[s[i]] >> (state & 63);
+    return (state & 63) == U_OK;
+}
+
+/* Tags compared whole (number << 3 | wire type), not split into a struct: the hot loops read one entry,
+ * value and field after the other. */
+#define TAG(number, wire) (((uint64_t)(number) << 3) | (uint64_t)(wire))
+
+static inline int read_tag(const unsigned char **p, const unsigned char *end, uint64_t *tag) {
+    if (*p < end && **p < 0x80) {             /* field numbers below 16: one byte */
+        *tag = *(*p)++;
+        return BM_OK;
+    }
+    return read_varint(p, end, tag);
+}
+
+/* The bytes of a length-delimited field (its tag read already), checked against end. */
+static inline int read_len(const unsigned char **p, const unsigned char *end, const unsigned char **data,
+                           Py_ssize_t *len) {
+    uint64_t n;
+    if (*p < end && **p < 0x80) n = *(*p)++;
+    else if (read_varint(p, end, &n) != BM_OK) return BM_ERR_DATA;
+    if (n > (uint64_t)(end - *p)) return BM_ERR_DATA;
+    *data = *p;
+    *len = (Py_ssize_t)n;
+    *p += n;
+    return BM_OK;
+}
+
+/* a[0..n) == b[0..n) for the short names of a row image, without a call to memcmp: overlapping 8- or
+ * 4-byte loads, never outside either range. */
+static inline int same_bytes(const unsigned char *a, const unsigned char *b, Py_ssize_t n) {
+    uint64_t x, y, x2, y2;
+    uint32_t u, v, u2, v2;
+    if (n >= 8) {
+        if (n > 16) return !memcmp(a, b, (size_t)n);
+        memcpy(&x, a, 8); memcpy(&y, b, 8); memcpy(&x2, a + n - 8, 8); memcpy(&y2, b + n - 8, 8);
+        return x == y && x2 == y2;
+    }
+    if (n >= 4) {
+        memcpy(&u, a, 4); memcpy(&v, b, 4); memcpy(&u2, a + n - 4, 4); memcpy(&v2, b + n - 4, 4);
+        return u == v && u2 == v2;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
 }
 
 /* -- column buffers ---------------------------------------------------------------------------------------- */
 
-static int col_bit(tcol *c, int set) {
-    if (c->filled % 8 == 0 && bm_buf_byte(&c->valid, 0) != BM_OK) return BM_ERR_PY;
-    if (set) c->valid.data[c->filled / 8] |= (unsigned char)(1u << (c->filled % 8));
+static inline int col_bit(tcol *c, int set) {
+    if ((c->filled & 7) == 0 && bm_buf_byte(&c->valid, 0) != BM_OK) return BM_ERR_PY;
+    if (set) c->valid.data[c->filled >> 3] |= (unsigned char)(1u << (c->filled & 7));
     else c->nulls++;
     c->filled++;
     return BM_OK;
@@ -102,35 +191,54 @@ static int col_null(tcol *c) {
 }
 
 /* Null up to row r (exclusive): the rows the column had no entry in. */
-static int col_pad(tcol *c, Py_ssize_t r) {
+static inline int col_pad(tcol *c, Py_ssize_t r) {
     while (c->filled < r)
         if (col_null(c) != BM_OK) return BM_ERR_PY;
     return BM_OK;
 }
 
-static int col_fixed(tcol *c, const void *v) {
-    if (bm_buf_put(&c->data, v, c->width) != BM_OK) return BM_ERR_PY;
+/* A value of `size` bytes into a fixed-width column of that width (a constant at each call: one move). */
+static inline int col_fixed(tcol *c, const void *v, Py_ssize_t size) {
+    if (size != c->width) return BM_ERR_DATA;           /* never: each rule writes its column's type */
+    if (c->data.cap - c->data.len < size && bm_buf_reserve(&c->data, size) != BM_OK) return BM_ERR_PY;
+    memcpy(c->data.data + c->data.len, v, (size_t)size);
+    c->data.len += size;
     return col_bit(c, 1);
 }
 
-static int col_i32(tcol *c, int32_t v) { return col_fixed(c, &v); }
-static int col_i64(tcol *c, int64_t v) { return col_fixed(c, &v); }
+static inline int col_i32(tcol *c, int32_t v) { return col_fixed(c, &v, 4); }
+static inline int col_i64(tcol *c, int64_t v) { return col_fixed(c, &v, 8); }
 
 /* End the current var-width value (its bytes are in c->data already). */
-static int col_var_end(tcol *c) {
+static inline int col_var_end(tcol *c) {
     if (c->data.len > INT32_MAX) return BM_ERR_DATA;
     int32_t end = (int32_t)c->data.len;
     if (bm_buf_put(&c->offsets, &end, 4) != BM_OK) return BM_ERR_PY;
     return col_bit(c, 1);
 }
 
-static int col_bytes(tcol *c, const unsigned char *s, Py_ssize_t n) {
-    if (bm_buf_put(&c->data, s, n) != BM_OK) return BM_ERR_PY;
+/* Room for n more bytes of var-width data. When the buffer must grow, it grows to what its values so far
+ * predict for the rows expected (+1/8, at most the input's size), so the bytes move once or twice instead
+ * of at every doubling. */
+static inline int col_room(tcol *c, Py_ssize_t n) {
+    if (c->data.cap - c->data.len >= n) return BM_OK;
+    Py_ssize_t want = n;
+    if (c->filled > 0 && c->expect > c->filled) {
+        Py_ssize_t per_row = c->data.len / c->filled + 1;
+        Py_ssize_t guess = per_row < c->limit / c->expect ? per_row * c->expect : c->limit;
+        guess += guess / 8;
+        if (guess - c->data.len > want) want = guess - c->data.len;
+    }
+    return bm_buf_reserve(&c->data, want);
+}
+
+static inline int col_bytes(tcol *c, const unsigned char *s, Py_ssize_t n) {
+    if (col_room(c, n) != BM_OK || bm_buf_put(&c->data, s, n) != BM_OK) return BM_ERR_PY;
     return col_var_end(c);
 }
 
 #if HAVE_I128
-static int col_i128(tcol *c, i128 v) { return col_fixed(c, &v); }
+static inline int col_i128(tcol *c, i128 v) { return col_fixed(c, &v, 16); }
 
 static i128 pow10_128(int n) {
     i128 v = 1;
@@ -206,9 +314,8 @@ static int put_integer(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, int
 #if HAVE_I128
     case T_DEC: {
         i128 v = is_unsigned ? (i128)uv : (i128)sv;
-        i128 limit = pow10_128(c->precision - c->scale);
-        if (v >= limit || v <= -limit) return bad(b, c, j, ordinal);
-        return col_i128(c, v * pow10_128(c->scale));
+        if (v >= c->whole || v <= -c->whole) return bad(b, c, j, ordinal);
+        return col_i128(c, v * c->unit);
     }
 #endif
     case T_F32: case T_F64: {
@@ -218,9 +325,9 @@ static int put_integer(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, int
         double d = is_unsigned ? (double)uv : (double)sv;
         if (c->code == T_F32) {
             float f = (float)d;
-            return col_fixed(c, &f);
+            return col_fixed(c, &f, 4);
         }
-        return col_fixed(c, &d);
+        return col_fixed(c, &d, 8);
     }
     case T_STR: {
         char tmp[24];
@@ -241,6 +348,7 @@ static int put_decimal_text(tbatch *b, tcol *c, Py_ssize_t ordinal, const unsign
     if (c->code != T_DEC) return slow(b, c, ordinal, raw, rawn);
     Py_ssize_t i = 0;
     int negative = 0, digits = 0, frac = -1, seen_digit = 0;
+    uint64_t small = 0;                                /* the first 18 digits: no 128-bit arithmetic */
     i128 v = 0;
     if (i < n && (s[i] == '-' || s[i] == '+')) negative = s[i++] == '-';
     for (; i < n; i++) {
@@ -254,16 +362,18 @@ static int put_decimal_text(tbatch *b, tcol *c, Py_ssize_t ordinal, const unsign
             }
             frac++;
         }
-        if (v == 0 && s[i] == '0') continue;           /* leading zeros */
+        if (digits == 0 && s[i] == '0') continue;      /* leading zeros */
         if (++digits > 38) return slow(b, c, ordinal, raw, rawn);
-        v = v * 10 + (s[i] - '0');
+        if (digits <= 18) small = small * 10 + (uint64_t)(s[i] - '0');
+        else v = (digits == 19 ? (i128)small : v) * 10 + (s[i] - '0');
     }
     if (!seen_digit) return slow(b, c, ordinal, raw, rawn);
+    if (digits <= 18) v = (i128)small;
     for (int k = frac < 0 ? 0 : frac; k < c->scale; k++) {
         if (v != 0 && ++digits > 38) return slow(b, c, ordinal, raw, rawn);
         v *= 10;
     }
-    if (v >= pow10_128(c->precision)) return slow(b, c, ordinal, raw, rawn);
+    if (v >= c->above) return slow(b, c, ordinal, raw, rawn);
     return col_i128(c, negative ? -v : v);
 #else
     return slow(b, c, ordinal, raw, rawn);
@@ -277,7 +387,8 @@ static int put_set(tcol *c, const unsigned char *p, const unsigned char *end) {
         pb_field x;
         if (read_field(&p, end, &x) != BM_OK || x.number != 1 || x.wire != WT_LEN || !utf8_valid(x.data, x.len))
             return BM_ERR_DATA;
-        if ((!first && bm_buf_byte(&c->data, ',') != BM_OK) || bm_buf_put(&c->data, x.data, x.len) != BM_OK)
+        if (col_room(c, x.len + 1) != BM_OK || (!first && bm_buf_byte(&c->data, ',') != BM_OK) ||
+            bm_buf_put(&c->data, x.data, x.len) != BM_OK)
             return BM_ERR_PY;
         first = 0;
     }
@@ -288,9 +399,32 @@ static int put_set(tcol *c, const unsigned char *p, const unsigned char *end) {
 static int put_value(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, const unsigned char *p,
                      Py_ssize_t n) {
     const unsigned char *q = p, *end = p + n;
-    pb_field x;
+    pb_field x;             /* its one field, read into locals first (number and wire type checked whole) */
+    uint64_t tag;
     if (n == 0) return slow(b, c, ordinal, p, n);           /* an empty Value: the reference says what */
-    if (read_field(&q, end, &x) != BM_OK || q != end || x.number > V_LAST) return BM_ERR_DATA;
+    if (read_tag(&q, end, &tag) != BM_OK || tag >> 3 == 0 || tag >> 3 > V_LAST) return BM_ERR_DATA;
+    x.number = (uint32_t)(tag >> 3);
+    x.wire = (int)(tag & 7);
+    x.num = 0;
+    x.data = NULL;
+    x.len = 0;
+    switch (x.wire) {
+    case WT_VARINT:
+        if (read_varint(&q, end, &x.num) != BM_OK) return BM_ERR_DATA;
+        break;
+    case WT_LEN:
+        if (read_len(&q, end, &x.data, &x.len) != BM_OK) return BM_ERR_DATA;
+        break;
+    case WT_I64: case WT_I32:
+        x.len = x.wire == WT_I64 ? 8 : 4;
+        if (end - q < x.len) return BM_ERR_DATA;
+        x.data = q;
+        q += x.len;
+        break;
+    default:
+        return BM_ERR_DATA;
+    }
+    if (q != end) return BM_ERR_DATA;
     int varint = x.wire == WT_VARINT, len = x.wire == WT_LEN;
     switch (x.number) {
     case V_NULL:
@@ -324,11 +458,11 @@ static int put_value(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, const
     case V_DOUBLE:
         if (x.wire != WT_I64) return BM_ERR_DATA;
         if (c->code != T_F64) return slow(b, c, ordinal, p, n);
-        return bm_buf_put(&c->data, x.data, 8) == BM_OK ? col_bit(c, 1) : BM_ERR_PY;
+        return col_fixed(c, x.data, 8);
     case V_FLOAT:
         if (x.wire != WT_I32) return BM_ERR_DATA;
         if (c->code != T_F32) return slow(b, c, ordinal, p, n);   /* into DOUBLE: the shortest text's value */
-        return bm_buf_put(&c->data, x.data, 4) == BM_OK ? col_bit(c, 1) : BM_ERR_PY;
+        return col_fixed(c, x.data, 4);
     case V_DATE: case V_DATETIME: {
         uint64_t f[7];
         int date = x.number == V_DATE;
@@ -355,8 +489,8 @@ static int put_value(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, const
 
 /* The output column of a logged name under a version (-1: none): cached per entry position, then per call,
  * then asked of the caller. */
-static int target_of(tbatch *b, Py_ssize_t ordinal, long version, const unsigned char *name, Py_ssize_t len,
-                     int *target) {
+static int target_of_slow(tbatch *b, Py_ssize_t ordinal, long version, const unsigned char *name,
+                          Py_ssize_t len, int *target) {
     if (ordinal >= b->capat) {
         Py_ssize_t cap = b->capat ? b->capat * 2 : 64;
         while (cap <= ordinal) cap *= 2;
@@ -367,10 +501,6 @@ static int target_of(tbatch *b, Py_ssize_t ordinal, long version, const unsigned
         b->capat = cap;
     }
     tname *hit = &b->at[ordinal];
-    if (hit->name && hit->version == version && hit->len == len && !memcmp(hit->name, name, (size_t)len)) {
-        *target = hit->target;
-        return BM_OK;
-    }
     for (Py_ssize_t k = 0; k < b->nknown; k++) {
         tname *t = &b->known[k];
         if (t->version == version && t->len == len && !memcmp(t->name, name, (size_t)len)) {
@@ -403,6 +533,19 @@ static int target_of(tbatch *b, Py_ssize_t ordinal, long version, const unsigned
     return BM_OK;
 }
 
+/* target_of_slow's first cache, inline: the same name as the last row's at this position (the usual case). */
+static inline int target_of(tbatch *b, Py_ssize_t ordinal, long version, const unsigned char *name,
+                            Py_ssize_t len, int *target) {
+    if (ordinal < b->capat) {
+        tname *hit = &b->at[ordinal];
+        if (hit->name && hit->version == version && hit->len == len && same_bytes(hit->name, name, len)) {
+            *target = hit->target;
+            return BM_OK;
+        }
+    }
+    return target_of_slow(b, ordinal, version, name, len, target);
+}
+
 /* A row's last two columns: its row_index and the event it came from. */
 static int end_row(tbatch *b, uint64_t row_index, int32_t event) {
     if (row_index > INT64_MAX) return BM_ERR_DATA;
@@ -420,24 +563,32 @@ static int add_row(tbatch *b, const unsigned char *p, const unsigned char *end, 
     Py_ssize_t ordinal = 0;
     int rc;
     while (p < end) {
-        pb_field x;
-        if (read_field(&p, end, &x) != BM_OK) return BM_ERR_DATA;
-        if (x.number == 1) {
-            if (x.wire != WT_VARINT) return BM_ERR_DATA;
-            row_index = x.num;
+        uint64_t tag;
+        const unsigned char *entry;
+        Py_ssize_t entry_len;
+        if (read_tag(&p, end, &tag) != BM_OK) return BM_ERR_DATA;
+        if (tag == TAG(1, WT_VARINT)) {
+            if (read_varint(&p, end, &row_index) != BM_OK) return BM_ERR_DATA;
             continue;
         }
-        if (x.number < 2 || x.number > 4 || x.wire != WT_LEN) return BM_ERR_DATA;
-        if ((int)x.number != image) continue;
+        if (tag != TAG(2, WT_LEN) && tag != TAG(3, WT_LEN) && tag != TAG(4, WT_LEN)) return BM_ERR_DATA;
+        if (read_len(&p, end, &entry, &entry_len) != BM_OK) return BM_ERR_DATA;
+        if (tag != TAG(image, WT_LEN)) continue;
         /* Column { name = 1; value = 2; invisible = 3 } */
-        const unsigned char *q = x.data, *qend = x.data + x.len, *name = NULL, *value = NULL;
+        const unsigned char *q = entry, *qend = entry + entry_len, *name = NULL, *value = NULL;
         Py_ssize_t name_len = 0, value_len = 0;
         while (q < qend) {
-            pb_field y;
-            if (read_field(&q, qend, &y) != BM_OK) return BM_ERR_DATA;
-            if (y.number == 1 && y.wire == WT_LEN && !name) { name = y.data; name_len = y.len; }
-            else if (y.number == 2 && y.wire == WT_LEN && !value) { value = y.data; value_len = y.len; }
-            else if (y.number != 3 || y.wire != WT_VARINT) return BM_ERR_DATA;
+            if (read_tag(&q, qend, &tag) != BM_OK) return BM_ERR_DATA;
+            if (tag == TAG(1, WT_LEN) && !name) {
+                if (read_len(&q, qend, &name, &name_len) != BM_OK) return BM_ERR_DATA;
+            } else if (tag == TAG(2, WT_LEN) && !value) {
+                if (read_len(&q, qend, &value, &value_len) != BM_OK) return BM_ERR_DATA;
+            } else if (tag == TAG(3, WT_VARINT)) {
+                uint64_t invisible;
+                if (read_varint(&q, qend, &invisible) != BM_OK) return BM_ERR_DATA;
+            } else {
+                return BM_ERR_DATA;
+            }
         }
         if (!name) name = (const unsigned char *)"";
         int j;
@@ -481,6 +632,118 @@ static int add_event(tbatch *b, const unsigned char *p, Py_ssize_t n, int image,
     return end_row(b, row_index, event);
 }
 
+/* -- event headers --------------------------------------------------------------------------------------- */
+
+enum { EV_TIMESTAMP = 1, EV_DB = 8, EV_TABLE = 9, EV_OPERATION = 10, EV_POSITION = 13, EV_GTID = 14,
+       EV_EVENT_INDEX = 16 };
+
+/* A string field's text; NULL with BM_ERR_DATA for bytes that are not UTF-8 (protobuf's parser refuses them). */
+static int header_text(const unsigned char *s, Py_ssize_t n, PyObject **out) {
+    if (!utf8_valid(s, n)) return BM_ERR_DATA;
+    PyObject *text = PyUnicode_DecodeUTF8((const char *)s, n, NULL);
+    if (!text) return BM_ERR_PY;
+    Py_XSETREF(*out, text);
+    return BM_OK;
+}
+
+/* event_header(payload) -> (db, table, operation, rows, file, offset, inner_index | -1, gtid, seconds, nanos,
+ * event_index, row_index) | None: the event-level fields of a serialized BinlogEvent as protobuf's parser
+ * reads them (integers truncated to their field's width, the last of a repeated scalar), and the count of its
+ * rows, without the rows. None for anything this reader does not follow the parser on (a field it reads of
+ * the wrong wire type, a message field twice, schema changes, raw statement text, text that is not UTF-8,
+ * truncated bytes): the caller parses the event with protobuf, which decides (and raises where the bytes
+ * are bad). */
+PyObject *bm_py_event_header(PyObject *self, PyObject *arg) {
+    if (!PyBytes_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "event_header(payload: bytes)");
+        return NULL;
+    }
+    utf8_table();
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(arg), *end = p + PyBytes_GET_SIZE(arg);
+    PyObject *db = NULL, *table = NULL, *file = NULL, *gtid = NULL, *result = NULL;
+    int32_t operation = 0, nanos = 0;
+    uint32_t event_index = 0;
+    int64_t seconds = 0, inner = -1;
+    uint64_t offset = 0, row_index = 0;
+    Py_ssize_t rows = 0;
+    int seen_timestamp = 0, seen_position = 0, rc = BM_OK;
+    while (rc == BM_OK && p < end) {
+        pb_field x;
+        if (read_field(&p, end, &x) != BM_OK) { rc = BM_ERR_DATA; break; }
+        int len = x.wire == WT_LEN, varint = x.wire == WT_VARINT;
+        switch (x.number) {
+        case EV_ROWS:
+            if (!len) rc = BM_ERR_DATA;
+            rows++;
+            break;
+        case EV_DB: case EV_TABLE: case EV_GTID:
+            if (!len) { rc = BM_ERR_DATA; break; }
+            rc = header_text(x.data, x.len, x.number == EV_DB ? &db : x.number == EV_TABLE ? &table : &gtid);
+            break;
+        case EV_OPERATION:
+            if (!varint) { rc = BM_ERR_DATA; break; }
+            operation = (int32_t)(uint32_t)x.num;
+            break;
+        case EV_EVENT_INDEX:
+            if (!varint) { rc = BM_ERR_DATA; break; }
+            event_index = (uint32_t)x.num;
+            break;
+        case EV_ROW_INDEX:
+            if (!varint) { rc = BM_ERR_DATA; break; }
+            row_index = x.num;
+            break;
+        case EV_TIMESTAMP: case EV_POSITION: {      /* Timestamp {seconds, nanos}; BinlogPosition */
+            int *seen = x.number == EV_TIMESTAMP ? &seen_timestamp : &seen_position;
+            if (!len || *seen) { rc = BM_ERR_DATA; break; }
+            *seen = 1;
+            const unsigned char *q = x.data, *qend = x.data + x.len;
+            while (rc == BM_OK && q < qend) {
+                pb_field y;
+                if (read_field(&q, qend, &y) != BM_OK) { rc = BM_ERR_DATA; break; }
+                if (x.number == EV_TIMESTAMP) {
+                    if ((y.number == 1 || y.number == 2) && y.wire != WT_VARINT) rc = BM_ERR_DATA;
+                    else if (y.number == 1) seconds = (int64_t)y.num;
+                    else if (y.number == 2) nanos = (int32_t)(uint32_t)y.num;
+                } else if (y.number == 1) {
+                    rc = y.wire == WT_LEN ? header_text(y.data, y.len, &file) : BM_ERR_DATA;
+                } else if (y.number >= 2 && y.number <= 4) {
+                    if (y.wire != WT_VARINT) rc = BM_ERR_DATA;
+                    else if (y.number == 2) offset = y.num;
+                    else if (y.number == 4) inner = (uint32_t)y.num;
+                }
+            }
+            break;
+        }
+        case 2: case 3: case 7: case 15:            /* other text (source, server_uuid, trace_info, statement) */
+            if (len && !utf8_valid(x.data, x.len)) rc = BM_ERR_DATA;     /* the parser refuses the event */
+            break;
+        case 12: case 20:                            /* messages (schema_changes, statement_raw): the parser's */
+            if (len) rc = BM_ERR_DATA;
+            break;
+        default:                   /* other fields, and a field of the wrong wire type: the parser skips them too */
+            break;
+        }
+    }
+    if (rc == BM_OK) {
+        PyObject *empty = NULL;
+        if ((!db || !table || !file || !gtid) && !(empty = PyUnicode_FromStringAndSize("", 0))) rc = BM_ERR_PY;
+        else
+            result = Py_BuildValue("(OOinOKLOLiIK)", db ? db : empty, table ? table : empty, (int)operation, rows,
+                                   file ? file : empty, (unsigned long long)offset, (long long)inner,
+                                   gtid ? gtid : empty, (long long)seconds, (int)nanos, (unsigned int)event_index,
+                                   (unsigned long long)row_index);
+        Py_XDECREF(empty);
+    } else if (rc == BM_ERR_DATA && !PyErr_Occurred()) {
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    Py_XDECREF(db);
+    Py_XDECREF(table);
+    Py_XDECREF(file);
+    Py_XDECREF(gtid);
+    return result;
+}
+
 /* -- the entry point -------------------------------------------------------------------------------------- */
 
 static PyObject *column_result(tcol *c) {
@@ -498,14 +761,16 @@ static PyObject *column_result(tcol *c) {
 PyObject *bm_py_typed_columns(PyObject *self, PyObject *args) {
     PyObject *payloads, *versions, *targets, *resolve;
     int image;
-    if (!PyArg_ParseTuple(args, "O!iO!O!O:typed_columns", &PyList_Type, &payloads, &image, &PyList_Type, &versions,
-                          &PyList_Type, &targets, &resolve))
+    Py_ssize_t expected = 0;
+    if (!PyArg_ParseTuple(args, "O!iO!O!O|n:typed_columns", &PyList_Type, &payloads, &image, &PyList_Type,
+                          &versions, &PyList_Type, &targets, &resolve, &expected))
         return NULL;
     if (!PyCallable_Check(resolve) || (image != 3 && image != 4) ||
         PyList_GET_SIZE(versions) != PyList_GET_SIZE(payloads)) {
         PyErr_SetString(PyExc_TypeError, "typed_columns(payloads, image 3|4, versions, targets, resolve)");
         return NULL;
     }
+    utf8_table();
     /* Copies first: the callback cannot change what is read. */
     PyObject *items = PySequence_Tuple(payloads), *vers = PySequence_Tuple(versions);
     if (!items || !vers) { Py_XDECREF(items); Py_XDECREF(vers); return NULL; }
@@ -529,6 +794,11 @@ PyObject *bm_py_typed_columns(PyObject *self, PyObject *args) {
             rc = BM_ERR_PY;
             break;
         }
+#if HAVE_I128
+        c->whole = pow10_128(c->precision - c->scale);
+        c->unit = pow10_128(c->scale);
+        c->above = pow10_128(c->precision);
+#endif
         static const int widths[] = {0, 4, 8, 4, 8, 16, 4, 8, 8, 0, 0, 0};
         c->width = c->code == T_OTHER ? 1 : widths[c->code];    /* VECTOR: all nulls here, rebuilt by Python */
         /* Without a 128-bit integer type every DECIMAL value is handed back (put_integer, put_decimal_text). */
@@ -536,6 +806,27 @@ PyObject *bm_py_typed_columns(PyObject *self, PyObject *args) {
             int32_t zero = 0;
             if (bm_buf_put(&c->offsets, &zero, 4) != BM_OK) rc = BM_ERR_PY;
         }
+    }
+    /* The rows the caller counted (a hint: each buffer still grows as needed): the fixed-width buffers are
+     * reserved once instead of moved by every doubling. Capped by the payloads' bytes, so a wrong hint
+     * cannot reserve more than the input's size. */
+    Py_ssize_t input = PyTuple_GET_SIZE(items);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items); i++)
+        if (PyBytes_Check(PyTuple_GET_ITEM(items, i))) input += PyBytes_GET_SIZE(PyTuple_GET_ITEM(items, i));
+    if (expected > input) expected = input;
+    if (rc == BM_OK && expected > 0) {
+        for (Py_ssize_t j = 0; rc == BM_OK && j < b.ncols; j++) {
+            tcol *c = &b.cols[j];
+            c->expect = expected;
+            c->limit = input;
+            if (bm_buf_reserve(&c->valid, (expected + 7) / 8) != BM_OK ||
+                (c->width ? bm_buf_reserve(&c->data, expected * c->width)
+                          : bm_buf_reserve(&c->offsets, 4 * expected)) != BM_OK)
+                rc = BM_ERR_PY;
+        }
+        if (rc == BM_OK && (bm_buf_reserve(&b.row_event, 4 * expected) != BM_OK ||
+                            bm_buf_reserve(&b.row_index, 8 * expected) != BM_OK))
+            rc = BM_ERR_PY;
     }
     for (Py_ssize_t i = 0; rc == BM_OK && i < PyTuple_GET_SIZE(items); i++) {
         PyObject *item = PyTuple_GET_ITEM(items, i);

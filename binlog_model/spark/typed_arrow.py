@@ -38,6 +38,7 @@ from binlog_model.spark.wire_views import (
     VALUE_FIELDS,
     ColumnsView,
     DateTimeView,
+    EventHeader,
     EventView,
     LabelsView,
     Mismatch,
@@ -48,6 +49,7 @@ from binlog_model.spark.wire_views import (
     binary_array,
     boundaries,
     concatenated,
+    event_header,
     kinds_of,
 )
 
@@ -306,21 +308,18 @@ class _Rows:
 
     def __init__(self) -> None:
         self.payloads: list[bytes] = []
-        self.events: list[Any] = []
+        self.events: list[EventHeader] = []
         self.counts: list[int] = []         # per event: its rows (1 for an event without rows)
         self.size = 0
         self.meta: dict[str, list[Any]] = {k: [] for k in self._META}      # per event
 
-    def add(self, payload: bytes, event: Any, version: int, generation: int) -> None:
-        n = len(event.rows) or 1        # an event without rows: one row of nulls, as the change rows give it
-        pos = event.position
-        ts = event.utc_timestamp
+    def add(self, payload: bytes, event: EventHeader, version: int, generation: int) -> None:
+        n = event.rows or 1             # an event without rows: one row of nulls, as the change rows give it
         meta = self.meta
-        for key, value in (("operation", OPERATIONS[event.operation]), ("file", pos.file),
-                           ("offset", pos.offset), ("gtid", event.gtid),
-                           ("ts", ts.seconds * 1_000_000 + ts.nanos // 1000),
-                           ("seq", file_sequence(pos.file)),
-                           ("inner", pos.inner_index if pos.HasField("inner_index") else -1),
+        for key, value in (("operation", OPERATIONS[event.operation]), ("file", event.file),
+                           ("offset", event.offset), ("gtid", event.gtid),
+                           ("ts", event.seconds * 1_000_000 + event.nanos // 1000),
+                           ("seq", file_sequence(event.file)), ("inner", event.inner),
                            ("event_index", event.event_index), ("generation", generation),
                            ("version", version)):
             meta[key].append(value)
@@ -353,7 +352,7 @@ class _Rows:
             return None         # a column type the C code does not write
         assert _TYPED_COLUMNS is not None
         built = _TYPED_COLUMNS(self.payloads, 3 if image == "before" else 4, self.meta["version"], targets,
-                               resolve)
+                               resolve, self.size)
         if built is None or built[0] != self.size:
             return None
         n, row_event, row_index, columns, labels = built
@@ -401,7 +400,8 @@ class _Rows:
         """The batch with Arrow compute over protobuf views (the pure-Python path)."""
         n = self.size
         blobs = []
-        for event in self.events:
+        for header, payload in zip(self.events, self.payloads, strict=True):
+            event = header.view if header.view is not None else EventView.FromString(payload)
             if event.rows:
                 blobs.append(ROW_SENTINEL + ROW_SENTINEL.join(event.rows))
             else:
@@ -488,18 +488,17 @@ def _reference_batch(payloads: Sequence[bytes], lineage: TableLineage, schema: p
 
 
 def typed_batch(payloads: Sequence[bytes], lineage: TableLineage, schema: pa.Schema,
-                views: Sequence[Any] | None = None) -> list[pa.RecordBatch]:
+                headers: Sequence[EventHeader] | None = None) -> list[pa.RecordBatch]:
     """The typed rows of serialized events (of this lineage's logged names, not SCHEMA), in ``schema``.
-    ``views``: the payloads' ``EventView``s when the caller parsed them already."""
+    ``headers``: the payloads' ``event_header``s when the caller read them already."""
     versions: list[dict[str, str]] = []
     version_ids: dict[int, int] = {}
     groups = {"after": _Rows(), "before": _Rows()}
     for i, payload in enumerate(payloads):
-        event = views[i] if views is not None else EventView.FromString(payload)
+        event = headers[i] if headers is not None else event_header(payload)
         if event.operation == _SCHEMA:
             continue
-        found = lineage.lookup(event.db, event.table,
-                               BinlogPosition(event.position.file, event.position.offset).sort_key())
+        found = lineage.lookup(event.db, event.table, BinlogPosition(event.file, event.offset).sort_key())
         if found is None:
             continue        # logged under this name when it belonged to another table's lineage
         names, generation = found

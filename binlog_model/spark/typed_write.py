@@ -2,8 +2,9 @@
 
 Strategy: the task decodes its slice with the shipped history (``reading.decode_slice``: the same slicing,
 resume and schema-at-position as the ``mysql-binlog`` source) and routes each serialized event by its logged
-name to the table lineages that own the name (``typed.table_lineages``, computed once per Python worker from
-the shipped history). Each table buffers its events' bytes; when a table holds ``TABLE_ROWS`` rows or all
+name (read from its header, ``wire_views.event_header``: its rows are counted, not parsed) to the table
+lineages that own the name (``typed.table_lineages``, computed once per Python worker from the shipped
+history). Each table buffers its events' bytes; when a table holds ``TABLE_ROWS`` rows or all
 tables together ``BUFFER_BYTES`` bytes (the largest is flushed), its events become typed Arrow columns in bulk
 (``typed_arrow.typed_batch``) and one Parquet row group (``sinks.parquet.TableFile``, pyarrow, any
 ``pyarrow.fs`` filesystem). A task's memory is therefore bounded by those constants and by one transaction
@@ -34,7 +35,7 @@ from binlog_model.spark.reading import ReadOptions, decode_slice, prepare_worker
 from binlog_model.spark.typed import TableLineage, table_lineages, typed_schema, untyped_lineage
 from binlog_model.spark.typed_arrow import typed_batch
 from binlog_model.spark.value_json import OPERATIONS
-from binlog_model.spark.wire_views import EventView
+from binlog_model.spark.wire_views import EventHeader, event_header
 
 __all__ = ["BUFFER_BYTES", "TABLE_ROWS", "SliceTask", "slice_label", "write_slice"]
 
@@ -103,7 +104,7 @@ class _Table:
         self.lineage = lineage
         self.schema = typed_schema(lineage)[1]
         self.payloads: list[bytes] = []
-        self.views: list[Any] = []          # their EventViews, parsed once by the task
+        self.headers: list[EventHeader] = []    # their headers, read once by the task
         self.rows = 0
         self.bytes = 0
         self.file: TableFile | None = None
@@ -127,13 +128,13 @@ class _Writer:
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="binlog-model-parquet")
         self._pending: Future[None] | None = None
 
-    def add(self, lineage: TableLineage, payload: bytes, view: Any, rows: int) -> None:
+    def add(self, lineage: TableLineage, payload: bytes, header: EventHeader, rows: int) -> None:
         key = (lineage.db, lineage.table)
         table = self.tables.get(key)
         if table is None:
             table = self.tables[key] = _Table(lineage)
         table.payloads.append(payload)
-        table.views.append(view)
+        table.headers.append(header)
         table.rows += rows
         table.bytes += len(payload)
         self.buffered += len(payload)
@@ -145,9 +146,9 @@ class _Writer:
     def flush(self, table: _Table) -> None:
         if not table.payloads:
             return
-        batches = typed_batch(table.payloads, table.lineage, table.schema, table.views)
+        batches = typed_batch(table.payloads, table.lineage, table.schema, table.headers)
         self.buffered -= table.bytes
-        table.payloads, table.views, table.rows, table.bytes = [], [], 0, 0
+        table.payloads, table.headers, table.rows, table.bytes = [], [], 0, 0
         rows = pa.Table.from_batches(batches, table.schema)
         if not rows.num_rows:
             return
@@ -202,9 +203,9 @@ def write_slice(task: SliceTask) -> SliceResult:
     seen: dict[tuple[str, str], dict[str, None]] = {}
     try:
         for payload in decode_slice(task.piece, task.history, task.options):
-            event = EventView.FromString(payload)
+            event = event_header(payload)
             name = (event.db, event.table)
-            rows = len(event.rows)
+            rows = event.rows
             op = event.operation
             key = (name[0], name[1], OPERATIONS[op])
             logged[key] = logged.get(key, 0) + (rows or 1)

@@ -14,6 +14,10 @@ columns at once:
   bytes concatenated as ``ValuesView``: one list per value kind, in order; each value's kind is its first
   byte (its field tag, ``kinds_of``), so per-kind results are put back in place (``scatter``).
 
+``event_header`` reads an event's own fields and counts its rows without making its rows Python objects: the
+compiled core's reader (``_speedups.event_header``) where it is built and follows the bytes, else an
+``EventView``, which it keeps for the caller that needs the rows.
+
 Nested DATE/DATETIME/SET values take the sentinel trick once more (``DATETIME_SENTINEL``,
 ``LABEL_SENTINEL``). A count that does not match (bytes a serializer would not write) raises ``Mismatch``:
 the callers then take their per-value reference path, never a wrong row. Shared by the data source's
@@ -23,18 +27,19 @@ batches (``arrow_batch``) and the typed job's (``typed_arrow``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from binlog_model._pb import binlog_event_pb2 as pb
+from binlog_model.compiled import speedups
 
 __all__ = ["DATETIME_NAMES", "DATETIME_SENTINEL", "LABEL_SENTINEL", "LABEL_SENTINEL_TEXT", "ROW_SENTINEL",
-           "VALUE_FIELDS", "ColumnsView", "DateTimeView", "EventView", "LabelsView", "Mismatch", "RowsView",
-           "ValuesView", "after_zero_sentinels", "arange", "binary_array", "boundaries", "concatenated",
-           "kinds_of", "scatter"]
+           "VALUE_FIELDS", "ColumnsView", "DateTimeView", "EventHeader", "EventView", "LabelsView",
+           "Mismatch", "RowsView", "ValuesView", "after_zero_sentinels", "arange", "binary_array",
+           "boundaries", "concatenated", "event_header", "kinds_of", "scatter"]
 
 # -- view messages ------------------------------------------------------------------------------------------
 
@@ -103,6 +108,42 @@ ROW_SENTINEL = b"\x08\x00\x12\x00\x1a\x00\x22\x00"
 DATETIME_SENTINEL = b"".join(bytes([(n << 3), 0]) for n in range(1, 8))   # every field an explicit zero
 LABEL_SENTINEL_TEXT = "\x00binlog-model:sentinel\x00"
 LABEL_SENTINEL = b"\x0a" + bytes([len(LABEL_SENTINEL_TEXT)]) + LABEL_SENTINEL_TEXT.encode()
+
+
+class EventHeader(NamedTuple):
+    """A serialized event's own fields, as its ``EventView`` reads them, and its count of rows. ``inner``:
+    the position's inner_index, -1 when absent; ``view``: the ``EventView`` when the header was read
+    through one (the rows' bytes are then at hand)."""
+
+    db: str
+    table: str
+    operation: int
+    rows: int
+    file: str
+    offset: int
+    inner: int
+    gtid: str
+    seconds: int
+    nanos: int
+    event_index: int
+    row_index: int
+    view: Any = None
+
+
+_EVENT_HEADER = getattr(speedups, "event_header", None)
+
+
+def event_header(payload: bytes) -> EventHeader:
+    """The header of one serialized ``BinlogEvent`` (its rows counted, not parsed)."""
+    if _EVENT_HEADER is not None:
+        found = _EVENT_HEADER(payload)
+        if found is not None:
+            return EventHeader(*found)
+    view = EventView.FromString(payload)
+    position, stamp = view.position, view.utc_timestamp
+    return EventHeader(view.db, view.table, view.operation, len(view.rows), position.file, position.offset,
+                       position.inner_index if position.HasField("inner_index") else -1, view.gtid,
+                       stamp.seconds, stamp.nanos, view.event_index, view.row_index, view)
 
 
 class Mismatch(Exception):

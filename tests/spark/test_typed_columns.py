@@ -190,3 +190,108 @@ def test_bytes_no_serializer_writes_are_refused() -> None:
     for payload in (twice, cut, unknown_value, bad_utf8):
         assert payload != good
         assert typed([payload], 4, [0], targets, resolve) is None
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _field(number: int, data: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
+
+
+# Hand-built text for the UTF-8 automaton: every rule of strict UTF-8 at its edges, at several distances
+# from the eight-byte ASCII skip (a Value's text is otherwise what a serializer wrote, so always valid).
+_TEXTS = [b"", b"plain ascii", "été λ 表 😀".encode(), "x" * 7 + "é", "x" * 8 + "é" + "y" * 9 + "表",
+          b"\xc2\x80", b"\xdf\xbf", b"\xe0\xa0\x80", b"\xed\x9f\xbf", b"\xee\x80\x80", b"\xf0\x90\x80\x80",
+          b"\xf4\x8f\xbf\xbf", b"\xf3\xbf\xbf\xbf",
+          b"\xc0\x80", b"\xc1\xbf", b"\xe0\x9f\xbf", b"\xed\xa0\x80", b"\xf0\x8f\xbf\xbf",
+          b"\xf4\x90\x80\x80",
+          b"\xf5\x80\x80\x80", b"\xff", b"\x80", b"\xbf", b"\xc3", b"\xe2\x82", b"\xf0\x9f\x98", b"\xc3\x28",
+          b"\xe2\x28\xa1", b"\xf0\x28\x8c\xbc"]
+_TEXTS = [t.encode() if isinstance(t, str) else t for t in _TEXTS]
+_TEXTS += [b"abcdefgh" * k + t for t in (b"\xc3\xa9", b"\xc3", b"\xed\xa0\x80") for k in (1, 2)]
+# Characters across an eight-byte word's end, then ASCII words after them (valid, cut, or bad).
+_TEXTS += [b"x" * k + c + b"y" * 17 for k in (5, 6, 7)
+           for c in ("表".encode(), "😀".encode(), b"\xe2\x82", b"\xc3(", b"\xf0\x9f\x98")]
+
+
+@pytest.mark.parametrize("text", _TEXTS)
+def test_compiled_utf8_check_follows_python(text: bytes) -> None:
+    """A string value and a column name: typed when Python decodes the bytes, refused (None) when not."""
+    typed = speedups.typed_columns
+    value = _field(4, text)                                                   # Value.string_value
+    for name, entry in ((b"c", _field(1, b"c") + _field(2, value)),           # the value's text
+                        (text, _field(1, text) + _field(2, _field(4, b"v")))):   # the column's name
+        row = b"\x08\x00" + _field(4, entry)
+        payload = pb.BinlogEvent(db="d", table="t", operation=1).SerializeToString() + _field(11, row)
+        for expected in (0, 1, 10**12):        # the row-count hint: none, exact, past the input's size
+            got = typed([payload], 4, [0], [(9, 0, 0)], lambda _v, n, name=name: 0 if n == name else -1,
+                        expected)
+            try:
+                want = text.decode("utf-8")
+            except UnicodeDecodeError:
+                assert got is None, (text, name)
+                continue
+            assert got is not None, (text, name)
+            rows, _, _, [(_, data, offsets, _)], _ = got
+            column = pa.Array.from_buffers(pa.string(), rows,
+                                           [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+            assert column.to_pylist() == [want if name == b"c" else "v"]
+
+
+def _view_header(payload: bytes) -> tuple[Any, ...]:
+    view = pb.BinlogEvent.FromString(payload)
+    position, stamp = view.position, view.utc_timestamp
+    return (view.db, view.table, view.operation, len(view.rows), position.file, position.offset,
+            position.inner_index if position.HasField("inner_index") else -1, view.gtid, stamp.seconds,
+            stamp.nanos, view.event_index, view.row_index)
+
+
+def test_compiled_event_headers_equal_protobuf_on_golden_fixtures() -> None:
+    """``_speedups.event_header`` reads what protobuf's parser reads, on every event of the golden
+    fixtures."""
+    checked = 0
+    for scenario in SCENARIOS:
+        files = sorted((GOLDEN / scenario / "binlogs").iterdir())
+        for event in iter_binlog_events(files, lenient_ddl=scenario in LENIENT, image="full"):
+            payload = event.SerializeToString()
+            got = speedups.event_header(payload)
+            if event.operation == pb.BinlogEvent.SCHEMA and event.schema_changes:
+                assert got is None          # schema changes: left to protobuf's parser
+                continue
+            assert got == _view_header(payload)
+            checked += 1
+    assert checked > 100
+
+
+def test_compiled_event_header_edges() -> None:
+    """Hand-built bytes: the fields as protobuf reads them, or None (then protobuf's parser decides), never
+    a header protobuf would not give."""
+    base = pb.BinlogEvent(db="d", table="t", operation=2, gtid="u:7", event_index=3, row_index=9,
+                          position=pb.BinlogPosition(file="binlog.000002", offset=77, inner_index=0))
+    base.utc_timestamp.seconds, base.utc_timestamp.nanos = 1_700_000_000, 5
+    base.rows.add(row_index=9)
+    good = base.SerializeToString()
+    header = speedups.event_header
+    assert header(good) == _view_header(good)
+    assert header(good)[6] == 0                                             # inner_index 0, present
+    for same in (good + b"\xf8\x0f\x01",                                     # an unknown field
+                 good + b"\x12\x00",                                         # source, empty
+                 good + b"\x50\x03",                                         # operation again: the last
+                 good + b"\x10\x05",                                         # source as a varint: skipped
+                 b"\x50\xff\xff\xff\xff\x0f" + good[:0]):                    # an enum past int32 range
+        assert header(same) == _view_header(same)
+    for refused in (good + _field(13, b"\x10\x05"),                          # a second position
+                    good + b"\x40\x01",                                      # db as a varint
+                    good + _field(8, b"\xff"),                               # db not UTF-8
+                    good + _field(2, b"\xc3"),                               # source not UTF-8
+                    good + _field(12, b""),                                  # schema changes
+                    good + b"\x58\x01",                                      # rows as a varint
+                    good[:-1]):                                              # truncated
+        assert header(refused) is None, refused
