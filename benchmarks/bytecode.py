@@ -3,8 +3,11 @@
 Strategy: a session environment with ``PYTHONDONTWRITEBYTECODE`` (this project's sandbox sets it) makes every
 timed run, and every Spark Python worker, compile ~100 modules from source first (~0.1-0.2 s of CPU each,
 none of it the command's work). ``compiled_env`` compiles the packages of each checkout once
-(``compileall``) into a cache of the benchmark's own (``PYTHONPYCACHEPREFIX``, so no checkout is written
-to) and returns the environment the timed commands, and the Python workers they start, run with.
+(``compileall``, into the checkout's own ``__pycache__`` folders, which git ignores) and returns the
+environment the timed commands, and the Python workers they start, run with. No ``PYTHONPYCACHEPREFIX``:
+a prefix moves *every* module's bytecode there, the standard library's and the installed packages' too,
+so the first command of a run compiled pymysql, sqlglot, pyspark ... from source (the tail's first round:
+~1 s of CPU in ``compile``), which no installed package does.
 """
 
 from __future__ import annotations
@@ -20,10 +23,10 @@ PACKAGES = ("binlog_model", "schema_tracker")
 
 
 def compiled_env(work: Path, *checkouts: Path, **extra: str) -> dict[str, str]:
-    """This process's environment without ``PYTHONDONTWRITEBYTECODE``, with bytecode from ``work/pycache``
-    compiled there for the ``checkouts``' packages, and ``extra`` set."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(PYTHONPYCACHEPREFIX=str(work / "pycache"), **extra)
+    """This process's environment without ``PYTHONDONTWRITEBYTECODE`` or a bytecode prefix, with the
+    ``checkouts``' packages compiled in place, and ``extra`` set. (``work``: kept for the callers.)"""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    env.update(**extra)
     for checkout in checkouts:
         subprocess.run([sys.executable, "-m", "compileall", "-q", *(str(checkout / p) for p in PACKAGES)],
                        env=env, stdout=subprocess.DEVNULL, check=True)
