@@ -163,11 +163,12 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
         prefetch_scans,
         prefetch_worthwhile,
         run_resolve,
+        spark_context,
         spark_errors,
         stop_quickly,
         warm_workers,
     )
-    from binlog_model.spark.jvm import close_driver_jvm
+    from binlog_model.spark.jvm import close_driver_jvm, dump_executor_archive
     from binlog_model.spark.partitions import expand_paths
 
     if state_dir is not None and not paths:
@@ -243,6 +244,8 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
                                          slice_bytes=slice_mb << 20, progress=_say, database=database,
                                          state_dir=state_dir, display=display)
                     _summary(label, result, target)
+                # A first job on a cluster of this machine: an executor writes its classes for the next.
+                dump_executor_archive(spark_context(spark).applicationId)
             except failures as err:          # outside the tasks: a JVM gone, a failed start
                 _append(log, f"binlog-model: the job failed: {err}")
                 cause = describe_failure(str(err), log_tail(str(log)), [], {"master": master, **settings})

@@ -162,7 +162,8 @@ def local_context(master: str = "local[2]", *, app: str = "binlog-model",
             create_archive=create_archive, quick_start=quick_start)
     if quick_start:
         settings["spark.executor.extraJavaOptions"] = executor_java_options(
-            settings.get("spark.executor.extraJavaOptions"))
+            settings.get("spark.executor.extraJavaOptions"), master, _find_spark_home(),
+            settings.get("spark.jars"), create_archive=create_archive)
     spark_conf = SparkConf().setMaster(master).setAppName(app)
     for key, value in settings.items():
         spark_conf.set(key, value)

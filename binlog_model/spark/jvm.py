@@ -11,7 +11,8 @@ one-file run's wall time, so the driver gets standard HotSpot options, unless th
 - ``-XX:+UseSerialGC -Xmn64m``: one collector thread and a small fixed young generation (the heap holds task
   results, not data, so its resident size stays flat whatever the archive's size);
 
-the executors' JVMs of such a job (on a cluster) get the same two (``executor_java_options``);
+the executors' JVMs of such a job (on a cluster) get the same two (``executor_java_options``), and a class
+archive of their own when the cluster runs on this machine (below);
 
 and always (a DataFrame user's JVM too, whose peak speed it does not change):
 
@@ -24,6 +25,15 @@ and always (a DataFrame user's JVM too, whose peak speed it does not change):
   updated JVM, other jars). The archive is keyed by the java binary and the jars of the class path, and
   lives in the user's cache folder (``$BINLOG_MODEL_CACHE`` or ``~/.cache/binlog-model``, ``jvm/``); set
   ``BINLOG_MODEL_JVM_ARCHIVE=0`` to leave it out.
+- The executors' archive (a standalone master on this machine, ``spark://localhost:…``, or
+  ``local-cluster``): an executor loads other classes than a driver (a separate archive), and the Spark
+  worker, not we, starts and ends its JVM (it sends SIGTERM and kills it 10 s later, often in the middle of
+  an at-exit dump). So a job that finds none starts its executors with ``-XX:+RecordDynamicDumpInfo``, and
+  after its tasks, before the executors stop, ``dump_executor_archive`` has one of them write its classes
+  (``jcmd PID VM.cds dynamic_dump``, the JDK's tool) under a temporary name, renamed into place once jcmd
+  reports it written. On another machine the path does
+  not exist and ``-Xshare:auto`` runs without it. Without ``jcmd`` (a JRE only) there is no executor
+  archive, nothing else.
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -39,7 +50,8 @@ from typing import Any
 
 from binlog_model.io.cache import cache_root
 
-__all__ = ["ARCHIVE_ENV", "close_driver_jvm", "driver_java_options", "executor_java_options"]
+__all__ = ["ARCHIVE_ENV", "close_driver_jvm", "driver_java_options", "dump_executor_archive",
+           "executor_java_options", "is_local_cluster"]
 
 ARCHIVE_ENV = "BINLOG_MODEL_JVM_ARCHIVE"
 _QUICK_START = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmn64m"
@@ -50,6 +62,8 @@ _STALE_SECONDS = 24 * 3600
 
 # The archive this process's driver JVM writes as it exits: (temporary name, final name).
 _PENDING: list[tuple[Path, Path]] = []
+# The executors' archive this process's job is to have an executor write (``dump_executor_archive``).
+_PENDING_EXECUTOR: list[Path] = []
 
 
 def driver_java_options(user_options: str | None, spark_home: str | None, jars: str | None = None, *,
@@ -66,12 +80,29 @@ def driver_java_options(user_options: str | None, spark_home: str | None, jars: 
     return " ".join(ours)
 
 
-def executor_java_options(user_options: str | None) -> str:
+def executor_java_options(user_options: str | None, master: str | None = None, spark_home: str | None = None,
+                          jars: str | None = None, *, create_archive: bool = False) -> str:
     """``spark.executor.extraJavaOptions`` of a job whose executors only run Python tasks (a cluster's
-    ``binlog-model resolve``): the quick-start flags, then the user's. An executor JVM starts per job on
-    every worker; without them its optimising compiler and parallel collector threads take CPU from the
-    Python workers on the same cores. No class archive: it would have to exist on every node."""
-    return " ".join(o for o in (_QUICK_START, user_options) if o)
+    ``binlog-model resolve``): the quick-start flags, a class archive when ``master`` runs on this machine
+    (``create_archive``: have the executors write one when there is none; see the module docstring), then
+    the user's. An executor JVM starts per job on every worker; without these its optimising compiler and
+    parallel collector threads, and its class loading, take CPU from the Python workers on the same cores."""
+    archive = _executor_archive_options(spark_home, jars, create_archive) if is_local_cluster(master) else ""
+    return " ".join(o for o in (_QUICK_START, archive, user_options) if o)
+
+
+def is_local_cluster(master: str | None) -> bool:
+    """Whether ``master`` is a cluster whose workers run on this machine: ``local-cluster[...]`` or a
+    standalone master on a loopback address or this host's name (``local[N]`` has no executors)."""
+    if not master:
+        return False
+    if master.startswith("local-cluster"):
+        return True
+    if not master.startswith("spark://"):
+        return False
+    hosts = [h.rsplit(":", 1)[0].strip("[]") for h in master[len("spark://"):].split(",")]
+    own = {"localhost", "::1", socket.gethostname()}       # no DNS lookup: it can hang
+    return all(h in own or h.startswith("127.") for h in hosts)
 
 
 def close_driver_jvm(timeout: float = 60.0) -> None:
@@ -100,15 +131,11 @@ def close_driver_jvm(timeout: float = 60.0) -> None:
 
 
 def _archive_options(spark_home: str | None, jars: str | None, create: bool) -> str:
-    if os.environ.get(ARCHIVE_ENV, "") in ("0", "false", "no") or not spark_home:
+    found = _archive_path(spark_home, jars, "driver")
+    if found is None:
         return ""
-    java = _java_binary()
-    jar_dir = Path(spark_home) / "jars"
-    if java is None or not jar_dir.is_dir():
-        return ""
+    folder, final = found
     try:
-        folder = cache_root() / "jvm"
-        final = folder / f"spark-driver-{_key(java, jar_dir, jars)}.jsa"
         if final.is_file():
             return f"-XX:SharedArchiveFile={final} -Xshare:auto {_QUIET}"
         if not create:
@@ -120,6 +147,82 @@ def _archive_options(spark_home: str | None, jars: str | None, create: bool) -> 
         return f"-XX:ArchiveClassesAtExit={temp} {_QUIET}"
     except OSError:
         return ""           # an unwritable cache: a slower start, nothing else
+
+
+def _executor_archive_options(spark_home: str | None, jars: str | None, create: bool) -> str:
+    found = _archive_path(spark_home, jars, "executor")
+    if found is None:
+        return ""
+    final = found[1]
+    if final.is_file():
+        return f"-XX:SharedArchiveFile={final} -Xshare:auto {_QUIET}"
+    if not create or _jcmd() is None:
+        return ""
+    _PENDING_EXECUTOR.append(final)
+    return f"-XX:+RecordDynamicDumpInfo {_QUIET}"
+
+
+def dump_executor_archive(app_id: str, timeout: float = 120.0) -> None:
+    """When this job's executors were started to record their classes (no executor archive yet), have one
+    of this application's executors on this machine write them, and put the archive in place when whole.
+    Call after the job's tasks, before the context stops. Any failure leaves no archive, nothing else."""
+    if not _PENDING_EXECUTOR:
+        return
+    final = _PENDING_EXECUTOR.pop()
+    jcmd = _jcmd()
+    temp = final.parent / f"{final.name}.{os.getpid()}.tmp"
+    try:
+        pid = _executor_pid(jcmd, app_id, timeout) if jcmd is not None else None
+        if jcmd is None or pid is None:
+            return
+        final.parent.mkdir(parents=True, exist_ok=True)
+        _drop_stale(final.parent)
+        done = subprocess.run([str(jcmd), pid, "VM.cds", "dynamic_dump", str(temp)], capture_output=True,
+                              text=True, timeout=timeout, check=False)
+        # jcmd returns when the dump is written (or failed: then it says so and the file is not renamed).
+        if done.returncode == 0 and "error" not in done.stdout.lower() and temp.is_file():
+            os.replace(temp, final)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            temp.unlink(missing_ok=True)
+
+
+def _executor_pid(jcmd: Path, app_id: str, timeout: float) -> str | None:
+    """The process id of an executor JVM of application ``app_id`` on this machine (``jcmd -l`` lists
+    every JVM of this user with its main class and arguments)."""
+    listed = subprocess.run([str(jcmd), "-l"], capture_output=True, text=True, timeout=timeout, check=False)
+    for line in listed.stdout.splitlines():
+        pid, _, command = line.partition(" ")
+        if "CoarseGrainedExecutorBackend" in command and f"--app-id {app_id} " in command + " ":
+            return pid
+    return None
+
+
+def _jcmd() -> Path | None:
+    """The JDK's ``jcmd`` next to the java binary, or on the PATH."""
+    java = _java_binary()
+    beside = java.parent / "jcmd" if java is not None else None
+    if beside is not None and beside.is_file():
+        return beside
+    found = shutil.which("jcmd")
+    return Path(found) if found else None
+
+
+def _archive_path(spark_home: str | None, jars: str | None, role: str) -> tuple[Path, Path] | None:
+    """The cache folder and the archive's final path for a JVM of ``role``, or None without an archive."""
+    if os.environ.get(ARCHIVE_ENV, "") in ("0", "false", "no") or not spark_home:
+        return None
+    java = _java_binary()
+    jar_dir = Path(spark_home) / "jars"
+    if java is None or not jar_dir.is_dir():
+        return None
+    try:
+        folder = cache_root() / "jvm"
+        return folder, folder / f"spark-{role}-{_key(java, jar_dir, jars)}.jsa"
+    except OSError:
+        return None
 
 
 def _java_binary() -> Path | None:

@@ -20,6 +20,7 @@ def spark_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("BINLOG_MODEL_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv(jvm.ARCHIVE_ENV, raising=False)
     monkeypatch.setattr(jvm, "_PENDING", [])
+    monkeypatch.setattr(jvm, "_PENDING_EXECUTOR", [])
     if jvm._java_binary() is None:
         pytest.skip("no java binary here")
     return home
@@ -65,3 +66,41 @@ def test_executors_of_a_quick_start_job_get_the_quick_flags_then_the_users() -> 
     assert jvm.executor_java_options(None) == "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmn64m"
     assert jvm.executor_java_options("-XX:+UseG1GC -Dmine=1") == (
         "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmn64m -XX:+UseG1GC -Dmine=1")   # a later -XX wins
+
+
+def test_a_cluster_is_local_only_when_every_master_host_is_this_machine() -> None:
+    import socket
+    assert jvm.is_local_cluster("spark://localhost:7077")
+    assert jvm.is_local_cluster("spark://127.0.0.1:7077,127.0.0.2:7078")
+    assert jvm.is_local_cluster(f"spark://{socket.gethostname()}:7077")
+    assert jvm.is_local_cluster("local-cluster[2,1,1024]")
+    assert not jvm.is_local_cluster("spark://spark-master.example.com:7077")
+    assert not jvm.is_local_cluster("spark://localhost:7077,spark-master.example.com:7077")
+    assert not jvm.is_local_cluster("local[2]")
+    assert not jvm.is_local_cluster("yarn")
+    assert not jvm.is_local_cluster(None)
+
+
+def test_executors_on_this_machine_record_their_classes_then_use_the_archive(spark_home: Path) -> None:
+    quick = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmn64m"
+    quiet = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+    master = "spark://127.0.0.1:7077"
+    if jvm._jcmd() is None:
+        pytest.skip("no jcmd here (a JRE without the JDK's tools): no executor archive is made")
+    # A remote cluster: the quick flags only (the cache path would not exist on its nodes).
+    assert jvm.executor_java_options(None, "spark://spark-master.example.com:7077", str(spark_home),
+                                     create_archive=True) == quick
+    # No archive: a creating job's executors record what jcmd's dump needs; a job that may not create one
+    # gets nothing more.
+    assert jvm.executor_java_options(None, master, str(spark_home)) == quick
+    assert jvm.executor_java_options("-Dmine=1", master, str(spark_home), create_archive=True) == (
+        f"{quick} -XX:+RecordDynamicDumpInfo {quiet} -Dmine=1")
+    (final,) = jvm._PENDING_EXECUTOR
+    assert final.parent == jvm.cache_root() / "jvm" and final.name.startswith("spark-executor-")
+    assert "spark-executor-" not in jvm.driver_java_options(None, str(spark_home), create_archive=True)
+    jvm.dump_executor_archive("app-without-executors-here")     # no such process: nothing, no error
+    assert not final.exists() and not jvm._PENDING_EXECUTOR
+    final.parent.mkdir(parents=True, exist_ok=True)
+    final.write_bytes(b"a stand-in archive (hand-built, named so)")
+    assert jvm.executor_java_options(None, master, str(spark_home), create_archive=True) == (
+        f"{quick} -XX:SharedArchiveFile={final} -Xshare:auto {quiet}")
