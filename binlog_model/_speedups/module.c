@@ -6,6 +6,7 @@
  * described in docs/speedups.md.
  */
 #include "arrow_columns.h"
+#include "dump_frames.h"
 #include "typed_columns.h"
 #include "json_text.h"
 #include "values.h"
@@ -292,6 +293,10 @@ static PyMethodDef methods[] = {
     {"event_header", bm_py_event_header, METH_O,
      "event_header(payload) -> (db, table, operation, rows, file, offset, inner_index | -1, gtid, seconds, nanos, "
      "event_index, row_index) | None: an event's own fields without its rows (None: parse it with protobuf)"},
+    {"dump_events", bm_py_dump_events, METH_VARARGS,
+     "dump_events(buf, pos, end, seq, next_offset) -> None | (data, pos, seq, first_offset, first_type, last, "
+     "log_pos, flags, next_offset): the plain event packets of a binlog dump's read buffer, as "
+     "binlog_model.io.replication.take_events takes them"},
     {NULL, NULL, 0, NULL},
 };
 
