@@ -35,7 +35,10 @@ starts); and register itself (``COM_REGISTER_SLAVE``), so ``SHOW REPLICAS`` list
 with the same ``server_id`` can be named. A broken or silent connection raises ``ConnectionLostError``.
 
 Uses pymysql's packet-level methods (``_execute_command``, ``_read_packet``): pymysql has no public API for
-replication commands. The connection is consumed by the dump and closed when the generator ends.
+replication commands; the dump itself is read from the socket here (``_DumpPackets``), and the plain event
+packets that have arrived are cut into one batch by ``take_events`` (the compiled core's
+``dump_events`` where it is built: the same result). The connection is consumed by the dump and closed
+when the generator ends.
 """
 
 from __future__ import annotations
