@@ -4,7 +4,8 @@ The choice is made once, when this module is first imported, and never changes i
 process never mixes builders halfway through a binlog. ``BINLOG_MODEL_PURE=1`` (any value but "", "0")
 forces the reference path. The extension is optional at install time, so being absent is a normal state,
 reported with its reason by ``compiled_core()`` and ``binlog-model --version``; code that can use the
-builder reads ``speedups`` (the module, or ``None``).
+builder reads ``speedups`` (the module, or ``None``). Where the compiled CRC-32 runs on this CPU, the
+decoder checks event checksums with it (``wire.decoder.use_crc32``; same results as ``zlib.crc32``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ def _choose() -> tuple[ModuleType | None, str]:
 
 
 speedups, _STATUS = _choose()
+if speedups is not None and getattr(speedups, "CRC32_ACCELERATED", False):
+    # the decoder's event checksums: zlib.crc32's results, ~3x faster (folded with PCLMULQDQ)
+    from binlog_model.wire.decoder import use_crc32
+    use_crc32(speedups.crc32)
 
 
 def compiled_core() -> str:

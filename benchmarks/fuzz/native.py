@@ -23,6 +23,9 @@ Targets:
   are ``tests/spark/test_typed_columns.py``'s job), with a row-count hint right or wrong; and
   ``event_header`` on the same bytes, differential against protobuf's parser (a header only for bytes it
   reads, with the fields it reads).
+- ``frames``: ``dump_events`` (a live tail's packet framing) on the seed binlogs' events framed as a
+  replication dump sends them, mutated; differential against ``io.replication.take_events`` at two places
+  of each input; and ``crc32`` against ``zlib.crc32`` on the same bytes.
 - ``json``: ``json_text`` on binary JSON documents (every JSON value of the seed binlogs, generated
   documents, damaged ones); differential against the Python reference on every input: C may hand a
   document back (None) but never renders one the reference refuses, and never renders it differently.
@@ -566,7 +569,60 @@ def typed_target(speedups: ModuleType, paths: list[Path]) -> Target:
     return Target("typed", sorted(seeds)[:3000], run, call, None, stats)
 
 
-TARGETS = {"json": json_target, "rows": rows_target, "columns": columns_target, "typed": typed_target}
+def dump_packets(paths: list[Path], per_stream: int = 24) -> list[bytes]:
+    """The seed binlogs' events as a replication dump sends them: each in a packet (3-byte length,
+    sequence number, 0x00, the event), ``per_stream`` packets a stream (hand-built framing around real
+    events)."""
+    streams: list[bytes] = []
+    for path in paths:
+        data = path.read_bytes()
+        if data[:4] != b"\xfebin":
+            continue
+        pos, packets = 4, []
+        while pos + 19 <= len(data):
+            size = struct.unpack_from("<I", data, pos + 9)[0]
+            if size < 19 or pos + size > len(data) or size + 1 >= 0xFFFFFF:
+                break
+            body = b"\x00" + data[pos:pos + size]
+            packets.append(struct.pack("<I", len(body))[:3] + bytes([(len(packets) + 1) & 0xFF]) + body)
+            pos += size
+            if len(packets) == per_stream:
+                streams.append(b"".join(packets))
+                packets = []
+        if packets:
+            streams.append(b"".join(packets))
+    return streams
+
+
+def frames_target(speedups: ModuleType, paths: list[Path]) -> Target:
+    """``dump_events`` on dump packet streams, differential against ``io.replication.take_events`` at two
+    places of each input (its start, and a third of the way in), and ``crc32`` against ``zlib.crc32``."""
+    import zlib
+
+    from binlog_model.io.replication import take_events
+
+    seeds = dump_packets(paths)[:3000]
+    stats = {"batches": 0, "none": 0}
+
+    def call(data: bytes) -> Any:
+        return speedups.dump_events(data, 0, len(data), data[3] if len(data) > 3 else 0, 4)
+
+    def run(data: bytes) -> None:
+        for pos in (0, len(data) // 3):
+            seq = data[pos + 3] if len(data) > pos + 3 else 0
+            got = speedups.dump_events(data, pos, len(data), seq, 4 + pos)
+            want = take_events(data, pos, len(data), seq, 4 + pos)
+            stats["none" if got is None else "batches"] += 1
+            if got != want:
+                raise Finding(f"dump_events at {pos}: C {str(got)[:200]} != reference {str(want)[:200]}")
+        if speedups.crc32(data) != zlib.crc32(data):
+            raise Finding("crc32 differs from zlib.crc32")
+
+    return Target("frames", seeds, run, call, None, stats)
+
+
+TARGETS = {"json": json_target, "rows": rows_target, "columns": columns_target, "typed": typed_target,
+           "frames": frames_target}
 
 
 # --- engines ---------------------------------------------------------------------------------------

@@ -6,6 +6,8 @@
  * described in docs/speedups.md.
  */
 #include "arrow_columns.h"
+#include "crc32.h"
+#include "dump_frames.h"
 #include "typed_columns.h"
 #include "json_text.h"
 #include "values.h"
@@ -292,6 +294,12 @@ static PyMethodDef methods[] = {
     {"event_header", bm_py_event_header, METH_O,
      "event_header(payload) -> (db, table, operation, rows, file, offset, inner_index | -1, gtid, seconds, nanos, "
      "event_index, row_index) | None: an event's own fields without its rows (None: parse it with protobuf)"},
+    {"crc32", bm_py_crc32, METH_VARARGS,
+     "crc32(data, value=0) -> int: zlib.crc32's result (folded with PCLMULQDQ where CRC32_ACCELERATED)"},
+    {"dump_events", bm_py_dump_events, METH_VARARGS,
+     "dump_events(buf, pos, end, seq, next_offset) -> None | (data, pos, seq, first_offset, first_type, last, "
+     "log_pos, flags, next_offset): the plain event packets of a binlog dump's read buffer, as "
+     "binlog_model.io.replication.take_events takes them"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -305,6 +313,10 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     Py_INCREF(&PlanType);
     if (PyModule_AddObject(m, "Plan", (PyObject *)&PlanType) < 0) {
         Py_DECREF(&PlanType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (PyModule_AddIntConstant(m, "CRC32_ACCELERATED", bm_crc32_accelerated()) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -35,7 +35,10 @@ starts); and register itself (``COM_REGISTER_SLAVE``), so ``SHOW REPLICAS`` list
 with the same ``server_id`` can be named. A broken or silent connection raises ``ConnectionLostError``.
 
 Uses pymysql's packet-level methods (``_execute_command``, ``_read_packet``): pymysql has no public API for
-replication commands. The connection is consumed by the dump and closed when the generator ends.
+replication commands; the dump itself is read from the socket here (``_DumpPackets``), and the plain event
+packets that have arrived are cut into one batch by ``take_events`` (the compiled core's
+``dump_events`` where it is built: the same result). The connection is consumed by the dump and closed
+when the generator ends.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
+from binlog_model.compiled import speedups
 from binlog_model.errors import ConfigError, ConnectionLostError, DecodeError, ReplicationError
 from binlog_model.gtid import GtidSet
 from binlog_model.runs.source import (
@@ -67,6 +71,7 @@ __all__ = [
     "ReplicationPacket",
     "iter_replication_events",
     "iter_replication_packets",
+    "take_events",
 ]
 
 COM_BINLOG_DUMP: Final = 0x12
@@ -345,24 +350,86 @@ def _register(conn: Any, server_id: int, host: str) -> None:
     conn._read_packet()
 
 
-class _DumpPackets:
-    """The dump's packets read straight from the connection: up to ``CHUNK`` bytes per read into one
-    buffer, the 4-byte packet headers parsed here (sequence number checked, a 16 MB packet's continuations
-    joined), one copy of each payload. pymysql's ``_read_packet`` makes two buffered reads and a packet
-    object per packet and copies each payload twice more: per event, that was as much as the decoding of
-    a small rows event. The connection's own buffered reader is read (``read1``), so bytes pymysql already
-    buffered come first; errors are pymysql's (an error packet raises its exception; a lost connection,
-    ``OperationalError`` 2013), as ``_read_packet`` raises them."""
+_MAX_PACKET: Final = 0xFFFFFF          # a payload of this length continues in the next packet
+_NOT_CONTENT: Final = frozenset({EventType.FORMAT_DESCRIPTION_EVENT, *_HEARTBEATS})
+_Taken = tuple[bytes, int, int, int, int, int, int, int, int]
 
+
+def take_events(buf: bytes | bytearray, pos: int, end: int, seq: int, next_offset: int) -> _Taken | None:
+    """The file-content events of the whole packets at ``buf[pos:end]``, consumed, as one batch: ``(data,
+    pos, seq, first_offset, first_type, last, log_pos, flags, next_offset)`` (the events back to back; the
+    position, sequence number and next event's offset after them; the first event's offset and type; where
+    the last one starts in ``data``, its log_pos and flags), or None when the first packet is not one.
+
+    Takes plain packets only: it stops at a packet that is incomplete, a 16 MiB continuation, out of
+    sequence, not an OK (0x00) packet, too short for an event header, whose event_size is not its length,
+    that is framing (artificial, FORMAT_DESCRIPTION, a heartbeat, ROTATE / GTID_LIST at log_pos 0), that
+    would start before 0, or that does not follow the previous one: the packet reader (``_read_stream``)
+    takes those one by one, and raises for the bad ones. This is the reference of the compiled
+    ``_speedups.dump_events``, which returns the same."""
+    unpack_header = HEADER_V4.unpack_from
+    p = pos
+    parts: list[Any] = []
+    total = last = 0
+    first_offset = first_type = run_end = log_pos = flags = 0
+    while end - p >= 4:
+        length = buf[p] | buf[p + 1] << 8 | buf[p + 2] << 16
+        if length >= _MAX_PACKET or end - p - 4 < length or buf[p + 3] != seq:
+            break
+        if length < 1 + HEADER_V4.size or buf[p + 4] != 0:
+            break
+        size = length - 1
+        _, event_type, _, event_size, event_log_pos, event_flags = unpack_header(buf, p + 5)
+        if (event_size != size or event_flags & LOG_EVENT_ARTIFICIAL_F or event_type in _NOT_CONTENT
+                or (event_log_pos == 0 and event_type in _FRAMING_AT_ZERO)):
+            break
+        offset = event_log_pos - size if event_log_pos else next_offset
+        if offset < 0 or (parts and offset != run_end):
+            break
+        if not parts:
+            first_offset, first_type = offset, event_type
+        parts.append(memoryview(buf)[p + 5:p + 4 + length])
+        last = total
+        total += size
+        run_end = offset + size
+        log_pos, flags = event_log_pos, event_flags
+        next_offset = event_log_pos or run_end
+        seq = (seq + 1) & 0xFF
+        p += 4 + length
+    if not parts:
+        return None
+    data = b"".join(parts)
+    for part in parts:
+        part.release()
+    return data, p, seq, first_offset, first_type, last, log_pos, flags, next_offset
+
+
+#: the batches of ``_read_stream``: compiled where built (the same as ``take_events``, faster)
+_TAKE_EVENTS: Callable[[bytes | bytearray, int, int, int, int], _Taken | None] = (
+    getattr(speedups, "dump_events", None) or take_events)
+
+
+class _DumpPackets:
+    """The dump's packets read straight from the socket into one reused buffer (``buf[pos:end]`` is what
+    is unread), up to its size per read: no new object per read, and the bytes are copied once more, into
+    their batch (``take_events``). The 4-byte packet headers are parsed here (sequence number checked, a
+    16 MB packet's continuations joined). pymysql's ``_read_packet`` makes two buffered reads and a packet
+    object per packet and copies each payload twice more: per event, that was as much as the decoding of a
+    small rows event. What pymysql's buffered reader already holds is taken first (then it stays empty);
+    errors are pymysql's (an error packet raises its exception; a lost connection, ``OperationalError``
+    2013), as ``_read_packet`` raises them."""
+
+    #: the buffer's size: a read takes what has arrived up to this (a unix socket holds ~200 KB)
     CHUNK: Final = 1 << 20
-    _MAX: Final = 0xFFFFFF          # a payload of this length continues in the next packet
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn
         self.rfile = conn._rfile
+        self.sock = conn._sock
         self.seq = conn._next_seq_id
-        self.buf = bytearray()
-        self.pos = 0
+        self.buf = bytearray(self.CHUNK)
+        self.view = memoryview(self.buf)        # released whenever the buffer is replaced
+        self.pos = self.end = 0
         self.drained = False        # what pymysql's reader had buffered is ours: its buffer stays empty
         conn._sock.settimeout(conn._read_timeout)          # what _read_packet does before its reads
         if hasattr(conn, "_current_timeout"):
@@ -371,29 +438,43 @@ class _DumpPackets:
     def _fill(self, need: int) -> None:
         """Read until ``need`` bytes past ``pos`` are buffered."""
         import pymysql
-        buf = self.buf
-        if self.pos:                        # drop what was consumed before the buffer grows
-            del buf[:self.pos]
-            self.pos = 0
-        while len(buf) < need:
+        have = self.end - self.pos
+        if self.pos:                # the unread rest (part of a packet) moves to the front
+            self.buf[:have] = self.buf[self.pos:self.end]
+            self.pos, self.end = 0, have
+        if need > len(self.buf) or (len(self.buf) > self.CHUNK and max(need, have) <= self.CHUNK):
+            self._resize(max(need, self.CHUNK))     # a packet larger than the buffer, or the one after it
+        while self.end < need:
             try:
                 if not self.drained:        # its buffer (or one read), then nothing stays in it
                     chunk = self.rfile.read(len(self.rfile.peek(1)))
                     self.drained = True
-                else:                       # an empty buffer: one read of the socket, straight through
-                    chunk = self.rfile.read1(max(self.CHUNK, need - len(buf)))
+                    n = len(chunk)
+                    if self.end + n > len(self.buf):
+                        self._resize(self.end + n)
+                    self.buf[self.end:self.end + n] = chunk
+                else:
+                    n = self.sock.recv_into(self.view[self.end:])
             except OSError as err:
                 self.conn._force_close()
                 raise pymysql.err.OperationalError(2013, f"Lost connection to MySQL server during query "
                                                          f"({err})") from err
-            if not chunk:
+            if not n:
                 self.conn._force_close()
                 raise pymysql.err.OperationalError(2013, "Lost connection to MySQL server during query")
-            buf += chunk
+            self.end += n
+
+    def _resize(self, size: int) -> None:
+        """A buffer of ``size`` bytes holding the unread bytes (at its front: ``pos`` is 0)."""
+        rest = self.buf[:self.end]
+        self.view.release()
+        self.buf = bytearray(size)
+        self.buf[:self.end] = rest
+        self.view = memoryview(self.buf)
 
     def quiet(self, seconds: float) -> bool:
         """Nothing more arrives within ``seconds`` (called when no whole packet is buffered)."""
-        if not self.drained or self.pos < len(self.buf) or self.conn._sock is None:
+        if not self.drained or self.pos < self.end or self.conn._sock is None:
             return False
         readable, _, _ = select.select([self.conn._sock], [], [], seconds)
         return not readable
@@ -401,31 +482,31 @@ class _DumpPackets:
     def ready(self) -> bool:
         """A whole packet is buffered (``next`` returns without reading)."""
         buf, pos = self.buf, self.pos
-        have = len(buf) - pos
+        have = self.end - pos
         if have < 4:
             return False
         length = buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16
-        return have >= 4 + length and length < self._MAX
+        return have >= 4 + length and length < _MAX_PACKET
 
-    def scan(self) -> list[int]:
-        """The plain event packets already buffered (sequence number right, first byte 0, shorter than
-        16 MB), consumed: their events' bounds in ``buf`` (past the 0x00), flat: start, end, start, end...
-        Stops at anything else, which ``next`` reads. Read without a copy, as long as ``buf`` is not
-        resized (``_fill``, ``next``)."""
-        buf, pos, seq = self.buf, self.pos, self.seq
-        have = len(buf)
-        bounds: list[int] = []
-        while have - pos > 4:
-            length = buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16
-            end = pos + 4 + length
-            if end > have or length >= self._MAX or buf[pos + 3] != seq or buf[pos + 4] != 0:
-                break
-            bounds += (pos + 5, end)
-            seq = (seq + 1) & 0xFF
-            pos = end
-        self.pos = pos
-        self.seq = self.conn._next_seq_id = seq
-        return bounds
+    def whole(self) -> bool:
+        """The packet at ``pos`` is buffered whole (even a 16 MB one that continues in the next)."""
+        buf, pos = self.buf, self.pos
+        have = self.end - pos
+        return have >= 4 and have >= 4 + (buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16)
+
+    def more(self) -> None:
+        """Read at least once: until the packet at ``pos`` is whole (at least its header)."""
+        buf, pos = self.buf, self.pos
+        have = self.end - pos
+        self._fill(max(have + 1, 4 + (buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16) if have >= 4 else 4))
+
+    def take(self, next_offset: int) -> _Taken | None:
+        """``take_events`` on the buffer: the plain event packets already buffered, consumed."""
+        taken = _TAKE_EVENTS(self.buf, self.pos, self.end, self.seq, next_offset)
+        if taken is not None:
+            self.pos = taken[1]
+            self.seq = self.conn._next_seq_id = taken[2]
+        return taken
 
     def next(self) -> tuple[int, bytes]:
         """The next packet: its first byte and the rest of its payload."""
@@ -433,7 +514,7 @@ class _DumpPackets:
         parts: list[bytes] = []
         first = -1
         while True:
-            if len(self.buf) - self.pos < 4:
+            if self.end - self.pos < 4:
                 self._fill(4)
             pos = self.pos
             buf = self.buf
@@ -446,26 +527,22 @@ class _DumpPackets:
                 raise pymysql.err.InternalError(f"Packet sequence number wrong - got {seq} expected "
                                                 f"{self.seq}")
             self.seq = (seq + 1) & 0xFF
-            if len(buf) - pos < 4 + length:
+            if self.end - pos < 4 + length:
                 self._fill(4 + length)
                 pos, buf = self.pos, self.buf
             start = pos + 4
             if first < 0 and length:
                 first = buf[start]
                 start += 1
-            with memoryview(buf) as view:
-                part = view[start:pos + 4 + length].tobytes()
+            part = self.view[start:pos + 4 + length].tobytes()
             self.pos = pos + 4 + length
-            if length < self._MAX:
+            if length < _MAX_PACKET:
                 if not parts:
                     break
                 parts.append(part)
                 part = b"".join(parts)
                 break
             parts.append(part)
-        if len(self.buf) >= self.CHUNK and self.pos * 2 >= len(self.buf):
-            del self.buf[:self.pos]
-            self.pos = 0
         self.conn._next_seq_id = self.seq
         if first == 0xFF:
             self.conn._force_close()
@@ -475,96 +552,59 @@ class _DumpPackets:
 
 def _read_stream(conn: Any, log_file: str, log_pos: int, checksum: bool, batch: bool = False,
                  idle: tuple[float, float] | None = None) -> Iterator[ReplicationPacket]:
-    """The dump's events as ``ReplicationPacket`` s. The packets already buffered are taken as views of the
-    read buffer (``_DumpPackets.scan``): a batch is copied once, when it is joined; a packet alone (framing)
-    is copied on its own; the views are gone before the buffer is read into again."""
+    """The dump's events as ``ReplicationPacket`` s. With ``batch``, the file-content packets already
+    buffered go as one (``take_events``); every other packet (framing, a 16 MB event, anything wrong) is
+    read alone (``_DumpPackets.next``) and checked here."""
     current_file, next_offset = log_file, log_pos
     packets = _DumpPackets(conn)
     last_idle, quiet_told = 0.0, True     # nothing to tell before the first packet
-    run: list[Any] = []                 # a batch being gathered: consecutive content events (bytes or views)
-    run_offset = run_end = run_last = 0
-    run_type = run_log_pos = run_flags = 0
     unpack_header = HEADER_V4.unpack_from
     while True:
-        view: memoryview | None = None
-        bounds = packets.scan()
-        if bounds:
-            view = memoryview(packets.buf)
-            raws: list[Any] = [view[bounds[i]:bounds[i + 1]] for i in range(0, len(bounds), 2)]
-        else:
-            if run and not packets.ready():     # hand the batch over before waiting for more input
-                yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos,
-                                        run_flags, False, run_last)
-                run = []
-            if idle is not None and not quiet_told and not packets.ready():
+        if batch:
+            taken = packets.take(next_offset)
+            if taken is not None:
+                data, _, _, offset, event_type, last, event_log_pos, flags, next_offset = taken
+                quiet_told = False
+                yield ReplicationPacket(current_file, offset, data, event_type, event_log_pos, flags, False,
+                                        last)
+                continue
+        if not packets.ready():
+            if idle is not None and not quiet_told:
                 silence, every = idle
                 if packets.quiet(max(silence, last_idle + every - time.monotonic())):
                     last_idle, quiet_told = time.monotonic(), True
                     yield IDLE
-            first, one = packets.next()
-            if first == 0xFE and len(one) < 8:      # EOF (a non-blocking dump reached the end)
-                break
-            if first != 0:
-                shown = bytes([first]).hex() if first >= 0 else "none"
-                raise ReplicationError(f"unexpected replication packet (first byte {shown})"
-                                       f" in {current_file} near offset {next_offset}")
-            raws = [one]
+            if batch and not packets.whole():
+                packets.more()          # then take what came
+                continue
+        first, raw = packets.next()
+        if first == 0xFE and len(raw) < 8:      # EOF (a non-blocking dump reached the end)
+            break
+        if first != 0:
+            shown = bytes([first]).hex() if first >= 0 else "none"
+            raise ReplicationError(f"unexpected replication packet (first byte {shown})"
+                                   f" in {current_file} near offset {next_offset}")
         quiet_told = False
-        for raw in raws:
-            if len(raw) < HEADER_V4.size:
-                raise ReplicationError(f"replication packet of {len(raw)} bytes is shorter than an event "
-                                       f"header in {current_file} near offset {next_offset}")
-            _, event_type, _, event_size, event_log_pos, flags = unpack_header(raw)
-            if event_size != len(raw):
-                raise ReplicationError(f"event_size {event_size} but the packet holds {len(raw)} bytes"
-                                       f" in {current_file} near offset {next_offset}")
-            artificial = bool(flags & LOG_EVENT_ARTIFICIAL_F) or (event_log_pos == 0
-                                                                   and event_type in _FRAMING_AT_ZERO)
-            if event_type == EventType.ROTATE_EVENT and artificial:
-                if run:
-                    yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos,
-                                            run_flags, False, run_last)
-                    run = []
-                raw = bytes(raw)
-                end = len(raw) - 4 if checksum else len(raw)
-                position = U64.unpack_from(raw, HEADER_V4.size)[0]
-                current_file = raw[HEADER_V4.size + 8:end].decode("utf-8", "replace")
-                next_offset = position
-                yield ReplicationPacket(current_file, position, raw, event_type, event_log_pos, flags, True)
-                continue
-            # MariaDB 11.x: log_pos 0 inside a transaction; the event follows the previous one
-            offset = event_log_pos - event_size if not artificial and event_log_pos else next_offset
-            if event_log_pos:
-                next_offset = event_log_pos
-            elif not artificial:
-                next_offset = offset + event_size
-            if (batch and not artificial and event_type not in _HEARTBEATS
-                    and event_type != EventType.FORMAT_DESCRIPTION_EVENT):
-                if run and offset != run_end:       # not contiguous (a GTID dump's jump): a batch of its own
-                    yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos,
-                                            run_flags, False, run_last)
-                    run = []
-                if not run:
-                    run_offset, run_type, run_last = offset, event_type, 0
-                else:
-                    run_last = run_end - run_offset
-                run.append(raw)
-                run_end, run_log_pos, run_flags = offset + event_size, event_log_pos, flags
-                continue
-            if run:
-                yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos,
-                                        run_flags, False, run_last)
-                run = []
-            yield ReplicationPacket(current_file, offset, bytes(raw), event_type, event_log_pos, flags,
-                                    artificial)
-        if view is not None:
-            # the views go before the buffer can be resized: the batch is joined (copied) now
-            if run:
-                yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos,
-                                        run_flags, False, run_last)
-                run = []
-            del raws, raw
-            view.release()
-    if run:
-        yield ReplicationPacket(current_file, run_offset, b"".join(run), run_type, run_log_pos, run_flags,
-                                False, run_last)
+        if len(raw) < HEADER_V4.size:
+            raise ReplicationError(f"replication packet of {len(raw)} bytes is shorter than an event "
+                                   f"header in {current_file} near offset {next_offset}")
+        _, event_type, _, event_size, event_log_pos, flags = unpack_header(raw)
+        if event_size != len(raw):
+            raise ReplicationError(f"event_size {event_size} but the packet holds {len(raw)} bytes"
+                                   f" in {current_file} near offset {next_offset}")
+        artificial = bool(flags & LOG_EVENT_ARTIFICIAL_F) or (event_log_pos == 0
+                                                               and event_type in _FRAMING_AT_ZERO)
+        if event_type == EventType.ROTATE_EVENT and artificial:
+            end = len(raw) - 4 if checksum else len(raw)
+            position = U64.unpack_from(raw, HEADER_V4.size)[0]
+            current_file = raw[HEADER_V4.size + 8:end].decode("utf-8", "replace")
+            next_offset = position
+            yield ReplicationPacket(current_file, position, raw, event_type, event_log_pos, flags, True)
+            continue
+        # MariaDB 11.x: log_pos 0 inside a transaction; the event follows the previous one
+        offset = event_log_pos - event_size if not artificial and event_log_pos else next_offset
+        if event_log_pos:
+            next_offset = event_log_pos
+        elif not artificial:
+            next_offset = offset + event_size
+        yield ReplicationPacket(current_file, offset, raw, event_type, event_log_pos, flags, artificial)

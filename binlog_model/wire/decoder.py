@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from enum import Enum
 from typing import Final
 
@@ -66,7 +66,7 @@ from binlog_model.wire.structs import HEADER_V4 as _HEADER_V4
 from binlog_model.wire.structs import U32 as _U32
 from binlog_model.wire.table_map import TableMapEvent, parse_table_map_event
 
-__all__ = ["BINLOG_MAGIC", "MAX_EVENT_SIZE", "NEED_DATA", "BinlogDecoder", "NeedData"]
+__all__ = ["BINLOG_MAGIC", "MAX_EVENT_SIZE", "NEED_DATA", "BinlogDecoder", "NeedData", "use_crc32"]
 
 BINLOG_MAGIC: Final = b"\xfebin"
 # MySQL caps an event at max_allowed_packet (at most 1 GiB) plus the header and post-header; anything
@@ -74,6 +74,15 @@ BINLOG_MAGIC: Final = b"\xfebin"
 MAX_EVENT_SIZE: Final = (1 << 30) + (1 << 16)
 
 _BINLOG_IN_USE_F: Final = 0x1
+_crc32: Callable[..., int] = zlib.crc32       # what events' checksums are checked with (``use_crc32``)
+
+
+def use_crc32(crc32: Callable[..., int]) -> None:
+    """Check events' CRC32 with ``crc32`` (``zlib.crc32``'s signature and results) from now on:
+    ``binlog_model.compiled`` installs the compiled core's folded CRC where the CPU runs it (this layer
+    imports nothing above itself)."""
+    global _crc32
+    _crc32 = crc32
 
 
 class NeedData(Enum):
@@ -443,9 +452,9 @@ class BinlogDecoder(SkipWalks):
             # (and clears it on close), so the CRC covers the header with that flag clear.
             patched = bytearray(raw[:-4])
             patched[17] &= ~_BINLOG_IN_USE_F & 0xFF
-            computed = zlib.crc32(patched)
+            computed = _crc32(patched)
         else:
-            computed = zlib.crc32(memoryview(raw)[:-4])
+            computed = _crc32(memoryview(raw)[:-4])
         if stored != computed:
             raise ChecksumMismatchError(
                 f"CRC32 mismatch: stored 0x{stored:08x}, computed 0x{computed:08x}", stored=stored,

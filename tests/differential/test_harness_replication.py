@@ -97,7 +97,7 @@ def test_packets_carry_framing_and_exact_bytes(server: LocalServer, tmp_path: Pa
 
 def test_event_over_16_mb_arrives_whole(server: LocalServer, fresh_db: str, tmp_path: Path) -> None:
     """A rows event of ~20 MB comes as a 16 MB packet and its continuation: the dump reader joins them, and
-    the events (and, unbatched, the packets' bytes) equal the file's."""
+    the events and the packets' bytes (alone and in batches) equal the file's."""
     server.reset_binlogs()
     server.execute(["CREATE TABLE big (id INT PRIMARY KEY, b LONGBLOB)",
                     "INSERT INTO big VALUES (1, REPEAT('x', 20000000)), (2, 'small')"], database=fresh_db)
@@ -107,6 +107,9 @@ def test_event_over_16_mb_arrives_whole(server: LocalServer, fresh_db: str, tmp_
                if p.file == files[0].name and not p.artificial]
     assert max(len(p.raw) for p in packets) > 20_000_000
     assert b"\xfebin" + b"".join(p.raw for p in packets) == data
+    batched = [p for p in iter_replication_packets(server.connect(), files[0].name, 4, batch=True)
+               if p.file == files[0].name and not p.artificial]
+    assert b"\xfebin" + b"".join(p.raw for p in batched) == data
     expected = _from_files(files)
     assert _from_wire(server, {f.name for f in files}, log_file=files[0].name) == expected
     values = [v for e in expected if e.header.type_name.startswith("WRITE_ROWS")

@@ -46,7 +46,7 @@ def test_compiled_core_fuzz_smoke_under_asan(tmp_path: Path) -> None:
     assert summary["module"].startswith(str(build))
     assert summary["findings"] == 0 and summary["leaks"] == 0
     # It really ran, on both entry points, and the checks did work.
-    assert set(summary["by_target"]) == {"rows", "json", "columns", "typed"}
+    assert set(summary["by_target"]) == {"rows", "json", "columns", "typed", "frames"}
     assert summary["inputs"] >= 3000
     assert summary["traced_inputs"] > 100
     stats = summary["target_stats"]
