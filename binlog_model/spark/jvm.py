@@ -131,10 +131,10 @@ def close_driver_jvm(timeout: float = 60.0) -> None:
 
 
 def _archive_options(spark_home: str | None, jars: str | None, create: bool) -> str:
-    found = _archive_path(spark_home, jars, "driver")
-    if found is None:
+    final = _archive_path(spark_home, jars, "driver")
+    if final is None:
         return ""
-    folder, final = found
+    folder = final.parent
     try:
         if final.is_file():
             return f"-XX:SharedArchiveFile={final} -Xshare:auto {_QUIET}"
@@ -150,10 +150,9 @@ def _archive_options(spark_home: str | None, jars: str | None, create: bool) -> 
 
 
 def _executor_archive_options(spark_home: str | None, jars: str | None, create: bool) -> str:
-    found = _archive_path(spark_home, jars, "executor")
-    if found is None:
+    final = _archive_path(spark_home, jars, "executor")
+    if final is None:
         return ""
-    final = found[1]
     if final.is_file():
         return f"-XX:SharedArchiveFile={final} -Xshare:auto {_QUIET}"
     if not create or _jcmd() is None:
@@ -210,8 +209,8 @@ def _jcmd() -> Path | None:
     return Path(found) if found else None
 
 
-def _archive_path(spark_home: str | None, jars: str | None, role: str) -> tuple[Path, Path] | None:
-    """The cache folder and the archive's final path for a JVM of ``role``, or None without an archive."""
+def _archive_path(spark_home: str | None, jars: str | None, role: str) -> Path | None:
+    """Where the archive of a JVM of ``role`` lives (in the cache folder), or None without an archive."""
     if os.environ.get(ARCHIVE_ENV, "") in ("0", "false", "no") or not spark_home:
         return None
     java = _java_binary()
@@ -219,8 +218,7 @@ def _archive_path(spark_home: str | None, jars: str | None, role: str) -> tuple[
     if java is None or not jar_dir.is_dir():
         return None
     try:
-        folder = cache_root() / "jvm"
-        return folder, folder / f"spark-{role}-{_key(java, jar_dir, jars)}.jsa"
+        return cache_root() / "jvm" / f"spark-{role}-{_key(java, jar_dir, jars)}.jsa"
     except OSError:
         return None
 
