@@ -145,7 +145,12 @@ def local_context(master: str = "local[2]", *, app: str = "binlog-model",
         from pyspark.find_spark_home import _find_spark_home
     except ImportError as err:
         raise SparkSetupError("pyspark is not installed: pip install 'binlog-model[spark]'") from err
-    from binlog_model.spark.jvm import driver_java_options, executor_java_options
+    from binlog_model.spark.jvm import (
+        driver_java_options,
+        executor_java_options,
+        hot_class_path,
+        is_local_cluster,
+    )
 
     if conf and conf.get("spark.pyspark.python"):
         # pyspark takes the Python of its workers (the data source's planner too) from this variable;
@@ -155,21 +160,35 @@ def local_context(master: str = "local[2]", *, app: str = "binlog-model",
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     settings = {"spark.ui.enabled": "false", "spark.driver.memory": "1g",
                 "spark.ui.showConsoleProgress": "false", **(conf or {})}
+    spark_home = _find_spark_home()
     if SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
         # This call launches the driver's JVM (spark-submit reads these options): its quick start.
+        class_path = hot_class_path(settings.get("spark.driver.extraClassPath"), spark_home)
+        if class_path:
+            settings["spark.driver.extraClassPath"] = class_path
         settings["spark.driver.extraJavaOptions"] = driver_java_options(
-            settings.get("spark.driver.extraJavaOptions"), _find_spark_home(), settings.get("spark.jars"),
+            settings.get("spark.driver.extraJavaOptions"), spark_home, _archive_key(settings, class_path),
             create_archive=create_archive, quick_start=quick_start)
     if quick_start:
+        class_path = settings.get("spark.executor.extraClassPath", "")
+        if is_local_cluster(master):        # a remote node's jars are elsewhere
+            class_path = hot_class_path(class_path, spark_home)
+            if class_path:
+                settings["spark.executor.extraClassPath"] = class_path
         settings["spark.executor.extraJavaOptions"] = executor_java_options(
-            settings.get("spark.executor.extraJavaOptions"), master, _find_spark_home(),
-            settings.get("spark.jars"), create_archive=create_archive)
+            settings.get("spark.executor.extraJavaOptions"), master, spark_home,
+            _archive_key(settings, class_path), create_archive=create_archive)
     spark_conf = SparkConf().setMaster(master).setAppName(app)
     for key, value in settings.items():
         spark_conf.set(key, value)
     context = SparkContext.getOrCreate(spark_conf)
     context.setLogLevel(log_level)
     return context
+
+
+def _archive_key(settings: Mapping[str, str], class_path: str) -> str:
+    """What besides Spark's jars a JVM's class archive depends on: the added jars and class path."""
+    return f"{settings.get('spark.jars') or ''}|{class_path}"
 
 
 def local_session(master: str = "local[2]", *, app: str = "binlog-model",

@@ -104,3 +104,29 @@ def test_executors_on_this_machine_record_their_classes_then_use_the_archive(spa
     final.write_bytes(b"a stand-in archive (hand-built, named so)")
     assert jvm.executor_java_options(None, master, str(spark_home), create_archive=True) == (
         f"{quick} -XX:SharedArchiveFile={final} -Xshare:auto {quiet}")
+
+
+def test_hot_jars_come_first_after_the_users_entries(tmp_path: Path) -> None:
+    jars = tmp_path / "spark" / "jars"
+    jars.mkdir(parents=True)
+    for name in ("aircompressor-2.0.jar", "netty-transport-4.2.13.Final.jar",
+                 "netty-transport-classes-epoll-4.2.13.Final.jar", "scala-library-2.13.18.jar",
+                 "spark-core_2.13-4.3.0.jar", "spark-core-extras_2.13-4.3.0.jar", "spark-core.txt"):
+        (jars / name).write_bytes(b"jar")
+    path = jvm.hot_class_path(None, str(tmp_path / "spark")).split(os.pathsep)
+    # The most used first, each matched by its name and a version (never a longer name that starts alike).
+    assert [Path(p).name for p in path] == ["spark-core_2.13-4.3.0.jar", "scala-library-2.13.18.jar",
+                                            "netty-transport-4.2.13.Final.jar",
+                                            "netty-transport-classes-epoll-4.2.13.Final.jar"]
+    assert all(Path(p).parent == jars for p in path)
+    mine = jvm.hot_class_path("/opt/mine.jar", str(tmp_path / "spark"))
+    assert mine.split(os.pathsep)[0] == "/opt/mine.jar" and mine.split(os.pathsep)[1:] == path
+    assert jvm.hot_class_path("/opt/mine.jar", None) == "/opt/mine.jar"
+    assert jvm.hot_class_path(None, str(tmp_path / "nowhere")) == ""
+
+
+def test_the_class_path_is_part_of_an_archives_key(spark_home: Path) -> None:
+    first = jvm.driver_java_options(None, str(spark_home), "|/a.jar", create_archive=True)
+    second = jvm.driver_java_options(None, str(spark_home), "|/b.jar:/a.jar", create_archive=True)
+    named = [jvm._PENDING[0][1], jvm._PENDING[1][1]]
+    assert named[0] != named[1] and first != second
