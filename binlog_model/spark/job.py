@@ -167,7 +167,8 @@ def local_context(master: str = "local[2]", *, app: str = "binlog-model",
         if class_path:
             settings["spark.driver.extraClassPath"] = class_path
         settings["spark.driver.extraJavaOptions"] = driver_java_options(
-            settings.get("spark.driver.extraJavaOptions"), spark_home, _archive_key(settings, class_path),
+            settings.get("spark.driver.extraJavaOptions"), spark_home,
+            _archive_key(settings, class_path, runs_tasks=bool(re.fullmatch(r"local(\[.*\])?", master))),
             create_archive=create_archive, quick_start=quick_start)
     if quick_start:
         class_path = settings.get("spark.executor.extraClassPath", "")
@@ -186,9 +187,10 @@ def local_context(master: str = "local[2]", *, app: str = "binlog-model",
     return context
 
 
-def _archive_key(settings: Mapping[str, str], class_path: str) -> str:
-    """What besides Spark's jars a JVM's class archive depends on: the added jars and class path."""
-    return f"{settings.get('spark.jars') or ''}|{class_path}"
+def _archive_key(settings: Mapping[str, str], class_path: str, *, runs_tasks: bool = False) -> str:
+    """What besides Spark's jars a JVM's class archive depends on: the added jars and class path, and for a
+    driver whether it runs the tasks too (``local[N]``: it also loads the executor's classes)."""
+    return f"{settings.get('spark.jars') or ''}|{class_path}{'|tasks' if runs_tasks else ''}"
 
 
 def local_session(master: str = "local[2]", *, app: str = "binlog-model",

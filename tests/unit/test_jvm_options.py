@@ -130,3 +130,13 @@ def test_the_class_path_is_part_of_an_archives_key(spark_home: Path) -> None:
     second = jvm.driver_java_options(None, str(spark_home), "|/b.jar:/a.jar", create_archive=True)
     named = [jvm._PENDING[0][1], jvm._PENDING[1][1]]
     assert named[0] != named[1] and first != second
+
+
+def test_a_driver_that_runs_the_tasks_has_an_archive_of_its_own() -> None:
+    from binlog_model.spark.job import _archive_key
+
+    settings = {"spark.jars": "/x.jar"}
+    # local[N] loads the executor's classes too: its archive is not a cluster driver's
+    assert _archive_key(settings, "/a.jar", runs_tasks=True) != _archive_key(settings, "/a.jar")
+    assert _archive_key(settings, "/a.jar") != _archive_key(settings, "/b.jar")
+    assert _archive_key({}, "/a.jar") != _archive_key(settings, "/a.jar")
