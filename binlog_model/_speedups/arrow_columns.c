@@ -53,24 +53,10 @@ static int put_base64(bm_buf *b, const unsigned char *s, Py_ssize_t n) {
     return BM_OK;
 }
 
-/* Decimal digits of v (what "%llu" writes), without the printf machinery: this runs per value. */
-static int put_u64(bm_buf *b, uint64_t v) {
-    char tmp[20];
-    int n = 0;
-    do { tmp[sizeof tmp - ++n] = (char)('0' + v % 10); v /= 10; } while (v);
-    return bm_buf_put(b, tmp + sizeof tmp - n, n);
-}
-
-static int put_i64(bm_buf *b, int64_t v) {
-    if (v >= 0) return put_u64(b, (uint64_t)v);
-    if (bm_buf_byte(b, '-') != BM_OK) return BM_ERR_PY;
-    return put_u64(b, (uint64_t)0 - (uint64_t)v);     /* no overflow at INT64_MIN */
-}
-
 /* prefix, the number, suffix: {"longValue":"-5"} and the like. */
 static int put_number(bm_buf *b, const char *prefix, int negative_ok, uint64_t v, const char *suffix) {
     if (put_str(b, prefix) != BM_OK) return BM_ERR_PY;
-    if ((negative_ok ? put_i64(b, (int64_t)v) : put_u64(b, v)) != BM_OK) return BM_ERR_PY;
+    if ((negative_ok ? bm_buf_i64(b, (int64_t)v) : bm_buf_u64(b, v)) != BM_OK) return BM_ERR_PY;
     return put_str(b, suffix) == BM_OK ? BM_OK : BM_ERR_PY;
 }
 
@@ -91,7 +77,7 @@ static int put_datetime(bm_buf *b, const char *prefix, const unsigned char *p, P
         if (!v[k]) continue;
         if (!first && bm_buf_byte(b, ',') != BM_OK) return BM_ERR_PY;
         if (bm_buf_byte(b, '"') != BM_OK || put_str(b, names[k]) != BM_OK || put_str(b, "\":") != BM_OK ||
-            put_u64(b, v[k]) != BM_OK)
+            bm_buf_u64(b, v[k]) != BM_OK)
             return BM_ERR_PY;
         first = 0;
     }

@@ -69,6 +69,22 @@ static inline int bm_buf_varint(bm_buf *b, uint64_t v) {
     return BM_OK;
 }
 
+/* The decimal digits of v (what "%llu" writes), without the printf machinery: numbers are written per
+ * value (JSON documents, typed string columns, proto3 JSON). */
+static inline int bm_buf_u64(bm_buf *b, uint64_t v) {
+    char tmp[20];
+    int n = 0;
+    do { tmp[sizeof tmp - ++n] = (char)('0' + v % 10); v /= 10; } while (v);
+    return bm_buf_put(b, tmp + sizeof tmp - n, n);
+}
+
+/* The same for a signed v (what "%lld" writes). */
+static inline int bm_buf_i64(bm_buf *b, int64_t v) {
+    if (v >= 0) return bm_buf_u64(b, (uint64_t)v);
+    if (bm_buf_byte(b, '-') != BM_OK) return BM_ERR_PY;
+    return bm_buf_u64(b, (uint64_t)0 - (uint64_t)v);      /* no overflow at INT64_MIN */
+}
+
 /* Bytes a varint takes. */
 static inline int bm_varint_size(uint64_t v) {
     int n = 1;

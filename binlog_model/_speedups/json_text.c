@@ -10,7 +10,6 @@
  * BM_ERR_DATA is never a verdict on the data, only "ask the reference". */
 #include "json_text.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 
 enum {
@@ -122,18 +121,6 @@ static int put_double(bm_buf *out, double v) {
     return rc;
 }
 
-static int put_i64(bm_buf *out, int64_t v) {
-    char tmp[24];
-    snprintf(tmp, sizeof tmp, "%" PRId64, v);
-    return put_str(out, tmp);
-}
-
-static int put_u64(bm_buf *out, uint64_t v) {
-    char tmp[24];
-    snprintf(tmp, sizeof tmp, "%" PRIu64, v);
-    return put_str(out, tmp);
-}
-
 static int put_literal(bm_buf *out, unsigned char b) {
     switch (b) {
     case 0: return put_str(out, "null");
@@ -232,10 +219,10 @@ static int j_container(jctx *c, Py_ssize_t limit, unsigned t, Py_ssize_t start, 
         const unsigned char *e = buf + values_at + (Py_ssize_t)(i * value_entry);
         unsigned vt = e[0];
         if (vt == J_LITERAL) rc = put_literal(c->out, e[1]);
-        else if (vt == J_INT16) rc = put_i64(c->out, (int16_t)rd_u16(e + 1));
-        else if (vt == J_UINT16) rc = put_u64(c->out, rd_u16(e + 1));
-        else if (large && vt == J_INT32) rc = put_i64(c->out, (int32_t)rd_u32(e + 1));
-        else if (large && vt == J_UINT32) rc = put_u64(c->out, rd_u32(e + 1));
+        else if (vt == J_INT16) rc = bm_buf_i64(c->out, (int16_t)rd_u16(e + 1));
+        else if (vt == J_UINT16) rc = bm_buf_u64(c->out, rd_u16(e + 1));
+        else if (large && vt == J_INT32) rc = bm_buf_i64(c->out, (int32_t)rd_u32(e + 1));
+        else if (large && vt == J_UINT32) rc = bm_buf_u64(c->out, rd_u32(e + 1));
         else {
             uint64_t voff = large ? rd_u32(e + 1) : rd_u16(e + 1);
             if (voff >= size) return BM_ERR_DATA;
@@ -258,22 +245,22 @@ static int j_value(jctx *c, Py_ssize_t limit, unsigned t, Py_ssize_t start, int 
         return put_literal(c->out, buf[start]);
     case J_INT16:
         if (!j_has(limit, start, 2)) return BM_ERR_DATA;
-        return put_i64(c->out, (int16_t)rd_u16(buf + start));
+        return bm_buf_i64(c->out, (int16_t)rd_u16(buf + start));
     case J_UINT16:
         if (!j_has(limit, start, 2)) return BM_ERR_DATA;
-        return put_u64(c->out, rd_u16(buf + start));
+        return bm_buf_u64(c->out, rd_u16(buf + start));
     case J_INT32:
         if (!j_has(limit, start, 4)) return BM_ERR_DATA;
-        return put_i64(c->out, (int32_t)rd_u32(buf + start));
+        return bm_buf_i64(c->out, (int32_t)rd_u32(buf + start));
     case J_UINT32:
         if (!j_has(limit, start, 4)) return BM_ERR_DATA;
-        return put_u64(c->out, rd_u32(buf + start));
+        return bm_buf_u64(c->out, rd_u32(buf + start));
     case J_INT64:
         if (!j_has(limit, start, 8)) return BM_ERR_DATA;
-        return put_i64(c->out, (int64_t)rd_u64(buf + start));
+        return bm_buf_i64(c->out, (int64_t)rd_u64(buf + start));
     case J_UINT64:
         if (!j_has(limit, start, 8)) return BM_ERR_DATA;
-        return put_u64(c->out, rd_u64(buf + start));
+        return bm_buf_u64(c->out, rd_u64(buf + start));
     case J_DOUBLE: {
         if (!j_has(limit, start, 8)) return BM_ERR_DATA;
         uint64_t bits = rd_u64(buf + start);

@@ -10,6 +10,7 @@
 #include "dump_frames.h"
 #include "typed_columns.h"
 #include "json_text.h"
+#include "maker.h"
 #include "values.h"
 
 /* TABLE_MAP column type codes (binlog_model/wire/column_types.py). */
@@ -313,6 +314,10 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     Py_INCREF(&PlanType);
     if (PyModule_AddObject(m, "Plan", (PyObject *)&PlanType) < 0) {
         Py_DECREF(&PlanType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (PyType_Ready(&bm_MakerType) < 0 || PyModule_AddObjectRef(m, "Maker", (PyObject *)&bm_MakerType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -329,12 +329,11 @@ static int put_integer(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, int
         }
         return col_fixed(c, &d, 8);
     }
-    case T_STR: {
-        char tmp[24];
-        int n = is_unsigned ? snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)uv)
-                            : snprintf(tmp, sizeof tmp, "%lld", (long long)sv);
-        return col_bytes(c, (const unsigned char *)tmp, n);
-    }
+    case T_STR:
+        if (col_room(c, 21) != BM_OK ||
+            (is_unsigned ? bm_buf_u64(&c->data, uv) : bm_buf_i64(&c->data, sv)) != BM_OK)
+            return BM_ERR_PY;
+        return col_var_end(c);
     default:
         return slow(b, c, ordinal, raw, rawn);
     }

@@ -30,6 +30,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.charsets import charset_for_collation_id
+from binlog_model.compiled import maker
 from binlog_model.errors import (
     IncompleteTransactionError,
     JsonDiffError,
@@ -69,6 +70,8 @@ from schema_tracker.history import SchemaHistory
 from schema_tracker.model import collation_name
 
 __all__ = ["AssemblerStats", "StatementAssembler", "replay_ddl"]
+
+_new_position = maker(BinlogPosition)     # BinlogPosition(file, offset), made in C where the core is on
 
 _OPERATION = {"insert": pb.BinlogEvent.INSERT, "update": pb.BinlogEvent.UPDATE,
               "partial_update": pb.BinlogEvent.UPDATE, "delete": pb.BinlogEvent.DELETE}
@@ -575,7 +578,7 @@ class StatementAssembler:
 
     def _position(self, event: Event) -> BinlogPosition:
         h = event.header
-        pos = BinlogPosition(_base_name(h.file), h.offset)
+        pos = _new_position(_base_name(h.file), h.offset)
         self._last_position = pos
         return pos
 
