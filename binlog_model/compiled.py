@@ -70,7 +70,7 @@ def maker(cls: type[_T]) -> Callable[..., _T]:
         else:
             return cls
     try:
-        return build(cls, tuple(init), tuple(factories))  # type: ignore[no-any-return]
+        return build(cls, tuple(init), tuple(factories))
     except TypeError:   # a layout the C side does not fill exactly (it says why): the class's own __init__
         return cls
 

@@ -77,8 +77,9 @@ MAX_EVENT_SIZE: Final = (1 << 30) + (1 << 16)
 _BINLOG_IN_USE_F: Final = 0x1
 # What events' checksums are checked with: the compiled core's CRC-32 where this CPU runs it folded with
 # PCLMULQDQ (zlib.crc32's results, ~3x faster), else zlib's (``use_crc32`` swaps it).
-_crc32: Callable[..., int] = (speedups.crc32 if speedups is not None and getattr(speedups, "CRC32_ACCELERATED", 0)
-                              else zlib.crc32)
+_crc32: Callable[..., int] = zlib.crc32
+if speedups is not None and getattr(speedups, "CRC32_ACCELERATED", False):
+    _crc32 = speedups.crc32
 _new_header = maker(EventHeader)
 
 
