@@ -40,8 +40,9 @@ compiled_only = pytest.mark.skipif(getattr(speedups, "Maker", None) is None,
 @compiled_only
 @pytest.mark.parametrize(("cls", "values"), CASES, ids=lambda c: getattr(c, "__name__", ""))
 def test_a_made_instance_equals_the_class_s_own(cls: type, values: tuple[Any, ...]) -> None:
+    assert speedups is not None
     make: Any = maker(cls)
-    assert type(make) is getattr(speedups, "Maker")
+    assert type(make) is speedups.Maker
     made, own = make(*values), cls(*values)
     assert type(made) is cls
     assert made == own and repr(made) == repr(own)
@@ -86,7 +87,8 @@ def test_wrong_calls_raise_type_error() -> None:
 
 @compiled_only
 def test_the_c_side_refuses_what_it_cannot_fill_exactly() -> None:
-    build = getattr(speedups, "Maker")
+    assert speedups is not None
+    build = speedups.Maker
     with pytest.raises(TypeError, match="every slot"):
         build(BinlogPosition, ("file",), ())                   # a slot left empty
     with pytest.raises(TypeError):
