@@ -83,10 +83,11 @@ class FileSource:
     @classmethod
     def byte_range(cls, path: PathLike, start: int, end: int | None, format_description: bytes | None, *,
                    verify_checksum: bool = True, chunk_size: int = 1 << 20,
-                   skip_types: frozenset[int] = frozenset()) -> FileSource:
+                   skip_types: frozenset[int] = frozenset(), drop_skipped: bool = False) -> FileSource:
         """The events of ``[start, end)`` of one file (a Spark slice): ``start`` 0 or an event boundary
         with the file's FORMAT_DESCRIPTION bytes."""
-        source = cls([path], verify_checksum=verify_checksum, chunk_size=chunk_size, skip_types=skip_types)
+        source = cls([path], verify_checksum=verify_checksum, chunk_size=chunk_size, skip_types=skip_types,
+                     drop_skipped=drop_skipped)
         source._range = FileStart(source.names[0], start, format_description, end)
         return source
 

@@ -373,7 +373,8 @@ def _reader_options(files: Sequence[str], source: str, lenient_ddl: bool, always
 
     # The row after each change (a typed row is a whole image: UPDATE's after, DELETE's before; an UPDATE's
     # before image is never read, so it is not built); no statement text (no typed column holds it, and a
-    # multi-row INSERT's text would ride in every event of the statement).
+    # multi-row INSERT's text would ride in every event of the statement; the tasks do not even parse the
+    # statement-text events: ``typed_write``).
     options = {"paths": json.dumps(list(files)), "source": source, "image": "after", "statementText": "none",
                "ddl": "lenient" if lenient_ddl else "strict", "sliceBytes": str(slice_bytes)}
     if always_include:

@@ -275,11 +275,14 @@ def plan_slices(scans: Sequence[FileScan], *, slice_bytes: int = 64 << 20, min_s
     return out
 
 
-def slice_source(piece: Slice, *, verify_checksum: bool = True) -> FileSource:
+def slice_source(piece: Slice, *, verify_checksum: bool = True,
+                 drop_types: frozenset[int] = frozenset()) -> FileSource:
     """One slice as an ``EventSource``: the byte range of its file (``FileSource.byte_range``), what a
-    task runs through the ``Runner``."""
+    task runs through the ``Runner``. ``drop_types``: event types passed over unparsed (their checksums
+    still checked), for a reader whose output never holds what they carry."""
     return FileSource.byte_range(piece.path, piece.start, piece.end, piece.format_description,
-                                 verify_checksum=verify_checksum, chunk_size=_CHUNK)
+                                 verify_checksum=verify_checksum, chunk_size=_CHUNK, skip_types=drop_types,
+                                 drop_skipped=bool(drop_types))
 
 
 def iter_slice_events(piece: Slice, *, verify_checksum: bool = True) -> Iterator[ev.Event]:

@@ -34,6 +34,7 @@ from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, Re
 from binlog_model.runs.runner import Runner
 from binlog_model.spark.arrow_batch import ArrowBatch
 from binlog_model.spark.partitions import Slice, slice_source
+from binlog_model.wire.header import EventType
 from schema_tracker.history import SchemaHistory
 
 __all__ = ["ReadOptions", "SlicePartition", "decode_slice", "pack_history", "prepare_worker", "read_slice",
@@ -161,13 +162,24 @@ def read_slice(piece: Slice, history: dict[str, Any] | bytes, options: ReadOptio
         yield batch.build()
 
 
+# The events that carry only a statement's text (MySQL's ROWS_QUERY, MariaDB's ANNOTATE_ROWS): its
+# ``statement`` and ``trace_info`` fields, which no typed table holds.
+STATEMENT_TEXT_TYPES: frozenset[int] = frozenset({EventType.ROWS_QUERY_LOG_EVENT,
+                                                   EventType.ANNOTATE_ROWS_EVENT})
+
+
 def decode_slice(piece: Slice, history: dict[str, Any] | bytes, options: ReadOptions, *,
-                 serialized: bool = True) -> Iterator[Any]:
+                 serialized: bool = True, without_text: bool = False) -> Iterator[Any]:
     """The assembled ``BinlogEvent``s of one slice (serialized bytes, or messages), resolved with the
-    shipped history: what every task of the source and of the typed job decodes."""
+    shipped history: what every task of the source and of the typed job decodes. ``without_text``: the
+    statement-text events are passed over unparsed (the typed job: its tables hold neither ``statement``
+    nor ``trace_info``, and a statement still ends at its last rows event's STMT_END flag), so the events
+    lack those two fields and are otherwise the same."""
     assembler = StatementAssembler(_history_for(history, options.lenient_ddl), options.assembler_options(),
                                    serialized=serialized)
-    return Runner(slice_source(piece, verify_checksum=options.verify_checksum), assembler).events()
+    source = slice_source(piece, verify_checksum=options.verify_checksum,
+                          drop_types=STATEMENT_TEXT_TYPES if without_text else frozenset())
+    return Runner(source, assembler).events()
 
 
 def pack_history(doc: dict[str, Any]) -> bytes:

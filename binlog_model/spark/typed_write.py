@@ -1,7 +1,8 @@
 """One task of ``binlog-model resolve``: a slice → the typed Parquet files of every table it meets.
 
 Strategy: the task decodes its slice with the shipped history (``reading.decode_slice``: the same slicing,
-resume and schema-at-position as the ``mysql-binlog`` source) and routes each serialized event by its logged
+resume and schema-at-position as the ``mysql-binlog`` source; without the statement-text events, whose
+text no typed table holds) and routes each serialized event by its logged
 name (read from its header, ``wire_views.event_header``: its rows are counted, not parsed) to the table
 lineages that own the name (``typed.table_lineages``, computed once per Python worker from the shipped
 history). Each table buffers its events' bytes; when a table holds ``TABLE_ROWS`` rows or all
@@ -202,7 +203,7 @@ def write_slice(task: SliceTask) -> SliceResult:
     logged = result.logged
     seen: dict[tuple[str, str], dict[str, None]] = {}
     try:
-        for payload in decode_slice(task.piece, task.history, task.options):
+        for payload in decode_slice(task.piece, task.history, task.options, without_text=True):
             event = event_header(payload)
             name = (event.db, event.table)
             rows = event.rows

@@ -69,6 +69,39 @@ def test_statement_text_option_shapes_the_events_as_the_library_does() -> None:
         ReadOptions.parse({"path": str(LARGE), "statementText": "some"})
 
 
+@pytest.mark.parametrize("scenario", ["mariadb/all_types", "mariadb/large_statement", "mysql/all_types",
+                                      "mysql/large_statement", "mysql/multi_table"])
+def test_the_typed_job_s_decode_without_statement_text_is_the_same_but_the_text(scenario: str) -> None:
+    """The typed job's tasks pass the ROWS_QUERY / ANNOTATE_ROWS events over unparsed: their events are the
+    source's, event for event, without ``statement`` and ``trace_info`` (which no typed table holds)."""
+    from binlog_model._pb import binlog_event_pb2 as pb
+    from binlog_model.spark.reading import decode_slice
+
+    files = sorted((REPO / "fixtures" / "golden" / scenario / "binlogs").iterdir())
+    history, slices = plan(files, sliceBytes="4096")
+    # statement text on every event where there is one: what the lean decode must lack
+    options = ReadOptions.parse({"paths": json.dumps([str(f) for f in files]), "image": "after",
+                                 "statementText": "all", "maxRows": "7"})
+
+    def events(without_text: bool) -> list[pb.BinlogEvent]:
+        out = []
+        for piece in slices:
+            for payload in decode_slice(piece, history.to_json(), options, without_text=without_text):
+                out.append(pb.BinlogEvent.FromString(payload))
+        return out
+
+    full, lean = events(False), events(True)
+    assert len(full) == len(lean) > 0
+    rows = [(a, b) for a, b in zip(full, lean, strict=True) if a.operation != pb.BinlogEvent.SCHEMA]
+    assert sum(a.HasField("statement") for a, _ in rows) > 0      # the fixture logs its row statements' text
+    for a, b in zip(full, lean, strict=True):
+        if a.operation != pb.BinlogEvent.SCHEMA:        # (a DDL's text is its QUERY event's: kept)
+            for name in ("statement", "statement_raw", "trace_info"):
+                a.ClearField(name)
+                assert not b.HasField(name)
+        assert a == b
+
+
 def test_pre_pass_history_equals_the_pipeline_history() -> None:
     files = sorted((GOLDEN / "ddl_between_dml" / "binlogs").iterdir())
     history, _ = plan(files)
