@@ -5,7 +5,7 @@ process never mixes builders halfway through a binlog. ``BINLOG_MODEL_PURE=1`` (
 forces the reference path. The extension is optional at install time, so being absent is a normal state,
 reported with its reason by ``compiled_core()`` and ``binlog-model --version``; code that can use the
 builder reads ``speedups`` (the module, or ``None``). Where the compiled CRC-32 runs on this CPU, the
-decoder checks event checksums with it (``wire.decoder``; same results as ``zlib.crc32``). ``maker(cls)``
+decoder checks event checksums with it (``wire.checksum``; same results as ``zlib.crc32``). ``maker(cls)``
 gives the decoder's hot frozen dataclasses a constructor that fills their slots in C. This module imports
 nothing of the package, so every layer may import it.
 """

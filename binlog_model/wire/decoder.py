@@ -22,12 +22,11 @@ an event boundary (ideally a transaction start, so no TABLE_MAP is missing).
 from __future__ import annotations
 
 import struct
-import zlib
 from collections.abc import Callable, Iterator, Mapping
 from enum import Enum
 from typing import Final
 
-from binlog_model.compiled import maker, speedups
+from binlog_model.compiled import maker
 from binlog_model.errors import (
     BadMagicError,
     BinlogError,
@@ -38,6 +37,7 @@ from binlog_model.errors import (
     TruncatedEventError,
     UnsupportedEventError,
 )
+from binlog_model.wire.checksum import CRC32
 from binlog_model.wire.events import (
     Event,
     FormatDescriptionEvent,
@@ -75,11 +75,7 @@ BINLOG_MAGIC: Final = b"\xfebin"
 MAX_EVENT_SIZE: Final = (1 << 30) + (1 << 16)
 
 _BINLOG_IN_USE_F: Final = 0x1
-# What events' checksums are checked with: the compiled core's CRC-32 where this CPU runs it folded with
-# PCLMULQDQ (zlib.crc32's results, ~3x faster), else zlib's (``use_crc32`` swaps it).
-_crc32: Callable[..., int] = zlib.crc32
-if speedups is not None and getattr(speedups, "CRC32_ACCELERATED", False):
-    _crc32 = speedups.crc32
+_crc32: Callable[..., int] = CRC32      # what events' checksums are checked with (``use_crc32`` swaps it)
 _new_header = maker(EventHeader)
 
 

@@ -15,9 +15,9 @@ depend on how the input is fed.
 
 from __future__ import annotations
 
-import zlib
 from typing import Final
 
+from binlog_model.wire.checksum import CRC32
 from binlog_model.wire.events import SkippedTransaction
 from binlog_model.wire.header import EVENT_TYPES, EventHeader, EventType, FormatContext
 from binlog_model.wire.parsers.query import query_text_start
@@ -83,7 +83,7 @@ class SkipWalks:
         verify = crc_len and self.verify_checksum and self.verify_skipped
         skip = self._run_skipped
         buf, end, limit = self._buf, len(self._buf), self.max_event_size
-        unpack, crc32 = _U32.unpack_from, zlib.crc32
+        unpack, crc32 = _U32.unpack_from, CRC32
         count = 0
         while end - pos >= header_len and buf[pos + 4] in skip:
             size = unpack(buf, pos + 9)[0]
@@ -170,7 +170,7 @@ class SkipWalks:
             return -1 if self._eof else 0
         verify = crc_len and self.verify_checksum and (self.verify_skipped
                                                        or buf[pos + 4] not in self.skip_types)
-        if verify and zlib.crc32(view[pos:pos + size - 4]) != _U32.unpack_from(buf, pos + size - 4)[0]:
+        if verify and CRC32(view[pos:pos + size - 4]) != _U32.unpack_from(buf, pos + size - 4)[0]:
             return -1
         return pos + size
 
