@@ -136,3 +136,19 @@ def test_without_the_compiled_core_maker_is_the_class(monkeypatch: pytest.Monkey
         make: Any = maker(cls)
         assert make is cls
         assert make(*values) == cls(*values)
+
+
+def test_the_positional_call_sites_match_the_fields_order() -> None:
+    """The decoder calls these makers with every field positionally (``decoder._decode``,
+    ``rows._parse_plain``, ``assembler._position``): a field added or moved must move there too."""
+    def names(cls: type) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
+
+    assert names(EventHeader) == ["timestamp", "event_type", "server_id", "event_size", "log_pos", "flags",
+                                  "offset", "file", "inner_index"]
+    assert names(RowsEvent) == ["header", "kind", "version", "table_id", "flags", "extra_data", "table_map",
+                                "column_count", "columns_present", "columns_present_after", "images",
+                                "compressed", "_rows"]
+    assert names(RowImages) == ["buf", "pos", "end", "present", "present_after", "name"]
+    assert names(BinlogPosition) == ["file", "offset"]
+    assert names(TableMapEvent)[0] == "header"      # with_header: the header, then the rest in order
