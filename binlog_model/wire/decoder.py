@@ -80,7 +80,8 @@ _new_header = maker(EventHeader)
 
 
 def use_crc32(crc32: Callable[..., int]) -> None:
-    """Check events' CRC32 with ``crc32`` (``zlib.crc32``'s signature and results) from now on."""
+    """Check decoded events' CRC32 with ``crc32`` (``zlib.crc32``'s signature and results) from now on; the
+    skip walks keep ``wire.checksum.CRC32``."""
     global _crc32
     _crc32 = crc32
 
