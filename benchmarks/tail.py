@@ -19,7 +19,9 @@ each run are recorded):
   reference the tail must match);
 - the C tools: ``mysqlbinlog`` (MySQL, the server's own build) / ``mariadb-binlog`` (MariaDB)
   ``--read-from-remote-server --to-last-log -v``, with ``--base64-output=decode-rows`` (the fast form) and
-  without (also the BINLOG base64 blocks), to /dev/null;
+  without (also the BINLOG base64 blocks), to /dev/null; and ``-v`` into a file in the work folder (``-v >
+  file``), as a user keeps its output: the tail writes its output files there too, so this case pays
+  for the same kind of writes (its output is ~2.8x the binlog's size, the tail's about 1x);
 - ``pmr``: python-mysql-replication's ``BinLogStreamReader`` (``blocking=False``) reading every value of
   every row image, from a separate venv (``--pmr-python``; never a dependency of the project), over the
   first ``--pmr-rows`` row changes (its rate is that count over its whole command's time).
@@ -273,12 +275,21 @@ def measure(kind: str, dest: Path, meta: dict[str, Any], work: Path, repeat: int
             out.unlink(missing_ok=True)
             return run
 
+        def tool_to_file() -> dict[str, Any]:
+            out = work / f"{tool_name}.out"
+            with open(out, "wb") as fh:
+                run = timed([*remote, "-v"], stdout=fh, log=log)
+            run["output_bytes"] = out.stat().st_size
+            out.unlink()
+            return run
+
         cases = {
             "tail --format proto": tail_case,
             "events --format proto": events_case,
             f"{tool_name} -v decode-rows": lambda: timed([*remote, "-v", "--base64-output=decode-rows"],
                                                          log=log),
             f"{tool_name} -v": lambda: timed([*remote, "-v"], log=log),
+            f"{tool_name} -v > file": tool_to_file,
         }
         if baseline is not None:        # the same command from another checkout (the code before a change)
             cases[f"tail --format proto ({baseline.name})"] = lambda: tail_case(baseline)

@@ -621,8 +621,48 @@ def frames_target(speedups: ModuleType, paths: list[Path]) -> Target:
     return Target("frames", seeds, run, call, None, stats)
 
 
+def _utf8_text(rng: random.Random) -> bytes:
+    """Text that is mostly valid UTF-8 (ASCII runs, characters of every length, the edges of each range),
+    with now and then a byte that breaks it: the checks near the first and last valid byte values."""
+    pieces = []
+    for _ in range(rng.randrange(1, 40)):
+        pick = rng.random()
+        if pick < 0.4:
+            pieces.append(b"a" * rng.randrange(1, 20))
+        elif pick < 0.9:
+            code = rng.choice([rng.randrange(0x80, 0x800), rng.randrange(0x800, 0xD800),
+                               rng.randrange(0xE000, 0x10000), rng.randrange(0x10000, 0x110000),
+                               0x7F, 0x80, 0x7FF, 0x800, 0xD7FF, 0xE000, 0xFFFF, 0x10000, 0x10FFFF])
+            pieces.append(chr(code).encode("utf-8"))
+        else:
+            pieces.append(bytes([rng.choice([0x80, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0,
+                                             0xF4, 0xF5, 0xFF, rng.randrange(256)])]))
+    return b"".join(pieces)
+
+
+def utf8_target(speedups: ModuleType, paths: list[Path]) -> Target:
+    """``utf8_valid`` against Python's strict decoder (statement texts are spliced into the output only
+    when it says they are UTF-8)."""
+    rng = random.Random(15)
+    seeds = [_utf8_text(rng) for _ in range(500)]
+    stats = {"valid": 0, "invalid": 0}
+
+    def run(data: bytes) -> None:
+        try:
+            data.decode("utf-8")
+            want = True
+        except UnicodeDecodeError:
+            want = False
+        got = speedups.utf8_valid(data)
+        stats["valid" if want else "invalid"] += 1
+        if got is not want:
+            raise Finding(f"utf8_valid says {got} for {data[:80]!r}, the decoder {want}")
+
+    return Target("utf8", seeds, run, speedups.utf8_valid, _utf8_text, stats)
+
+
 TARGETS = {"json": json_target, "rows": rows_target, "columns": columns_target, "typed": typed_target,
-           "frames": frames_target}
+           "frames": frames_target, "utf8": utf8_target}
 
 
 # --- engines ---------------------------------------------------------------------------------------

@@ -41,31 +41,6 @@ static inline uint64_t rd_u64(const unsigned char *p) {
 
 static int put_str(bm_buf *out, const char *s) { return bm_buf_put(out, s, (Py_ssize_t)strlen(s)); }
 
-/* Strict UTF-8, as Python's decoder: no overlongs, no surrogates, nothing above U+10FFFF. */
-int bm_utf8_valid(const unsigned char *s, Py_ssize_t n) {
-    Py_ssize_t i = 0;
-    while (i < n) {
-        unsigned char c = s[i];
-        if (c < 0x80) { i++; continue; }
-        Py_ssize_t need;
-        unsigned char lo = 0x80, hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF) need = 1;
-        else if (c == 0xE0) { need = 2; lo = 0xA0; }
-        else if (c == 0xED) { need = 2; hi = 0x9F; }
-        else if (c >= 0xE1 && c <= 0xEF) need = 2;
-        else if (c == 0xF0) { need = 3; lo = 0x90; }
-        else if (c >= 0xF1 && c <= 0xF3) need = 3;
-        else if (c == 0xF4) { need = 3; hi = 0x8F; }
-        else return 0;
-        if (n - i - 1 < need) return 0;
-        if (s[i + 1] < lo || s[i + 1] > hi) return 0;
-        for (Py_ssize_t k = 2; k <= need; k++)
-            if (s[i + k] < 0x80 || s[i + k] > 0xBF) return 0;
-        i += need + 1;
-    }
-    return 1;
-}
-
 int bm_put_json_string(bm_buf *out, const unsigned char *s, Py_ssize_t n) {
     static const char hex[] = "0123456789abcdef";
     if (!bm_utf8_valid(s, n)) return BM_ERR_DATA;

@@ -3,6 +3,7 @@
 #define BM_JSON_TEXT_H
 
 #include "buffer.h"
+#include "utf8.h"
 
 /* Append the JSON text of one MySQL JSON binary document buf[0:len] to out, exactly as
  * JsonDocument(parse_json_binary(buf)).to_json() renders it. BM_OK; BM_ERR_DATA for a document the
@@ -10,9 +11,6 @@
  * objects whose keys are not in MySQL's sorted order); BM_ERR_PY with MemoryError set. On an error, out
  * keeps what was appended so far: the caller discards it. Never reads outside buf[0:len]. */
 int bm_json_to_text(const unsigned char *buf, Py_ssize_t len, bm_buf *out);
-
-/* 1 when s[0:n] is strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF), else 0. */
-int bm_utf8_valid(const unsigned char *s, Py_ssize_t n);
 
 /* Append s[0:n] (UTF-8) as a JSON string literal, escaped as json.dumps(s, ensure_ascii=False) does:
  * BM_OK; BM_ERR_DATA when s is not valid UTF-8; BM_ERR_PY with MemoryError set. */

@@ -12,6 +12,7 @@
 #include "json_text.h"
 #include "maker.h"
 #include "values.h"
+#include "utf8.h"
 
 /* TABLE_MAP column type codes (binlog_model/wire/column_types.py). */
 enum {
@@ -278,6 +279,14 @@ static PyObject *build_rows(PyObject *self, PyObject *args) {
     return result;
 }
 
+static PyObject *utf8_valid(PyObject *self, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    int valid = bm_utf8_valid((const unsigned char *)view.buf, view.len);
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(valid);
+}
+
 static PyMethodDef methods[] = {
     {"compile_plan", compile_plan, METH_VARARGS,
      "compile_plan(columns, primary_key, always) -> Plan; NotImplementedError when a column needs Python"},
@@ -297,6 +306,8 @@ static PyMethodDef methods[] = {
      "event_index, row_index) | None: an event's own fields without its rows (None: parse it with protobuf)"},
     {"crc32", bm_py_crc32, METH_VARARGS,
      "crc32(data, value=0) -> int: zlib.crc32's result (folded with PCLMULQDQ where CRC32_ACCELERATED)"},
+    {"utf8_valid", utf8_valid, METH_O,
+     "utf8_valid(data) -> bool: data is strict UTF-8, as bytes.decode('utf-8') accepts it"},
     {"dump_events", bm_py_dump_events, METH_VARARGS,
      "dump_events(buf, pos, end, seq, next_offset) -> None | (data, pos, seq, first_offset, first_type, last, "
      "log_pos, flags, next_offset): the plain event packets of a binlog dump's read buffer, as "

@@ -6,6 +6,7 @@
  * DECIMAL digit group...) returns BM_ERR_DATA: the caller then runs the Python reference on the event.
  */
 #include "values.h"
+#include "utf8.h"
 
 #include <math.h>
 
@@ -323,44 +324,6 @@ static int64_t timestamp_micros(const bm_col *c, const unsigned char *p) {
 
 /* -- text ------------------------------------------------------------------------------------------- */
 
-/* Strict UTF-8 as Python's decoder: no overlongs, no surrogates, nothing above U+10FFFF. */
-static int valid_utf8(const unsigned char *s, Py_ssize_t n) {
-    Py_ssize_t i = 0;
-    while (i < n) {
-        /* ASCII runs eight bytes at a time */
-        while (i + 8 <= n) {
-            uint64_t w;
-            memcpy(&w, s + i, 8);
-            if (w & 0x8080808080808080ull) break;
-            i += 8;
-        }
-        if (i >= n) break;
-        unsigned char c = s[i];
-        if (c < 0x80) { i++; continue; }
-        if (c >= 0xC2 && c <= 0xDF) {
-            if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return 0;
-            i += 2;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            if (i + 2 >= n) return 0;
-            unsigned char c1 = s[i + 1];
-            if ((c1 & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80) return 0;
-            if (c == 0xE0 && c1 < 0xA0) return 0;
-            if (c == 0xED && c1 >= 0xA0) return 0;
-            i += 3;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            if (i + 3 >= n) return 0;
-            unsigned char c1 = s[i + 1];
-            if ((c1 & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80 || (s[i + 3] & 0xC0) != 0x80) return 0;
-            if (c == 0xF0 && c1 < 0x90) return 0;
-            if (c == 0xF4 && c1 >= 0x90) return 0;
-            i += 4;
-        } else {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 static int put_raw_text(const bm_col *c, const unsigned char *s, Py_ssize_t n, bm_buf *out) {
     Py_ssize_t body = 0;
     if (n) body += 1 + bm_varint_size((uint64_t)n) + n;
@@ -377,7 +340,7 @@ static int put_raw_text(const bm_col *c, const unsigned char *s, Py_ssize_t n, b
 static int put_text(const bm_col *c, const unsigned char *s, Py_ssize_t n, bm_buf *out) {
     switch (c->charset) {
     case CS_UTF8:
-        if (valid_utf8(s, n)) return put_len_field(out, T_STRING, 1, s, n);
+        if (bm_utf8_valid(s, n)) return put_len_field(out, T_STRING, 1, s, n);
         return put_raw_text(c, s, n, out);
     case CS_ASCII:
         for (Py_ssize_t i = 0; i < n; i++)
@@ -495,7 +458,7 @@ int bm_put_value(const bm_col *c, const unsigned char *p, Py_ssize_t size, bm_bu
         static const bm_col utf8mb4 = {.charset_name = {"utf8mb4", 7}};
         int w = c->wmeta;
         if (c->wire != W_VARLEN) return BM_ERR_DATA;
-        if (valid_utf8(p + w, size - w)) return put_len_field(out, t_json, 1, p + w, size - w);
+        if (bm_utf8_valid(p + w, size - w)) return put_len_field(out, t_json, 1, p + w, size - w);
         return put_raw_text(&utf8mb4, p + w, size - w, out);
     }
     case K_GEOMETRY: {

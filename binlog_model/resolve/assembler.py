@@ -45,7 +45,7 @@ from binlog_model.resolve.plan import RowPlan
 from binlog_model.resolve.rows import RowBuilders
 from binlog_model.resolve.schema_changes import schema_events
 from binlog_model.resolve.spill import TransactionBuffer
-from binlog_model.resolve.statement_text import put_statement, query_text
+from binlog_model.resolve.statement_text import RowStatement, query_text
 from binlog_model.resolve.tables import TableResolver
 from binlog_model.resolve.transactions import (
     IN_TRANSACTION,
@@ -152,7 +152,7 @@ class StatementAssembler:
         self._state = TxState.IDLE
         self._tx_first: BinlogPosition | None = None
         self._query_index = 0
-        self._statement_text: str | None = None
+        self._statement: RowStatement | None = None
         self._pieces: dict[tuple[str, str], _Piece] = {}   # (db, table) → rows not yet emitted
         self._last_position: BinlogPosition | None = None
         self._charset_pinned = False
@@ -421,7 +421,7 @@ class StatementAssembler:
         self._buffer.discard()
         self._pieces.clear()
         self._step(Step.END)
-        self._statement_text = None
+        self._statement = None
         self._identity = None
         self._tx_first = None
         self._query_index = 0
@@ -431,7 +431,7 @@ class StatementAssembler:
 
     def _on_rows_query(self, event: ev.RowsQueryEvent | ev.AnnotateRowsEvent) -> Iterator[pb.BinlogEvent]:
         self._close_statement()
-        self._statement_text = event.query
+        self._statement = RowStatement(event.query, event.query_bytes)
         self._step(Step.STATEMENT)
         return iter(())
 
@@ -443,7 +443,7 @@ class StatementAssembler:
             self._emit(piece, last=True)
         self._pieces.clear()
         self._step(Step.STATEMENT_END)
-        self._statement_text = None
+        self._statement = None
         if had_rows:
             self._query_index += 1
             self.stats.statements += 1
@@ -558,12 +558,13 @@ class StatementAssembler:
         out.gtid_domain_id = identity.domain_id
         out.utc_timestamp.seconds = piece.timestamp
         out.position.CopyFrom(piece.position)
-        if self._statement_text is not None:
+        statement = b""
+        if self._statement is not None:
             mode = self.options.statement_text
-            put_statement(out, self._statement_text, "",
-                           mode == "all" or (mode == "first" and piece.event_index == 0))
+            with_text = mode == "all" or (mode == "first" and piece.event_index == 0)
+            statement = self._statement.put(out, with_text, as_bytes)
         if as_bytes:
-            self._buffer.append(with_rows(out.SerializeToString(), piece.frames), piece.bytes)
+            self._buffer.append(with_rows(out.SerializeToString(), piece.frames, statement), piece.bytes)
             piece.frames = []
         else:
             self._buffer.append(out, piece.bytes)

@@ -118,13 +118,21 @@ def merge_frames(event: pb.BinlogEvent, frames: list[bytes]) -> None:
     frames.clear()
 
 
-def with_rows(head: bytes, frames: list[bytes]) -> bytes:
+def with_rows(head: bytes, frames: list[bytes], statement: bytes = b"") -> bytes:
     """A serialized BinlogEvent without rows, with the rows' framed entries put in field order (after field
-    10, before 12): the same bytes protobuf writes for the whole message."""
+    10, before 12), and ``statement`` (the serialized ``statement`` field, field 15, or b"") after field
+    14: the same bytes protobuf writes for the whole message."""
     pos, end = 0, len(head)
+    rows_at = statement_at = -1
     while pos < end:
         tag, at = _varint(head, pos)
-        if tag >> 3 > 11:
+        number = tag >> 3
+        if number > 11 and rows_at < 0:
+            rows_at = pos
+            if not statement:
+                break
+        if number > 15:
+            statement_at = pos
             break
         wire = tag & 7
         if wire == 0:
@@ -139,7 +147,13 @@ def with_rows(head: bytes, frames: list[bytes]) -> bytes:
         else:   # pragma: no cover - BinlogEvent has no group fields
             raise AssertionError(f"unexpected wire type {wire} in a serialized BinlogEvent")
         pos = at
-    return b"".join((head[:pos], *frames, head[pos:]))
+    if rows_at < 0:
+        rows_at = pos
+    if not statement:
+        return b"".join((head[:rows_at], *frames, head[rows_at:]))
+    if statement_at < 0:
+        statement_at = pos
+    return b"".join((head[:rows_at], *frames, head[rows_at:statement_at], statement, head[statement_at:]))
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
