@@ -59,7 +59,8 @@ def _event() -> pb.BinlogEvent:
 
 
 def _frames() -> list[bytes]:
-    """Three rows framed as ``BinlogEvent.rows`` entries (tag 11, length), as the compiled builder gives them."""
+    """Three rows framed as ``BinlogEvent.rows`` entries (tag 11, length), as the compiled builder
+    gives them."""
     frames = []
     for i in range(3):
         row = pb.Row(row_index=i)
@@ -70,9 +71,9 @@ def _frames() -> list[bytes]:
     return frames
 
 
-TEXTS = ["INSERT INTO t VALUES (1)", "/* app:42 */ INSERT INTO t VALUES ('é')", "  /* x */ UPDATE t SET a = 1",
-         "/*!50000 INSERT */ INTO t VALUES (2)", "INSERT INTO t VALUES ('" + "ü€😀" * 300 + "')", "",
-         "/* é */ INSERT" + "x" * 200_000]
+TEXTS = ["INSERT INTO t VALUES (1)", "/* app:42 */ INSERT INTO t VALUES ('é')",
+         "  /* x */ UPDATE t SET a = 1", "/*!50000 INSERT */ INTO t VALUES (2)",
+         "INSERT INTO t VALUES ('" + "ü€😀" * 300 + "')", "", "/* é */ INSERT" + "x" * 200_000]
 RAWS = [t.encode() for t in TEXTS] + [b"INSERT INTO t VALUES ('\xff')", b"/* \xe9 */ INSERT", b"\xed\xa0\x80"]
 
 
