@@ -8,6 +8,7 @@
 #ifndef BM_UTF8_H
 #define BM_UTF8_H
 
+#define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
