@@ -12,6 +12,7 @@ import re
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.charsets import charset_for_collation_id, make_text_decoder
 from binlog_model.compiled import speedups
+from binlog_model.framing import varint
 from binlog_model.wire import events as ev
 
 __all__ = ["RowStatement", "is_text", "parse_trace_info", "printable", "put_statement", "query_text"]
@@ -121,9 +122,4 @@ class RowStatement:
         raw = self.raw
         if speedups is None or not speedups.utf8_valid(raw):
             return b""
-        size, length = len(raw), bytearray()
-        while size >= 0x80:
-            length.append(size & 0x7F | 0x80)
-            size >>= 7
-        length.append(size)
-        return b"".join((_STATEMENT_TAG, length, raw))
+        return b"".join((_STATEMENT_TAG, varint(len(raw)), raw))
