@@ -12,6 +12,9 @@ Targets:
   ``[seed u16][mode u8][n u8][n x (column u8, meta u16)][images]``: which captured event, the image mode,
   TABLE_MAP metadata overrides (untrusted bytes too, so ``compile_plan`` is fuzzed with them) and the image
   bytes, mutated. The answer must be None or rows that each parse as a ``Row``, ending inside the input.
+- ``raw``: ``row_images`` and ``typed_columns`` over the resolve job's raw row images, on the ``rows``
+  inputs, differential against ``build_rows`` and ``typed_columns`` over the built rows: the same columns
+  where both answer, and never columns where the built path refuses.
 - ``columns``: ``arrow_columns`` (the Spark source's columns) on serialized events of the seed binlogs,
   mutated; differential against ``value_json.event_rows`` on every input C builds: the same map keys and
   texts and the same values in every column, valid UTF-8 and offsets, and never a batch from an event
@@ -269,27 +272,32 @@ def encode_rows_input(seed: int, mode: int, overrides: list[tuple[int, int]], im
             + images)
 
 
-def rows_target(speedups: ModuleType, paths: list[Path]) -> Target:
-    from binlog_model._pb import binlog_event_pb2 as pb
+class _RowsInputs:
+    """The ``rows`` input format over captured rows events: which capture, the mode byte, the TABLE_MAP
+    metadata overrides (compiled into a plan, cached) and the image bytes."""
 
-    captures = capture_rows(paths)
-    if not captures:
-        raise SystemExit("rows: no rows event reached the compiled builder (is it wired into the assembler?)")
-    seeds = [encode_rows_input(i, i % 3, [], c.images) for i, c in enumerate(captures)]
-    stats = {"rows_built": 0, "handed_back": 0, "plan_refused": 0, "parsed": 0}
-    compiled: dict[tuple[int, bytes], Any] = {}
+    def __init__(self, speedups: ModuleType, paths: list[Path], name: str) -> None:
+        self.speedups = speedups
+        self.captures = capture_rows(paths)
+        if not self.captures:
+            raise SystemExit(f"{name}: no rows event reached the compiled builder (is it wired into the "
+                             "assembler?)")
+        self.seeds = [encode_rows_input(i, i % 3, [], c.images) for i, c in enumerate(self.captures)]
+        self._compiled: dict[tuple[int, bytes], Any] = {}
 
-    def call(data: bytes) -> Any:
+    def parse(self, data: bytes, stats: dict[str, int]) -> tuple[int, int, Capture, Any, bytes] | None:
+        """(index, mode, capture, plan, images), or None for a header that does not parse or a plan
+        ``compile_plan`` refuses (counted in ``stats["plan_refused"]``)."""
         if len(data) < _HEAD.size:
             return None
         index, mode, n = _HEAD.unpack_from(data)
-        capture = captures[index % len(captures)]
+        capture = self.captures[index % len(self.captures)]
         at = _HEAD.size + n * _OVERRIDE.size
         if len(data) < at:
             return None
         overrides = data[_HEAD.size:at]
-        key = (index % len(captures), overrides)
-        plan = compiled.get(key)
+        key = (index % len(self.captures), overrides)
+        plan = self._compiled.get(key)
         if plan is None:
             columns = [list(c) for c in capture.columns]
             for k in range(n):
@@ -297,16 +305,42 @@ def rows_target(speedups: ModuleType, paths: list[Path]) -> Target:
                 if columns:
                     columns[col % len(columns)][2] = meta  # the TABLE_MAP metadata of that column
             try:
-                plan = speedups.compile_plan(tuple(map(tuple, columns)), capture.primary_key, capture.always)
+                plan = self.speedups.compile_plan(tuple(map(tuple, columns)), capture.primary_key,
+                                                  capture.always)
             except (NotImplementedError, ValueError, OverflowError, TypeError, UnicodeError):
                 plan = False
-            if len(compiled) > 4096:
-                compiled.clear()
-            compiled[key] = plan
+            if len(self._compiled) > 4096:
+                self._compiled.clear()
+            self._compiled[key] = plan
         if plan is False:
-            stats["plan_refused"] += 1
+            stats["plan_refused"] = stats.get("plan_refused", 0) + 1
             return None
-        images = data[at:]
+        return index, mode, capture, plan, data[at:]
+
+    def generate(self, rng: random.Random) -> bytes:
+        # A seed with its metadata overridden: edge values, or a neighbour of the real one.
+        index = rng.randrange(len(self.captures))
+        capture = self.captures[index]
+        overrides = []
+        for _ in range(rng.randint(1, 3)):
+            col = rng.randrange(max(1, len(capture.columns)))
+            real = capture.columns[col][2] if capture.columns else 0
+            overrides.append((col, rng.choice((0, 1, 0xFF, 0x100, 0xFFFF, 0x3F3F, 0x4141, 0x0A0A,
+                                               max(0, real + rng.randint(-3, 3)) & 0xFFFF))))
+        return encode_rows_input(index, rng.randrange(3), overrides, capture.images)
+
+
+def rows_target(speedups: ModuleType, paths: list[Path]) -> Target:
+    from binlog_model._pb import binlog_event_pb2 as pb
+
+    inputs = _RowsInputs(speedups, paths, "rows")
+    stats = {"rows_built": 0, "handed_back": 0, "plan_refused": 0, "parsed": 0}
+
+    def call(data: bytes) -> Any:
+        parsed = inputs.parse(data, stats)
+        if parsed is None:
+            return None
+        index, mode, capture, plan, images = parsed
         return speedups.build_rows(plan, images, 0, len(images), capture.present, capture.present_after,
                                    capture.operation, mode % 3, index)
 
@@ -324,19 +358,68 @@ def rows_target(speedups: ModuleType, paths: list[Path]) -> Target:
                 pb.Row.FromString(raw)
                 stats["parsed"] += 1
 
-    def generate(rng: random.Random) -> bytes:
-        # A seed with its metadata overridden: edge values, or a neighbour of the real one.
-        index = rng.randrange(len(captures))
-        capture = captures[index]
-        overrides = []
-        for _ in range(rng.randint(1, 3)):
-            col = rng.randrange(max(1, len(capture.columns)))
-            real = capture.columns[col][2] if capture.columns else 0
-            overrides.append((col, rng.choice((0, 1, 0xFF, 0x100, 0xFFFF, 0x3F3F, 0x4141, 0x0A0A,
-                                               max(0, real + rng.randint(-3, 3)) & 0xFFFF))))
-        return encode_rows_input(index, rng.randrange(3), overrides, capture.images)
+    return Target("rows", inputs.seeds, run, call, inputs.generate, stats)
 
-    return Target("rows", seeds, run, call, generate, stats)
+
+def raw_target(speedups: ModuleType, paths: list[Path]) -> Target:
+    """``row_images`` and ``typed_columns`` over raw row images, differential against ``build_rows`` (the
+    "after" image mode, the resolve job's) and ``typed_columns`` over the rows it builds, on the ``rows``
+    inputs: where both give columns they are the same bytes (values, nulls, labels, handed-back values);
+    raw images may be refused where built rows are not (the job then runs the slice with built rows), never
+    the other way round (that would type a value the reference path refuses)."""
+    inputs = _RowsInputs(speedups, paths, "raw")
+    stats = {"same": 0, "both_refused": 0, "raw_refused": 0, "plan_refused": 0}
+    after_mode = 3
+
+    def resolve(version: int, name: bytes) -> int:
+        return sum(name) % (len(_TYPED_TARGETS) + 1) - 1          # -1: a name no output column takes
+
+    def typed(payload: bytes, image: int, rows: int, contexts: list[Any]) -> Any:
+        return speedups.typed_columns([payload], image, [0], _TYPED_TARGETS, resolve, rows, contexts)
+
+    def call(data: bytes) -> Any:
+        parsed = inputs.parse(data, stats)
+        if parsed is None:
+            return None
+        index, _mode, capture, plan, images = parsed
+        update = capture.operation == 2
+        present = capture.present_after if update else capture.present
+        if present is None:
+            return None
+        out = speedups.row_images(plan, images, 0, len(images), capture.present, capture.present_after,
+                                  capture.operation, 0, index)
+        if out is None or out[1] != len(images):
+            return None
+        return typed(b"".join(out[0]), 3 if capture.operation == 3 else 4, len(out[0]), [(plan, present)])
+
+    def built(data: bytes) -> Any:
+        parsed = inputs.parse(data, {})
+        if parsed is None:
+            return None
+        index, _mode, capture, plan, images = parsed
+        out = speedups.build_rows(plan, images, 0, len(images), capture.present, capture.present_after,
+                                  capture.operation, after_mode, index)
+        if out is None or out[1] != len(images):
+            return None
+        return typed(b"".join(out[0]), 3 if capture.operation == 3 else 4, len(out[0]), [])
+
+    def flat(out: Any) -> Any:
+        rows, row_event, row_index, columns, labels = out
+        return (rows, bytes(row_event), bytes(row_index),
+                [(*(None if b is None else bytes(b) for b in c[:3]), c[3]) for c in columns], labels)
+
+    def run(data: bytes) -> None:
+        got, want = call(data), built(data)
+        if got is None:
+            stats["both_refused" if want is None else "raw_refused"] += 1
+            return
+        if want is None:
+            raise Finding("raw images typed where build_rows and typed_columns refuse the event")
+        if flat(got) != flat(want):
+            raise Finding(f"raw images typed differently: {flat(got)[3][:3]} != {flat(want)[3][:3]}")
+        stats["same"] += 1
+
+    return Target("raw", inputs.seeds, run, call, inputs.generate, stats)
 
 
 def _top_fields(data: bytes) -> list[tuple[int, bytes]] | None:
@@ -661,8 +744,8 @@ def utf8_target(speedups: ModuleType, paths: list[Path]) -> Target:
     return Target("utf8", seeds, run, speedups.utf8_valid, _utf8_text, stats)
 
 
-TARGETS = {"json": json_target, "rows": rows_target, "columns": columns_target, "typed": typed_target,
-           "frames": frames_target, "utf8": utf8_target}
+TARGETS = {"json": json_target, "rows": rows_target, "raw": raw_target, "columns": columns_target,
+           "typed": typed_target, "frames": frames_target, "utf8": utf8_target}
 
 
 # --- engines ---------------------------------------------------------------------------------------
@@ -674,7 +757,7 @@ def make_input(target: Target, seed: int, index: int) -> bytes:
         data = target.generate(rng)
     else:
         data = rng.choice(target.seeds)
-    if target.name == "rows":
+    if target.name in ("rows", "raw"):
         # Keep the header (which seed, mode, overrides) mostly intact: damage the images behind it.
         head = _HEAD.size + _HEAD.unpack_from(data)[2] * _OVERRIDE.size if len(data) >= _HEAD.size else 0
         if rng.random() < 0.1:

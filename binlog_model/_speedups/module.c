@@ -245,15 +245,19 @@ fail:
     return NULL;
 }
 
-static PyObject *build_rows(PyObject *self, PyObject *args) {
+int bm_is_plan(PyObject *o) { return PyObject_TypeCheck(o, &PlanType); }
+
+/* build_rows and row_images: (plan, buf, pos, end, present, present_after, operation, image_mode | context,
+ * first_row_index), the buffers held for the call. */
+static PyObject *rows_call(PyObject *args, const char *format, int images) {
     PyObject *plan;
     Py_buffer buf, present, after;
     PyObject *after_obj;
-    Py_ssize_t pos, end;
-    int operation, image_mode;
+    Py_ssize_t pos, end, mode;
+    int operation;
     unsigned long long first;
-    if (!PyArg_ParseTuple(args, "O!y*nny*OiiK:build_rows", &PlanType, &plan, &buf, &pos, &end, &present,
-                          &after_obj, &operation, &image_mode, &first))
+    if (!PyArg_ParseTuple(args, format, &PlanType, &plan, &buf, &pos, &end, &present, &after_obj, &operation,
+                          &mode, &first))
         return NULL;
     after.buf = NULL;
     after.len = 0;
@@ -264,19 +268,31 @@ static PyObject *build_rows(PyObject *self, PyObject *args) {
         return NULL;
     }
     PyObject *result;
-    if (end > buf.len || operation < 1 || operation > 3 || image_mode < 0 || image_mode > 3) {
+    const unsigned char *after_bytes = have_after ? (const unsigned char *)after.buf : NULL;
+    if (end > buf.len || operation < 1 || operation > 3 || mode < 0 || (!images && mode > 3)) {
         result = Py_None;
         Py_INCREF(result);
+    } else if (images) {
+        result = bm_row_images((bm_plan *)plan, (const unsigned char *)buf.buf, pos, end,
+                               (const unsigned char *)present.buf, present.len, after_bytes, after.len, operation,
+                               mode, (uint64_t)first);
     } else {
         result = bm_build_rows((bm_plan *)plan, (const unsigned char *)buf.buf, pos, end,
-                               (const unsigned char *)present.buf, present.len,
-                               have_after ? (const unsigned char *)after.buf : NULL, after.len, operation,
-                               image_mode, (uint64_t)first);
+                               (const unsigned char *)present.buf, present.len, after_bytes, after.len, operation,
+                               (int)mode, (uint64_t)first);
     }
     if (have_after) PyBuffer_Release(&after);
     PyBuffer_Release(&buf);
     PyBuffer_Release(&present);
     return result;
+}
+
+static PyObject *build_rows(PyObject *self, PyObject *args) {
+    return rows_call(args, "O!y*nny*OinK:build_rows", 0);
+}
+
+static PyObject *row_images(PyObject *self, PyObject *args) {
+    return rows_call(args, "O!y*nny*OinK:row_images", 1);
 }
 
 static PyObject *utf8_valid(PyObject *self, PyObject *arg) {
@@ -293,13 +309,17 @@ static PyMethodDef methods[] = {
     {"build_rows", build_rows, METH_VARARGS,
      "build_rows(plan, buf, pos, end, present, present_after, operation, image_mode, first_row_index) "
      "-> (list of Row bytes, end position), or None when the bytes are bad (run the Python reference)"},
+    {"row_images", row_images, METH_VARARGS,
+     "row_images(plan, buf, pos, end, present, present_after, operation, context, first_row_index) "
+     "-> (list of raw row frames, end position), or None when the bytes are bad (build the rows instead)"},
     {"json_text", bm_py_json_text, METH_O,
      "json_text(data) -> str | None: MySQL binary JSON as JSON text (None: the Python reference decides)"},
     {"arrow_columns", bm_py_arrow_columns, METH_VARARGS,
      "arrow_columns(payloads, events_mode, fallback, file_seq) -> (rows, {name: buffers}) | None: the Spark "
      "source's columns as Arrow buffers (None: build them the Python way)"},
     {"typed_columns", bm_py_typed_columns, METH_VARARGS,
-     "typed_columns(payloads, image, versions, targets, resolve[, rows]) -> (rows, row_event, row_index, columns, "
+     "typed_columns(payloads, image, versions, targets, resolve[, rows[, contexts]]) -> (rows, row_event, "
+     "row_index, columns, "
      "labels) | None: one table's typed columns as Arrow buffers (None: type them the Python way)"},
     {"event_header", bm_py_event_header, METH_O,
      "event_header(payload) -> (db, table, operation, rows, file, offset, inner_index | -1, gtid, seconds, nanos, "

@@ -61,4 +61,41 @@ PyObject *bm_build_rows(bm_plan *plan, const unsigned char *buf, Py_ssize_t pos,
                         const unsigned char *present_after, Py_ssize_t present_after_len,
                         int operation, int image_mode, uint64_t first_row_index);
 
+/* The resolve job's raw row images (rows.c, typed_columns.c): inside one process, the rows of a rows event
+ * as the bytes of the image a typed table reads, each a framed entry of this BinlogEvent field number (not
+ * in the .proto: such events never leave the process), holding [context][row_index][image bytes]. The
+ * context numbers a (plan, present-columns bitmap) pair the process registered. */
+#define BM_RAW_ROWS 100
+#define BM_RAW_ROWS_TAG ((BM_RAW_ROWS << 3) | 2)
+
+/* The rows of one event as raw frames of the typed image (INSERT: after, UPDATE: after, DELETE: before),
+ * each length checked as build_rows checks it (JSON documents are not rendered: bm_walk_image does): (list
+ * of frames, end position), or None for bytes build_rows would refuse. */
+PyObject *bm_row_images(bm_plan *plan, const unsigned char *buf, Py_ssize_t pos, Py_ssize_t end,
+                        const unsigned char *present, Py_ssize_t present_len,
+                        const unsigned char *present_after, Py_ssize_t present_after_len,
+                        int operation, Py_ssize_t context, uint64_t first_row_index);
+
+/* Walking one raw image: every column build_rows's put_all writes, in its order: NULL, or its logged bytes
+ * (a MySQL binary JSON value also as its rendered text). bm_entry_value writes the Value bytes build_rows
+ * writes for it. */
+typedef struct {
+    const bm_col *col;
+    int null;
+    const unsigned char *raw;
+    Py_ssize_t size;
+    const unsigned char *json;
+    Py_ssize_t json_len;
+} bm_entry;
+typedef struct bm_walker bm_walker;
+typedef int (*bm_entry_fn)(void *arg, const bm_entry *entry);
+int bm_entry_value(const bm_entry *e, bm_buf *out);
+bm_walker *bm_walker_new(void);
+void bm_walker_free(bm_walker *w);
+int bm_walk_image(bm_walker *w, bm_plan *plan, const unsigned char *image, Py_ssize_t len,
+                  const unsigned char *present, Py_ssize_t present_len, bm_entry_fn fn, void *arg);
+
+/* module.c: whether o is a compiled plan. */
+int bm_is_plan(PyObject *o);
+
 #endif

@@ -25,10 +25,17 @@ typedef struct {
     const unsigned char *buf;
     bm_buf row, value, sa, sb;
     bm_buf json;            /* the JSON text of the current row's binary JSON values */
+    int sizes_only;         /* row_images: only the values' sizes (the JSON is rendered when it is typed) */
 } ctx;
 
 enum { OP_INSERT = 1, OP_UPDATE = 2, OP_DELETE = 3 };
 enum { IMG_FULL = 0, IMG_CHANGED = 1, IMG_CHANGED_WITH_OLD = 2, IMG_AFTER = 3 };
+
+static inline unsigned char *write_varint(unsigned char *w, uint64_t v) {
+    while (v >= 0x80) { *w++ = (unsigned char)(v | 0x80); v >>= 7; }
+    *w++ = (unsigned char)v;
+    return w;
+}
 
 static int parse_image(ctx *x, Py_ssize_t *pos, Py_ssize_t end, const unsigned char *present, slot *slots) {
     bm_plan *plan = x->plan;
@@ -56,7 +63,7 @@ static int parse_image(ctx *x, Py_ssize_t *pos, Py_ssize_t end, const unsigned c
             slots[i].state = S_VALUE;
             slots[i].start = p;
             slots[i].size = size;
-            if (c->wire == W_JSON) {
+            if (c->wire == W_JSON && !x->sizes_only) {
                 /* Rendered now, emitted or not: the Python decoder parses every JSON value of the image,
                  * so a document it refuses must send the event to it even when the column is not shown. */
                 Py_ssize_t at = x->json.len;
@@ -73,21 +80,28 @@ static int parse_image(ctx *x, Py_ssize_t *pos, Py_ssize_t end, const unsigned c
     return BM_OK;
 }
 
+/* A column's slot as the walker's entry: NULL, or its bytes (and a binary JSON value's rendered text). */
+static inline bm_entry slot_entry(const ctx *x, const bm_col *c, const slot *s) {
+    bm_entry e = {c, s->state == S_NULL, NULL, 0, NULL, 0};
+    if (!e.null) {
+        e.raw = x->buf + s->start;
+        e.size = s->size;
+        if (c->wire == W_JSON) {
+            e.json = x->json.data + s->text;
+            e.json_len = s->text_len;
+        }
+    }
+    return e;
+}
+
 /* One Column{name, value, invisible} as field `tag` of the Row. Absent and hidden columns are not written. */
 static int put_column(ctx *x, unsigned char tag, Py_ssize_t i, const slot *s) {
     const bm_col *c = &x->plan->cols[i];
     if (s->state == S_ABSENT || c->mark == 2) return BM_OK;
     bm_buf *v = &x->value;
     v->len = 0;
-    int rc;
-    if (s->state == S_NULL) {
-        rc = bm_put_null(v);
-    } else if (c->wire == W_JSON) {   /* json_value: the text rendered while the image was read */
-        rc = bm_buf_byte(v, 0x72) || bm_buf_varint(v, (uint64_t)s->text_len) ||
-             bm_buf_put(v, x->json.data + s->text, s->text_len) ? BM_ERR_PY : BM_OK;
-    } else {
-        rc = bm_put_value(c, x->buf + s->start, s->size, v);
-    }
+    bm_entry e = slot_entry(x, c, s);
+    int rc = bm_entry_value(&e, v);
     if (rc) return rc;
     Py_ssize_t clen = 1 + bm_varint_size((uint64_t)v->len) + v->len;
     if (c->name.len) clen += 1 + bm_varint_size((uint64_t)c->name.len) + c->name.len;
@@ -172,18 +186,38 @@ static int put_update(ctx *x, int image_mode, const slot *before, const slot *af
     return BM_OK;
 }
 
+/* (list, end position) for BM_OK, None for BM_ERR_DATA, NULL (the exception set) for BM_ERR_PY; the list is
+ * the caller's (NULL when it could not be made). */
+static PyObject *rows_result(int rc, PyObject *list, Py_ssize_t pos) {
+    if (rc == BM_ERR_PY) {
+        Py_XDECREF(list);
+        return NULL;
+    }
+    if (rc == BM_ERR_DATA) {
+        Py_DECREF(list);
+        Py_RETURN_NONE;
+    }
+    return Py_BuildValue("(Nn)", list, pos);
+}
+
+/* Whether the present bitmaps cover the plan's columns (an UPDATE's both) and [pos, end) is a range. */
+static int images_fit(const bm_plan *plan, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t present_len,
+                      const unsigned char *present_after, Py_ssize_t present_after_len, int operation) {
+    Py_ssize_t need = (plan->ncols + 7) >> 3;
+    return present_len >= need && (operation != OP_UPDATE || (present_after && present_after_len >= need)) &&
+           pos >= 0 && pos <= end;
+}
+
 PyObject *bm_build_rows(bm_plan *plan, const unsigned char *buf, Py_ssize_t pos, Py_ssize_t end,
                         const unsigned char *present, Py_ssize_t present_len,
                         const unsigned char *present_after, Py_ssize_t present_after_len,
                         int operation, int image_mode, uint64_t first_row_index) {
     Py_ssize_t n = plan->ncols;
-    Py_ssize_t need = (n + 7) >> 3;
-    if (present_len < need || (operation == OP_UPDATE && (!present_after || present_after_len < need)) ||
-        pos < 0 || pos > end)
-        Py_RETURN_NONE;
+    if (!images_fit(plan, pos, end, present_len, present_after, present_after_len, operation)) Py_RETURN_NONE;
     ctx x;
     x.plan = plan;
     x.buf = buf;
+    x.sizes_only = 0;
     bm_buf_init(&x.row);
     bm_buf_init(&x.value);
     bm_buf_init(&x.sa);
@@ -231,9 +265,7 @@ PyObject *bm_build_rows(bm_plan *plan, const unsigned char *buf, Py_ssize_t pos,
         if (row) {
             unsigned char *w = (unsigned char *)PyBytes_AS_STRING(row);
             *w++ = 0x5a;
-            uint64_t v = (uint64_t)x.row.len;
-            while (v >= 0x80) { *w++ = (unsigned char)(v | 0x80); v >>= 7; }
-            *w++ = (unsigned char)v;
+            w = write_varint(w, (uint64_t)x.row.len);
             if (x.row.len) memcpy(w, x.row.data, (size_t)x.row.len);   /* an empty Row: no data yet */
         }
         if (!row || PyList_Append(list, row) < 0) {
@@ -252,14 +284,127 @@ done:
     bm_buf_free(&x.sa);
     bm_buf_free(&x.sb);
     bm_buf_free(&x.json);
-    if (rc == BM_ERR_PY) {
-        Py_XDECREF(list);
-        return NULL;
-    }
-    if (rc == BM_ERR_DATA) {
-        Py_DECREF(list);
+    return rows_result(rc, list, pos);
+}
+
+/* -- the resolve job's raw row images ------------------------------------------------------------------- */
+
+/* One framed entry of field BM_RAW_ROWS: [context][row_index][the image's bytes]. */
+static int put_raw_frame(PyObject *list, Py_ssize_t context, uint64_t row_index, const unsigned char *image,
+                         Py_ssize_t n) {
+    Py_ssize_t body = bm_varint_size((uint64_t)context) + bm_varint_size(row_index) + n;
+    Py_ssize_t size = bm_varint_size(BM_RAW_ROWS_TAG) + bm_varint_size((uint64_t)body) + body;
+    PyObject *frame = PyBytes_FromStringAndSize(NULL, size);
+    if (!frame) return BM_ERR_PY;
+    unsigned char *w = (unsigned char *)PyBytes_AS_STRING(frame);
+    w = write_varint(w, BM_RAW_ROWS_TAG);
+    w = write_varint(w, (uint64_t)body);
+    w = write_varint(w, (uint64_t)context);
+    w = write_varint(w, row_index);
+    if (n) memcpy(w, image, (size_t)n);
+    int rc = PyList_Append(list, frame) == 0 ? BM_OK : BM_ERR_PY;
+    Py_DECREF(frame);
+    return rc;
+}
+
+PyObject *bm_row_images(bm_plan *plan, const unsigned char *buf, Py_ssize_t pos, Py_ssize_t end,
+                        const unsigned char *present, Py_ssize_t present_len,
+                        const unsigned char *present_after, Py_ssize_t present_after_len,
+                        int operation, Py_ssize_t context, uint64_t first_row_index) {
+    Py_ssize_t n = plan->ncols;
+    if (!images_fit(plan, pos, end, present_len, present_after, present_after_len, operation) || context < 0)
         Py_RETURN_NONE;
+    ctx x;
+    memset(&x, 0, sizeof x);
+    x.plan = plan;
+    x.buf = buf;
+    x.sizes_only = 1;
+    PyObject *list = PyList_New(0);
+    slot *slots = PyMem_Calloc((size_t)(n + 1), sizeof(slot));
+    int rc = BM_OK;
+    if (!list || !slots) {
+        if (list) PyErr_NoMemory();
+        rc = BM_ERR_PY;
+        goto done;
     }
-    PyObject *result = Py_BuildValue("(Nn)", list, pos);
-    return result;
+    uint64_t index = first_row_index;
+    while (pos < end) {
+        Py_ssize_t start = pos;
+        /* An UPDATE's before image is never typed: its JSON documents are rendered here, as build_rows
+         * renders them, so a document the decoder refuses still sends the slice the reference way. */
+        x.json.len = 0;
+        x.sizes_only = operation != OP_UPDATE;
+        if ((rc = parse_image(&x, &pos, end, present, slots))) goto done;
+        Py_ssize_t image = start;            /* INSERT: its after image; DELETE: its before image */
+        if (operation == OP_UPDATE) {
+            image = pos;                     /* UPDATE: the after image, read after the before image */
+            x.sizes_only = 1;
+            if ((rc = parse_image(&x, &pos, end, present_after, slots))) goto done;
+        }
+        if (pos == start) { rc = BM_ERR_DATA; goto done; }
+        if ((rc = put_raw_frame(list, context, index, buf + image, pos - image))) goto done;
+        index++;
+    }
+done:
+    PyMem_Free(slots);
+    bm_buf_free(&x.json);
+    return rows_result(rc, list, pos);
+}
+
+int bm_entry_value(const bm_entry *e, bm_buf *out) {
+    if (e->null) return bm_put_null(out);
+    if (e->col->wire == W_JSON)       /* json_value: the text rendered while the image was read */
+        return bm_buf_byte(out, 0x72) || bm_buf_varint(out, (uint64_t)e->json_len) ||
+               bm_buf_put(out, e->json, e->json_len) ? BM_ERR_PY : BM_OK;
+    return bm_put_value(e->col, e->raw, e->size, out);
+}
+
+struct bm_walker {
+    ctx x;
+    slot *slots;
+    Py_ssize_t nslots;
+};
+
+bm_walker *bm_walker_new(void) {
+    bm_walker *w = PyMem_Calloc(1, sizeof *w);
+    if (!w) PyErr_NoMemory();
+    return w;
+}
+
+void bm_walker_free(bm_walker *w) {
+    if (!w) return;
+    bm_buf_free(&w->x.value);
+    bm_buf_free(&w->x.json);
+    PyMem_Free(w->slots);
+    PyMem_Free(w);
+}
+
+int bm_walk_image(bm_walker *w, bm_plan *plan, const unsigned char *image, Py_ssize_t len,
+                  const unsigned char *present, Py_ssize_t present_len, bm_entry_fn fn, void *arg) {
+    Py_ssize_t n = plan->ncols;
+    if (present_len < ((n + 7) >> 3)) return BM_ERR_DATA;
+    if (w->nslots < n + 1) {
+        slot *slots = PyMem_Realloc(w->slots, (size_t)(n + 1) * sizeof(slot));
+        if (!slots) { PyErr_NoMemory(); return BM_ERR_PY; }
+        w->slots = slots;
+        w->nslots = n + 1;
+    }
+    ctx *x = &w->x;
+    x->plan = plan;
+    x->buf = image;
+    x->sizes_only = 0;
+    x->json.len = 0;
+    Py_ssize_t pos = 0;
+    int rc = parse_image(x, &pos, len, present, w->slots);
+    if (rc) return rc;
+    if (pos != len) return BM_ERR_DATA;
+    /* put_all's columns, in its order (put_column without the Column around them). */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const slot *s = &w->slots[i];
+        const bm_col *c = &plan->cols[i];
+        if (s->state == S_ABSENT || c->mark == 2) continue;
+        bm_entry e = slot_entry(x, c, s);
+        if ((rc = fn(arg, &e))) return rc;
+    }
+    return BM_OK;
 }

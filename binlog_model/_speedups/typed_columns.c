@@ -22,10 +22,18 @@
  * inline, UTF-8 is checked by a table-driven automaton, and the caller's row count sizes the buffers once
  * (fixed-width exactly, var-width from the bytes per row so far). event_header (below) gives the task the
  * fields it routes an event by without making its rows Python objects.
+ *
+ * Raw row images (the resolve job's tables, compiled_rows.RawImages): a row may also be a BM_RAW_ROWS frame,
+ * the bytes of its typed image. It is walked with its context's compiled plan (rows.c's bm_walk_image: the
+ * columns build_rows writes, in its order), each value typed straight from its logged bytes where put_fast
+ * has a rule whose result is put_value's on the Value bm_put_value writes (by construction, case by case),
+ * else through those Value bytes and put_value. Error parity: every value is converted, labelled columns'
+ * too, so whatever build_rows refuses is refused here (the job then types the slice from built rows).
  */
 #include "typed_columns.h"
 #include "arrow_columns.h"
 #include "pb_wire.h"
+#include "values.h"
 
 /* Target Arrow types: the numbers of binlog_model.spark.typed_arrow._TARGET_CODES. */
 enum { T_I32 = 1, T_I64, T_F32, T_F64, T_DEC, T_DATE, T_TS, T_TSZ, T_STR, T_BIN, T_OTHER };
@@ -37,6 +45,7 @@ enum {
     V_BIT = 16, V_LAST = 20
 };
 enum { EV_ROW_INDEX = 6, EV_ROWS = 11 };
+enum { FAST_NO = 1 };       /* put_fast: no shortcut for this value; its Value bytes go through put_value */
 
 #ifdef __SIZEOF_INT128__
 typedef __int128 i128;
@@ -75,6 +84,15 @@ typedef struct {
     Py_ssize_t capat;
     bm_buf row_event, row_index;
     Py_ssize_t rows;
+    /* Raw row images (plan.h's BM_RAW_ROWS): the registered (plan, present columns) pairs, the walker,
+     * and the row being walked (its version, the next entry's ordinal). */
+    Py_ssize_t ncontexts;
+    bm_plan **plans;
+    Py_buffer *present;
+    bm_walker *walker;
+    long walk_version;
+    Py_ssize_t walk_ordinal;
+    bm_buf value;                       /* a raw entry's Value bytes, when put_fast has no shortcut */
 } tbatch;
 
 /* Strict UTF-8 (json_text.c's bm_utf8_valid: no overlongs, surrogates or code points past U+10FFFF) as a
@@ -301,6 +319,18 @@ static int temporal_fields(const unsigned char *p, const unsigned char *end, uin
     return BM_OK;
 }
 
+/* A Date (year, month, day) or DateTime (and hour, minute, second, micros) into a DATE or TIMESTAMP column;
+ * null and labelled when Python's datetime would refuse it. */
+static int put_temporal(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, const uint64_t *f, int date) {
+    if (!(c->code == T_TS || (date && c->code == T_DATE))) return FAST_NO;
+    int64_t days;
+    if (!civil_days(f[0], f[1], f[2], &days)) return bad(b, c, j, ordinal);
+    if (c->code == T_DATE) return col_i32(c, (int32_t)days);
+    if (!date && (f[3] >= 24 || f[4] >= 60 || f[5] >= 60 || f[6] >= 1000000)) return bad(b, c, j, ordinal);
+    int64_t seconds = days * 86400 + (date ? 0 : (int64_t)(f[3] * 3600 + f[4] * 60 + f[5]));
+    return col_i64(c, seconds * 1000000 + (date ? 0 : (int64_t)f[6]));
+}
+
 /* An integer value (signed sv, or unsigned uv when is_unsigned) into column c. */
 static int put_integer(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, int64_t sv, uint64_t uv,
                        int is_unsigned, const unsigned char *raw, Py_ssize_t rawn) {
@@ -467,12 +497,7 @@ static int put_value(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, const
         int date = x.number == V_DATE;
         if (!len || temporal_fields(x.data, x.data + x.len, f, date ? 3 : 7) != BM_OK) return BM_ERR_DATA;
         if (!(c->code == T_TS || (date && c->code == T_DATE))) return slow(b, c, ordinal, p, n);
-        int64_t days;
-        if (!civil_days(f[0], f[1], f[2], &days)) return bad(b, c, j, ordinal);
-        if (c->code == T_DATE) return col_i32(c, (int32_t)days);
-        if (!date && (f[3] >= 24 || f[4] >= 60 || f[5] >= 60 || f[6] >= 1000000)) return bad(b, c, j, ordinal);
-        int64_t seconds = days * 86400 + (date ? 0 : (int64_t)(f[3] * 3600 + f[4] * 60 + f[5]));
-        return col_i64(c, seconds * 1000000 + (date ? 0 : (int64_t)f[6]));
+        return put_temporal(b, c, j, ordinal, f, date);
     }
     case V_SET:
         if (!len) return BM_ERR_DATA;
@@ -555,6 +580,38 @@ static int end_row(tbatch *b, uint64_t row_index, int32_t event) {
     return BM_OK;
 }
 
+/* The column of a row's entry (its ordinal in the image, its logged name): *out, or NULL when the version
+ * has no such name (then labelled for binlog_invalid). */
+static int entry_column(tbatch *b, Py_ssize_t ordinal, long version, const unsigned char *name,
+                        Py_ssize_t name_len, tcol **out, int *target) {
+    int j, rc;
+    *out = NULL;
+    if ((rc = target_of(b, ordinal, version, name, name_len, &j)) != BM_OK) return rc;
+    if (j < 0) {
+        PyObject *label = Py_BuildValue("(nniy#)", b->rows, ordinal, -1, (const char *)name, name_len);
+        rc = label && PyList_Append(b->labels, label) == 0 ? BM_OK : BM_ERR_PY;
+        Py_XDECREF(label);
+        return rc;
+    }
+    tcol *c = &b->cols[j];
+    if (c->stamp == b->rows + 1) return BM_ERR_DATA;     /* a column twice in one row */
+    c->stamp = b->rows + 1;
+    if ((rc = col_pad(c, b->rows)) != BM_OK) return rc;
+    *out = c;
+    *target = j;
+    return BM_OK;
+}
+
+/* One column entry of a row (its ordinal, logged name and Value bytes) into its column. */
+static int add_entry(tbatch *b, Py_ssize_t ordinal, long version, const unsigned char *name, Py_ssize_t name_len,
+                     const unsigned char *value, Py_ssize_t value_len) {
+    tcol *c;
+    int j;
+    int rc = entry_column(b, ordinal, version, name, name_len, &c, &j);
+    if (rc != BM_OK || !c) return rc;
+    return put_value(b, c, j, ordinal, value, value_len);
+}
+
 /* One Row message: its image's entries into the columns, its row_index. */
 static int add_row(tbatch *b, const unsigned char *p, const unsigned char *end, int image, long version,
                    int32_t event) {
@@ -590,23 +647,146 @@ static int add_row(tbatch *b, const unsigned char *p, const unsigned char *end, 
             }
         }
         if (!name) name = (const unsigned char *)"";
-        int j;
-        if ((rc = target_of(b, ordinal, version, name, name_len, &j)) != BM_OK) return rc;
-        if (j < 0) {
-            PyObject *label = Py_BuildValue("(nniy#)", b->rows, ordinal, -1, (const char *)name, name_len);
-            rc = label && PyList_Append(b->labels, label) == 0 ? BM_OK : BM_ERR_PY;
-            Py_XDECREF(label);
-            if (rc != BM_OK) return rc;
-        } else {
-            tcol *c = &b->cols[j];
-            if (c->stamp == b->rows + 1) return BM_ERR_DATA;     /* a column twice in one row */
-            c->stamp = b->rows + 1;
-            if ((rc = col_pad(c, b->rows)) != BM_OK) return rc;
-            if ((rc = put_value(b, c, j, ordinal, value ? value : (const unsigned char *)"", value_len)) != BM_OK)
-                return rc;
-        }
+        if ((rc = add_entry(b, ordinal, version, name, name_len, value ? value : (const unsigned char *)"",
+                            value_len)) != BM_OK)
+            return rc;
         ordinal++;
     }
+    return end_row(b, row_index, event);
+}
+
+/* -- raw row images ---------------------------------------------------------------------------------------- */
+
+/* An integer value as put_value types the Value bm_put_value writes for it (V_INT, V_LONG, V_UINT64, V_BIT,
+ * V_TIME), into the targets where put_integer never hands a value back. */
+static int fast_integer(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, int64_t sv, uint64_t uv,
+                        int is_unsigned) {
+    if (c->code != T_I32 && c->code != T_I64 && c->code != T_STR && !(HAVE_I128 && c->code == T_DEC))
+        return FAST_NO;
+    return put_integer(b, c, j, ordinal, sv, uv, is_unsigned, NULL, 0);
+}
+
+/* The typed value of a raw entry without its Value bytes, where the result is put_value's on them by
+ * construction (each case follows bm_put_value's bytes into put_value's rule for the target); FAST_NO for
+ * every other kind, target or value (a value bm_put_value refuses, text that is not UTF-8 ...). */
+static int put_fast(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, const bm_entry *e) {
+    const bm_col *col = e->col;
+    const unsigned char *p = e->raw;
+    if (e->null) return col_null(c);
+    int text_target = c->code == T_STR || c->code == T_BIN;
+    if (col->wire == W_JSON) {                       /* MySQL's binary JSON, whatever the kind: its text */
+        if (!text_target || !utf8_valid(e->json, e->json_len)) return FAST_NO;
+        return col_bytes(c, e->json, e->json_len);
+    }
+    switch (col->kind) {
+    case K_INT: case K_LONG: case K_UINT64: {
+        __int128 v;
+        if (bm_read_int(col, p, &v) != BM_OK) return FAST_NO;
+        if (col->kind == K_INT)
+            return v < INT32_MIN || v > INT32_MAX ? FAST_NO : fast_integer(b, c, j, ordinal, (int32_t)v, 0, 0);
+        if (col->kind == K_LONG)
+            return v < INT64_MIN || v > INT64_MAX ? FAST_NO : fast_integer(b, c, j, ordinal, (int64_t)v, 0, 0);
+        return v < 0 || v > (__int128)UINT64_MAX ? FAST_NO : fast_integer(b, c, j, ordinal, 0, (uint64_t)v, 1);
+    }
+    case K_BIT: {
+        int n = col->wmeta;
+        for (int i = 0; i < n - 8; i++)
+            if (p[i]) return FAST_NO;
+        uint64_t v = 0;
+        for (int i = n > 8 ? n - 8 : 0; i < n; i++) v = (v << 8) | p[i];
+        return fast_integer(b, c, j, ordinal, 0, v, 1);
+    }
+    case K_TIME:
+        return fast_integer(b, c, j, ordinal, bm_time_micros(col, p), 0, 0);
+    case K_TEXT: case K_JSON: {
+        const unsigned char *s = p + col->wmeta;
+        Py_ssize_t n = e->size - col->wmeta;
+        if (col->wire != W_VARLEN || (col->kind == K_TEXT && col->charset != CS_UTF8)) return FAST_NO;
+        if (!text_target || !utf8_valid(s, n)) return FAST_NO;
+        return col_bytes(c, s, n);
+    }
+    case K_BYTES: {
+        if (c->code != T_BIN) return FAST_NO;
+        Py_ssize_t n = e->size - col->wmeta, total = n < col->pad_to ? col->pad_to : n;
+        if (col_room(c, total) != BM_OK || bm_buf_put(&c->data, p + col->wmeta, n) != BM_OK) return BM_ERR_PY;
+        memset(c->data.data + c->data.len, 0, (size_t)(total - n));     /* BINARY(n): zeros to its length */
+        c->data.len += total - n;
+        return col_var_end(c);
+    }
+    case K_ENUM: {
+        uint64_t idx = 0;
+        for (int i = col->wmeta - 1; i >= 0; i--) idx = (idx << 8) | p[i];
+        if (!text_target || idx >= (uint64_t)col->nlabels) return FAST_NO;
+        return col_bytes(c, (const unsigned char *)col->labels[idx].ptr, col->labels[idx].len);
+    }
+    case K_SET: {
+        uint64_t mask = 0;
+        for (int i = col->wmeta - 1; i >= 0; i--) mask = (mask << 8) | p[i];
+        if (c->code != T_STR || (col->nlabels < 64 && (mask >> col->nlabels))) return FAST_NO;
+        int first = 1;
+        for (Py_ssize_t i = 0; i < col->nlabels && i < 64; i++) {
+            if (!(mask >> i & 1)) continue;
+            const bm_str *label = &col->labels[i];
+            if (col_room(c, label->len + 1) != BM_OK || (!first && bm_buf_byte(&c->data, ',') != BM_OK) ||
+                bm_buf_put(&c->data, label->ptr, label->len) != BM_OK)
+                return BM_ERR_PY;
+            first = 0;
+        }
+        return col_var_end(c);
+    }
+    case K_DOUBLE:
+        return c->code == T_F64 ? col_fixed(c, p, 8) : FAST_NO;
+    case K_TIMESTAMP: {
+        if (c->code != T_TSZ) return FAST_NO;
+        int64_t micros = bm_timestamp_micros(col, p);
+        return micros == 0 ? bad(b, c, j, ordinal) : col_i64(c, micros);   /* the zero TIMESTAMP: no instant */
+    }
+    case K_DATE: case K_DATETIME: {
+        uint64_t f[7] = {0, 0, 0, 0, 0, 0, 0};
+        int date = col->kind == K_DATE;
+        if (date) {
+            uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+            f[0] = v >> 9; f[1] = (v >> 5) & 15; f[2] = v & 31;
+        } else if (bm_datetime_fields(col, p, f) != BM_OK) {
+            return FAST_NO;
+        }
+        return put_temporal(b, c, j, ordinal, f, date);
+    }
+    default:
+        return FAST_NO;
+    }
+}
+
+/* bm_walk_image's callback: one column of a raw image, named by the plan. */
+static int raw_entry(void *arg, const bm_entry *e) {
+    tbatch *b = arg;
+    Py_ssize_t ordinal = b->walk_ordinal++;
+    tcol *c;
+    int j;
+    int rc = entry_column(b, ordinal, b->walk_version, (const unsigned char *)e->col->name.ptr, e->col->name.len,
+                          &c, &j);
+    if (rc != BM_OK) return rc;
+    if (c && (rc = put_fast(b, c, j, ordinal, e)) != FAST_NO) return rc;
+    /* A column no version knows is only labelled, but its value is still converted: build_rows converts
+     * every value it writes, and a value it refuses must send the slice the reference way here too. */
+    b->value.len = 0;
+    if ((rc = bm_entry_value(e, &b->value)) != BM_OK || !c) return rc;
+    return put_value(b, c, j, ordinal, b->value.data, b->value.len);
+}
+
+/* One raw row (a BM_RAW_ROWS frame: context, row_index, the typed image's bytes): the columns build_rows
+ * would have written into the Row, with the same Value bytes, typed as add_row types them. */
+static int add_raw_row(tbatch *b, const unsigned char *p, const unsigned char *end, long version, int32_t event) {
+    uint64_t context, row_index;
+    if (read_varint(&p, end, &context) != BM_OK || read_varint(&p, end, &row_index) != BM_OK ||
+        context >= (uint64_t)b->ncontexts)
+        return BM_ERR_DATA;
+    if (!b->walker && !(b->walker = bm_walker_new())) return BM_ERR_PY;
+    b->walk_version = version;
+    b->walk_ordinal = 0;
+    Py_buffer *present = &b->present[context];
+    int rc = bm_walk_image(b->walker, b->plans[context], p, end - p, present->buf, present->len, raw_entry, b);
+    if (rc != BM_OK) return rc;
     return end_row(b, row_index, event);
 }
 
@@ -621,6 +801,10 @@ static int add_event(tbatch *b, const unsigned char *p, Py_ssize_t n, int image,
         if (x.number == EV_ROWS) {
             if (x.wire != WT_LEN) return BM_ERR_DATA;
             if ((rc = add_row(b, x.data, x.data + x.len, image, version, event)) != BM_OK) return rc;
+            rows++;
+        } else if (x.number == BM_RAW_ROWS) {
+            if (x.wire != WT_LEN) return BM_ERR_DATA;
+            if ((rc = add_raw_row(b, x.data, x.data + x.len, version, event)) != BM_OK) return rc;
             rows++;
         } else if (x.number == EV_ROW_INDEX) {
             if (x.wire != WT_VARINT) return BM_ERR_DATA;
@@ -671,7 +855,7 @@ PyObject *bm_py_event_header(PyObject *self, PyObject *arg) {
         if (read_field(&p, end, &x) != BM_OK) { rc = BM_ERR_DATA; break; }
         int len = x.wire == WT_LEN, varint = x.wire == WT_VARINT;
         switch (x.number) {
-        case EV_ROWS:
+        case EV_ROWS: case BM_RAW_ROWS:
             if (!len) rc = BM_ERR_DATA;
             rows++;
             break;
@@ -758,11 +942,11 @@ static PyObject *column_result(tcol *c) {
 }
 
 PyObject *bm_py_typed_columns(PyObject *self, PyObject *args) {
-    PyObject *payloads, *versions, *targets, *resolve;
+    PyObject *payloads, *versions, *targets, *resolve, *contexts = NULL;
     int image;
     Py_ssize_t expected = 0;
-    if (!PyArg_ParseTuple(args, "O!iO!O!O|n:typed_columns", &PyList_Type, &payloads, &image, &PyList_Type,
-                          &versions, &PyList_Type, &targets, &resolve, &expected))
+    if (!PyArg_ParseTuple(args, "O!iO!O!O|nO!:typed_columns", &PyList_Type, &payloads, &image, &PyList_Type,
+                          &versions, &PyList_Type, &targets, &resolve, &expected, &PyList_Type, &contexts))
         return NULL;
     if (!PyCallable_Check(resolve) || (image != 3 && image != 4) ||
         PyList_GET_SIZE(versions) != PyList_GET_SIZE(payloads)) {
@@ -772,12 +956,30 @@ PyObject *bm_py_typed_columns(PyObject *self, PyObject *args) {
     utf8_table();
     /* Copies first: the callback cannot change what is read. */
     PyObject *items = PySequence_Tuple(payloads), *vers = PySequence_Tuple(versions);
-    if (!items || !vers) { Py_XDECREF(items); Py_XDECREF(vers); return NULL; }
+    PyObject *ctxs = contexts ? PySequence_Tuple(contexts) : PyTuple_New(0);
+    if (!items || !vers || !ctxs) { Py_XDECREF(items); Py_XDECREF(vers); Py_XDECREF(ctxs); return NULL; }
     tbatch b;
     memset(&b, 0, sizeof b);
     b.resolve = resolve;
     b.ncols = PyList_GET_SIZE(targets);
     int rc = BM_OK;
+    /* The raw images' contexts: (plan, present columns bitmap), numbered by their place. */
+    Py_ssize_t held = 0;
+    b.ncontexts = PyTuple_GET_SIZE(ctxs);
+    b.plans = PyMem_Calloc((size_t)(b.ncontexts + 1), sizeof *b.plans);
+    b.present = PyMem_Calloc((size_t)(b.ncontexts + 1), sizeof *b.present);
+    if (!b.plans || !b.present) { PyErr_NoMemory(); rc = BM_ERR_PY; }
+    for (; rc == BM_OK && held < b.ncontexts; held++) {
+        PyObject *pair = PyTuple_GET_ITEM(ctxs, held), *plan, *present;
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 || !bm_is_plan(plan = PyTuple_GET_ITEM(pair, 0))) {
+            PyErr_SetString(PyExc_TypeError, "typed_columns: contexts must be (plan, present) pairs");
+            rc = BM_ERR_PY;
+            break;
+        }
+        present = PyTuple_GET_ITEM(pair, 1);
+        if (PyObject_GetBuffer(present, &b.present[held], PyBUF_SIMPLE) < 0) { rc = BM_ERR_PY; break; }
+        b.plans[held] = (bm_plan *)plan;
+    }
     b.cols = PyMem_Calloc((size_t)(b.ncols ? b.ncols : 1), sizeof *b.cols);
     b.labels = PyList_New(0);
     if (!b.cols || !b.labels) { PyErr_NoMemory(); rc = BM_ERR_PY; }
@@ -862,6 +1064,12 @@ PyObject *bm_py_typed_columns(PyObject *self, PyObject *args) {
         Py_XDECREF(b.cols[j].slow);
     }
     PyMem_Free(b.cols);
+    for (Py_ssize_t k = 0; k < held; k++) PyBuffer_Release(&b.present[k]);
+    PyMem_Free(b.present);
+    PyMem_Free(b.plans);
+    bm_walker_free(b.walker);
+    bm_buf_free(&b.value);
+    Py_DECREF(ctxs);
     PyMem_Free(b.known);
     PyMem_Free(b.at);
     bm_buf_free(&b.row_event);

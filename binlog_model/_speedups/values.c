@@ -122,7 +122,7 @@ static inline double double_value(const unsigned char *p) {
 
 /* -- integers --------------------------------------------------------------------------------------- */
 
-static int read_int(const bm_col *c, const unsigned char *p, __int128 *out) {
+int bm_read_int(const bm_col *c, const unsigned char *p, __int128 *out) {
     __int128 v;
     int u = c->wire_unsigned;
     switch (c->wire) {
@@ -145,7 +145,7 @@ static int read_int(const bm_col *c, const unsigned char *p, __int128 *out) {
 
 static int put_int(const bm_col *c, const unsigned char *p, bm_buf *out) {
     __int128 v;
-    if (read_int(c, p, &v)) return BM_ERR_DATA;
+    if (bm_read_int(c, p, &v)) return BM_ERR_DATA;
     switch (c->kind) {
     case K_INT:
         if (v < INT32_MIN || v > INT32_MAX) return BM_ERR_DATA;
@@ -257,8 +257,7 @@ static inline int64_t read_frac(const unsigned char *p, int nfrac) {
     return 0;
 }
 
-static int put_datetime(const bm_col *c, const unsigned char *p, bm_buf *out) {
-    uint64_t f[7];
+int bm_datetime_fields(const bm_col *c, const unsigned char *p, uint64_t *f) {
     if (c->wire == W_DATETIME) {
         uint64_t v = le(p, 8);
         if (v > 99991231235959ull) return BM_ERR_DATA;
@@ -274,6 +273,12 @@ static int put_datetime(const bm_col *c, const unsigned char *p, bm_buf *out) {
         f[0] = ym / 13; f[1] = ym % 13; f[2] = ymd & 31;
         f[3] = hms >> 12; f[4] = (hms >> 6) & 63; f[5] = hms & 63; f[6] = micro;
     }
+    return BM_OK;
+}
+
+static int put_datetime(const bm_col *c, const unsigned char *p, bm_buf *out) {
+    uint64_t f[7];
+    if (bm_datetime_fields(c, p, f)) return BM_ERR_DATA;
     return put_date_fields(out, T_DATETIME, f, 7);
 }
 
@@ -285,7 +290,7 @@ static int64_t time_from_packed(int64_t packed) {
     return packed < 0 ? -total : total;
 }
 
-static int64_t time_micros(const bm_col *c, const unsigned char *p) {
+int64_t bm_time_micros(const bm_col *c, const unsigned char *p) {
     if (c->wire == W_TIME) {
         int32_t v = (int32_t)le(p, 3);
         if (v & 0x800000) v -= 0x1000000;
@@ -309,7 +314,7 @@ static int64_t time_micros(const bm_col *c, const unsigned char *p) {
     return time_from_packed(intpart * (1ll << 24) + frac * 100);
 }
 
-static int64_t timestamp_micros(const bm_col *c, const unsigned char *p) {
+int64_t bm_timestamp_micros(const bm_col *c, const unsigned char *p) {
     uint64_t seconds;
     int64_t micro = 0;
     if (c->wire == W_TIMESTAMP) {
@@ -448,9 +453,9 @@ int bm_put_value(const bm_col *c, const unsigned char *p, Py_ssize_t size, bm_bu
     case K_DATETIME:
         return put_datetime(c, p, out);
     case K_TIMESTAMP:
-        return put_varint_field(out, T_TIMESTAMP, 1, (uint64_t)timestamp_micros(c, p));
+        return put_varint_field(out, T_TIMESTAMP, 1, (uint64_t)bm_timestamp_micros(c, p));
     case K_TIME:
-        return put_varint_field(out, T_TIME, 1, (uint64_t)time_micros(c, p));
+        return put_varint_field(out, T_TIME, 1, (uint64_t)bm_time_micros(c, p));
     case K_JSON: {
         /* MariaDB's JSON is LONGTEXT: UTF-8 text as json_value, else kept as utf8mb4 raw_text_value.
          * (MySQL's binary JSON is rendered by rows.c with json_text.c.) */

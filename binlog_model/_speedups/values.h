@@ -17,6 +17,15 @@ int bm_put_value(const bm_col *c, const unsigned char *p, Py_ssize_t size, bm_bu
 /* Value { null_value: NULL_VALUE }. */
 int bm_put_null(bm_buf *out);
 
+/* The model values bm_put_value writes, for the resolve job's typing of raw row images (typed_columns.c):
+ * an integer column's value (its wire codec, the tracked UNSIGNED applied; BM_ERR_DATA for a codec that is
+ * not an integer's), a DATETIME's seven fields (BM_ERR_DATA past 9999-12-31 23:59:59), a TIME's and a
+ * TIMESTAMP's microseconds (0: the zero TIMESTAMP). */
+int bm_read_int(const bm_col *c, const unsigned char *p, __int128 *out);
+int bm_datetime_fields(const bm_col *c, const unsigned char *p, uint64_t *f);
+int64_t bm_time_micros(const bm_col *c, const unsigned char *p);
+int64_t bm_timestamp_micros(const bm_col *c, const unsigned char *p);
+
 /* 1 when an UPDATE changed the (non-NULL) value, 0 when not; sa/sb are scratch buffers. */
 int bm_values_differ(const bm_col *c, const unsigned char *a, Py_ssize_t na, const unsigned char *b,
                      Py_ssize_t nb, bm_buf *sa, bm_buf *sb);

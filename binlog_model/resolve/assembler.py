@@ -37,7 +37,7 @@ from binlog_model.errors import (
     SchemaMismatchError,
 )
 from binlog_model.position import BinlogPosition
-from binlog_model.resolve.compiled_rows import merge_frames, with_rows
+from binlog_model.resolve.compiled_rows import RawImages, RawImagesRefused, merge_frames, with_rows
 from binlog_model.resolve.ddl_pass import apply_query
 from binlog_model.resolve.json_diff import resolve_partial_row
 from binlog_model.resolve.options import ResolveOptions
@@ -117,6 +117,7 @@ class _Piece:
     # Rows the compiled builder made, after those in ``event.rows``: framed entries of BinlogEvent.rows.
     frames: list[builtins.bytes] = field(default_factory=list)
     frames_first: int = 0       # row_index of the first of ``frames``
+    raw: bool = False           # ``frames`` are raw row images (``RawImages``), not built rows
 
 
 class StatementAssembler:
@@ -129,10 +130,14 @@ class StatementAssembler:
     """
 
     def __init__(self, history: SchemaHistory | None = None, options: ResolveOptions | None = None, *,
-                 serialized: bool = False) -> None:
+                 serialized: bool = False, raw: RawImages | None = None) -> None:
         # serialized: yield each BinlogEvent as its serialized bytes (what a proto sink writes); the rows
-        # the compiled builder made are then never parsed into messages.
+        # the compiled builder made are then never parsed into messages. raw (serialized only): the rows of
+        # these tables as raw row images, for the resolve job's typing (``compiled_rows.RawImages``).
+        if raw is not None and not serialized:
+            raise ValueError("raw row images are for serialized output only")
         self._serialized = serialized
+        self._raw = raw
         self.history = history if history is not None else SchemaHistory()
         self.options = options or ResolveOptions()
         self.stats = AssemblerStats()
@@ -469,12 +474,15 @@ class StatementAssembler:
             piece.operation = operation
             piece.timestamp = event.header.timestamp
             piece.position = _pb_position(event)
-        # The compiled builder reads the event's row images itself; None: the Python builder does it.
-        frames = view.compiled.build(event, piece.next_row_index) if view.compiled is not None else None
+        frames = self._compiled_rows(view, event, piece, key)
         images: Sequence[Any] = ()
         if frames is not None:
             count = len(frames)
         else:
+            if piece.raw and piece.frames:
+                raise RawImagesRefused(f"rows the compiled builder refuses in a piece of raw rows at "
+                                       f"{position}")
+            piece.raw = False
             images = event.rows
             if event.kind == "partial_update":
                 images = self._resolve_partial_json(event, plan, position)
@@ -517,6 +525,28 @@ class StatementAssembler:
         if event.is_statement_end:
             self._close_statement()
         return iter(())
+
+    def _compiled_rows(self, view: RowBuilders, event: RowsEvent, piece: _Piece,
+                       key: tuple[str, str]) -> list[builtins.bytes] | None:
+        """The compiled builder's rows of ``event`` (raw row images where asked for and possible), or None:
+        the Python builder builds them. A piece holds rows of one kind: it decides with its first event."""
+        compiled = view.compiled
+        if compiled is None:
+            return None
+        raw = self._raw
+        if raw is None or key not in raw.tables:
+            return compiled.build(event, piece.next_row_index)
+        empty = not piece.frames and not piece.event.rows
+        if empty or piece.raw:
+            frames = compiled.images(event, piece.next_row_index, raw)
+            if frames is not None:
+                piece.raw = True
+                return frames
+            if not empty:
+                raise RawImagesRefused(f"a rows event the raw images refuse in a piece of them, "
+                                       f"`{key[0]}`.`{key[1]}`")
+            piece.raw = False
+        return compiled.build(event, piece.next_row_index)
 
     @staticmethod
     def _resolve_partial_json(event: RowsEvent, plan: RowPlan,

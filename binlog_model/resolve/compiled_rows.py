@@ -22,7 +22,8 @@ from binlog_model.wire.column_types import ColumnType as T
 from binlog_model.wire.rows import RowsEvent
 from binlog_model.wire.table_map import TableMapEvent
 
-__all__ = ["CompiledColumn", "CompiledRows", "compile_rows", "merge_frames", "with_rows"]
+__all__ = ["CompiledColumn", "CompiledRows", "RawImages", "RawImagesRefused", "compile_rows", "merge_frames",
+           "with_rows"]
 
 _OPERATION = {"insert": 1, "update": 2, "delete": 3}
 _IMAGE_MODE = {"full": 0, "changed": 1, "changed_with_old": 2, "after": 3}   # rows.c's IMG_*
@@ -64,6 +65,33 @@ def compiled_column(c: PlanColumn, wire_unsigned: bool) -> CompiledColumn | None
                           charset, tuple(c.labels), int(c.pad_to), int(c.mark))
 
 
+class RawImagesRefused(Exception):
+    """Raw row images met what only the built rows handle (a rows event the C code refuses, a PARTIAL_UPDATE
+    in a piece of raw rows, a table the compiled typing cannot write): the caller runs again without them."""
+
+
+class RawImages:
+    """The resolve job's raw row images, inside one task (``typed_write``): for the tables in ``tables``,
+    the assembler keeps each row as the bytes of the image its typed table reads (``_speedups.row_images``:
+    INSERT and UPDATE the after image, DELETE the before image; field 100 of the serialized event, never
+    written out), and the task types them straight from those bytes (``_speedups.typed_columns`` with
+    ``contexts``): no protobuf ``Row`` is built and parsed again. Each frame names its context, a (compiled
+    plan, present-columns bitmap) pair numbered here. Only the "after" image mode (the job's)."""
+
+    def __init__(self, tables: frozenset[tuple[str, str]]) -> None:
+        self.tables = tables
+        self.contexts: list[tuple[Any, bytes]] = []
+        self._ids: dict[tuple[int, bytes], int] = {}
+
+    def context(self, plan: Any, present: bytes) -> int:
+        key = (id(plan), present)
+        found = self._ids.get(key)
+        if found is None:
+            found = self._ids[key] = len(self.contexts)
+            self.contexts.append((plan, present))       # holds the plan: its id stays its own
+        return found
+
+
 class CompiledRows:
     """A plan compiled for the C builder under one image mode."""
 
@@ -83,6 +111,24 @@ class CompiledRows:
         images = event.images
         out = speedups.build_rows(self._plan, images.buf, images.pos, images.end, images.present,
                                   images.present_after, operation, self._mode, first_row_index)
+        if out is None:
+            return None
+        rows, end = out
+        return rows if end == images.end else None
+
+
+    def images(self, event: RowsEvent, first_row_index: int, raw: RawImages) -> list[bytes] | None:
+        """Each row as a raw frame of its typed image (see ``RawImages``), or None: build the rows."""
+        operation = _OPERATION.get(event.kind)
+        if operation is None or speedups is None or self._mode != _IMAGE_MODE["after"]:
+            return None
+        images = event.images
+        typed = images.present_after if operation == _OPERATION["update"] else images.present
+        if typed is None:
+            return None
+        out = speedups.row_images(self._plan, images.buf, images.pos, images.end, images.present,
+                                  images.present_after, operation, raw.context(self._plan, typed),
+                                  first_row_index)
         if out is None:
             return None
         rows, end = out

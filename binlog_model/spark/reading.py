@@ -30,6 +30,7 @@ from binlog_model.errors import ConfigError
 from binlog_model.gtid import GtidSet
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.compiled_rows import RawImages
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ResolveOptions
 from binlog_model.runs.runner import Runner
 from binlog_model.spark.arrow_batch import ArrowBatch
@@ -169,14 +170,16 @@ STATEMENT_TEXT_TYPES: frozenset[int] = frozenset({EventType.ROWS_QUERY_LOG_EVENT
 
 
 def decode_slice(piece: Slice, history: dict[str, Any] | bytes, options: ReadOptions, *,
-                 serialized: bool = True, without_text: bool = False) -> Iterator[Any]:
+                 serialized: bool = True, without_text: bool = False, raw: RawImages | None = None
+                 ) -> Iterator[Any]:
     """The assembled ``BinlogEvent``s of one slice (serialized bytes, or messages), resolved with the
     shipped history: what every task of the source and of the typed job decodes. ``without_text``: the
     statement-text events are passed over unparsed (the typed job: its tables hold neither ``statement``
     nor ``trace_info``, and a statement still ends at its last rows event's STMT_END flag), so the events
-    lack those two fields and are otherwise the same."""
+    lack those two fields and are otherwise the same. ``raw``: the typed job's raw row images
+    (``compiled_rows.RawImages``)."""
     assembler = StatementAssembler(_history_for(history, options.lenient_ddl), options.assembler_options(),
-                                   serialized=serialized)
+                                   serialized=serialized, raw=raw)
     source = slice_source(piece, verify_checksum=options.verify_checksum,
                           drop_types=STATEMENT_TEXT_TYPES if without_text else frozenset())
     return Runner(source, assembler).events()

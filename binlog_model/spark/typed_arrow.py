@@ -26,6 +26,7 @@ from google.protobuf.internal.type_checkers import ToShortestFloat
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.compiled import speedups
 from binlog_model.position import BinlogPosition, file_sequence
+from binlog_model.resolve.compiled_rows import RawImagesRefused
 from binlog_model.spark.typed import META_FIELDS, TableLineage, typed_schema
 from binlog_model.spark.typed_values import _INT_RANGE, _Invalid, convert_value
 from binlog_model.spark.value_json import OPERATIONS, value_json
@@ -53,7 +54,7 @@ from binlog_model.spark.wire_views import (
     kinds_of,
 )
 
-__all__ = ["convert_values", "map_in_arrow", "typed_batches", "typed_frame"]
+__all__ = ["compiled_typing", "convert_values", "map_in_arrow", "typed_batch", "typed_batches", "typed_frame"]
 
 _DELETE = pb.BinlogEvent.DELETE
 _SCHEMA = pb.BinlogEvent.SCHEMA
@@ -280,6 +281,14 @@ def _target_code(arrow: pa.DataType) -> tuple[int, int, int]:
     return simple.get(arrow, _T_OTHER), 0, 0
 
 
+def compiled_typing(schema: pa.Schema, lineage: TableLineage) -> bool:
+    """Whether the C code types every column of this table (else the batch is typed the Python way)."""
+    if _TYPED_COLUMNS is None:
+        return False
+    arrows = [schema.field(j).type for j in range(len(lineage.columns))]
+    return not any(_target_code(a)[0] == _T_OTHER and not pa.types.is_nested(a) for a in arrows)
+
+
 def _buffer(data: Any) -> pa.Buffer | None:
     return None if data is None else pa.py_buffer(data)
 
@@ -328,16 +337,18 @@ class _Rows:
         self.counts.append(n)
         self.size += n
 
-    def build(self, image: str, lineage: TableLineage, versions: list[dict[str, str]], schema: pa.Schema
-              ) -> pa.RecordBatch:
+    def build(self, image: str, lineage: TableLineage, versions: list[dict[str, str]], schema: pa.Schema,
+              contexts: list[tuple[Any, bytes]] | None) -> pa.RecordBatch:
         if _TYPED_COLUMNS is not None:
-            built = self._compiled(image, lineage, versions, schema)
+            built = self._compiled(image, lineage, versions, schema, contexts)
             if built is not None:
                 return built
+        if contexts is not None:
+            raise RawImagesRefused(f"the compiled typing refuses a batch of `{lineage.db}`.`{lineage.table}`")
         return self._bulk(image, lineage, versions, schema)
 
-    def _compiled(self, image: str, lineage: TableLineage, versions: list[dict[str, str]], schema: pa.Schema
-                  ) -> pa.RecordBatch | None:
+    def _compiled(self, image: str, lineage: TableLineage, versions: list[dict[str, str]], schema: pa.Schema,
+                  contexts: list[tuple[Any, bytes]] | None) -> pa.RecordBatch | None:
         """The batch from the C code's buffers (``_speedups.typed_columns``); the value kinds it leaves to
         Python are converted by the reference and put in place. None for bytes it refuses."""
         order_of = {c.name: i for i, c in enumerate(lineage.columns)}
@@ -345,14 +356,13 @@ class _Rows:
         def resolve(version: int, name: bytes) -> int:
             return order_of.get(versions[version].get(name.decode("utf-8").lower(), ""), -1)
 
+        if not compiled_typing(schema, lineage):
+            return None         # a column type the C code does not write
         arrows = [schema.field(j).type for j in range(len(lineage.columns))]
         targets = [_target_code(a) for a in arrows]
-        if any(code == _T_OTHER and not pa.types.is_nested(a) for a, (code, _, _) in zip(arrows, targets,
-                                                                                        strict=True)):
-            return None         # a column type the C code does not write
         assert _TYPED_COLUMNS is not None
         built = _TYPED_COLUMNS(self.payloads, 3 if image == "before" else 4, self.meta["version"], targets,
-                               resolve, self.size)
+                               resolve, self.size, contexts or [])
         if built is None or built[0] != self.size:
             return None
         n, row_event, row_index, columns, labels = built
@@ -488,9 +498,12 @@ def _reference_batch(payloads: Sequence[bytes], lineage: TableLineage, schema: p
 
 
 def typed_batch(payloads: Sequence[bytes], lineage: TableLineage, schema: pa.Schema,
-                headers: Sequence[EventHeader] | None = None) -> list[pa.RecordBatch]:
+                headers: Sequence[EventHeader] | None = None, contexts: list[tuple[Any, bytes]] | None = None
+                ) -> list[pa.RecordBatch]:
     """The typed rows of serialized events (of this lineage's logged names, not SCHEMA), in ``schema``.
-    ``headers``: the payloads' ``event_header``s when the caller read them already."""
+    ``headers``: the payloads' ``event_header``s when the caller read them already. ``contexts``: those of
+    the raw row images the events may hold (``compiled_rows.RawImages``); only the C code reads those, so
+    any other way raises ``RawImagesRefused``."""
     versions: list[dict[str, str]] = []
     version_ids: dict[int, int] = {}
     groups = {"after": _Rows(), "before": _Rows()}
@@ -508,8 +521,11 @@ def typed_batch(payloads: Sequence[bytes], lineage: TableLineage, schema: pa.Sch
             versions.append(names)
         groups["before" if event.operation == _DELETE else "after"].add(payload, event, vid, generation)
     try:
-        return [g.build(image, lineage, versions, schema) for image, g in groups.items() if g.size]
+        return [g.build(image, lineage, versions, schema, contexts) for image, g in groups.items() if g.size]
     except Mismatch:
+        if contexts is not None:
+            raise RawImagesRefused(f"a batch of `{lineage.db}`.`{lineage.table}` needs the reference typing"
+                                   ) from None
         return [_reference_batch(payloads, lineage, schema)]
 
 

@@ -7,7 +7,8 @@ name (read from its header, ``wire_views.event_header``: its rows are counted, n
 lineages that own the name (``typed.table_lineages``, computed once per Python worker from the shipped
 history). Each table buffers its events' bytes; when a table holds ``TABLE_ROWS`` rows or all
 tables together ``BUFFER_BYTES`` bytes (the largest is flushed), its events become typed Arrow columns in bulk
-(``typed_arrow.typed_batch``) and one Parquet row group (``sinks.parquet.TableFile``, pyarrow, any
+(``typed_arrow.typed_batch``; for the tables the C code types, from raw row images instead of built
+``Row``s: ``compiled_rows.RawImages``) and one Parquet row group (``sinks.parquet.TableFile``, pyarrow, any
 ``pyarrow.fs`` filesystem). A task's memory is therefore bounded by those constants and by one transaction
 of its slice, not by the slice, and never by the archive; nothing goes through the JVM's rows. At the end
 the task commits its files (one rename each into the job's staging tree) and returns a small result: the
@@ -30,11 +31,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from binlog_model._pb import binlog_event_pb2 as pb
+from binlog_model.resolve.compiled_rows import RawImages, RawImagesRefused
 from binlog_model.sinks.parquet import TableFile
 from binlog_model.spark.partitions import Slice
 from binlog_model.spark.reading import ReadOptions, decode_slice, prepare_worker, shipped_history
 from binlog_model.spark.typed import TableLineage, table_lineages, typed_schema, untyped_lineage
-from binlog_model.spark.typed_arrow import typed_batch
+from binlog_model.spark.typed_arrow import compiled_typing, typed_batch
 from binlog_model.spark.value_json import OPERATIONS
 from binlog_model.spark.wire_views import EventHeader, event_header
 
@@ -110,10 +112,12 @@ class _Table:
         self.bytes = 0
         self.file: TableFile | None = None
         self.counts: dict[str, int] = {}
+        # The raw row images' contexts when the C code types this table (its events may hold such rows).
+        self.contexts: list[tuple[Any, bytes]] | None = None
 
 
 class _Writer:
-    def __init__(self, task: SliceTask, fs: Any, staging: str) -> None:
+    def __init__(self, task: SliceTask, fs: Any, staging: str, raw: RawImages | None) -> None:
         from pyspark import TaskContext
 
         context = TaskContext.get()
@@ -124,6 +128,7 @@ class _Writer:
         self.attempt = f"{task.partition:05d}-{attempt}"
         self.tables: dict[tuple[str, str], _Table] = {}
         self.buffered = 0
+        self.raw = raw
         # pyarrow encodes and compresses a row group without the GIL: one thread writes it while the task
         # decodes on. At most one write waits, so a task holds at most one row group more.
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="binlog-model-parquet")
@@ -134,6 +139,8 @@ class _Writer:
         table = self.tables.get(key)
         if table is None:
             table = self.tables[key] = _Table(lineage)
+            if self.raw is not None and compiled_typing(table.schema, lineage):
+                table.contexts = self.raw.contexts
         table.payloads.append(payload)
         table.headers.append(header)
         table.rows += rows
@@ -147,7 +154,7 @@ class _Writer:
     def flush(self, table: _Table) -> None:
         if not table.payloads:
             return
-        batches = typed_batch(table.payloads, table.lineage, table.schema, table.headers)
+        batches = typed_batch(table.payloads, table.lineage, table.schema, table.headers, table.contexts)
         self.buffered -= table.bytes
         table.payloads, table.headers, table.rows, table.bytes = [], [], 0, 0
         rows = pa.Table.from_batches(batches, table.schema)
@@ -187,8 +194,11 @@ class _Writer:
                 table.file.abort()
 
 
-def write_slice(task: SliceTask) -> SliceResult:
-    """The Spark task (``rdd.map``): decode, type, write and commit one slice; the small result."""
+def write_slice(task: SliceTask, *, raw_images: bool = True) -> SliceResult:
+    """The Spark task (``rdd.map``): decode, type, write and commit one slice; the small result.
+    ``raw_images``: type the rows of the tables the C code types from their raw row images
+    (``compiled_rows.RawImages``); where those meet what only built rows handle, the slice runs again
+    without them (same result)."""
     from binlog_model.io.files import output_filesystem
 
     prepare_worker()
@@ -198,12 +208,40 @@ def write_slice(task: SliceTask) -> SliceResult:
     _lineages_all, owners = _lineages(task.history)
     untyped = task.untyped
     only = {k: untyped_lineage(k[0], k[1], names) for k, names in untyped.items()} if untyped else None
+    raw = RawImages(_raw_tables(task.history)) if raw_images and only is None else None
+    try:
+        result = _write(task, fs, staging, owners, only, raw)
+    except RawImagesRefused:
+        result = _write(task, fs, staging, owners, only, None)
+    result.seconds = time.monotonic() - started
+    if _fault(task, after=True):
+        result.untyped[("", "")] = ["x" * (768 << 20)]
+    return result
+
+
+def _raw_tables(packed: bytes) -> frozenset[tuple[str, str]]:
+    """The logged names whose every owning table the C code types (``compiled_typing``)."""
+    found = _RAW_TABLES.get(packed)
+    if found is None:
+        _lineages_all, owners = _lineages(packed)
+        found = frozenset(name for name, lineages in owners.items()
+                          if all(compiled_typing(typed_schema(lineage)[1], lineage) for lineage in lineages))
+        _RAW_TABLES.clear()
+        _RAW_TABLES[packed] = found
+    return found
+
+
+_RAW_TABLES: dict[bytes, frozenset[tuple[str, str]]] = {}
+
+
+def _write(task: SliceTask, fs: Any, staging: str, owners: dict[tuple[str, str], list[TableLineage]],
+           only: dict[tuple[str, str], TableLineage] | None, raw: RawImages | None) -> SliceResult:
     result = SliceResult(task.partition)
-    writer = _Writer(task, fs, staging)
+    writer = _Writer(task, fs, staging, raw)
     logged = result.logged
     seen: dict[tuple[str, str], dict[str, None]] = {}
     try:
-        for payload in decode_slice(task.piece, task.history, task.options, without_text=True):
+        for payload in decode_slice(task.piece, task.history, task.options, without_text=True, raw=raw):
             event = event_header(payload)
             name = (event.db, event.table)
             rows = event.rows
@@ -231,9 +269,6 @@ def write_slice(task: SliceTask) -> SliceResult:
         writer.abort()
         raise
     result.untyped = {name: list(names) for name, names in seen.items()}
-    result.seconds = time.monotonic() - started
-    if _fault(task, after=True):
-        result.untyped[("", "")] = ["x" * (768 << 20)]
     return result
 
 

@@ -2,7 +2,8 @@
 
 ``benchmarks.fuzz.sanitized`` builds the extension with ``-fsanitize=address,undefined`` beside the normal
 build (gcc here, so it runs on any CI machine), then ``benchmarks.fuzz.native all`` runs the seeded
-mutation loop over ``build_rows`` (captured plans and row images of the seed binlogs), ``json_text``
+mutation loop over ``build_rows`` (captured plans and row images of the seed binlogs), the raw row images
+(``row_images`` and ``typed_columns``, differential against the built rows), ``json_text``
 and ``arrow_columns`` (both differential against the Python reference) for a fixed time with the ASan
 runtime preloaded. It fails on a sanitizer report (the process aborts), a contract break, a leak, or a
 memory peak beyond the bound. The long run (1,000,000 inputs) is the documented command in
@@ -46,7 +47,7 @@ def test_compiled_core_fuzz_smoke_under_asan(tmp_path: Path) -> None:
     assert summary["module"].startswith(str(build))
     assert summary["findings"] == 0 and summary["leaks"] == 0
     # It really ran, on both entry points, and the checks did work.
-    assert set(summary["by_target"]) == {"rows", "json", "columns", "typed", "frames", "utf8"}
+    assert set(summary["by_target"]) == {"rows", "raw", "json", "columns", "typed", "frames", "utf8"}
     assert summary["inputs"] >= 3000
     assert summary["traced_inputs"] > 100
     stats = summary["target_stats"]
@@ -54,3 +55,4 @@ def test_compiled_core_fuzz_smoke_under_asan(tmp_path: Path) -> None:
     assert stats["json"]["rendered"] > 0 and stats["json"]["handed_back"] > 0
     assert stats["columns"]["compared"] > 0 and stats["columns"]["handed_back"] > 0
     assert stats["utf8"]["valid"] > 0 and stats["utf8"]["invalid"] > 0
+    assert stats["raw"]["same"] > 0 and stats["raw"]["both_refused"] > 0
