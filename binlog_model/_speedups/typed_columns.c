@@ -369,12 +369,18 @@ static int put_integer(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, int
     }
 }
 
+/* No rule here: the Value's bytes go to the reference (slow), or, from put_fast (raw NULL: no Value bytes
+ * yet), FAST_NO: the caller writes them and comes back through put_value. */
+static int hand_back(tbatch *b, tcol *c, Py_ssize_t ordinal, const unsigned char *raw, Py_ssize_t rawn) {
+    return raw ? slow(b, c, ordinal, raw, rawn) : FAST_NO;
+}
+
 /* Plain decimal text ("-12.340") into a decimal column, when exact at its scale and within its precision;
  * else (or for any other spelling) the reference decides. */
 static int put_decimal_text(tbatch *b, tcol *c, Py_ssize_t ordinal, const unsigned char *s, Py_ssize_t n,
                             const unsigned char *raw, Py_ssize_t rawn) {
 #if HAVE_I128
-    if (c->code != T_DEC) return slow(b, c, ordinal, raw, rawn);
+    if (c->code != T_DEC) return hand_back(b, c, ordinal, raw, rawn);
     Py_ssize_t i = 0;
     int negative = 0, digits = 0, frac = -1, seen_digit = 0;
     uint64_t small = 0;                                /* the first 18 digits: no 128-bit arithmetic */
@@ -382,30 +388,30 @@ static int put_decimal_text(tbatch *b, tcol *c, Py_ssize_t ordinal, const unsign
     if (i < n && (s[i] == '-' || s[i] == '+')) negative = s[i++] == '-';
     for (; i < n; i++) {
         if (s[i] == '.' && frac < 0) { frac = 0; continue; }
-        if (s[i] < '0' || s[i] > '9') return slow(b, c, ordinal, raw, rawn);
+        if (s[i] < '0' || s[i] > '9') return hand_back(b, c, ordinal, raw, rawn);
         seen_digit = 1;
         if (frac >= 0) {
             if (frac >= c->scale) {                    /* past the scale: only zeros keep it exact */
-                if (s[i] != '0') return slow(b, c, ordinal, raw, rawn);
+                if (s[i] != '0') return hand_back(b, c, ordinal, raw, rawn);
                 continue;
             }
             frac++;
         }
         if (digits == 0 && s[i] == '0') continue;      /* leading zeros */
-        if (++digits > 38) return slow(b, c, ordinal, raw, rawn);
+        if (++digits > 38) return hand_back(b, c, ordinal, raw, rawn);
         if (digits <= 18) small = small * 10 + (uint64_t)(s[i] - '0');
         else v = (digits == 19 ? (i128)small : v) * 10 + (s[i] - '0');
     }
-    if (!seen_digit) return slow(b, c, ordinal, raw, rawn);
+    if (!seen_digit) return hand_back(b, c, ordinal, raw, rawn);
     if (digits <= 18) v = (i128)small;
     for (int k = frac < 0 ? 0 : frac; k < c->scale; k++) {
-        if (v != 0 && ++digits > 38) return slow(b, c, ordinal, raw, rawn);
+        if (v != 0 && ++digits > 38) return hand_back(b, c, ordinal, raw, rawn);
         v *= 10;
     }
-    if (v >= c->above) return slow(b, c, ordinal, raw, rawn);
+    if (v >= c->above) return hand_back(b, c, ordinal, raw, rawn);
     return col_i128(c, negative ? -v : v);
 #else
-    return slow(b, c, ordinal, raw, rawn);
+    return hand_back(b, c, ordinal, raw, rawn);
 #endif
 }
 
@@ -562,7 +568,8 @@ static inline int target_of(tbatch *b, Py_ssize_t ordinal, long version, const u
                             Py_ssize_t len, int *target) {
     if (ordinal < b->capat) {
         tname *hit = &b->at[ordinal];
-        if (hit->name && hit->version == version && hit->len == len && same_bytes(hit->name, name, len)) {
+        if (hit->name && hit->version == version && hit->len == len &&
+            (hit->name == name || same_bytes(hit->name, name, len))) {     /* (a raw row: the plan's name) */
             *target = hit->target;
             return BM_OK;
         }
@@ -733,6 +740,12 @@ static int put_fast(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, const 
             first = 0;
         }
         return col_var_end(c);
+    }
+    case K_DECIMAL: {           /* bm_put_value's text, then put_value's rule for it */
+        char text[BM_DECIMAL_TEXT];
+        Py_ssize_t n;
+        if (c->code != T_DEC || bm_decimal_text(col, p, text, &n) != BM_OK) return FAST_NO;
+        return put_decimal_text(b, c, ordinal, (const unsigned char *)text, n, NULL, 0);
     }
     case K_DOUBLE:
         return c->code == T_F64 ? col_fixed(c, p, 8) : FAST_NO;

@@ -172,7 +172,7 @@ static int put_digits(char *out, uint32_t v, int n) {
     return n;
 }
 
-static int decimal_text(const bm_col *c, const unsigned char *p, char *text, Py_ssize_t *tlen) {
+int bm_decimal_text(const bm_col *c, const unsigned char *p, char *text, Py_ssize_t *tlen) {
     int precision = c->wmeta, scale = c->scale, intg = precision - scale;
     Py_ssize_t n = bm_decimal_size(precision, scale);
     unsigned char d[40];
@@ -388,9 +388,9 @@ int bm_put_value(const bm_col *c, const unsigned char *p, Py_ssize_t size, bm_bu
     case K_INT: case K_LONG: case K_UINT64:
         return put_int(c, p, out);
     case K_DECIMAL: {
-        char text[200];
+        char text[BM_DECIMAL_TEXT];
         Py_ssize_t n;
-        if (decimal_text(c, p, text, &n)) return BM_ERR_DATA;
+        if (bm_decimal_text(c, p, text, &n)) return BM_ERR_DATA;
         return put_len_field(out, T_DECIMAL, 1, text, n);
     }
     case K_FLOAT: {

@@ -19,9 +19,11 @@ int bm_put_null(bm_buf *out);
 
 /* The model values bm_put_value writes, for the resolve job's typing of raw row images (typed_columns.c):
  * an integer column's value (its wire codec, the tracked UNSIGNED applied; BM_ERR_DATA for a codec that is
- * not an integer's), a DATETIME's seven fields (BM_ERR_DATA past 9999-12-31 23:59:59), a TIME's and a
+ * not an integer's), a DECIMAL's exact text (BM_ERR_DATA for a corrupt digit group), a DATETIME's seven fields (BM_ERR_DATA past 9999-12-31 23:59:59), a TIME's and a
  * TIMESTAMP's microseconds (0: the zero TIMESTAMP). */
 int bm_read_int(const bm_col *c, const unsigned char *p, __int128 *out);
+#define BM_DECIMAL_TEXT 200     /* room for a DECIMAL's text (at most 65 digits, a sign and a point) */
+int bm_decimal_text(const bm_col *c, const unsigned char *p, char *text, Py_ssize_t *tlen);
 int bm_datetime_fields(const bm_col *c, const unsigned char *p, uint64_t *f);
 int64_t bm_time_micros(const bm_col *c, const unsigned char *p);
 int64_t bm_timestamp_micros(const bm_col *c, const unsigned char *p);

@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from binlog_model._pb import binlog_event_pb2 as pb
+from binlog_model.compiled import speedups
 from binlog_model.resolve.compiled_rows import RawImages, RawImagesRefused
 from binlog_model.sinks.parquet import TableFile
 from binlog_model.spark.partitions import Slice
@@ -225,7 +226,8 @@ def _raw_tables(packed: bytes) -> frozenset[tuple[str, str]]:
     if found is None:
         _lineages_all, owners = _lineages(packed)
         found = frozenset(name for name, lineages in owners.items()
-                          if all(compiled_typing(typed_schema(lineage)[1], lineage) for lineage in lineages))
+                          if all(compiled_typing(typed_schema(lineage)[1], lineage) for lineage in lineages)
+                          ) if hasattr(speedups, "row_images") else frozenset()
         _RAW_TABLES.clear()
         _RAW_TABLES[packed] = found
     return found
