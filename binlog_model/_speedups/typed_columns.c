@@ -716,8 +716,10 @@ static int put_fast(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, const 
         if (c->code != T_BIN) return FAST_NO;
         Py_ssize_t n = e->size - col->wmeta, total = n < col->pad_to ? col->pad_to : n;
         if (col_room(c, total) != BM_OK || bm_buf_put(&c->data, p + col->wmeta, n) != BM_OK) return BM_ERR_PY;
-        memset(c->data.data + c->data.len, 0, (size_t)(total - n));     /* BINARY(n): zeros to its length */
-        c->data.len += total - n;
+        if (total > n) {                                 /* BINARY(n): zeros to its length */
+            memset(c->data.data + c->data.len, 0, (size_t)(total - n));
+            c->data.len += total - n;
+        }
         return col_var_end(c);
     }
     case K_ENUM: {
