@@ -111,11 +111,7 @@ class CompiledRows:
         images = event.images
         out = speedups.build_rows(self._plan, images.buf, images.pos, images.end, images.present,
                                   images.present_after, operation, self._mode, first_row_index)
-        if out is None:
-            return None
-        rows, end = out
-        return rows if end == images.end else None
-
+        return _whole(out, images)
 
     def images(self, event: RowsEvent, first_row_index: int, raw: RawImages) -> list[bytes] | None:
         """Each row as a raw frame of its typed image (see ``RawImages``), or None: build the rows."""
@@ -129,10 +125,15 @@ class CompiledRows:
         out = speedups.row_images(self._plan, images.buf, images.pos, images.end, images.present,
                                   images.present_after, operation, raw.context(self._plan, typed),
                                   first_row_index)
-        if out is None:
-            return None
-        rows, end = out
-        return rows if end == images.end else None
+        return _whole(out, images)
+
+
+def _whole(out: tuple[list[bytes], int] | None, images: Any) -> list[bytes] | None:
+    """The rows C made of an event's images, when it read them to their end (else None)."""
+    if out is None:
+        return None
+    rows, end = out
+    return rows if end == images.end else None
 
 
 def compile_rows(plan: RowPlan, table_map: TableMapEvent, image: str) -> CompiledRows | None:

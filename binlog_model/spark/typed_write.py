@@ -83,12 +83,16 @@ def slice_label(piece: Slice) -> str:
     return f"{os.path.basename(piece.path.rstrip('/'))}@{piece.start}"
 
 
-_Lineages = tuple[dict[tuple[str, str], TableLineage], dict[tuple[str, str], list[TableLineage]]]
+# Per worker, from the shipped history: the lineages, those that own each logged name, and the names whose
+# every owner the C code types (their rows come as raw row images).
+_Lineages = tuple[dict[tuple[str, str], TableLineage], dict[tuple[str, str], list[TableLineage]],
+                  frozenset[tuple[str, str]]]
 _LINEAGES: dict[bytes, _Lineages] = {}
 
 
 def _lineages(packed: bytes) -> _Lineages:
-    """The lineages of the shipped history and, per logged name, those that own it (once per worker)."""
+    """The lineages of the shipped history, per logged name those that own it, and the names typed from raw
+    row images (once per worker)."""
     found = _LINEAGES.get(packed)
     if found is None:
         lineages = table_lineages(shipped_history(packed))
@@ -96,8 +100,11 @@ def _lineages(packed: bytes) -> _Lineages:
         for lineage in lineages.values():
             for name in lineage.logged_names:
                 owners.setdefault(name, []).append(lineage)
+        raw = frozenset(name for name, owning in owners.items()
+                        if all(compiled_typing(typed_schema(lineage)[1], lineage) for lineage in owning)
+                        ) if hasattr(speedups, "row_images") else frozenset()
         _LINEAGES.clear()
-        found = _LINEAGES[packed] = (lineages, owners)
+        found = _LINEAGES[packed] = (lineages, owners, raw)
     return found
 
 
@@ -206,10 +213,10 @@ def write_slice(task: SliceTask, *, raw_images: bool = True) -> SliceResult:
     started = time.monotonic()
     _fault(task)
     fs, staging = output_filesystem(task.staging)
-    _lineages_all, owners = _lineages(task.history)
+    _lineages_all, owners, raw_tables = _lineages(task.history)
     untyped = task.untyped
     only = {k: untyped_lineage(k[0], k[1], names) for k, names in untyped.items()} if untyped else None
-    raw = RawImages(_raw_tables(task.history)) if raw_images and only is None else None
+    raw = RawImages(raw_tables) if raw_images and only is None else None
     try:
         result = _write(task, fs, staging, owners, only, raw)
     except RawImagesRefused:
@@ -218,22 +225,6 @@ def write_slice(task: SliceTask, *, raw_images: bool = True) -> SliceResult:
     if _fault(task, after=True):
         result.untyped[("", "")] = ["x" * (768 << 20)]
     return result
-
-
-def _raw_tables(packed: bytes) -> frozenset[tuple[str, str]]:
-    """The logged names whose every owning table the C code types (``compiled_typing``)."""
-    found = _RAW_TABLES.get(packed)
-    if found is None:
-        _lineages_all, owners = _lineages(packed)
-        found = frozenset(name for name, lineages in owners.items()
-                          if all(compiled_typing(typed_schema(lineage)[1], lineage) for lineage in lineages)
-                          ) if hasattr(speedups, "row_images") else frozenset()
-        _RAW_TABLES.clear()
-        _RAW_TABLES[packed] = found
-    return found
-
-
-_RAW_TABLES: dict[bytes, frozenset[tuple[str, str]]] = {}
 
 
 def _write(task: SliceTask, fs: Any, staging: str, owners: dict[tuple[str, str], list[TableLineage]],
