@@ -145,6 +145,7 @@ def local_context(master: str = "local[2]", *, app: str = "binlog-model",
         from pyspark.find_spark_home import _find_spark_home
     except ImportError as err:
         raise SparkSetupError("pyspark is not installed: pip install 'binlog-model[spark]'") from err
+    from binlog_model.spark.daemon import DAEMON_MODULE, executors_import_package
     from binlog_model.spark.jvm import (
         driver_java_options,
         executor_java_options,
@@ -179,6 +180,8 @@ def local_context(master: str = "local[2]", *, app: str = "binlog-model",
         settings["spark.executor.extraJavaOptions"] = executor_java_options(
             settings.get("spark.executor.extraJavaOptions"), master, spark_home,
             _archive_key(settings, class_path), create_archive=create_archive)
+        if executors_import_package(master, settings):
+            settings["spark.python.daemon.module"] = DAEMON_MODULE
     spark_conf = SparkConf().setMaster(master).setAppName(app)
     for key, value in settings.items():
         spark_conf.set(key, value)

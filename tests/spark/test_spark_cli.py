@@ -75,3 +75,26 @@ def test_a_first_run_leaves_the_driver_class_archive_and_the_next_runs_with_it(t
         assert (tmp_path / "cache" / "jvm" / kept[0]).stat().st_size > 1 << 20
         tables.append(pq.read_table(tmp_path / run / "db=ppc" / "table=campaigns").to_pylist())
     assert tables[0] == tables[1] and len(tables[0]) == 4
+
+
+def test_the_jobs_python_workers_import_the_installed_pyspark_not_sparks_zip(tmp_path: Path) -> None:
+    """A command-line job's context (``local_context(quick_start=True)``) names ``spark.daemon``: its Python
+    workers find pyspark where this interpreter has it installed (with bytecode), not in Spark's zip."""
+    import pyspark
+
+    script = ("from binlog_model.spark.job import local_context\n"
+              "sc = local_context('local[1]', quick_start=True)\n"
+              "print(sc.getConf().get('spark.python.daemon.module'))\n"
+              "def where(_):\n"
+              "    import sys, pyspark, pyspark.worker\n"
+              "    return [pyspark.worker.__file__] + [p for p in sys.path if p.endswith('pyspark.zip')]\n"
+              "print(sc.parallelize([0], 1).map(where).collect()[0])\n"
+              "sc.stop()\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_SUBMIT_ARGS")}
+    env["PYTHONPATH"] = str(REPO)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    module, found = done.stdout.splitlines()[-2:]
+    assert module == "binlog_model.spark.daemon"
+    assert found == repr([str(Path(pyspark.__file__).parent / "worker.py")])
