@@ -7,7 +7,8 @@ daemon and each worker it forks compiled pyspark's modules again: importing ``py
 all of it before an executor's first task ran. When the installed package is the zip's own (the same
 ``version.py``, byte for byte: a pip-installed pyspark is the Spark home whose zip this is), the zip leaves
 the path; otherwise nothing changes. ``job.local_context`` names this module
-(``spark.python.daemon.module``) only for executors known to import this package (``daemon_module``).
+(``spark.python.daemon.module``) only for executors known to import this package
+(``executors_import_package``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from collections.abc import Mapping, Sequence
 __all__ = ["executors_import_package", "without_redundant_zips"]
 
 DAEMON_MODULE = "binlog_model.spark.daemon"
+
 
 def _package_of(entry: str) -> str | None:
     name = os.path.basename(entry)
@@ -48,8 +50,8 @@ def _read(path: str, member: str | None = None) -> bytes | None:
 
 
 def without_redundant_zips(path: Sequence[str]) -> list[str]:
-    """``path`` less each Spark zip (``…/lib/pyspark.zip``, ``…/lib/py4j-*-src.zip``) whose package a later
-    directory entry holds with the same ``version.py``."""
+    """``path`` less each Spark zip (``…/lib/pyspark.zip``, ``…/lib/py4j-*-src.zip``) whose package another
+    entry, a folder, holds with the same ``version.py``."""
     kept = list(path)
     for entry in path:
         package = _package_of(entry)

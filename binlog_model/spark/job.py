@@ -138,7 +138,8 @@ def local_context(master: str = "local[2]", *, app: str = "binlog-model",
     workers use this interpreter unless ``conf`` names another (``spark.pyspark.python``). Enough for
     ``run_resolve``, whose tasks are plain RDD tasks: a SparkSession's start (the SQL engine's classes)
     costs seconds it does not need. A driver JVM this call launches starts with ``jvm``'s options
-    (``create_archive``, ``quick_start``: see ``jvm.driver_java_options``). ``conf`` entries override the
+    (``create_archive``, ``quick_start``: see ``jvm.driver_java_options``); with ``quick_start`` its Python
+    daemons run ``spark.daemon`` where the executors can import it. ``conf`` entries override the
     small-session defaults."""
     try:
         from pyspark import SparkConf, SparkContext

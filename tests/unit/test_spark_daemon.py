@@ -30,7 +30,7 @@ def spark_path() -> tuple[str, str, str]:
 
 def test_the_zips_of_the_installed_packages_leave_the_path(spark_path: tuple[str, str, str]) -> None:
     pyspark_zip, py4j_zip, site_dir = spark_path
-    stdlib_zip = os.path.join(sys.prefix, "lib", "python311.zip")
+    stdlib_zip = os.path.join(sys.prefix, "lib", f"python{sys.version_info[0]}{sys.version_info[1]}.zip")
     assert without_redundant_zips([pyspark_zip, py4j_zip, "/nowhere", stdlib_zip, site_dir]) == [
         "/nowhere", stdlib_zip, site_dir]
 
