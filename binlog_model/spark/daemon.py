@@ -13,13 +13,11 @@ the path; otherwise nothing changes. ``job.local_context`` names this module
 
 from __future__ import annotations
 
+import importlib.machinery
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
-import zipfile
 from collections.abc import Mapping, Sequence
 
 __all__ = ["executors_import_package", "without_redundant_zips"]
@@ -38,31 +36,38 @@ def _package_of(entry: str) -> str | None:
     return None
 
 
-def _read(path: str, member: str | None = None) -> bytes | None:
+def _version_source(entry: str, package: str) -> bytes | None:
+    """The bytes of ``package/version.py`` as the import system would load them from ``entry`` (a folder or
+    a zip on the path), or None."""
+    found = importlib.machinery.PathFinder.find_spec(package, [entry])
+    if found is None or not found.submodule_search_locations:
+        return None
+    version = importlib.machinery.PathFinder.find_spec(f"{package}.version",
+                                                        list(found.submodule_search_locations))
+    if version is None or version.origin is None:
+        return None
+    get_data = getattr(version.loader, "get_data", None)
+    if get_data is None:
+        return None
     try:
-        if member is None:
-            with open(path, "rb") as f:
-                return f.read()
-        with zipfile.ZipFile(path) as z:
-            return z.read(member)
-    except (OSError, KeyError, zipfile.BadZipFile):
+        return bytes(get_data(version.origin))
+    except OSError:
         return None
 
 
 def without_redundant_zips(path: Sequence[str]) -> list[str]:
     """``path`` less each Spark zip (``…/lib/pyspark.zip``, ``…/lib/py4j-*-src.zip``) whose package another
-    entry, a folder, holds with the same ``version.py``."""
+    entry, not a zip, holds with the same ``version.py``."""
     kept = list(path)
     for entry in path:
         package = _package_of(entry)
         if package is None:
             continue
-        zipped = _read(entry, f"{package}/version.py")
+        zipped = _version_source(entry, package)
         if zipped is None:
             continue
         for other in path:
-            if other != entry and os.path.isdir(other) and \
-                    _read(os.path.join(other, package, "version.py")) == zipped:
+            if other != entry and not other.endswith(".zip") and _version_source(other, package) == zipped:
                 kept.remove(entry)
                 break
     return kept
@@ -84,20 +89,19 @@ def executors_import_package(master: str, settings: Mapping[str, str],
                                                          environ.get("PYSPARK_SUBMIT_ARGS", "")):
         return False
     python = settings.get("spark.pyspark.python") or environ.get("PYSPARK_PYTHON") or sys.executable
-    if os.path.abspath(shutil.which(python) or python) != os.path.abspath(sys.executable):
+    if os.path.abspath(python) != os.path.abspath(sys.executable):     # a bare name: another Python
         return False
     # The daemon's path: Spark's zips, spark.executorEnv.PYTHONPATH, then the executor's own PYTHONPATH
-    # (local[N]: this process's). Asked of the interpreter itself, from a folder holding nothing: an
-    # editable install or a .pth file is found as the daemon would find it.
+    # (local[N]: this process's). Asked of the interpreter itself, without the current folder on its path:
+    # an editable install or a .pth file is found as the daemon would find it.
     paths = [settings.get("spark.executorEnv.PYTHONPATH", "")]
     if local:
         paths.append(environ.get("PYTHONPATH", ""))
     env = {k: v for k, v in environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     try:
-        with tempfile.TemporaryDirectory() as empty:
-            done = subprocess.run([sys.executable, "-c", f"import {DAEMON_MODULE}"], cwd=empty, env=env,
-                                  capture_output=True, timeout=30, check=False)
+        done = subprocess.run([sys.executable, "-c", f"import sys; del sys.path[0]; import {DAEMON_MODULE}"],
+                              env=env, capture_output=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0
