@@ -80,9 +80,9 @@ def executors_import_package(master: str, settings: Mapping[str, str],
     and ``PYSPARK_PYTHON`` unset or naming it), no ``--py-files`` or ``--archives`` (another copy of the
     package, or another Python), and this interpreter importing the module with the daemon's path (asked of
     it). ``False`` keeps Spark's own daemon: a daemon that cannot start would fail every task."""
-    from binlog_model.spark.jvm import is_local_cluster
+    from binlog_model.spark.jvm import is_local_cluster, is_local_master
 
-    local = re.fullmatch(r"local(\[.*\])?", master) is not None
+    local = is_local_master(master)
     if settings.get("spark.python.daemon.module") or not (local or is_local_cluster(master)):
         return False
     if settings.get("spark.submit.pyFiles") or re.search(r"--(py-files|archives)\b",

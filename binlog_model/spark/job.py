@@ -152,6 +152,7 @@ def local_context(master: str = "local[2]", *, app: str = "binlog-model",
         executor_java_options,
         hot_class_path,
         is_local_cluster,
+        is_local_master,
     )
 
     if conf and conf.get("spark.pyspark.python"):
@@ -170,7 +171,7 @@ def local_context(master: str = "local[2]", *, app: str = "binlog-model",
             settings["spark.driver.extraClassPath"] = class_path
         settings["spark.driver.extraJavaOptions"] = driver_java_options(
             settings.get("spark.driver.extraJavaOptions"), spark_home,
-            _archive_key(settings, class_path, runs_tasks=bool(re.fullmatch(r"local(\[.*\])?", master))),
+            _archive_key(settings, class_path, runs_tasks=is_local_master(master)),
             create_archive=create_archive, quick_start=quick_start)
     if quick_start:
         class_path = settings.get("spark.executor.extraClassPath", "")

@@ -59,7 +59,7 @@ from typing import Any
 from binlog_model.io.cache import cache_root
 
 __all__ = ["ARCHIVE_ENV", "HOT_JARS", "close_driver_jvm", "driver_java_options", "dump_executor_archive",
-           "executor_java_options", "hot_class_path", "is_local_cluster"]
+           "executor_java_options", "hot_class_path", "is_local_cluster", "is_local_master"]
 
 ARCHIVE_ENV = "BINLOG_MODEL_JVM_ARCHIVE"
 _QUICK_START = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmn64m"
@@ -120,6 +120,11 @@ def hot_class_path(user_class_path: str | None, spark_home: str | None) -> str:
                 pattern = re.compile(rf"{re.escape(hot)}(?:_\d+\.\d+)?-\d[^/]*\.jar")
                 entries += [str(jar_dir / n) for n in names if pattern.fullmatch(n)][:1]
     return os.pathsep.join(entries)
+
+
+def is_local_master(master: str) -> bool:
+    """Whether ``master`` is ``local`` or ``local[...]``: the driver's JVM runs the tasks, no executors."""
+    return re.fullmatch(r"local(\[.*\])?", master) is not None
 
 
 def is_local_cluster(master: str | None) -> bool:
