@@ -32,6 +32,7 @@ from binlog_model.runs.source import (
     FormatDescription,
     Resume,
 )
+from binlog_model.wire.decoder import format_description_difference
 from binlog_model.wire.events import Event
 
 __all__ = ["FileSource", "FileStart"]
@@ -210,6 +211,8 @@ def _check_same_file(path: str, offset: int, fde: bytes | None) -> None:
     if not gzipped and size < offset:
         raise StateMismatchError(f"{path} has {size} bytes but the state has processed {offset} of it: the "
                                  "file was replaced or truncated (start a new --state directory)")
-    if fde is not None and head[4:] != fde:
-        raise StateMismatchError(f"{path} is not the file the state processed: its FORMAT_DESCRIPTION "
-                                 "event differs (was the server reset?)")
+    differ = None if fde is None else format_description_difference(fde, head[4:])
+    if differ is not None:
+        raise StateMismatchError(f"{path} is not the file the state processed: its FORMAT_DESCRIPTION event "
+                                 f"differs in {differ} (was the server reset, or the file replaced?); start "
+                                 "a new --state directory")

@@ -45,6 +45,7 @@ __all__ = [
     "iter_slice",
     "list_binlog_files",
     "missing_local_path",
+    "name_like",
     "open_binlog",
     "output_filesystem",
     "sort_binlog_files",
@@ -165,6 +166,18 @@ def output_filesystem(name: PathLike) -> tuple[Any, str]:
         return pafs.LocalFileSystem(), os.path.abspath(_local(text))
     fs, path = _remote(text)
     return fs, path.rstrip("/")
+
+
+def name_like(template: PathLike, fs_path: str) -> str:
+    """``fs_path`` (a path inside ``template``'s filesystem, as ``output_filesystem`` gives it) as a name of
+    the same kind as ``template``: a local path, or a URI of the same scheme (and host)."""
+    text = os.fspath(template)
+    if not is_uri(text):
+        return fs_path
+    scheme, _, rest = text.partition("://")
+    if scheme.lower() in ("s3", "s3a", "gs", "gcs"):
+        return f"{scheme}://{fs_path}"
+    return f"{scheme}://{rest.split('/', 1)[0]}/{fs_path.lstrip('/')}"
 
 
 def binlog_size(name: PathLike) -> int:

@@ -18,7 +18,13 @@ either the previous state or the one of its last committed step, never a mix. It
 - ``source``: for a live tail only, the replica identity it keeps across runs (its ``server_id``) and the
   server it follows;
 - ``outputs``: the output files committed so far, in order, each with its committed length in bytes, and
-  ``open_output``: the file a run is writing, with the bytes its committed steps wrote.
+  ``open_output``: the file a run is writing, with the bytes its committed steps wrote;
+- ``publishing``: the commit marker of runs that publish staged files (``resolve --state``, ``resolve
+  --stream``: ``runs.commit``): the staged folder the state committed and whose files are not all moved
+  yet, None otherwise. The next run finishes that publish before it compares anything;
+- ``stream_batch``: for ``resolve --stream`` only, the last micro-batch id published.
+
+Version 1 documents (``publishing`` kept inside ``options``) are read and written back as version 2.
 
 Output files are committed with the state: a run writes ``NAME.partial`` and only the state says how many
 of its bytes are committed. ``recover_outputs`` (run at the start of every run) truncates a partial file to
@@ -54,7 +60,7 @@ __all__ = ["FORMAT", "VERSION", "RunState", "StateLockedError", "StateMismatchEr
            "finish_output", "lock_state", "recover_outputs"]
 
 FORMAT = "binlog-model/run-state"
-VERSION = 1
+VERSION = 2
 STATE_FILE = "state.json"
 LOCK_FILE = "state.lock"
 PARTIAL = ".partial"
@@ -158,6 +164,10 @@ class RunState:
     #: what a live source keeps between runs (``binlog-model tail``: its replica server_id, registration
     #: name and the server it follows); None for file runs
     source: dict[str, Any] | None = None
+    #: the staged folder a committed publish has not finished moving (``runs.commit``), or None
+    publishing: str | None = None
+    #: ``resolve --stream``: the last micro-batch published, or None
+    stream_batch: int | None = None
 
     @property
     def path(self) -> Path:
@@ -177,19 +187,22 @@ class RunState:
         doc = load_json(path, f"the state file {path}")
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise ConfigError(f"{path} is not a binlog-model run state")
-        if doc.get("version") != VERSION:
+        if doc.get("version") not in (1, VERSION):
             raise ConfigError(f"{path} has state version {doc.get('version')}; this binlog-model reads "
-                              f"version {VERSION}")
-        return cls(d, options=doc["options"], position=doc["position"], files=doc["files"],
+                              f"versions 1 and {VERSION}: use the binlog-model that wrote it")
+        options = dict(doc["options"])
+        publishing = doc.get("publishing", options.pop("publishing", None))   # version 1 kept it there
+        return cls(d, options=options, position=doc["position"], files=doc["files"],
                    gtids=GtidSet.from_json(doc["gtid_executed"]), history=doc["history"],
                    outputs=doc["outputs"], open_output=doc["open_output"], runs=doc["runs"],
-                   source=doc.get("source"))
+                   source=doc.get("source"), publishing=publishing, stream_batch=doc.get("stream_batch"))
 
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "version": VERSION, "options": self.options, "position": self.position,
                 "files": self.files, "gtid_executed": self.gtids.to_json(), "gtid_text": str(self.gtids),
                 "history": self.history, "outputs": self.outputs, "open_output": self.open_output,
-                "runs": self.runs, **({"source": self.source} if self.source is not None else {})}
+                "runs": self.runs, "publishing": self.publishing, "stream_batch": self.stream_batch,
+                **({"source": self.source} if self.source is not None else {})}
 
     def save(self) -> None:
         write_json_atomic(self.path, self.to_json())

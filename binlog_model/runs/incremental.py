@@ -86,7 +86,7 @@ def run_incremental(
         given = shaping(source=options.source, always_include=include, lenient_ddl=lenient_ddl,
                         database=database, out=str(out.resolve()), events=options,
                         json_defaults=json_defaults, fmt=fmt)
-        begin_run(state, given, snapshot_id, lambda: recover_outputs(state, out))
+        begin_run(state, given, snapshot_id, lambda done: recover_outputs(state, Path(done)))
         history = SchemaHistory.from_json(state.history) if state.history is not None else load_history()
         # A sink that takes serialized events gets the compiled row builder's bytes, never parsed back.
         assembler = StatementAssembler(history, options, serialized=sink.takes_serialized)

@@ -3,8 +3,9 @@ from, checked the same way for ``events --state`` and ``resolve --state``.
 
 Strategy: the state (``io.state.RunState``) records the output-shaping options of its first run; every
 later run states its own (``shaping``, one dict layout for both commands) and ``begin_run`` refuses a run
-whose options or ``--snapshot`` differ, lets the caller recover what a killed run left, then adopts the
-options (keeping the first run's snapshot fingerprint, ``snapshot_digest``).
+whose options or ``--snapshot`` differ, then adopts the options (keeping the first run's snapshot
+fingerprint, ``snapshot_digest``). Before it compares anything, it lets the caller recover what a killed run
+left, in the output folder that run committed to: finishing a commit is never refused.
 """
 
 from __future__ import annotations
@@ -56,13 +57,14 @@ def shaping(*, source: str, always_include: Iterable[str], lenient_ddl: bool, da
 
 
 def begin_run(state: RunState, options: dict[str, Any], snapshot_id: str | None,
-              recover: Callable[[], None]) -> None:
-    """Check that a run with ``options`` (``shaping``) and ``snapshot_id`` continues ``state``
-    (``StateMismatchError`` otherwise), ``recover`` what a killed run left, then adopt the options."""
+              recover: Callable[[str], None]) -> None:
+    """``recover(out)`` what a killed run left in the output folder ``out`` the state committed to (this
+    run's own for a new state), then check that a run with ``options`` (``shaping``) and ``snapshot_id``
+    continues ``state`` (``StateMismatchError`` otherwise), then adopt the options."""
+    recover(state.options.get("out") or options["out"])
     state.check_options(options)
     started_with = state.options.get("snapshot")
     if not state.fresh and snapshot_id is not None and started_with not in (None, snapshot_id):
         raise StateMismatchError(f"--snapshot differs from the one the state in {state.directory} started "
                                  "with; later runs need no --snapshot (the state holds the schema)")
-    recover()
     state.options = {**options, "snapshot": state.options.get("snapshot", snapshot_id)}

@@ -160,7 +160,8 @@ def run_tail(settings: TailSettings) -> TailResult:
     result = TailResult()
     with lock_state(settings.state_dir):
         state = RunState.load(settings.state_dir)
-        begin_run(state, settings.shaping, settings.snapshot_id, lambda: recover_outputs(state, out))
+        begin_run(state, settings.shaping, settings.snapshot_id,
+                  lambda done: recover_outputs(state, Path(done)))
         source = dict(state.source or {})
         if state.fresh and state.source is None:
             source["token"] = secrets.token_hex(4)

@@ -5,14 +5,11 @@ new: ``io.file_source.FileSource.plan`` gives each file's start offset (checked 
 --state`` checks it), the DDL pre-pass scans the files and keeps the events from there on, the history
 continues the state's, and the first slice of a resumed file starts at the saved offset
 (``BinlogDecoder.resume`` with the file's FORMAT_DESCRIPTION). A run writes its typed tables into
-``OUT/_staging/run-NNNNNN/`` first. Committing is then: the state records the new position, history and files
-together with ``publishing: run-NNNNNN`` (atomically); the staged Parquet files are moved into
-``OUT/db=…/table=…/`` under names starting with the run (``run-NNNNNN-part-…``), each move a rename, so a
-reader sees a file whole or not at all; the state then drops ``publishing``. A run killed before the commit
-leaves a staging folder that the next run deletes; one killed while publishing is finished by the next run
-(moving what is left). Resolve runs read closed files: a file whose last transaction is not complete fails the
-run before anything is committed. The folder layout, the staged schema files and the publishing moves are
-``binlog_model.sinks.parquet``'s. """
+``OUT/_staging/run-NNNNNN/``, stages each table's schema file and the folder moves of renamed tables, records
+what it read in the state and commits by ``runs.commit`` (the state with its commit marker, then the files
+moved into ``OUT/db=…/table=…/`` as ``run-NNNNNN-part-…`` and the manifest, ``sinks.publish``). Resolve runs
+read closed files: a file whose last transaction is not complete fails the run before anything is
+committed."""
 
 from __future__ import annotations
 
@@ -22,33 +19,25 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from binlog_model.errors import ConfigError
 from binlog_model.io.file_source import FileSource, FileStart
 from binlog_model.io.files import base_name
 from binlog_model.io.state import RunState
+from binlog_model.runs.commit import StagedOutput
 from binlog_model.runs.runner import GtidRecorder, resume_of
 from binlog_model.runs.source import Position
-from binlog_model.sinks.parquet import SCHEMA_FILE, drop_tree, publish, stage_layout, table_schema
+from binlog_model.sinks.parquet import SCHEMA_FILE, table_schema
+from binlog_model.sinks.publish import committed_files, stage_layout
 from binlog_model.spark.partitions import FileScan, Slice, build_history, plan_slices, scan_files
 from schema_tracker.history import SchemaHistory
 
-__all__ = ["SCHEMA_FILE", "STAGING", "commit_and_publish", "plan_from_state", "read_table", "recover",
-           "staging_dir"]
-
-STAGING = "_staging"
+__all__ = ["SCHEMA_FILE", "commit_and_publish", "plan_from_state", "read_table", "run_name",
+           "stage_schemas"]
 
 
-def staging_dir(out: Path, state: RunState) -> Path:
-    return out / STAGING / f"run-{state.runs + 1:06d}"
-
-
-def recover(state: RunState, out: Path) -> None:
-    """Finish a publish a killed run left half done, and delete staging folders no state commits."""
-    pending = state.options.get("publishing")
-    if pending:
-        publish(out / STAGING / pending, out, pending)
-        state.options = {k: v for k, v in state.options.items() if k != "publishing"}
-        state.save()
-    drop_tree(out / STAGING)
+def run_name(state: RunState) -> str:
+    """The name of the run that continues ``state``: its staging folder and its files' prefix."""
+    return f"run-{state.runs + 1:06d}"
 
 
 def plan_from_state(state: RunState, files: Sequence[Path], first_history: SchemaHistory, *,
@@ -78,10 +67,11 @@ def plan_from_state(state: RunState, files: Sequence[Path], first_history: Schem
     return history, slices, cut, starts
 
 
-def commit_and_publish(state: RunState, out: Path, staged: Path, history: SchemaHistory,
-                       scans: Sequence[FileScan], starts: Sequence[FileStart]) -> None:
-    """The run's commit point (state with ``publishing``), then the moves, then the state without it."""
-    _stage_schemas(staged, history)
+def commit_and_publish(state: RunState, out: StagedOutput, run: str, history: SchemaHistory,
+                       scans: Sequence[FileScan]) -> None:
+    """Record what the run read in ``state`` (position, files, GTIDs, history), then commit and publish the
+    staged run (``runs.commit``)."""
+    stage_schemas(out, run, history)
     if scans:
         last = scans[-1]
         state.position = Position(base_name(last.path), last.end, last.format_description).to_json()
@@ -92,15 +82,10 @@ def commit_and_publish(state: RunState, out: Path, staged: Path, history: Schema
     recorder.record()
     state.history = history.to_json()
     state.runs += 1
-    state.options = {**state.options, "publishing": staged.name}
-    state.save()
-    publish(staged, out, staged.name)
-    state.options = {k: v for k, v in state.options.items() if k != "publishing"}
-    state.save()
-    drop_tree(out / STAGING, ignore_errors=True)
+    out.commit(state, run)
 
 
-def _stage_schemas(staged: Path, history: SchemaHistory) -> None:
+def stage_schemas(out: StagedOutput, run: str, history: SchemaHistory) -> None:
     """Stage each table's current typed schema (``SCHEMA_FILE``: the Spark DDL that holds every run's
     files, since a later run may have widened a type) and the folders a rename retired."""
     from binlog_model.spark.typed import table_lineages, typed_schema
@@ -112,17 +97,29 @@ def _stage_schemas(staged: Path, history: SchemaHistory) -> None:
             if (old_db, old_table) != (db, table) and (old_db, old_table) not in lineages:
                 # Renamed: earlier runs' files of the old name follow the table to its new folder.
                 moves.append((old_db, old_table, db, table))
-    stage_layout(staged, {key: typed_schema(lineage)[0] for key, lineage in lineages.items()}, moves)
+    schemas = {key: typed_schema(lineage)[0] for key, lineage in lineages.items()}
+    stage_layout(out.fs, out.staging_path(run), schemas, moves)
 
 
 def read_table(spark: Any, folder: str | os.PathLike[str]) -> Any:
-    """A table folder written by incremental runs as one DataFrame: read with its ``SCHEMA_FILE`` (runs
-    before a type was widened wrote the narrower type; Spark's mergeSchema cannot merge int and bigint)."""
+    """A table folder (``OUT/db=…/table=…``, local or a URI) written by resolve as one DataFrame: the files
+    ``OUT``'s manifest commits (``sinks.publish``; every file of the folder for a tree without one), read
+    with the folder's ``SCHEMA_FILE`` (runs before a type was widened wrote the narrower type; Spark's
+    mergeSchema cannot merge int and bigint)."""
+    name = os.fspath(folder).rstrip("/")
+    root, db_part, table_part = name.rsplit("/", 2)
+    files = committed_files(root, db_part.removeprefix("db="), table_part.removeprefix("table="))
     schema = table_schema(folder)
     reader = spark.read
     if schema is not None:
         reader = reader.schema(schema)
-    return reader.parquet(os.fspath(folder))
+    if files is None:
+        return reader.parquet(name)
+    if not files:
+        if schema is None:
+            raise ConfigError(f"{name} has no committed files")
+        return spark.createDataFrame([], schema)
+    return reader.parquet(*files)
 
 
 def summary_options(options: dict[str, Any]) -> dict[str, Any]:

@@ -306,8 +306,8 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
     holds the previous tables or the new ones, never a mix (see ``sinks.parquet``).
 
     With ``state_dir`` the run is incremental (``binlog_model.spark.incremental``): only what is new since
-    the last run with that state is read, and its Parquet files are added to the table folders (a local
-    ``out`` only: the state commits files by renaming them). ``StateLockedError`` while another run holds
+    the last run with that state is read, and its Parquet files are added to the table folders
+    (``runs.commit``: ``out`` local or a URI, the state local). ``StateLockedError`` while another run holds
     ``state_dir``. ``progress`` gets the run's steps as lines; ``display`` shows the slices done while the
     tasks run (see ``Display``)."""
     if state_dir is not None:
@@ -315,11 +315,12 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
 
         # Held from before the state is read to the publish: a concurrent run would recover away our staging.
         with lock_state(state_dir):
-            return _resolve_incremental(spark, paths, Path(out), Path(state_dir), source=source,
+            return _resolve_incremental(spark, paths, out, Path(state_dir), source=source,
                                         snapshot=snapshot, lenient_ddl=lenient_ddl,
                                         always_include=always_include, slice_bytes=slice_bytes,
                                         progress=progress, database=database, display=display)
-    from binlog_model.io.files import output_filesystem
+    from binlog_model.io.files import name_like, output_filesystem
+    from binlog_model.sinks import publish
     from binlog_model.spark.datasource import plan
     from binlog_model.spark.partitions import expand_paths
 
@@ -327,7 +328,7 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
     started = time.monotonic()
     files = expand_paths(paths)         # local paths absolute: executors run in other directories
     fs, out_path = output_filesystem(out)
-    parquet.check_output(fs, out_path)  # before any work: a folder holding other things is refused
+    publish.check_output(fs, out_path)  # before any work: a folder holding other things is refused
     options = _reader_options(files, source, lenient_ddl, always_include, slice_bytes)
     with tempfile.TemporaryDirectory(prefix="binlog-model-plan-") as plan_dir:
         if snapshot and database:
@@ -342,13 +343,13 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
                                scan=lambda paths, **options: _scan(spark, paths, **options))
     say(f"planned {len(files)} files as {len(slices)} slices; {len(history.entries)} DDL statements")
     job = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    staging = parquet.job_staging(out_path, job)
-    target = _uri_like(out, out_path)
+    staging = publish.job_staging(out_path, job)
+    target = name_like(out, out_path)
     try:
-        result = _resolve(spark, files, _uri_like(out, staging), options, history, slices, say, started,
+        result = _resolve(spark, files, name_like(out, staging), options, history, slices, say, started,
                           source, job, display)
         say(f"publishing {target}")
-        parquet.publish_job(fs, staging, out_path)
+        publish.publish_job(fs, staging, out_path)
     except BaseException:
         with contextlib.suppress(Exception):
             fs.delete_dir(staging)
@@ -357,19 +358,6 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
         if table.path:
             table.path = f"{target}/{table.path}"
     return result
-
-
-def _uri_like(template: str | os.PathLike[str], fs_path: str) -> str:
-    """``fs_path`` (a path inside ``template``'s filesystem) as a name of the same kind as ``template``."""
-    from binlog_model.io.files import is_uri
-
-    text = os.fspath(template)
-    if not is_uri(text):
-        return fs_path
-    scheme, _, rest = text.partition("://")
-    if scheme.lower() in ("s3", "s3a", "gs", "gcs"):
-        return f"{scheme}://{fs_path}"
-    return f"{scheme}://{rest.split('/', 1)[0]}/{fs_path.lstrip('/')}"
 
 
 def _reader_options(files: Sequence[str], source: str, lenient_ddl: bool, always_include: Sequence[str],
@@ -387,7 +375,8 @@ def _reader_options(files: Sequence[str], source: str, lenient_ddl: bool, always
     return options
 
 
-def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], out: Path, state_dir: Path, *,
+def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str],
+                         state_dir: Path, *,
                          source: str, snapshot: str | None, lenient_ddl: bool, always_include: Sequence[str],
                          slice_bytes: int, progress: Callable[[str], None] | None,
                          database: str | None, display: Display | None) -> ResolveResult:
@@ -395,6 +384,7 @@ def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], ou
     whole run), commit the state, publish the files."""
     from binlog_model.io.snapshots import load_snapshot
     from binlog_model.io.state import RunState
+    from binlog_model.runs.commit import StagedOutput
     from binlog_model.runs.state import begin_run, shaping, snapshot_digest
     from binlog_model.spark import incremental as inc
     from binlog_model.spark.partitions import expand_paths
@@ -402,9 +392,10 @@ def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], ou
     say = progress or (lambda _text: None)
     started = time.monotonic()
     state = RunState.load(state_dir)
+    target = StagedOutput(out)
     given = shaping(command="resolve", source=source, always_include=always_include, lenient_ddl=lenient_ddl,
-                    database=database, out=str(out.resolve()))
-    begin_run(state, given, snapshot_digest(snapshot), lambda: inc.recover(state, out))
+                    database=database, out=target.name)
+    begin_run(state, given, snapshot_digest(snapshot), lambda done: StagedOutput(done).recover(state))
     files = [Path(f) for f in expand_paths(paths)]   # incremental runs read local files (renames commit)
     first = load_snapshot(snapshot, lenient=lenient_ddl, database=database) if state.history is None else None
     history, slices, scans, starts = inc.plan_from_state(
@@ -414,16 +405,15 @@ def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], ou
         say(f"resuming at {state.position['file']}:{state.position['offset']}")
     paths_now = [s.path for s in starts]
     options = _reader_options(paths_now, source, lenient_ddl, always_include, slice_bytes)
-    staged = inc.staging_dir(out, state)
+    run = inc.run_name(state)
     say(f"planned {len(paths_now)} files as {len(slices)} slices; {len(history.entries)} DDL statements")
     job = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    result = _resolve(spark, paths_now, str(staged), options, history, slices, say, started, source, job,
-                      display)
-    parquet.drop_attempts(str(staged))
-    inc.commit_and_publish(state, out, staged, history, scans, starts)
+    result = _resolve(spark, paths_now, target.staging(run), options, history, slices, say, started, source,
+                      job, display)
+    inc.commit_and_publish(state, target, run, history, scans)
     for table in result.tables:
         if table.path:
-            table.path = str(out / table.path)
+            table.path = f"{target.name}/{table.path}"
     say(f"committed run {state.runs}: state at {state.position['file'] if state.position else '-'}:"
         f"{state.position['offset'] if state.position else '-'}")
     return result

@@ -5,15 +5,16 @@ boundaries in Spark's checkpoint, read limits, ``Trigger.AvailableNow``), asked 
 rows (the internal option ``_output=tasks``: one row per slice, holding the slice and the packed schema
 history at the batch's end). Its ``foreachBatch`` function runs the typed job's own tasks on those slices
 (``job._resolve``: ``typed_write.write_slice`` per slice, pyarrow Parquet, nothing through Spark's rows),
-into ``OUT/_staging/batch-NNNNNNNNN/``, then publishes them as ``resolve --state`` does
-(``sinks.parquet.publish``: each file one rename into ``OUT/db=…/table=…/`` as ``batch-NNNNNNNNN-part-…``,
-the folders' ``_schema.ddl``, renamed tables' folders moved).
+into ``OUT/_staging/batch-NNNNNNNNN/``, then commits them as ``resolve --state`` does (``runs.commit``: the
+state with its commit marker, each file one move into ``OUT/db=…/table=…/`` as ``batch-NNNNNNNNN-part-…``,
+the folders' ``_schema.ddl``, renamed tables' folders moved, the manifest).
 
-Exactly once by batch id: ``OUT/_stream.json`` records the last batch published, and the batch being
-published while it is (``publishing``). A batch Spark runs again after a crash (its id is not in Spark's
-commit log yet) is skipped when ``_stream.json`` already has it, and a publish a crash cut short is finished
-before anything else; staging folders no state names are deleted. Spark re-plans a re-run batch with the
-same offsets, so it holds the same rows. One query per ``OUT`` and checkpoint.
+Exactly once by batch id: the stream's ``RunState`` (``OUT/_stream/state.json``, locked while the query runs)
+records the last batch published (``stream_batch``) in the same atomic save as the commit marker. A batch
+Spark runs again after a crash (its id is not in Spark's commit log yet) is skipped when the state already
+has it, and a publish a crash cut short is finished before anything else; staging folders no state names
+are deleted. Spark re-plans a re-run batch with the same offsets, so it holds the same rows. One query per
+``OUT`` and checkpoint.
 """
 
 from __future__ import annotations
@@ -28,18 +29,20 @@ from pathlib import Path
 from typing import Any
 
 from binlog_model.errors import BinlogError, ConfigError
-from binlog_model.io.documents import read_json, write_json_atomic
+from binlog_model.io.documents import read_json
 from binlog_model.io.files import absolute_name
-from binlog_model.sinks import parquet
+from binlog_model.io.state import RunState, lock_state
+from binlog_model.runs.commit import STAGING, StagedOutput
+from binlog_model.sinks.publish import prepare_stream_output
 from binlog_model.spark import incremental as inc
 from binlog_model.spark.job import SparkJobError, _reader_options, _resolve, root_cause
 from binlog_model.spark.partitions import Slice
 from binlog_model.spark.reading import shipped_history
 
-__all__ = ["STATE_FILE", "StreamResolveResult", "run_resolve_stream"]
+__all__ = ["STATE_DIR", "StreamResolveResult", "run_resolve_stream"]
 
-STATE_FILE = "_stream.json"
-STAGING = "_staging"
+STATE_DIR = "_stream"                   # the stream's RunState: state.json and state.lock
+LEGACY_STATE_FILE = "_stream.json"      # what outputs written before it hold instead
 
 
 @dataclass
@@ -55,69 +58,56 @@ class StreamResolveResult:
 
 
 class _Sink:
-    """The ``foreachBatch`` function (runs on the driver, once per micro-batch)."""
+    """The ``foreachBatch`` function (runs on the driver, once per micro-batch): each batch one staged run
+    of ``runs.commit``, its id recorded in the state with the commit."""
 
-    def __init__(self, spark: Any, out: Path, options: dict[str, str], source: str,
+    def __init__(self, spark: Any, out: StagedOutput, state: RunState, options: dict[str, str], source: str,
                  say: Callable[[str], None], result: StreamResolveResult) -> None:
-        self.spark, self.out, self.options, self.source, self.say = spark, out, options, source, say
+        self.spark, self.out, self.state, self.options, self.source, self.say = (
+            spark, out, state, options, source, say)
         self.result = result
-        self.recovered = False
-
-    def _state(self) -> dict[str, Any]:
-        path = self.out / STATE_FILE
-        try:
-            doc = read_json(path)
-        except FileNotFoundError:
-            return {"batch": None, "publishing": None}
-        if not isinstance(doc, dict) or "batch" not in doc:
-            raise ConfigError(f"{path} is not the state of a resolve --stream output")
-        return doc
-
-    def _save(self, doc: dict[str, Any]) -> None:
-        write_json_atomic(self.out / STATE_FILE, doc)
-
-    def recover(self) -> dict[str, Any]:
-        """Finish a publish a killed run cut short; delete staging folders no state names."""
-        state = self._state()
-        if state.get("publishing"):
-            parquet.publish(self.out / STAGING / state["publishing"], self.out, state["publishing"])
-            state = {"batch": state["batch"], "publishing": None}
-            self._save(state)
-        parquet.drop_tree(self.out / STAGING, ignore_errors=True)
-        self.recovered = True
-        return state
 
     def __call__(self, frame: Any, batch_id: int) -> None:
-        state = self.recover() if not self.recovered else self._state()
-        if state["batch"] is not None and batch_id <= state["batch"]:
+        state = self.state
+        if state.stream_batch is not None and batch_id <= state.stream_batch:
             self.say(f"batch {batch_id}: already published, skipped")
             self.result.skipped += 1
             return
         started = time.monotonic()
         rows = frame.collect()
         name = f"batch-{batch_id:09d}"
-        staged = self.out / STAGING / name
         if rows:
             packed = rows[0]["history"]
             history = shipped_history(packed).copy()
             slices = [Slice.from_json(json.loads(r["piece"])) for r in rows]
             files = sorted({s.path for s in slices})
             job = f"{name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-            done = _resolve(self.spark, files, str(staged), self.options, history, slices, self.say, started,
-                            self.source, job)
-            parquet.drop_attempts(str(staged))
-            inc._stage_schemas(staged, history)
-            self._save({"batch": batch_id, "publishing": name})
-            parquet.publish(staged, self.out, name)
+            done = _resolve(self.spark, files, self.out.staging(name), self.options, history, slices,
+                            self.say, started, self.source, job)
+            inc.stage_schemas(self.out, name, history)
             self.result.rows += done.rows
             for table in done.tables:
                 mine = self.result.tables.setdefault((table.db, table.table), {})
                 for op, count in table.operations.items():
                     mine[op] = mine.get(op, 0) + count
-        self._save({"batch": batch_id, "publishing": None})
-        parquet.drop_tree(self.out / STAGING, ignore_errors=True)
+        state.stream_batch = batch_id
+        state.runs += 1
+        self.out.commit(state, name)
         self.result.batches += 1
         self.say(f"batch {batch_id}: {len(rows)} slices published in {time.monotonic() - started:.1f}s")
+
+
+def _adopt_legacy_state(state: RunState, out: Path) -> None:
+    """Take over the ``_stream.json`` of outputs written before the stream kept a ``RunState``."""
+    legacy = out / LEGACY_STATE_FILE
+    if not state.fresh or state.stream_batch is not None or not legacy.exists():
+        return
+    doc = read_json(legacy)
+    if not isinstance(doc, dict) or "batch" not in doc:
+        raise ConfigError(f"{legacy} is not the state of a resolve --stream output")
+    state.stream_batch, state.publishing = doc["batch"], doc.get("publishing")
+    state.save()
+    legacy.unlink()
 
 
 def run_resolve_stream(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str],
@@ -132,13 +122,31 @@ def run_resolve_stream(spark: Any, paths: Sequence[str | os.PathLike[str]], out:
     histories in ``checkpoint``. ``every`` None: ``Trigger.AvailableNow`` (read what is there now, in
     batches within the limits, and return: run it from a scheduler every N minutes); else a trigger every
     ``every`` seconds until the query is stopped or ``timeout`` seconds pass. Raises ``SparkJobError`` (one
-    line: the root cause) when the query fails."""
-    from pyspark.errors import StreamingQueryException
-
+    line: the root cause) when the query fails, ``StateLockedError`` while another query writes ``out``."""
     say = progress or (lambda _text: None)
     target = Path(absolute_name(out))
     ck = Path(absolute_name(checkpoint))
-    parquet.prepare_stream_output(target, frozenset({STATE_FILE, STAGING}))
+    prepare_stream_output(target, frozenset({STATE_DIR, STAGING, LEGACY_STATE_FILE}))
+    # One query per output: the state is locked while it runs, and a publish a killed one committed is
+    # finished before anything else.
+    with lock_state(target / STATE_DIR):
+        state = RunState.load(target / STATE_DIR)
+        _adopt_legacy_state(state, target)
+        staged = StagedOutput(target)
+        staged.recover(state)
+        return _run_query(spark, paths, staged, state, ck, source=source, snapshot=snapshot,
+                          lenient_ddl=lenient_ddl, always_include=always_include, slice_bytes=slice_bytes,
+                          every=every, max_files_per_trigger=max_files_per_trigger,
+                          max_bytes_per_trigger=max_bytes_per_trigger, say=say, timeout=timeout)
+
+
+def _run_query(spark: Any, paths: Sequence[str | os.PathLike[str]], staged: StagedOutput, state: RunState,
+               ck: Path, *, source: str, snapshot: str | None, lenient_ddl: bool,
+               always_include: Sequence[str], slice_bytes: int, every: float | None,
+               max_files_per_trigger: int | None, max_bytes_per_trigger: int | None,
+               say: Callable[[str], None], timeout: float | None) -> StreamResolveResult:
+    from pyspark.errors import StreamingQueryException
+
     options = _reader_options([absolute_name(p) for p in paths], source, lenient_ddl, always_include,
                               slice_bytes)
     # As run_resolve: slices made smaller when a batch would give fewer than two per core.
@@ -152,7 +160,7 @@ def run_resolve_stream(spark: Any, paths: Sequence[str | os.PathLike[str]], out:
         stream_options["maxBytesPerTrigger"] = str(max_bytes_per_trigger)
     result = StreamResolveResult()
     started = time.monotonic()
-    sink = _Sink(spark, target, options, source, say, result)
+    sink = _Sink(spark, staged, state, options, source, say, result)
     writer = (spark.readStream.format("mysql-binlog").options(**stream_options).load().writeStream
               .foreachBatch(sink).option("checkpointLocation", str(ck / "spark")))
     writer = writer.trigger(availableNow=True) if every is None else writer.trigger(

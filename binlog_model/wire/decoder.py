@@ -67,7 +67,8 @@ from binlog_model.wire.structs import HEADER_V4 as _HEADER_V4
 from binlog_model.wire.structs import U32 as _U32
 from binlog_model.wire.table_map import TableMapEvent, parse_table_map_event
 
-__all__ = ["BINLOG_MAGIC", "MAX_EVENT_SIZE", "NEED_DATA", "BinlogDecoder", "NeedData", "use_crc32"]
+__all__ = ["BINLOG_MAGIC", "MAX_EVENT_SIZE", "NEED_DATA", "BinlogDecoder", "NeedData",
+           "format_description_difference", "use_crc32"]
 
 BINLOG_MAGIC: Final = b"\xfebin"
 # MySQL caps an event at max_allowed_packet (at most 1 GiB) plus the header and post-header; anything
@@ -77,6 +78,30 @@ MAX_EVENT_SIZE: Final = (1 << 30) + (1 << 16)
 _BINLOG_IN_USE_F: Final = 0x1
 _crc32: Callable[..., int] = CRC32      # what events' checksums are checked with (``use_crc32`` swaps it)
 _new_header = maker(EventHeader)
+
+
+# Where the fields of a FORMAT_DESCRIPTION event lie in its raw bytes (v4 header, then the body), to name
+# what differs between two of them.
+_FDE_FIELDS: Final = (("timestamp", slice(0, 4)), ("server_id", slice(5, 9)), ("event length", slice(9, 13)),
+                      ("log_pos", slice(13, 17)), ("flags", slice(17, 19)), ("binlog version", slice(19, 21)),
+                      ("server version", slice(21, 71)), ("creation time", slice(71, 75)),
+                      ("header length and post-header lengths", slice(75, None)))
+
+
+def format_description_difference(saved: bytes, found: bytes) -> str | None:
+    """None when two raw FORMAT_DESCRIPTION events are the same file's (equal but for the
+    LOG_EVENT_BINLOG_IN_USE_F flag, which the server clears when it closes the file: a file read while it
+    was active is the same file once rotated); else the names of the fields that differ."""
+    if len(saved) == len(found) and len(saved) > 18:
+        a, b = bytearray(saved), bytearray(found)
+        a[17] &= ~_BINLOG_IN_USE_F & 0xFF
+        b[17] &= ~_BINLOG_IN_USE_F & 0xFF
+        if a == b:
+            return None
+    differ = [name for name, where in _FDE_FIELDS if saved[where] != found[where]]
+    if len(saved) != len(found) and "event length" not in differ:
+        differ.append("event length")
+    return ", ".join(differ) or "its bytes"
 
 
 def use_crc32(crc32: Callable[..., int]) -> None:

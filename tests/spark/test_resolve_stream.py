@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("pyspark")
 from binlog_model.spark.incremental import read_table
 from binlog_model.spark.job import local_session, run_resolve
-from binlog_model.spark.stream_resolve import STATE_FILE, run_resolve_stream
+from binlog_model.spark.stream_resolve import STATE_DIR, run_resolve_stream
 from tests.spark._stream_archive import Archive, server_history, spark_run_on
 
 pytestmark = pytest.mark.spark
@@ -79,12 +79,15 @@ def test_stream_tables_equal_batch_resolve(spark: Any, history: tuple[str, list[
         assert _table(spark, out / folder) == _table(spark, tmp_path / "full" / folder), table
 
 
-def test_a_publish_cut_short_is_finished(spark: Any, history: tuple[str, list[Path]], tmp_path: Path) -> None:
-    """The sink's publish alone: the state says a batch is publishing, one file moved, the process gone;
-    the next batch call finishes the moves first."""
+def test_a_legacy_stream_state_cut_short_while_publishing_is_taken_over_and_finished(tmp_path: Path) -> None:
+    """An output written before the stream kept a ``RunState``: its ``_stream.json`` says batch 3 was being
+    published, one file moved, the process gone. The next query adopts that state (the batch stays
+    published, so Spark's rerun of it is skipped) and finishes the moves before anything else."""
     import json
 
-    from binlog_model.spark.stream_resolve import StreamResolveResult, _Sink
+    from binlog_model.io.state import RunState
+    from binlog_model.runs.commit import StagedOutput
+    from binlog_model.spark.stream_resolve import LEGACY_STATE_FILE, _adopt_legacy_state
 
     out = tmp_path / "out"
     staged = out / "_staging" / "batch-000000003"
@@ -93,18 +96,19 @@ def test_a_publish_cut_short_is_finished(spark: Any, history: tuple[str, list[Pa
         folder.mkdir(parents=True)
         for n in range(2):
             (folder / f"part-{n}.parquet").write_bytes(b"x")
-    (out / STATE_FILE).write_text(json.dumps({"batch": 3, "publishing": "batch-000000003"}))
+    (out / LEGACY_STATE_FILE).write_text(json.dumps({"batch": 3, "publishing": "batch-000000003"}))
     (out / "db=d" / "table=a").mkdir(parents=True)
     (staged / "db=d" / "table=a" / "part-0.parquet").rename(
         out / "db=d" / "table=a" / "batch-000000003-part-0.parquet")
-    sink = _Sink(spark, out, {}, "", lambda _t: None, StreamResolveResult())
-    sink(spark.createDataFrame([], "piece string, history binary"), 3)
-    assert sink.result.skipped == 1
+    state = RunState.load(out / STATE_DIR)
+    _adopt_legacy_state(state, out)
+    StagedOutput(out).recover(state)
     for table in ("a", "b"):
         assert sorted(p.name for p in (out / "db=d" / f"table={table}").glob("*.parquet")) == [
             f"batch-000000003-part-{n}.parquet" for n in range(2)]
-    assert json.loads((out / STATE_FILE).read_text()) == {"batch": 3, "publishing": None}
-    assert not (out / "_staging").exists()
+    again = RunState.load(out / STATE_DIR)
+    assert (again.stream_batch, again.publishing) == (3, None)
+    assert not (out / "_staging").exists() and not (out / LEGACY_STATE_FILE).exists()
 
 
 def test_a_failing_stream_is_one_line(spark: Any, history: tuple[str, list[Path]], tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""``sinks.parquet.publish_job``: a resolve job's staging tree becomes ``OUT`` at once (an exchange), and a
+"""``sinks.publish.publish_job``: a resolve job's staging tree becomes ``OUT`` at once (an exchange), and a
 job killed between the two renames of the fallback is finished by the next run's ``check_output`` (pure,
 local files, no Spark)."""
 
@@ -10,7 +10,7 @@ import pyarrow.fs as pafs
 import pytest
 
 from binlog_model.errors import ConfigError
-from binlog_model.sinks import parquet
+from binlog_model.sinks import publish
 
 
 def _tree(root: Path, table: str) -> None:
@@ -21,14 +21,14 @@ def _tree(root: Path, table: str) -> None:
 
 def test_publish_exchanges_the_trees_and_deletes_the_old_one(tmp_path: Path) -> None:
     fs, out = pafs.LocalFileSystem(), str(tmp_path / "out")
-    first = parquet.job_staging(out, "j1")
+    first = publish.job_staging(out, "j1")
     _tree(Path(first), "old")
-    parquet.publish_job(fs, first, out)
+    publish.publish_job(fs, first, out)
     assert (tmp_path / "out" / "db=d" / "table=old").is_dir() and not Path(first).exists()
-    second = parquet.job_staging(out, "j2")
+    second = publish.job_staging(out, "j2")
     _tree(Path(second), "new")
     (Path(second) / "_attempts" / "00001-0").mkdir(parents=True)       # a failed attempt's leftovers
-    parquet.publish_job(fs, second, out)
+    publish.publish_job(fs, second, out)
     assert sorted(p.name for p in (tmp_path / "out" / "db=d").iterdir()) == ["table=new"]
     assert not (tmp_path / "out" / "_attempts").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
@@ -59,12 +59,12 @@ class _DiesOnSecondMove:
 def test_a_publish_killed_between_two_renames_is_finished_by_the_next_run(tmp_path: Path) -> None:
     out = str(tmp_path / "out")
     _tree(tmp_path / "out", "old")
-    staging = parquet.job_staging(out, "j3")
+    staging = publish.job_staging(out, "j3")
     _tree(Path(staging), "new")
     with pytest.raises(_Killed):
-        parquet.publish_job(_DiesOnSecondMove(), staging, out)
+        publish.publish_job(_DiesOnSecondMove(), staging, out)
     assert not (tmp_path / "out").exists()
-    parquet.check_output(pafs.LocalFileSystem(), out)          # the next run, before its own work
+    publish.check_output(pafs.LocalFileSystem(), out)          # the next run, before its own work
     assert sorted(p.name for p in (tmp_path / "out" / "db=d").iterdir()) == ["table=new"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
@@ -73,4 +73,4 @@ def test_an_out_folder_holding_other_files_is_refused(tmp_path: Path) -> None:
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "mine.txt").write_text("x")
     with pytest.raises(ConfigError, match=r"mine\.txt"):
-        parquet.check_output(pafs.LocalFileSystem(), str(tmp_path / "out"))
+        publish.check_output(pafs.LocalFileSystem(), str(tmp_path / "out"))

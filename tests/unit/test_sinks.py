@@ -109,21 +109,28 @@ def test_parquet_stage_and_publish_moves_runs_and_renamed_tables(tmp_path: Path)
     pq = pytest.importorskip("pyarrow.parquet")
     import pyarrow as pa
 
-    from binlog_model.sinks import parquet
+    import pyarrow.fs as pafs
 
+    from binlog_model.sinks import parquet, publish
+
+    fs = pafs.LocalFileSystem()
     out, staged = tmp_path / "out", tmp_path / "staged"
     old = out / parquet.table_folder("d", "old_name")
     old.mkdir(parents=True)
     pq.write_table(pa.table({"id": [1]}), old / "run-000001-part-0.parquet")
-    parquet.stage_layout(staged, {("d", "t"): "id INT, v STRING"}, [("d", "old_name", "d", "t")])
+    publish.stage_layout(fs, str(staged), {("d", "t"): "id INT, v STRING"}, [("d", "old_name", "d", "t")])
     new = staged / parquet.table_folder("d", "t")
     pq.write_table(pa.table({"id": [2, 3], "v": ["x", "y"]}), new / "part-0.parquet")
 
-    parquet.publish(staged, out, "run-000002")
-    parquet.publish(staged, out, "run-000002")
+    publish.publish(fs, str(staged), str(out), "run-000002")
+    publish.publish(fs, str(staged), str(out), "run-000002")
     folder = out / "db=d" / "table=t"
     assert sorted(p.name for p in folder.glob("*.parquet")) == ["run-000001-part-0.parquet",
                                                                  "run-000002-part-0.parquet"]
     assert (folder / parquet.SCHEMA_FILE).read_text(encoding="utf-8") == "id INT, v STRING\n"
     assert not old.exists()
     assert pq.read_table(folder / "run-000002-part-0.parquet").column("v").to_pylist() == ["x", "y"]
+    # The manifest commits both runs' files under the new name (the old folder's files followed it).
+    assert publish.committed_files(out, "d", "t") == [f"{out}/db=d/table=t/run-00000{n}-part-0.parquet"
+                                                      for n in (1, 2)]
+    assert publish.committed_files(out, "d", "old_name") == []

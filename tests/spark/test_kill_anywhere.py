@@ -1,0 +1,222 @@
+"""Kill-anywhere campaign for ``resolve --state`` (issue 39): the real command line, killed with SIGKILL at
+a step of its commit (``faults.kill_point``: the state committed, the n-th file moved, the publish done) or
+at a seeded moment (planning, the tasks), then run again; the tables equal those of uninterrupted runs. On a
+local disk and on the S3 test server (``--out s3://…``). A state written by a version that kept the commit
+marker in its options (version 1) and was killed while publishing resumes too.
+
+Input: three daily binlog files of a real MariaDB, three tables, a rename and a widened column. CI runs a
+few seeded cases; ``BINLOG_MODEL_KILL_CASES=N`` runs N (the closing note's large runs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyspark")
+from binlog_model.faults import KILL_AT
+from binlog_model.io.state import RunState
+from tests._paths import REPO
+
+pytestmark = pytest.mark.spark
+
+CASES = int(os.environ.get("BINLOG_MODEL_KILL_CASES", "3"))
+POINTS = ("state-committed", "publish-move:1", "publish-move:3", "published")
+ENV = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
+
+
+@pytest.fixture(scope="module")
+def days(mariadb: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[Path]]:
+    db = "kill_anywhere"
+    mariadb.execute(f"DROP DATABASE IF EXISTS {db}")
+    mariadb.execute(f"CREATE DATABASE {db}")
+    mariadb.flush_and_collect()
+    dest = tmp_path_factory.mktemp("days")
+    statements = [
+        [f"CREATE TABLE {db}.a (id INT PRIMARY KEY, v SMALLINT, s VARCHAR(10))",
+         f"CREATE TABLE {db}.b (id INT PRIMARY KEY, d DECIMAL(10,2))",
+         f"CREATE TABLE {db}.c (id INT PRIMARY KEY, t TEXT)",
+         *(f"INSERT INTO {db}.a VALUES ({n}, {n}, 'a{n}')" for n in range(5)),
+         *(f"INSERT INTO {db}.b VALUES ({n}, {n}.25)" for n in range(5)),
+         *(f"INSERT INTO {db}.c VALUES ({n}, 'c{n}')" for n in range(5))],
+        [f"ALTER TABLE {db}.a MODIFY v BIGINT", f"INSERT INTO {db}.a VALUES (9, 3000000000, 'big')",
+         f"RENAME TABLE {db}.b TO {db}.b2", f"UPDATE {db}.b2 SET d = d + 1 WHERE id < 3",
+         f"DELETE FROM {db}.c WHERE id = 1"],
+        [f"INSERT INTO {db}.b2 VALUES (7, 7.5)", f"UPDATE {db}.a SET s = 'x' WHERE id = 2",
+         f"INSERT INTO {db}.c VALUES (8, 'eight')"],
+    ]
+    files: list[Path] = []
+    for day in statements:
+        mariadb.execute(day)
+        files += mariadb.flush_and_collect(dest)
+    mariadb.execute(f"DROP DATABASE {db}")
+    assert len(files) == 3
+    return db, files
+
+
+def _resolve(files: list[Path], out: str, state: Path, *, kill_at: str | None = None,
+             env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    args = [sys.executable, "-m", "binlog_model.cli", "resolve", *map(str, files), "--out", out,
+            "--state", str(state), "--source", "k:1", "--master", "local[1]", "--no-progress"]
+    child_env = {**ENV, **(env or {})}
+    if kill_at is not None:
+        child_env[KILL_AT] = kill_at
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env,
+                            cwd=REPO)
+
+
+def _finish(proc: subprocess.Popen[str], timeout: float = 300) -> int:
+    out, err = proc.communicate(timeout=timeout)
+    if proc.returncode not in (0, -9):
+        pytest.fail(f"resolve exited {proc.returncode}: {err[-3000:]}")
+    return proc.returncode
+
+
+def _tables(out: str, db: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Each table's rows as the manifest commits them (pyarrow: a reader of ours on any filesystem)."""
+    import pyarrow.parquet as pq
+
+    from binlog_model.io.files import output_filesystem
+    from binlog_model.sinks.publish import committed_files
+
+    found = {}
+    for name in ("a", "b2", "c"):
+        rows = []
+        for path in committed_files(out, db, name) or []:
+            fs, inside = output_filesystem(path)
+            for row in pq.read_table(inside, filesystem=fs).to_pylist():
+                keep = sorted(k for k in row if not k.startswith("binlog_") or k == "binlog_operation")
+                rows.append((*(row[k] for k in keep), row["binlog_order"]))
+        found[name] = sorted(rows, key=repr)
+    return found
+
+
+@pytest.fixture(scope="module")
+def expected(days: tuple[str, list[Path]], tmp_path_factory: pytest.TempPathFactory
+             ) -> dict[str, list[tuple[Any, ...]]]:
+    db, files = days
+    work = tmp_path_factory.mktemp("uninterrupted")
+    for day in (1, 3):
+        assert _finish(_resolve(files[:day], str(work / "out"), work / "state")) == 0
+    tables = _tables(str(work / "out"), db)
+    assert sum(len(rows) for rows in tables.values()) >= 20
+    return tables
+
+
+def _cases() -> Iterator[tuple[int, str | None, float]]:
+    """(seed, kill point or None for a kill at a moment, the moment in seconds after the start)."""
+    for seed in range(CASES):
+        rng = random.Random(seed)
+        point = rng.choice((*POINTS, None))
+        yield seed, point, rng.uniform(2.0, 12.0)
+
+
+def _campaign(files: list[Path], out: str, state: Path, env: dict[str, str] | None = None) -> list[str]:
+    """Every case on one state: each day killed once, then run again to the end. Returns what was hit."""
+    hits = []
+    for seed, point, moment in _cases():
+        for day in (1, 3):
+            proc = _resolve(files[:day], out, state, kill_at=point, env=env)
+            if point is None:
+                deadline = time.monotonic() + moment
+                while proc.poll() is None and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                if proc.poll() is None:
+                    proc.kill()
+            code = _finish(proc)
+            hits.append(f"seed {seed} day {day}: {point or f'{moment:.1f}s'} -> exit {code}")
+            assert _finish(_resolve(files[:day], out, state, env=env)) == 0
+        # The next case starts over on a new state, as a new user would.
+        state = state.with_name(state.name + "x")
+        out = out + "x"
+    return hits
+
+
+def test_resolve_state_killed_anywhere_equals_uninterrupted_runs(
+        days: tuple[str, list[Path]], expected: dict[str, list[tuple[Any, ...]]],
+        tmp_path: Path) -> None:
+    db, files = days
+    out, state = str(tmp_path / "out"), tmp_path / "state"
+    hits = _campaign(files, out, state)
+    assert any("exit -9" in h for h in hits), hits
+    for n in range(CASES):
+        suffix = "x" * n
+        assert _tables(out + suffix, db) == expected, hits
+        assert RunState.load(state.with_name(state.name + suffix)).publishing is None
+        assert not (Path(out + suffix) / "_staging").exists()
+
+
+def test_a_version_1_state_killed_while_publishing_resumes(
+        days: tuple[str, list[Path]], expected: dict[str, list[tuple[Any, ...]]],
+        tmp_path: Path) -> None:
+    """Item 2 of issue 39: the old state kept ``publishing`` in its options, so the next run refused it as
+    other options. Killed after the commit, the state written back as version 1 did it: the run resumes."""
+    db, files = days
+    out, state = str(tmp_path / "out"), tmp_path / "state"
+    assert _finish(_resolve(files[:1], out, state, kill_at="publish-move:2")) == -9
+    doc = json.loads((state / "state.json").read_text())
+    assert doc["publishing"] == "run-000001"
+    doc["options"]["publishing"] = doc.pop("publishing")
+    doc.pop("stream_batch")
+    doc["version"] = 1
+    (state / "state.json").write_text(json.dumps(doc))
+    assert _finish(_resolve(files, out, state)) == 0
+    assert _tables(out, db) == expected
+    assert RunState.load(state).runs == 2
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    pytest.importorskip("moto")
+    from binlog_model.testing.s3server import S3Server
+
+    server = S3Server(log_dir=tmp_path_factory.mktemp("s3"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_resolve_out_on_s3_one_job_and_state_runs_killed_while_publishing(
+        days: tuple[str, list[Path]], expected: dict[str, list[tuple[Any, ...]]], s3: Any,
+        tmp_path: Path) -> None:
+    """``--out s3://…``: a whole job publishes (files under its name, then the manifest), a second job
+    replaces it; incremental runs killed while they publish resume and equal the local runs."""
+    import pyarrow.fs as pafs
+
+    from binlog_model.io.files import output_filesystem
+
+    db, files = days
+    os.environ.update(s3.env())          # this process's reads of the bucket (read_table, pyarrow)
+    fs, _ = output_filesystem("s3://bkt/x")
+    fs.create_dir("bkt")
+    for target in ("s3://bkt/job", "s3://bkt/job"):          # the second replaces the first
+        done = subprocess.run([sys.executable, "-m", "binlog_model.cli", "resolve", *map(str, files),
+                               "--out", target, "--source", "k:1", "--master", "local[1]", "--no-progress"],
+                              capture_output=True, text=True, env={**ENV, **s3.env()}, cwd=REPO, timeout=300,
+                              check=False)
+        assert done.returncode == 0, done.stderr[-3000:]
+    listed = [i.path for i in fs.get_file_info(pafs.FileSelector("bkt/job", recursive=True))
+              if i.type == pafs.FileType.File and i.path.endswith(".parquet")]
+    manifest = json.loads(fs.open_input_stream("bkt/job/_manifest.json").read())
+    assert sorted(f"bkt/job/{folder}/{name}" for folder, names in manifest["tables"].items()
+                  for name in names) == sorted(listed), "the old job's files are gone"
+    assert _tables("s3://bkt/job", db) == expected
+
+    out, state = "s3://bkt/daily", tmp_path / "state"
+    for point in ("publish-move:2", "state-committed"):
+        for day in (1, 3):
+            _finish(_resolve(files[:day], out, state, kill_at=point, env=s3.env()))
+            assert _finish(_resolve(files[:day], out, state, env=s3.env())) == 0
+        assert _tables(out, db) == expected
+        out, state = "s3://bkt/daily2", tmp_path / "state2"
