@@ -75,7 +75,7 @@ def _resolve(files: list[Path], out: str, state: Path, *, kill_at: str | None = 
 
 
 def _finish(proc: subprocess.Popen[str], timeout: float = 300) -> int:
-    out, err = proc.communicate(timeout=timeout)
+    _out, err = proc.communicate(timeout=timeout)
     if proc.returncode not in (0, -9):
         pytest.fail(f"resolve exited {proc.returncode}: {err[-3000:]}")
     return proc.returncode
@@ -198,8 +198,8 @@ def test_resolve_out_on_s3_one_job_and_state_runs_killed_while_publishing(
 
     db, files = days
     os.environ.update(s3.env())          # this process's reads of the bucket (read_table, pyarrow)
+    s3.filesystem().create_dir("bkt")
     fs, _ = output_filesystem("s3://bkt/x")
-    fs.create_dir("bkt")
     for target in ("s3://bkt/job", "s3://bkt/job"):          # the second replaces the first
         done = subprocess.run([sys.executable, "-m", "binlog_model.cli", "resolve", *map(str, files),
                                "--out", target, "--source", "k:1", "--master", "local[1]", "--no-progress"],

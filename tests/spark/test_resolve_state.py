@@ -86,47 +86,6 @@ def test_daily_state_runs_equal_one_run(spark: Any, daily_binlogs: tuple[str, li
         run_resolve(spark, files, out, source="other", state_dir=state)
 
 
-def test_a_run_killed_while_publishing_is_finished_by_the_next(tmp_path: Path) -> None:
-    """The publish protocol alone (no Spark): the state committed with ``publishing``, half the files moved,
-    then the process gone. ``recover`` moves the rest and clears the flag; an uncommitted staging folder
-    (killed before the commit) is deleted."""
-    from binlog_model.spark import incremental as inc
-
-    out, state = tmp_path / "out", RunState.load(tmp_path / "state")
-    staged = out / inc.STAGING / "run-000001"
-    for table in ("a", "b"):
-        folder = staged / "db=d" / f"table={table}"
-        folder.mkdir(parents=True)
-        for n in range(3):
-            (folder / f"part-{n}.parquet").write_bytes(f"{table}{n}".encode())
-        (folder / inc.SCHEMA_FILE).write_text("x int")
-    (staged / "_moves.json").write_text("[]")
-    state.options = {"publishing": "run-000001"}
-    state.save()
-    # Killed after moving one file.
-    first = staged / "db=d" / "table=a" / "part-0.parquet"
-    (out / "db=d" / "table=a").mkdir(parents=True)
-    first.rename(out / "db=d" / "table=a" / "run-000001-part-0.parquet")
-
-    again = RunState.load(tmp_path / "state")
-    inc.recover(again, out)
-    for table in ("a", "b"):
-        folder = out / "db=d" / f"table={table}"
-        assert sorted(p.name for p in folder.glob("*.parquet")) == [
-            f"run-000001-part-{n}.parquet" for n in range(3)]
-        assert (folder / inc.SCHEMA_FILE).exists()
-    assert not (out / inc.STAGING).exists()
-    assert "publishing" not in RunState.load(tmp_path / "state").options
-
-    # Killed before its commit: the staging folder is dropped, the tables are untouched.
-    orphan = out / inc.STAGING / "run-000002" / "db=d" / "table=a"
-    orphan.mkdir(parents=True)
-    (orphan / "part-0.parquet").write_bytes(b"uncommitted")
-    inc.recover(RunState.load(tmp_path / "state"), out)
-    assert not (out / inc.STAGING).exists()
-    assert len(list((out / "db=d" / "table=a").glob("*.parquet"))) == 3
-
-
 def test_positions_of_a_gzipped_file_count_decompressed_bytes(tmp_path: Path) -> None:
     import gzip
 

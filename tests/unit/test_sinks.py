@@ -108,7 +108,6 @@ def test_parquet_stage_and_publish_moves_runs_and_renamed_tables(tmp_path: Path)
     file replaces the old one, a renamed table's earlier files follow it, and publishing twice is harmless."""
     pq = pytest.importorskip("pyarrow.parquet")
     import pyarrow as pa
-
     import pyarrow.fs as pafs
 
     from binlog_model.sinks import parquet, publish
