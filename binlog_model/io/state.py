@@ -57,7 +57,7 @@ from binlog_model.gtid import GtidSet
 from binlog_model.io.documents import fsync_dir, load_json, truncate_durably, write_json_atomic
 
 __all__ = ["FORMAT", "VERSION", "RunState", "StateLockedError", "StateMismatchError",
-           "finish_output", "lock_state", "recover_outputs"]
+           "adopt_legacy_stream_state", "finish_output", "lock_state", "recover_outputs"]
 
 FORMAT = "binlog-model/run-state"
 VERSION = 2
@@ -220,6 +220,19 @@ class RunState:
                 f"the options differ from the ones the state in {self.directory} was built with ({shown}); "
                 "their output could not be concatenated with the earlier runs': rerun with the same options, "
                 "or start a new --state directory")
+
+
+def adopt_legacy_stream_state(state: RunState, legacy: Path) -> None:
+    """Take over the ``_stream.json`` (``legacy``) of a ``resolve --stream`` output written before the stream
+    kept a ``RunState``: its last batch and its publishing marker; the old file goes."""
+    if not state.fresh or state.stream_batch is not None or not legacy.exists():
+        return
+    doc = load_json(legacy, f"the stream state {legacy}")
+    if not isinstance(doc, dict) or "batch" not in doc:
+        raise ConfigError(f"{legacy} is not the state of a resolve --stream output")
+    state.stream_batch, state.publishing = doc["batch"], doc.get("publishing")
+    state.save()
+    legacy.unlink()
 
 
 def recover_outputs(state: RunState, out_dir: Path) -> None:

@@ -28,10 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from binlog_model.errors import BinlogError, ConfigError
-from binlog_model.io.documents import read_json
+from binlog_model.errors import BinlogError
 from binlog_model.io.files import absolute_name
-from binlog_model.io.state import RunState, lock_state
+from binlog_model.io.state import RunState, adopt_legacy_stream_state, lock_state
 from binlog_model.runs.commit import STAGING, StagedOutput
 from binlog_model.sinks.publish import prepare_stream_output
 from binlog_model.spark import incremental as inc
@@ -97,19 +96,6 @@ class _Sink:
         self.say(f"batch {batch_id}: {len(rows)} slices published in {time.monotonic() - started:.1f}s")
 
 
-def _adopt_legacy_state(state: RunState, out: Path) -> None:
-    """Take over the ``_stream.json`` of outputs written before the stream kept a ``RunState``."""
-    legacy = out / LEGACY_STATE_FILE
-    if not state.fresh or state.stream_batch is not None or not legacy.exists():
-        return
-    doc = read_json(legacy)
-    if not isinstance(doc, dict) or "batch" not in doc:
-        raise ConfigError(f"{legacy} is not the state of a resolve --stream output")
-    state.stream_batch, state.publishing = doc["batch"], doc.get("publishing")
-    state.save()
-    legacy.unlink()
-
-
 def run_resolve_stream(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str],
                        checkpoint: str | os.PathLike[str], *, source: str = "", snapshot: str | None = None,
                        lenient_ddl: bool = False, always_include: Sequence[str] = (),
@@ -131,7 +117,7 @@ def run_resolve_stream(spark: Any, paths: Sequence[str | os.PathLike[str]], out:
     # finished before anything else.
     with lock_state(target / STATE_DIR):
         state = RunState.load(target / STATE_DIR)
-        _adopt_legacy_state(state, target)
+        adopt_legacy_stream_state(state, target / LEGACY_STATE_FILE)
         staged = StagedOutput(target)
         staged.recover(state)
         return _run_query(spark, paths, staged, state, ck, source=source, snapshot=snapshot,

@@ -85,9 +85,9 @@ def test_a_legacy_stream_state_cut_short_while_publishing_is_taken_over_and_fini
     published, so Spark's rerun of it is skipped) and finishes the moves before anything else."""
     import json
 
-    from binlog_model.io.state import RunState
+    from binlog_model.io.state import RunState, adopt_legacy_stream_state
     from binlog_model.runs.commit import StagedOutput
-    from binlog_model.spark.stream_resolve import LEGACY_STATE_FILE, _adopt_legacy_state
+    from binlog_model.spark.stream_resolve import LEGACY_STATE_FILE
 
     out = tmp_path / "out"
     staged = out / "_staging" / "batch-000000003"
@@ -101,7 +101,7 @@ def test_a_legacy_stream_state_cut_short_while_publishing_is_taken_over_and_fini
     (staged / "db=d" / "table=a" / "part-0.parquet").rename(
         out / "db=d" / "table=a" / "batch-000000003-part-0.parquet")
     state = RunState.load(out / STATE_DIR)
-    _adopt_legacy_state(state, out)
+    adopt_legacy_stream_state(state, out / LEGACY_STATE_FILE)
     StagedOutput(out).recover(state)
     for table in ("a", "b"):
         assert sorted(p.name for p in (out / "db=d" / f"table={table}").glob("*.parquet")) == [
