@@ -54,7 +54,7 @@ from typing import Any
 
 from binlog_model.errors import BinlogError, ConfigError
 from binlog_model.gtid import GtidSet
-from binlog_model.io.documents import fsync_dir, load_json, truncate_durably, write_json_atomic
+from binlog_model.io.documents import encode_json, fsync_dir, load_json, truncate_durably, write_bytes_atomic
 
 __all__ = ["FORMAT", "VERSION", "RunState", "StateLockedError", "StateMismatchError",
            "adopt_legacy_stream_state", "finish_output", "lock_state", "recover_outputs"]
@@ -204,8 +204,14 @@ class RunState:
                 "runs": self.runs, "publishing": self.publishing, "stream_batch": self.stream_batch,
                 **({"source": self.source} if self.source is not None else {})}
 
-    def save(self) -> None:
-        write_json_atomic(self.path, self.to_json())
+    def encoded(self, **changes: Any) -> bytes:
+        """The state document with ``changes`` (fields of ``to_json``) applied, as ``save`` writes it;
+        ``self`` is unchanged (a tail builds it at a commit and writes it once the output is synced)."""
+        return encode_json({**self.to_json(), **changes})
+
+    def save(self, document: bytes | None = None) -> None:
+        """Replace the state file atomically with this state, or with ``document`` (from ``encoded``)."""
+        write_bytes_atomic(self.path, self.encoded() if document is None else document)
 
     def check_options(self, options: dict[str, Any]) -> None:
         """Refuse a run whose output-shaping options differ from the ones the state was built with."""

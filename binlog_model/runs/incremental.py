@@ -22,18 +22,18 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from binlog_model.errors import BinlogError
 from binlog_model.io.file_source import FileSource
 from binlog_model.io.state import PARTIAL, RunState, finish_output, lock_state, recover_outputs
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
+from binlog_model.runs.output import OutputWriter, part_name
 from binlog_model.runs.progress import ProgressDisplay, source_counters
 from binlog_model.runs.runner import Checkpoint, CommitPolicy, Runner
 from binlog_model.runs.source import Position, Resume
 from binlog_model.runs.state import begin_run, shaping
-from binlog_model.sinks import EventSink, open_sink, sink_class
+from binlog_model.sinks import sink_class
 from schema_tracker.history import SchemaHistory
 
 __all__ = ["IncrementalResult", "run_incremental"]
@@ -97,9 +97,9 @@ def run_incremental(
         result.files = [s.path for s in source.plan(resume)]    # checked against the state before any output
         if state.position is not None:
             result.resumed_at = f"{state.position['file']}:{state.position['offset']}"
-        name = f"part-{len(state.outputs) + 1:06d}.{sink.suffix}"
+        name = part_name(state, fmt)
         partial = out / (name + PARTIAL)
-        writer = _Writer(partial, fmt, json_defaults)
+        writer = OutputWriter(partial, fmt, json_defaults)
         run = _Commits(state, writer, name, result, on_commit)
         runner = Runner(source, assembler, resume, CommitPolicy(commit_bytes), lambda: writer.size,
                         run.commit, files=state.files)
@@ -121,44 +121,11 @@ def run_incremental(
         return result
 
 
-class _Writer:
-    """The run's output file: the sink of ``fmt`` (JSON lines or length-delimited protobuf), opened on the
-    first event; its byte count is the exact length a step commits."""
-
-    def __init__(self, path: Path, fmt: str, json_defaults: bool) -> None:
-        self.path = path
-        self.fmt = fmt
-        self.json_defaults = json_defaults
-        self._sink: EventSink | None = None
-
-    @property
-    def size(self) -> int:
-        return self._sink.bytes_written if self._sink is not None else 0
-
-    def write(self, event: Any) -> None:
-        if self._sink is None:
-            self._sink = open_sink(self.fmt, self.path, json_defaults=self.json_defaults)
-        self._sink.write(event)
-
-    def sync(self) -> None:
-        if self._sink is not None:
-            self._sink.sync()
-
-    def flushed_fd(self) -> int | None:
-        """``EventSink.flushed_fd``: everything written is with the OS; a descriptor to fsync it by."""
-        return self._sink.flushed_fd() if self._sink is not None else None
-
-    def close(self) -> None:
-        if self._sink is not None:
-            self._sink.close()
-            self._sink = None
-
-
 class _Commits:
     """The run's side of a commit: the output synced to the checkpoint's length, then the state replaced
     atomically; at the end the output file becomes a finished one."""
 
-    def __init__(self, state: RunState, writer: _Writer, name: str, result: IncrementalResult,
+    def __init__(self, state: RunState, writer: OutputWriter, name: str, result: IncrementalResult,
                  on_commit: Callable[[RunState], None] | None) -> None:
         self.state = state
         self.writer = writer

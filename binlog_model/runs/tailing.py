@@ -53,7 +53,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from binlog_model.errors import ConfigError, ConnectionLostError
-from binlog_model.io.documents import encode_json, write_bytes_atomic
 from binlog_model.io.live import PASSWORD_ENV, ServerURL, server_password
 from binlog_model.io.replication_source import (
     SERVER_ID_RANGE,
@@ -66,7 +65,7 @@ from binlog_model.io.state import PARTIAL, RunState, finish_output, lock_state, 
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
-from binlog_model.runs.incremental import _Writer
+from binlog_model.runs.output import OutputWriter, part_name
 from binlog_model.runs.progress import Counters
 from binlog_model.runs.runner import Checkpoint, CommitPolicy, Runner, resume_of
 from binlog_model.runs.source import Position, Resume
@@ -237,7 +236,7 @@ class _Session:
         self.result.stats = self.assembler.stats
         self.result.source = self.source
         self.name = ""
-        self.writer: _Writer | None = None
+        self.writer: OutputWriter | None = None
         self._new_part()
         self.progressed = False
         self.gtids_complete = bool(pos.get("gtids_complete"))
@@ -357,7 +356,7 @@ class _Session:
                   "history": self._history_json(checkpoint.history),
                   "source": {**(state.source or {}), **self.source.followed},
                   "open_output": {"file": self.name, "bytes": size} if size else None}
-        document = encode_json({**state.to_json(), **update})
+        document = state.encoded(**update)
         # what the progress line says of this commit, as it is now (printed once it is durable)
         source = self.source
         lag = 0.0 if source.caught_up else max(0.0, time.time() - source.event_time)
@@ -376,7 +375,7 @@ class _Session:
                     os.close(fd)
             if spool is not None and position.rotated_to is not None:
                 spool.ended(position.file, position.offset)     # at a file's end: the spool's copy is whole
-            write_bytes_atomic(state.path, document)
+            state.save(document)
             # only now does the state in memory move on: it always says what is on disk
             state.position, state.history = update["position"], update["history"]
             state.source, state.open_output = update["source"], update["open_output"]
@@ -408,8 +407,8 @@ class _Session:
 
     def _new_part(self) -> None:
         fmt = self.settings.fmt
-        self.name = f"part-{len(self.state.outputs) + 1:06d}.{'jsonl' if fmt == 'jsonl' else 'pb'}"
-        self.writer = _Writer(self.out / (self.name + PARTIAL), fmt, self.settings.json_defaults)
+        self.name = part_name(self.state, fmt)
+        self.writer = OutputWriter(self.out / (self.name + PARTIAL), fmt, self.settings.json_defaults)
 
     def finish(self) -> None:
         """The session's output part becomes a finished file, listed in the state."""
