@@ -67,7 +67,7 @@ class Connector:
                 connection = pymysql.connect(**params)
             except (pymysql.Error, OSError) as err:
                 error = classify(err, where=self.where, account=f"'{self.user}'", grant=self.grant,
-                                 tls_mode=self.tls.effective_mode)
+                                 tls_mode=self.tls.effective_mode, logged_in=False)
                 if not isinstance(error, ConnectionLostError):
                     raise error from None
                 if self.worked:

@@ -143,7 +143,7 @@ class ReplicationSource:
         self._spool_at: tuple[str, int] = ("", 0)         # the same place as file and offset
         self._spool_whole = False                         # the saved position is past its file's ROTATE
         #: the account the server logged us in as (``'user'@'host'``), for the GRANT a refusal needs
-        self.account = "the tail's user"
+        self.account: str | None = None
 
     # --- the control connection -----------------------------------------------------------------------
 
@@ -167,8 +167,14 @@ class ReplicationSource:
         except pymysql.err.ProgrammingError:
             raise
         except (pymysql.Error, OSError) as err:
-            error = classify(err, where=self.where, account=self.account, grant=self.grant)
+            error = classify(err, where=self.where, account=self.account or "the tail's user",
+                             grant=self.grant)
             raise error from (err if isinstance(error, ConnectionLostError) else None)
+
+    def _identify(self, conn: Any) -> None:
+        """Learn the account the server took us for (``CURRENT_USER()``), once: a refusal names it."""
+        if self.account is None:
+            self.account = account_name(str(self.query(conn, "SELECT CURRENT_USER() AS a")[0]["a"]))
 
     def binlog_end(self, conn: Any | None = None) -> tuple[str, int]:
         """Where the server's binlog ends now (the active file and its size)."""
@@ -176,6 +182,7 @@ class ReplicationSource:
         own = conn is None
         conn = conn or self.connect()
         try:
+            self._identify(conn)
             for sql in ("SHOW BINARY LOG STATUS", "SHOW MASTER STATUS"):
                 try:
                     rows = self.query(conn, sql)
@@ -203,9 +210,8 @@ class ReplicationSource:
         return self._plan
 
     def _decide(self, conn: Any, resume: Resume) -> tuple[str, Any]:
-        info = self.query(conn, "SELECT VERSION() AS version, @@server_id AS server_id, "
-                                "CURRENT_USER() AS account")[0]
-        self.account = account_name(str(info["account"]))
+        self._identify(conn)
+        info = self.query(conn, "SELECT VERSION() AS version, @@server_id AS server_id")[0]
         self.is_mariadb = "mariadb" in str(info["version"]).lower()
         me = self.identity
         if int(info["server_id"]) == me["server_id"]:

@@ -66,11 +66,13 @@ def _errno_and_message(err: BaseException) -> tuple[int | None, str]:
 
 
 def classify(err: BaseException, *, where: str, account: str, grant: str = REPLICATION_GRANT,
-             tls_mode: str = "preferred") -> BinlogError:
+             tls_mode: str = "preferred", logged_in: bool = True) -> BinlogError:
     """Our error for ``err``, a failure talking to the server at ``where`` (host:port or socket) as
     ``account`` (``'user'@'host'``): a ``ConnectionLostError`` when retrying can heal it, else a
     permanent one (see the module docstring). ``grant``: the privileges the caller needs (``... ON ...``),
-    named in a ``PrivilegeError``; ``tls_mode``: the ``--ssl-mode`` in force, named in a ``TlsError``."""
+    named in a ``PrivilegeError``; ``tls_mode``: the ``--ssl-mode`` in force, named in a ``TlsError``;
+    ``logged_in``: the login succeeded, so an "access denied" (1045: MariaDB's answer to a replica
+    registration without REPLICATION SLAVE) is a missing privilege, not a refused login."""
     errno, message = _errno_and_message(err)
     cause = getattr(err, "original_exception", None) or (err if isinstance(err, OSError) else None)
     if isinstance(cause, ssl.SSLCertVerificationError):
@@ -78,28 +80,28 @@ def classify(err: BaseException, *, where: str, account: str, grant: str = REPLI
         remedy = ("connect by a host name the certificate lists, or use --ssl-mode verify-ca"
                   if "mismatch" in reason.lower()
                   else "give the CA that signed the server's certificate with --ssl-ca")
-        return TlsError(f"TLS: the certificate of the server at {where} fails verification under --ssl-mode "
+        return TlsError(f"the certificate of the server at {where} fails verification under --ssl-mode "
                         f"{tls_mode}: {reason} — {remedy}", where=where, errno=errno)
     if isinstance(cause, ssl.SSLError):
         return TlsError(f"TLS with the server at {where} failed under --ssl-mode {tls_mode}: "
                         f"{cause.reason or cause} — check the server's TLS settings and --ssl-cert/--ssl-key",
                         where=where, errno=errno)
     if errno == _CR_SSL_CONNECTION_ERROR:
-        return TlsError(f"TLS: --ssl-mode {tls_mode} needs TLS, but the server at {where} does not offer it "
+        return TlsError(f"--ssl-mode {tls_mode} needs TLS, but the server at {where} does not offer it "
                         "— enable TLS on the server (ssl_cert, ssl_key) or use --ssl-mode preferred",
                         where=where, errno=errno)
     if isinstance(cause, socket.gaierror) and cause.errno in _NO_SUCH_HOST:
         host = where.rpartition(":")[0] or where
         return UnknownHostError(f"unknown host {host!r}: DNS has no such name ({cause.strerror}) — check the "
                                 "host name in the URL", where=where, errno=errno)
+    if errno in _PRIVILEGE_ERRNOS or (logged_in and errno == 1045):
+        return PrivilegeError(f"{account} lacks a privilege on {where}: ({errno}) {message} — GRANT {grant} "
+                              f"TO {account}", where=where, errno=errno)
     if errno in _LOGIN_ERRNOS:
         return ServerAuthenticationError(
             f"the server at {where} refused the login of {account}: ({errno}) {message} — check the user, "
             "the password ($BINLOG_MODEL_PASSWORD or the prompt) and, for an account that REQUIREs X509, "
             "--ssl-cert/--ssl-key", where=where, errno=errno)
-    if errno in _PRIVILEGE_ERRNOS:
-        return PrivilegeError(f"{account} lacks a privilege on {where}: ({errno}) {message} — GRANT {grant} "
-                              f"TO {account}", where=where, errno=errno)
     if errno is None or errno in TRANSIENT_ERRNOS:
         shown = f"({errno}) {message}" if errno is not None else message
         return ConnectionLostError(f"the server at {where} stopped answering ({shown})", errno=errno)
