@@ -70,8 +70,9 @@ class Connector:
                                  tls_mode=self.tls.effective_mode, logged_in=False)
                 if not isinstance(error, ConnectionLostError):
                     raise error from None
-                if self.worked:
-                    raise error from err
+                if self.worked:         # the caller's reconnects take it from here
+                    raise ConnectionLostError(f"cannot connect to {self.where} ({first_cause(err)})",
+                                              errno=error.errno) from err
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise ServerUnreachableError(

@@ -101,9 +101,9 @@ def test_unreachable_first_connection_fails_after_connect_timeout(capsys: Captur
                          "--connect-timeout")
 
 
-def test_server_restart_under_a_running_tail(tmp_path: Path) -> None:
-    """Once a session worked, a refused connection (the server restarting) is retried, whatever
-    --connect-timeout says, and the tail resumes where it was."""
+def test_server_killed_and_restarted_under_a_running_tail(tmp_path: Path) -> None:
+    """Once a session worked, a lost dump and refused connections (the server killed, then starting) are
+    retried, whatever --connect-timeout says, and the tail resumes where it was."""
     from binlog_model.testing.mariadb import MariaDBServer, mariadb_available
 
     ok, reason = mariadb_available()
@@ -124,6 +124,11 @@ def test_server_restart_under_a_running_tail(tmp_path: Path) -> None:
                                     stdout=subprocess.DEVNULL, stderr=err)
         try:
             _wait_until(tail, lambda: "before-restart" in tail_output(tmp_path))
+            # killed (no shutdown; the harness started it, by its pid), then started on the same datadir
+            assert server.pid is not None
+            os.kill(server.pid, signal.SIGKILL)
+            # refused twice while it is down (the second past the 0.5 s of --connect-timeout), then back
+            _wait_until(tail, lambda: log.read_text().count("Connection refused") >= 2)
             server.restart()
             server.execute("INSERT INTO rs.t VALUES (2, 'after-restart')")
             _wait_until(tail, lambda: "after-restart" in tail_output(tmp_path))
