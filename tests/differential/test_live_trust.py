@@ -129,3 +129,17 @@ def test_required_against_a_server_without_tls(mariadb: LocalServer, capsys: Cap
                      "TlsError", "does not offer it", f"127.0.0.1:{mariadb.port}")
     assert_one_error(snapshot(capsys, f"{url}/mysql?ssl-mode=required", tmp_path),
                      "TlsError", "does not offer it")
+
+
+def test_the_spark_snapshot_option_carries_tls_in_its_url(tls_server: LocalServer,
+                                                           certificates: Certificates) -> None:
+    """The Spark ``snapshot`` option is a string handed to ``load_snapshot`` (spark/datasource.py,
+    spark/streaming.py): its TLS options travel in the URL's query."""
+    from binlog_model.errors import TlsError
+    from binlog_model.io.snapshots import load_snapshot
+
+    url = f"mysql://tls_u@127.0.0.1:{tls_server.port}/tr?ssl-mode=verify-ca&connect-timeout=2&ssl-ca="
+    history = load_snapshot(url + str(certificates.ca))
+    assert [(t["db"], t["name"]) for t in history.to_json()["initial"]["tables"]] == [("tr", "t")]
+    with pytest.raises(TlsError, match="fails verification"):
+        load_snapshot(url + str(certificates.other_ca))
