@@ -8,11 +8,14 @@ short ``--connect-timeout`` is, once a session worked. (A purged position: ``tes
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -99,6 +102,33 @@ def test_unreachable_first_connection_fails_after_connect_timeout(capsys: Captur
                     snapshot(capsys, f"{url}/db?connect-timeout=0.5", tmp_path)):
         assert_one_error(outcome, "ServerUnreachableError", f"127.0.0.1:{port}", "within 0.5 s", "refused",
                          "--connect-timeout")
+
+
+def test_first_connection_is_retried_until_connect_timeout(capsys: Capture, tmp_path: Path) -> None:
+    """A listener that hangs up on every connection (a server restarting behind a proxy): the first
+    connection is tried again and again within --connect-timeout, then the run fails naming it."""
+    accepted = []
+    done = threading.Event()
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.05)       # (a closed socket does not wake a blocked accept: the loop looks)
+    port = listener.getsockname()[1]
+
+    def hang_up() -> None:
+        while not done.is_set():
+            with contextlib.suppress(TimeoutError):
+                conn, _ = listener.accept()
+                accepted.append(1)
+                conn.close()
+    thread = threading.Thread(target=hang_up, daemon=True)
+    thread.start()
+    try:
+        outcome = tail_to_end(capsys, f"mysql://u@127.0.0.1:{port}", tmp_path, "--connect-timeout", "1")
+    finally:
+        done.set()
+        thread.join(timeout=10)
+        listener.close()
+    assert_one_error(outcome, "ServerUnreachableError", f"127.0.0.1:{port}", "within 1 s")
+    assert len(accepted) >= 2, "the first connection was not tried again"
 
 
 def test_server_killed_and_restarted_under_a_running_tail(tmp_path: Path) -> None:
