@@ -1,16 +1,24 @@
-"""Certificates for the TLS tests, made by the test (``cryptography``): a CA, a server certificate it signs
-for the host name ``localhost`` only, a client certificate it signs, and a second CA that signs neither."""
+"""Certificates for the TLS tests, made by the test: a CA, a server certificate it signs for the host name
+``localhost`` only, a client certificate it signs, and a second CA that signs neither. With
+``cryptography`` (installed with pymysql's ``rsa`` extra, so in ``dev``), else with the ``openssl``
+command."""
 
 from __future__ import annotations
 
 import datetime
+import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+try:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+except ImportError:         # the openssl command makes them instead
+    x509 = None  # type: ignore[assignment]
 
 #: the one name the server certificate holds: 127.0.0.1 is not in it (verify-identity tells them apart)
 SERVER_NAME = "localhost"
@@ -26,20 +34,19 @@ class Certificates:
     client_key: Path
 
 
-def _key() -> rsa.RSAPrivateKey:
+def _key() -> Any:
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
-def _write_key(key: rsa.RSAPrivateKey, path: Path) -> Path:
+def _write_key(key: Any, path: Path) -> Path:
     path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                        serialization.NoEncryption()))
     path.chmod(0o600)
     return path
 
 
-def _certificate(name: str, key: rsa.RSAPrivateKey, issuer: x509.Certificate | None,
-                 issuer_key: rsa.RSAPrivateKey, *, ca: bool = False, dns: str | None = None,
-                 usage: x509.ObjectIdentifier | None = None) -> x509.Certificate:
+def _certificate(name: str, key: Any, issuer: Any, issuer_key: Any, *, ca: bool = False,
+                 dns: str | None = None, usage: Any = None) -> Any:
     now = datetime.datetime.now(datetime.UTC)
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
     builder = (x509.CertificateBuilder().subject_name(subject)
@@ -68,14 +75,16 @@ def _certificate(name: str, key: rsa.RSAPrivateKey, issuer: x509.Certificate | N
     return builder.sign(issuer_key, hashes.SHA256())
 
 
-def _write_cert(cert: x509.Certificate, path: Path) -> Path:
+def _write_cert(cert: Any, path: Path) -> Path:
     path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     return path
 
 
-def make_certificates(folder: Path) -> Certificates:
+def make_certificates(folder: Path, *, use_openssl: bool = False) -> Certificates:
     """The files in ``folder`` (created)."""
     folder.mkdir(parents=True, exist_ok=True)
+    if use_openssl or x509 is None:
+        return _with_openssl(folder)
     ca_key, other_key, server_key, client_key = _key(), _key(), _key(), _key()
     ca = _certificate("binlog-model test CA", ca_key, None, ca_key, ca=True)
     other = _certificate("another CA", other_key, None, other_key, ca=True)
@@ -89,3 +98,30 @@ def make_certificates(folder: Path) -> Certificates:
                         server_key=_write_key(server_key, folder / "server-key.pem"),
                         client_cert=_write_cert(client, folder / "client-cert.pem"),
                         client_key=_write_key(client_key, folder / "client-key.pem"))
+
+
+def _with_openssl(folder: Path) -> Certificates:
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        import pytest
+        pytest.skip("neither the cryptography package nor the openssl command to make certificates with")
+
+    def run(*args: str) -> None:
+        subprocess.run([openssl, *args], cwd=folder, check=True, capture_output=True, timeout=60)
+
+    for name, subject in (("ca", "binlog-model test CA"), ("other-ca", "another CA")):
+        run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}-key.pem",
+            "-out", f"{name}.pem", "-days", "2", "-subj", f"/CN={subject}", "-addext",
+            "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    for name, subject, extensions in (
+            ("server", SERVER_NAME, f"subjectAltName=DNS:{SERVER_NAME}\nextendedKeyUsage=serverAuth\n"),
+            ("client", "binlog-model test client", "extendedKeyUsage=clientAuth\n")):
+        usage = "keyUsage=critical,digitalSignature,keyEncipherment\n"
+        (folder / f"{name}.ext").write_text("basicConstraints=critical,CA:FALSE\n" + usage + extensions)
+        run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}-key.pem", "-out", f"{name}.csr",
+            "-subj", f"/CN={subject}")
+        run("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca-key.pem", "-CAcreateserial",
+            "-out", f"{name}-cert.pem", "-days", "2", "-extfile", f"{name}.ext")
+    return Certificates(ca=folder / "ca.pem", other_ca=folder / "other-ca.pem",
+                        server_cert=folder / "server-cert.pem", server_key=folder / "server-key.pem",
+                        client_cert=folder / "client-cert.pem", client_key=folder / "client-key.pem")
