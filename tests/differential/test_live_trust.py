@@ -1,7 +1,7 @@
 """Live connections against real servers: TLS as ``--ssl-mode`` asks (issue 39, item 6), and failures that
 cannot heal ending the run at once with one line while those that can are retried (item 7).
 
-The TLS servers (MySQL 9.7 and MariaDB 10.11, one each for this module) start with a CA, a server
+The TLS servers (MySQL 9.7, MariaDB 10.11 and 11.8, one each for this module) start with a CA, a server
 certificate for the name ``localhost`` only, and a client certificate that the test makes; the session
 MariaDB 10.11 offers no TLS at all. Each case runs the tail (``binlog-model tail``, in this process) and a
 ``mysql://`` schema snapshot (``binlog-model schema --snapshot``), the two kinds of live connection.
@@ -34,6 +34,10 @@ def _tls_server(kind: str, certs: Certificates) -> LocalServer:
         from binlog_model.testing.mysql import MySQLServer, mysql_available
         ok, reason = mysql_available()
         server: LocalServer = MySQLServer(extra_args=tls_args)
+    elif kind == "mariadb11":
+        from binlog_model.testing.mariadb11 import MariaDB11Server, mariadb11_available
+        ok, reason = mariadb11_available()
+        server = MariaDB11Server(extra_args=tls_args)
     else:
         from binlog_model.testing.mariadb import MariaDBServer, mariadb_available
         ok, reason = mariadb_available()
@@ -43,7 +47,7 @@ def _tls_server(kind: str, certs: Certificates) -> LocalServer:
     return server
 
 
-@pytest.fixture(scope="module", params=["mysql", "mariadb"])
+@pytest.fixture(scope="module", params=["mysql", "mariadb", "mariadb11"])
 def tls_server(request: pytest.FixtureRequest, certificates: Certificates) -> Iterator[LocalServer]:
     """A server of this module's own with TLS from the test's certificates, its users and one table."""
     with _tls_server(request.param, certificates) as server:
@@ -85,6 +89,17 @@ def test_verify_ca_and_verify_identity_with_the_right_ca(tls_server: LocalServer
     assert status == 0, lines
     assert_one_error(snapshot(capsys, f"{by_ip}/tr?ssl-mode=verify-ca", tmp_path, "--ssl-mode", "required"),
                      "ConfigError", "--ssl-mode required conflicts with ssl-mode=verify-ca")
+
+
+def test_preferred_uses_tls_and_disabled_does_not(tls_server: LocalServer, capsys: Capture,
+                                                  tmp_path: Path) -> None:
+    """``tls_u`` may log in over TLS only: the default mode logs in (TLS, as the server offers it), and
+    ``disabled`` is refused by the server (the login went in clear)."""
+    url = f"mysql://tls_u@127.0.0.1:{tls_server.port}/tr"
+    status, _, lines = snapshot(capsys, url, tmp_path)
+    assert status == 0, lines
+    assert_one_error(snapshot(capsys, url, tmp_path, "--ssl-mode", "disabled"), "ServerAuthenticationError",
+                     "tls_u")
 
 
 def test_wrong_ca_fails_in_one_line(tls_server: LocalServer, certificates: Certificates, capsys: Capture,
