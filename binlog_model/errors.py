@@ -22,11 +22,18 @@ __all__ = [
     "EncryptedBinlogError",
     "IncompleteTransactionError",
     "JsonDiffError",
+    "MissingExtraError",
+    "PrivilegeError",
     "ReplicationError",
     "SchemaError",
     "SchemaMismatchError",
+    "ServerAccessError",
+    "ServerAuthenticationError",
+    "ServerUnreachableError",
+    "TlsError",
     "TruncatedEventError",
     "UncertainSchemaError",
+    "UnknownHostError",
     "UnknownTableError",
     "UnsupportedDDLError",
     "UnsupportedEventError",
@@ -39,6 +46,10 @@ class BinlogError(Exception):
 
 class ConfigError(BinlogError, ValueError):
     """A bad option or argument given by the caller (not bad input data)."""
+
+
+class MissingExtraError(ConfigError):
+    """An optional dependency is not installed; the message names the extra to install."""
 
 
 # --- wire decoding --------------------------------------------------------------------------------------
@@ -154,6 +165,48 @@ def _rebuild_replication_error(cls: type[ReplicationError], message: str,
 class ConnectionLostError(ReplicationError):
     """The connection to the server broke or went silent (no event nor heartbeat within the read timeout):
     a reconnect can resume from the last commit."""
+
+
+# --- live servers: what retrying cannot heal (binlog_model.io.server_errors decides) -------------------
+
+
+class ServerAccessError(BinlogError):
+    """A live server cannot be used as asked, and asking again will not change that: the run stops at once.
+    ``where`` is host:port (or the socket), ``errno`` the server's or client's error number, if any."""
+
+    def __init__(self, message: str, *, where: str = "", errno: int | None = None) -> None:
+        super().__init__(message)
+        self.where = where
+        self.errno = errno
+
+    def __reduce__(self) -> tuple[Any, ...]:      # pickled (copied) with its attributes
+        return _rebuild_access_error, (type(self), str(self), self.where, self.errno)
+
+
+def _rebuild_access_error(cls: type[ServerAccessError], message: str, where: str,
+                          errno: int | None) -> ServerAccessError:
+    return cls(message, where=where, errno=errno)
+
+
+class ServerAuthenticationError(ServerAccessError):
+    """The server refused the login: user, password, client certificate or the host it is from."""
+
+
+class PrivilegeError(ServerAccessError):
+    """The account lacks a privilege; the message names the ``GRANT`` that gives it."""
+
+
+class UnknownHostError(ServerAccessError):
+    """The server's host name does not resolve (DNS says there is no such name)."""
+
+
+class TlsError(ServerAccessError):
+    """TLS could not be set up as ``--ssl-mode`` asks: no TLS on the server, or its certificate fails
+    verification (wrong CA, expired, another host name)."""
+
+
+class ServerUnreachableError(ServerAccessError):
+    """The first connection of a run did not succeed within ``--connect-timeout`` seconds."""
 
 
 # --- schema tracking and resolution ----------------------------------------------------------------------

@@ -18,7 +18,9 @@ import click
 from binlog_model.commands import options
 from binlog_model.errors import ConfigError
 from binlog_model.io.file_source import FileSource
+from binlog_model.io.live import url_with_options
 from binlog_model.io.snapshots import load_snapshot
+from binlog_model.io.tls import TlsOptions
 from binlog_model.messages import BinlogEvent
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ImageMode, ResolveOptions
@@ -68,12 +70,14 @@ from binlog_model.sinks import FORMATS, open_sink, sink_class
               "(default: none off a terminal).")
 @click.option("--commit-bytes", type=click.IntRange(min=1), default=64 << 20, hidden=True,
               help="With --state: commit a step after about this many input bytes (tests use small values).")
+@options.live_connection
 def command(files: tuple[Path, ...], source: str, snapshot: str | None, database: str | None,
             always_include: tuple[str, ...], image: str, max_rows: int, max_bytes: int, fmt: str,
             json_defaults: bool, out: Path | None, state_dir: Path | None, lenient_ddl: bool,
             allow_incomplete_tail: bool, no_verify_checksum: bool, statement_text: str, stats: bool,
-            progress: bool | None, commit_bytes: int) -> None:
+            progress: bool | None, commit_bytes: int, tls: TlsOptions, connect_timeout: float | None) -> None:
     """Decode binlog FILES into one BinlogEvent per statement (and table)."""
+    snapshot = url_with_options(snapshot, tls, connect_timeout) if snapshot else snapshot
     options = ResolveOptions.parse(source=source, always_include=always_include, image=image,
                                    max_rows=max_rows, max_bytes=max_bytes,
                                    allow_incomplete_tail=allow_incomplete_tail, statement_text=statement_text)

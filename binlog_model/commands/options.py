@@ -3,13 +3,22 @@
 Strategy: a shared option is a ``click.option`` decorator built here and applied by each command, so its
 help text and parsing cannot drift between ``events``, ``resolve``, ``tail`` and ``dump``. Options whose
 meaning differs per command (``--snapshot``'s sources, ``--progress``' display) stay with the command.
+``live_connection`` gathers the TLS options into one value, so each command that opens a live connection
+(``tail``, a ``mysql://`` snapshot, the coming ``apply``) takes the same ones.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Any
+
 import click
 
-__all__ = ["always_include", "lenient_ddl", "no_verify_checksum"]
+from binlog_model.io.connector import DEFAULT_CONNECT_TIMEOUT
+from binlog_model.io.tls import MODES, TlsOptions
+
+__all__ = ["always_include", "lenient_ddl", "live_connection", "no_verify_checksum"]
 
 always_include = click.option(
     "--always-include", "always_include", multiple=True, metavar="DB.TABLE.COLUMN",
@@ -20,3 +29,32 @@ lenient_ddl = click.option(
     "loudly (UncertainSchemaError), never resolved from TABLE_MAP metadata.")
 no_verify_checksum = click.option("--no-verify-checksum", is_flag=True,
                                   help="Do not verify CRC32 event checksums.")
+
+
+def live_connection(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options of a live connection (``tail``'s server, a ``mysql://`` snapshot), as ``mysqlbinlog``
+    names them: ``--ssl-mode``, ``--ssl-ca``, ``--ssl-cert``, ``--ssl-key`` (handed to the command as one
+    ``tls: TlsOptions``) and ``--connect-timeout`` (``connect_timeout``: seconds, or None when not given).
+    The same keys in a server URL's query mean the same; giving one both ways differently is an error."""
+    @functools.wraps(command)
+    def with_tls(*args: Any, ssl_mode: str | None, ssl_ca: str | None, ssl_cert: str | None,
+                 ssl_key: str | None, **kwargs: Any) -> Any:
+        return command(*args, tls=TlsOptions(ssl_mode, ssl_ca, ssl_cert, ssl_key), **kwargs)
+
+    decorators = [
+        click.option("--ssl-mode", type=click.Choice(MODES, case_sensitive=False), default=None,
+                     help="TLS to the server: disabled, preferred (the default: TLS when the server offers "
+                     "it, unverified), required (TLS, unverified), verify-ca (the certificate is signed by "
+                     "--ssl-ca), verify-identity (and names the host connected to). See docs/tail.md."),
+        click.option("--ssl-ca", metavar="FILE", help="CA certificate(s) (PEM) that sign the server's; "
+                     "alone, it means --ssl-mode verify-ca."),
+        click.option("--ssl-cert", metavar="FILE", help="Client certificate (PEM), for accounts that "
+                     "REQUIRE X509."),
+        click.option("--ssl-key", metavar="FILE", help="The client certificate's private key (PEM)."),
+        click.option("--connect-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+                     help=f"Seconds the first connection keeps trying before the run fails "
+                     f"[default: {DEFAULT_CONNECT_TIMEOUT:g}]."),
+    ]
+    for decorate in reversed(decorators):
+        with_tls = decorate(with_tls)
+    return with_tls

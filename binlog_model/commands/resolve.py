@@ -29,6 +29,8 @@ import click
 
 from binlog_model.commands import options
 from binlog_model.errors import ConfigError
+from binlog_model.io.live import url_with_options
+from binlog_model.io.tls import TlsOptions
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.runs.progress import ProgressDisplay, progress_mode
 from binlog_model.testing.bundled import golden_dir
@@ -141,14 +143,18 @@ def _output_to(log: Path) -> Iterator[None]:
 @click.option("--progress/--no-progress", default=None,
               help="Show the slices done: a bar on a terminal (the default there); off one, a line every "
                    "30 seconds and one at the end.")
+@options.live_connection
 def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None, database: str | None,
             state_dir: Path | None, stream: bool, checkpoint: Path | None, every: float | None,
             max_files_per_trigger: int | None, max_bytes_per_trigger: int | None,
             always_include: tuple[str, ...], lenient_ddl: bool, master: str,
             conf: tuple[str, ...], py_files: str, archives: str, log_file: Path | None,
-            slice_mb: int, driver_memory: str, executor_memory: str, progress: bool | None) -> None:
+            slice_mb: int, driver_memory: str, executor_memory: str, progress: bool | None,
+            tls: TlsOptions, connect_timeout: float | None) -> None:
     """Resolve binlog PATHS (files, directories or globs; local or s3:// gs:// hdfs:// URIs) into typed
     per-table Parquet on Spark."""
+    # a mysql:// snapshot carries its TLS options in its query, as the Spark ``snapshot`` option takes it
+    snapshot = url_with_options(snapshot, tls, connect_timeout) if snapshot else snapshot
     from binlog_model.io.documents import log_tail
     from binlog_model.io.files import absolute_name
     from binlog_model.io.state import lock_state

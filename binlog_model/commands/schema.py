@@ -22,9 +22,12 @@ from pathlib import Path
 import click
 
 from binlog_model.charsets import CHARSET_CODECS, normalize_charset
+from binlog_model.commands import options
 from binlog_model.errors import ConfigError
 from binlog_model.io.file_source import FileSource
+from binlog_model.io.live import url_with_options
 from binlog_model.io.snapshots import load_snapshot, read_sql_text, save_history
+from binlog_model.io.tls import TlsOptions
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 from binlog_model.runs.pipeline import history_from_source
 from binlog_model.runs.progress import ProgressDisplay, progress_mode, source_counters
@@ -102,10 +105,12 @@ def _print_catalog(catalog: Catalog) -> None:
 @click.option("--progress/--no-progress", default=None,
               help="Progress on stderr: a bar on a terminal (the default there), log lines elsewhere "
               "(default: none off a terminal).")
+@options.live_connection
 def command(files: tuple[Path, ...], sql_files: tuple[Path, ...], snapshot: str | None, database: str | None,
             server_charset: str | None, server_collation: str | None, lenient: bool, as_json: bool,
-            save: Path | None, progress: bool | None) -> None:
+            save: Path | None, progress: bool | None, tls: TlsOptions, connect_timeout: float | None) -> None:
     """Replay the DDL in binlog FILEs (or --sql files) and print the schema history and final catalog."""
+    snapshot = url_with_options(snapshot, tls, connect_timeout) if snapshot else snapshot
     if not files and not sql_files:
         raise ConfigError("give binlog FILEs or --sql FILE")
     if files and sql_files:

@@ -20,8 +20,10 @@ import click
 
 from binlog_model.commands import options
 from binlog_model.errors import ConfigError
-from binlog_model.io.live import parse_server_url
+from binlog_model.io.connector import Connector, require_pymysql
+from binlog_model.io.live import parse_server_url, url_with_options
 from binlog_model.io.snapshots import load_snapshot
+from binlog_model.io.tls import TlsOptions
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ImageMode, ResolveOptions
 
 PURGED_EXIT = 3
@@ -74,14 +76,16 @@ def _seconds(text: str) -> float:
               help="Show the position, the lag behind the server and events/s: a status line on a terminal "
                    "(the default there); off one, a line every 30 seconds and one at the end.")
 @click.option("--resume-by", type=click.Choice(["auto", "position", "gtid"]), default="auto", hidden=True)
+@options.live_connection
 def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_id: int | None, heartbeat: str,
             stop_at_end: bool, spool: Path | None, commit_every: int, commit_interval: str, source: str,
             snapshot: str | None, database: str | None, always_include: tuple[str, ...], image: str,
             max_rows: int, max_bytes: int,
             statement_text: str, json_defaults: bool, lenient_ddl: bool, no_verify_checksum: bool,
-            stats: bool, resume_by: str, progress: bool | None) -> int:
-    """Follow the binlog of the server at URL (mysql://user@host:port; the password comes from
-    $BINLOG_MODEL_PASSWORD or a prompt) into BinlogEvents, restartably."""
+            stats: bool, resume_by: str, progress: bool | None, tls: TlsOptions,
+            connect_timeout: float | None) -> int:
+    """Follow the binlog of the server at URL (mysql://user@host:port, optionally ?ssl-mode=...&ssl-ca=...;
+    the password comes from $BINLOG_MODEL_PASSWORD or a prompt) into BinlogEvents, restartably."""
     from binlog_model.io.replication_source import PurgedPositionError, parse_start
     from binlog_model.io.spool import Spool
     from binlog_model.runs.progress import ProgressDisplay, progress_mode
@@ -89,7 +93,9 @@ def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_i
     from binlog_model.runs.state import snapshot_digest
     from binlog_model.runs.tailing import TailSettings, run_tail
 
-    server = parse_server_url(url)
+    require_pymysql()                     # the live extra, named before anything else
+    server = parse_server_url(url_with_options(url, tls, connect_timeout))
+    snapshot_url = url_with_options(snapshot, tls, connect_timeout) if snapshot else None
     parse_start(start)                    # a bad --from fails before anything connects
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out names a directory; {out} is a file")
@@ -102,12 +108,15 @@ def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_i
     settings = TailSettings(
         server=server, state_dir=state_dir, out_dir=out, options=options, shaping=shaping,
         snapshot_id=snapshot_digest(snapshot),
-        load_history=lambda: load_snapshot(snapshot, lenient=lenient_ddl, database=database),
+        load_history=lambda: load_snapshot(snapshot_url, lenient=lenient_ddl, database=database),
         fmt=fmt, json_defaults=json_defaults, verify_checksum=not no_verify_checksum, server_id=server_id,
         start=start, stop_at_end=stop_at_end, heartbeat=_seconds(heartbeat), commit_transactions=commit_every,
         commit_seconds=_seconds(commit_interval), resume_by=resume_by, lenient_ddl=lenient_ddl,
         # --from now without --snapshot: the schema is read from the server under the position's lock
         snapshot_now=start == "now" and snapshot is None, spool=Spool(spool) if spool is not None else None)
+    # every connection of the run: TLS as asked, failures classified once, the first one's patience
+    settings.connect = Connector(server.where, server.user, tls=server.tls,
+                                 connect_timeout=server.connect_timeout, stop=settings.stop)
     began = time.monotonic()
     if stats:
         def stats_line(doc: dict[str, Any]) -> None:

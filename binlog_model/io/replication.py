@@ -53,6 +53,7 @@ from typing import Any, Final
 from binlog_model.compiled import speedups
 from binlog_model.errors import ConfigError, ConnectionLostError, DecodeError, ReplicationError
 from binlog_model.gtid import GtidSet
+from binlog_model.io.server_errors import classify
 from binlog_model.runs.source import (
     BoundaryTracker,
     FileBegin,
@@ -88,10 +89,6 @@ _HEARTBEATS: Final = frozenset({EventType.HEARTBEAT_LOG_EVENT, EventType.HEARTBE
 _UNIT_MARKERS: Final = (TransactionStart, TransactionEnd)
 _TRANSACTION_STARTS: Final = frozenset({EventType.GTID_LOG_EVENT, EventType.ANONYMOUS_GTID_LOG_EVENT,
                                         EventType.GTID_TAGGED_LOG_EVENT, EventType.GTID_EVENT})
-# Client and server error numbers that mean the connection (not the request) failed: a reconnect may work.
-# 2003/2006/2013/2055: cannot connect, gone away, lost, lost at handshake; 1053: server shutdown;
-# 1317 / 1927: the dump thread was killed (MySQL / MariaDB); 1040: too many connections.
-LOST_CONNECTION_ERRNOS: Final = frozenset({1040, 1053, 1317, 1927, 2003, 2006, 2013, 2055})
 _DEFAULT_REPLICA_ID: Final = 4_000_000_001
 # Event kinds a server sends with log_pos 0 as framing (not from the file), with or without the flag.
 _FRAMING_AT_ZERO: Final = frozenset({EventType.ROTATE_EVENT, EventType.FORMAT_DESCRIPTION_EVENT,
@@ -131,8 +128,8 @@ def iter_replication_packets(conn: Any, log_file: str = "", log_pos: int = 4, *,
                              server_id: int = _DEFAULT_REPLICA_ID, blocking: bool = False,
                              mariadb_gtid: str | None = None, mysql_gtids: GtidSet | None = None,
                              heartbeat: float | None = None, register_as: str | None = None,
-                             batch: bool = False,
-                             idle: tuple[float, float] | None = None) -> Iterator[ReplicationPacket]:
+                             batch: bool = False, idle: tuple[float, float] | None = None,
+                             account: str | None = None) -> Iterator[ReplicationPacket]:
     """Start a binlog dump on ``conn`` (an open pymysql connection, consumed) and yield its packets.
 
     Args:
@@ -151,8 +148,13 @@ def iter_replication_packets(conn: Any, log_file: str = "", log_pos: int = 4, *,
         idle: ``(silence, every)``: yield ``IDLE`` once the server has sent nothing for ``silence`` seconds
             after a packet (and ``every`` seconds after the last ``IDLE``): the stream is caught up for now.
 
+        account: ``'user'@'host'`` of the connection (``CURRENT_USER()``), named when a privilege is
+            missing (default: the connection's user name).
+
     Raises ``ConfigError`` for bad arguments, ``ConnectionLostError`` when the connection breaks or is
-    killed, and ``ReplicationError`` (with the server's message and ``errno``) when the server refuses.
+    killed, ``PrivilegeError`` naming the ``GRANT`` a refusal for want of a privilege needs, and
+    ``ReplicationError`` (with the server's message and ``errno``) when the server refuses otherwise
+    (``io.server_errors.classify`` decides which).
     """
     import pymysql
 
@@ -193,15 +195,19 @@ def iter_replication_packets(conn: Any, log_file: str = "", log_pos: int = 4, *,
         where = (f"GTID {mariadb_gtid}" if mariadb_gtid is not None
                  else f"GTID set {_shortened(str(mysql_gtids))}" if mysql_gtids is not None
                  else f"{log_file}:{log_pos}")
-        errno = err.args[0] if isinstance(err, pymysql.Error) and err.args and isinstance(err.args[0], int) \
-            else None
-        message = err.args[1] if isinstance(err, pymysql.Error) and len(err.args) > 1 else str(err)
-        if errno is None or errno in LOST_CONNECTION_ERRNOS:
+        user = getattr(conn, "user", b"") or b""
+        user = user.decode(errors="replace") if isinstance(user, bytes) else str(user)
+        error = classify(err, where=_peer(conn), account=account or f"'{user}'")
+        errno, message = error.errno if isinstance(error, ReplicationError) else None, _server_message(err)
+        if isinstance(error, ConnectionLostError):
             if reached is not None:
                 where += f", after {reached.file}:{reached.offset + len(reached.raw)}"
             raise ConnectionLostError(f"binlog dump from {where}: connection lost ({message})",
                                       errno=errno) from err
-        raise ReplicationError(f"binlog dump from {where} failed: ({errno}) {message}", errno=errno) from err
+        if type(error) is ReplicationError:
+            raise ReplicationError(f"binlog dump from {where} failed: ({errno}) {message}",
+                                   errno=errno) from err
+        raise error from None
     finally:
         conn.close()
 
@@ -214,7 +220,8 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                             markers: bool = False,
                             on_packet: Callable[[ReplicationPacket], None] | None = None,
                             idle: tuple[float, float] | None = None,
-                            on_flush: Callable[[], None] | None = None) -> Iterator[Any]:
+                            on_flush: Callable[[], None] | None = None,
+                            account: str | None = None) -> Iterator[Any]:
     """Decoded events of a binlog dump (see ``iter_replication_packets``), as ``iter_events`` gives them
     for the same files: ``header.file`` is the binlog file name, ``header.offset`` the event's position.
 
@@ -240,7 +247,7 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
     for packet in iter_replication_packets(conn, log_file, log_pos, server_id=server_id, blocking=blocking,
                                            mariadb_gtid=mariadb_gtid, mysql_gtids=mysql_gtids,
                                            heartbeat=heartbeat, register_as=register_as, batch=True,
-                                           idle=idle if markers else None):
+                                           idle=idle if markers else None, account=account):
         if packet is IDLE:
             if settled:     # where the stream is: past a MariaDB jump, not at the last event's end
                 if on_flush is not None:
@@ -332,6 +339,17 @@ def _prepare_session(conn: Any, is_mariadb: bool, mariadb_gtid: str | None, hear
                 cur.execute("SET @slave_connect_state = %s", (mariadb_gtid,))
                 cur.execute("SET @slave_gtid_strict_mode = 1")
     return algorithm != "NONE"
+
+
+def _peer(conn: Any) -> str:
+    """host:port (or the socket) of a pymysql connection, for messages."""
+    socket_path = getattr(conn, "unix_socket", None)
+    return str(socket_path) if socket_path else f"{getattr(conn, 'host', '?')}:{getattr(conn, 'port', '?')}"
+
+
+def _server_message(err: BaseException) -> str:
+    args: tuple[Any, ...] = err.args
+    return str(args[1]) if len(args) > 1 and not isinstance(err, OSError) else str(err)
 
 
 def _shortened(text: str, limit: int = 120) -> str:

@@ -36,13 +36,14 @@ import random
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
-from binlog_model.errors import ConfigError, ConnectionLostError, ReplicationError
+from binlog_model.errors import ConfigError, ConnectionLostError, PrivilegeError, ReplicationError
 from binlog_model.gtid import GtidSet
 from binlog_model.io.replication import (
     ReplicationPacket,
     iter_replication_events,
     iter_replication_packets,
 )
+from binlog_model.io.server_errors import REPLICATION_GRANT, account_name, classify
 from binlog_model.io.state import StateMismatchError
 from binlog_model.position import BinlogPosition
 from binlog_model.runs.source import (
@@ -141,20 +142,39 @@ class ReplicationSource:
         self._spool_from: tuple[Any, ...] | None = None   # packets before it are not handed to on_packet
         self._spool_at: tuple[str, int] = ("", 0)         # the same place as file and offset
         self._spool_whole = False                         # the saved position is past its file's ROTATE
+        #: the account the server logged us in as (``'user'@'host'``), for the GRANT a refusal needs
+        self.account: str | None = None
 
     # --- the control connection -----------------------------------------------------------------------
 
+    @property
+    def grant(self) -> str:
+        """The privileges this tail needs (``--from now`` also locks and reads the schema)."""
+        if self.start != "now":
+            return REPLICATION_GRANT
+        return f"RELOAD, {'SELECT, ' if self.take_snapshot else ''}{REPLICATION_GRANT}"
+
     def query(self, conn: Any, sql: str) -> list[dict[str, Any]]:
-        """Rows as dicts (lower-case column names); a broken connection is ``ConnectionLostError``."""
+        """Rows as dicts (lower-case column names); a failure is what ``io.server_errors.classify`` makes
+        of it (a broken connection: ``ConnectionLostError``), except pymysql's ``ProgrammingError`` (a
+        statement this server does not know), which the caller may answer with another one."""
         import pymysql
         try:
             with conn.cursor() as cur:
                 cur.execute(sql)
                 names = [d[0].lower() for d in cur.description or ()]
                 return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-        except pymysql.err.OperationalError as err:
-            raise ConnectionLostError(f"the server at {self.where} stopped answering ({err.args[-1]})",
-                                      errno=err.args[0]) from err
+        except pymysql.err.ProgrammingError:
+            raise
+        except (pymysql.Error, OSError) as err:
+            error = classify(err, where=self.where, account=self.account or "the tail's user",
+                             grant=self.grant)
+            raise error from (err if isinstance(error, ConnectionLostError) else None)
+
+    def _identify(self, conn: Any) -> None:
+        """Learn the account the server took us for (``CURRENT_USER()``), once: a refusal names it."""
+        if self.account is None:
+            self.account = account_name(str(self.query(conn, "SELECT CURRENT_USER() AS a")[0]["a"]))
 
     def binlog_end(self, conn: Any | None = None) -> tuple[str, int]:
         """Where the server's binlog ends now (the active file and its size)."""
@@ -162,6 +182,7 @@ class ReplicationSource:
         own = conn is None
         conn = conn or self.connect()
         try:
+            self._identify(conn)
             for sql in ("SHOW BINARY LOG STATUS", "SHOW MASTER STATUS"):
                 try:
                     rows = self.query(conn, sql)
@@ -189,6 +210,7 @@ class ReplicationSource:
         return self._plan
 
     def _decide(self, conn: Any, resume: Resume) -> tuple[str, Any]:
+        self._identify(conn)
         info = self.query(conn, "SELECT VERSION() AS version, @@server_id AS server_id")[0]
         self.is_mariadb = "mariadb" in str(info["version"]).lower()
         me = self.identity
@@ -278,6 +300,12 @@ class ReplicationSource:
                 break
             except pymysql.err.ProgrammingError:
                 continue
+            except PrivilegeError:
+                if not self.is_mariadb:
+                    raise
+                # MariaDB lists replicas to REPLICATION MASTER ADMIN only, which a tail needs for nothing
+                # else: the check is skipped (a clash still ends the dump, named by _explain_1236)
+                return
         me = self.identity
         ours = REGISTER_PREFIX + me["token"]
         for row in rows:
@@ -307,7 +335,7 @@ class ReplicationSource:
         conn = self.connect(read_timeout=timeout, write_timeout=timeout)
         kw: dict[str, Any] = {"server_id": self.identity["server_id"], "blocking": True,
                               "heartbeat": self.heartbeat, "markers": True, "on_packet": self._packet,
-                              "idle": IDLE_FLUSH,
+                              "idle": IDLE_FLUSH, "account": self.account,
                               "verify_checksum": self.verify_checksum,
                               "register_as": REGISTER_PREFIX + self.identity["token"]}
         if kind == "mysql_gtid":

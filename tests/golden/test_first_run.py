@@ -184,7 +184,7 @@ def test_live_server_snapshot_equals_the_dump(one_db_binlogs: tuple[Any, str, Pa
         # A wrong password is one line that does not echo it; a password in the URL is refused.
         monkeypatch.setenv("BINLOG_MODEL_PASSWORD", "wrong-pw")
         status, _, err = _run([*args, "--snapshot", url], capsys)
-        assert status == 2 and "cannot connect" in err and "wrong-pw" not in err and err.count("\n") == 1
+        assert status == 2 and "refused the login" in err and "wrong-pw" not in err and err.count("\n") == 1
         status, _, err = _run([*args, "--snapshot", f"mysql://{user}:{password}@127.0.0.1:{server.port}/{db}"],
                               capsys)
         assert status == 2 and "do not put the password" in err and password not in err
