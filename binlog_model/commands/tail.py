@@ -20,7 +20,7 @@ import click
 
 from binlog_model.commands import options
 from binlog_model.errors import ConfigError
-from binlog_model.io.connector import Connector, require_pymysql
+from binlog_model.io.connector import require_pymysql
 from binlog_model.io.live import parse_server_url, url_with_options
 from binlog_model.io.snapshots import load_snapshot
 from binlog_model.io.tls import TlsOptions
@@ -114,9 +114,6 @@ def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_i
         commit_seconds=_seconds(commit_interval), resume_by=resume_by, lenient_ddl=lenient_ddl,
         # --from now without --snapshot: the schema is read from the server under the position's lock
         snapshot_now=start == "now" and snapshot is None, spool=Spool(spool) if spool is not None else None)
-    # every connection of the run: TLS as asked, failures classified once, the first one's patience
-    settings.connect = Connector(server.where, server.user, tls=server.tls,
-                                 connect_timeout=server.connect_timeout, stop=settings.stop)
     began = time.monotonic()
     if stats:
         def stats_line(doc: dict[str, Any]) -> None:

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from binlog_model.errors import ConfigError, ConnectionLostError
+from binlog_model.io.connector import Connector
 from binlog_model.io.live import PASSWORD_ENV, ServerURL, server_password
 from binlog_model.io.replication_source import (
     SERVER_ID_RANGE,
@@ -155,6 +156,11 @@ def run_tail(settings: TailSettings) -> TailResult:
     ``StateMismatchError``, ``StateLockedError`` and the pipeline's errors; connection losses are retried."""
     if settings.fmt not in ("jsonl", "proto"):
         raise ConfigError(f"format must be jsonl or proto, not {settings.fmt!r}")
+    if settings.connect is None:
+        # every connection of the run: TLS as the URL asks, failures classified once, the first one's patience
+        server = settings.server
+        settings.connect = Connector(server.where, server.user, tls=server.tls,
+                                     connect_timeout=server.connect_timeout, stop=settings.stop)
     out = Path(settings.out_dir)
     result = TailResult()
     with lock_state(settings.state_dir):

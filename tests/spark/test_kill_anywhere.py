@@ -29,7 +29,10 @@ from tests._paths import REPO
 
 pytestmark = pytest.mark.spark
 
-CASES = int(os.environ.get("BINLOG_MODEL_KILL_CASES", "3"))
+# CI: two cases of resolve --state (seeds 0, 1: after the publish, after the first move), one of --stream
+# (seed 2: right after the state's commit); BINLOG_MODEL_KILL_CASES=N runs seeds 0..N-1 of each.
+LARGE = os.environ.get("BINLOG_MODEL_KILL_CASES")
+CASES = int(LARGE or "2")
 POINTS = ("state-committed", "publish-move:1", "publish-move:3", "published")
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
 
@@ -112,9 +115,9 @@ def expected(days: tuple[str, list[Path]], tmp_path_factory: pytest.TempPathFact
     return tables
 
 
-def _cases() -> Iterator[tuple[int, str | None, float]]:
+def _cases(seeds: range = range(CASES)) -> Iterator[tuple[int, str | None, float]]:
     """(seed, kill point or None for a kill at a moment, the moment in seconds after the start)."""
-    for seed in range(CASES):
+    for seed in seeds:
         rng = random.Random(seed)
         point = rng.choice((*POINTS, None))
         yield seed, point, rng.uniform(2.0, 12.0)
@@ -220,3 +223,39 @@ def test_resolve_out_on_s3_one_job_and_state_runs_killed_while_publishing(
             assert _finish(_resolve(files[:day], out, state, env=s3.env())) == 0
         assert _tables(out, db) == expected
         out, state = "s3://bkt/daily2", tmp_path / "state2"
+
+
+def test_resolve_stream_killed_anywhere_equals_uninterrupted_runs(
+        days: tuple[str, list[Path]], expected: dict[str, list[tuple[Any, ...]]], tmp_path: Path) -> None:
+    """``resolve --stream`` (AvailableNow, one file per batch) killed at each step of a batch's commit or at
+    a seeded moment, then started again, as the files arrive: the tables equal the uninterrupted runs'. A
+    batch committed by us but not by Spark's checkpoint is run again by Spark and skipped by its id."""
+    import shutil
+
+    db, files = days
+    for seed, point, moment in _cases(range(CASES) if LARGE else range(2, 3)):
+        work = tmp_path / f"case{seed}"
+        folder, out, ck = work / "binlogs", work / "out", work / "ck"
+        folder.mkdir(parents=True)
+        args = [sys.executable, "-m", "binlog_model.cli", "resolve", str(folder), "--stream", "--out",
+                str(out), "--checkpoint", str(ck), "--source", "k:1", "--master", "local[1]",
+                "--max-files-per-trigger", "1", "--no-progress"]
+        for day in (1, 3):
+            for path in files[:day]:
+                if not (folder / path.name).exists():
+                    shutil.copyfile(path, folder / path.name)
+            env = {**ENV, **({KILL_AT: point} if point else {})}
+            proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                    cwd=REPO)
+            if point is None:
+                deadline = time.monotonic() + moment
+                while proc.poll() is None and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                if proc.poll() is None:
+                    proc.kill()
+            _finish(proc)
+            again = subprocess.run(args, capture_output=True, text=True, env=ENV, cwd=REPO, timeout=300,
+                                   check=False)
+            assert again.returncode == 0, again.stderr[-3000:]
+        assert _tables(str(out), db) == expected, (seed, point, moment)
+        assert RunState.load(out / "_stream").publishing is None
