@@ -134,3 +134,46 @@ def test_resolve_state_continues_a_file_read_while_active(live_history: tuple[Lo
     assert len(daily) >= 8
     assert daily == rows(table.path)
     assert RunState.load(state).runs == 2
+
+
+@pytest.mark.spark
+def test_resolve_stream_continues_a_file_read_while_active(live_history: tuple[LocalServer, str, str],
+                                                           tmp_path: Path) -> None:
+    """The streaming source over a copy of the datadir kept in sync (as rsync would): the first batch reads
+    the active file, the next ones the same file closed (its in-use flag cleared) and the file after it."""
+    pytest.importorskip("pyspark")
+    import shutil
+
+    from binlog_model.spark.incremental import read_table
+    from binlog_model.spark.job import local_session, run_resolve
+    from binlog_model.spark.stream_resolve import run_resolve_stream
+
+    spark = local_session("local[2]")
+    server, db, first = live_history
+    mirror, out, ck = tmp_path / "mirror", tmp_path / "stream", tmp_path / "ck"
+    mirror.mkdir()
+
+    def sync() -> None:
+        for path in _binlogs_since(server, first):
+            shutil.copyfile(path, mirror / path.name)
+
+    sync()
+    run_resolve_stream(spark, [mirror], out, ck, source="rot:1", timeout=300)
+    _write(server, db, 10)
+    _rotate(server)
+    _write(server, db, 20)
+    sync()
+    run_resolve_stream(spark, [mirror], out, ck, source="rot:1", timeout=300)
+    _rotate(server)
+    closed = _binlogs_since(server, first)[:-1]
+    full = run_resolve(spark, closed, tmp_path / "full", source="rot:1")
+    [table] = [t for t in full.tables if t.path and t.db == db]
+
+    def rows(folder: Any) -> list[tuple[Any, ...]]:
+        df = read_table(spark, folder)
+        cols = [c for c in df.columns if not c.startswith("binlog_") or c == "binlog_operation"]
+        return sorted(tuple(r) for r in df.select(*cols, "binlog_order").collect())
+
+    streamed = rows(out / f"db={db}" / "table=t")
+    assert len(streamed) >= 12
+    assert streamed == rows(table.path)
