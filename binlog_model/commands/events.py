@@ -128,8 +128,8 @@ def _print_stats(stats: object) -> None:
 def _incremental(files: tuple[Path, ...], state_dir: Path, out: Path | None, options: ResolveOptions, *,
                  snapshot: str | None, database: str | None, lenient_ddl: bool, fmt: str, json_defaults: bool,
                  verify_checksum: bool, stats: bool, commit_bytes: int, progress: str) -> None:
+    from binlog_model.runs.continuity import snapshot_digest
     from binlog_model.runs.incremental import run_incremental
-    from binlog_model.runs.state import snapshot_digest
 
     if out is None:
         raise ConfigError("--state needs --out DIR: each run adds one output file there, committed together "
@@ -145,7 +145,7 @@ def _incremental(files: tuple[Path, ...], state_dir: Path, out: Path | None, opt
     where = f" -> {result.output}" if result.output else " (no new events)"
     click.echo(f"events: {result.events} new events from {len(result.files)} file(s)"
                f"{f', resumed at {result.resumed_at}' if result.resumed_at else ''}, "
-               f"state at {result.stopped_at or result.resumed_at or 'the start'}{where}", err=True)
+               f"state at {result.last_commit_at or result.resumed_at or 'the start'}{where}", err=True)
     if result.partial_tail_bytes:
         click.echo(f"the last file ends in {result.partial_tail_bytes} bytes of an incomplete event: the "
                    "next run resumes before it", err=True)

@@ -88,9 +88,9 @@ def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_i
     the password comes from $BINLOG_MODEL_PASSWORD or a prompt) into BinlogEvents, restartably."""
     from binlog_model.io.replication_source import PurgedPositionError, parse_start
     from binlog_model.io.spool import Spool
+    from binlog_model.runs.continuity import shaping as run_shaping
+    from binlog_model.runs.continuity import snapshot_digest
     from binlog_model.runs.progress import ProgressDisplay, progress_mode
-    from binlog_model.runs.state import shaping as run_shaping
-    from binlog_model.runs.state import snapshot_digest
     from binlog_model.runs.tailing import TailSettings, run_tail
 
     require_pymysql()                     # the live extra, named before anything else

@@ -32,8 +32,8 @@ from binlog_model.runs.source import (
     FormatDescription,
     Resume,
 )
-from binlog_model.wire.decoder import format_description_difference
 from binlog_model.wire.events import Event
+from binlog_model.wire.parsers.control import format_description_difference
 
 __all__ = ["FileSource", "FileStart"]
 

@@ -11,7 +11,7 @@ Strategy: a run writes its files into ``OUT/_staging/<run>/``, where no reader o
 4. the staging area is deleted.
 
 A run killed before step 1 leaves a staging folder that the next run deletes. Killed after it, its publish
-is finished by the next run's ``recover``, which ``runs.state.begin_run`` calls before it compares any
+is finished by the next run's ``recover``, which ``runs.continuity.begin_run`` calls before it compares any
 option (finishing a commit is never refused), so the output equals one uninterrupted run's. The state
 directory is local and locked (``io.state.lock_state``) for the whole run; ``OUT`` may be any
 ``pyarrow.fs`` URI. ``faults.kill_point`` names each step for the kill tests.

@@ -28,11 +28,11 @@ from binlog_model.io.file_source import FileSource
 from binlog_model.io.state import PARTIAL, RunState, finish_output, lock_state, recover_outputs
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
+from binlog_model.runs.continuity import begin_run, shaping
 from binlog_model.runs.output import OutputWriter, part_name
 from binlog_model.runs.progress import ProgressDisplay, source_counters
 from binlog_model.runs.runner import Checkpoint, CommitPolicy, Runner
 from binlog_model.runs.source import Position, Resume
-from binlog_model.runs.state import begin_run, shaping
 from binlog_model.sinks import sink_class
 from schema_tracker.history import SchemaHistory
 
@@ -47,7 +47,7 @@ class IncrementalResult:
     events: int = 0
     output: Path | None = None
     resumed_at: str | None = None
-    stopped_at: str | None = None
+    last_commit_at: str | None = None
     commits: int = 0
     partial_tail_bytes: int = 0
     stats: AssemblerStats = field(default_factory=AssemblerStats)
@@ -72,7 +72,7 @@ def run_incremental(
 ) -> IncrementalResult:
     """One incremental run: new input of ``paths`` → a new output file in ``out_dir``, state in
     ``state_dir``. The options that shape the output (``options``, ``lenient_ddl``, ``database``,
-    ``fmt``, ``json_defaults``) are compared with the state's (``runs.state.shaping``);
+    ``fmt``, ``json_defaults``) are compared with the state's (``runs.continuity.shaping``);
     ``load_history``: the starting schema of the first run (later runs use the state's). Raises
     ``StateMismatchError`` for a run that does not continue the state, ``StateLockedError`` while another
     run holds ``state_dir``, and the pipeline's errors. ``progress``: the ``runs.progress`` mode (bar, log,
@@ -142,7 +142,7 @@ class _Commits:
         state.open_output = {"file": self.name, "bytes": size} if size else None
         state.save()
         self.result.commits += 1
-        self.result.stopped_at = str(checkpoint.position)
+        self.result.last_commit_at = str(checkpoint.position)
         if self.on_commit is not None:
             self.on_commit(state)
 

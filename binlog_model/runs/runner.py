@@ -170,7 +170,7 @@ class Runner:
     stop: Callable[[Position | None], bool] | None = None
     commits: int = 0
     files_read: int = 0
-    stopped_at: Position | None = None
+    last_commit_at: Position | None = None     # where the last commit was made (None before the first)
     stopped: bool = False
 
     def events(self) -> Iterator[Any]:
@@ -252,7 +252,7 @@ class Runner:
             self.on_commit(Checkpoint(at.position, recorder.record(at.gtids), at.size, self.files,
                                       assembler.history, recorder.based))
             self.commits += 1
-            self.stopped_at = at.position
+            self.last_commit_at = at.position
             since_commit = ended_since_commit = 0
             last_commit = time.monotonic()
             mark = None
@@ -302,18 +302,18 @@ class Runner:
                 if assembler.idle:
                     commit(_Mark(Position(base, item.offset, fde, rotated_to), self.output_size(),
                                  recorder.seen))
-                    if stop is not None and stop(self.stopped_at):
+                    if stop is not None and stop(self.last_commit_at):
                         self.stopped = True
                         return
             elif isinstance(item, FlushPoint):
                 if not assembler.idle:
                     continue
                 flushed, said = self._flush_position(item, last, fde, rotated_to, current, said)
-                done = self.stopped_at
+                done = self.last_commit_at
                 if flushed is not None and (done is None
                                             or (done.file, done.offset) != (flushed.file, flushed.offset)):
                     commit(_Mark(flushed, self.output_size(), recorder.seen))
-                if stop is not None and stop(self.stopped_at):
+                if stop is not None and stop(self.last_commit_at):
                     self.stopped = True
                     return
         if not assembler.idle and assembler.options.allow_incomplete_tail and mark is not None:

@@ -66,11 +66,11 @@ from binlog_model.io.state import PARTIAL, RunState, finish_output, lock_state, 
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
+from binlog_model.runs.continuity import begin_run
 from binlog_model.runs.output import OutputWriter, part_name
 from binlog_model.runs.progress import Counters
 from binlog_model.runs.runner import Checkpoint, CommitPolicy, Runner, resume_of
 from binlog_model.runs.source import Position, Resume
-from binlog_model.runs.state import begin_run
 from binlog_model.sinks import sink_class
 from schema_tracker.history import SchemaHistory
 
@@ -85,7 +85,7 @@ CONTROL_READ_TIMEOUT: Final = 30
 @dataclass
 class TailSettings:
     """What ``run_tail`` needs; the CLI fills it from its options. ``shaping``: the options that shape the
-    output (``runs.state.shaping``), compared with the state's."""
+    output (``runs.continuity.shaping``), compared with the state's."""
 
     server: ServerURL
     state_dir: Path

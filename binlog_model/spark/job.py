@@ -385,7 +385,7 @@ def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], ou
     from binlog_model.io.snapshots import load_snapshot
     from binlog_model.io.state import RunState
     from binlog_model.runs.commit import StagedOutput
-    from binlog_model.runs.state import begin_run, shaping, snapshot_digest
+    from binlog_model.runs.continuity import begin_run, shaping, snapshot_digest
     from binlog_model.spark import incremental as inc
     from binlog_model.spark.partitions import expand_paths
 

@@ -58,7 +58,11 @@ from binlog_model.wire.header import (
     legacy_context,
 )
 from binlog_model.wire.parsers import EVENT_PARSERS, parse_unknown_event
-from binlog_model.wire.parsers.control import parse_format_description_event, parse_start_event_v3
+from binlog_model.wire.parsers.control import (
+    BINLOG_IN_USE_F,
+    parse_format_description_event,
+    parse_start_event_v3,
+)
 from binlog_model.wire.parsers.payload import inner_events, unpack_transaction_payload
 from binlog_model.wire.rows import RowsEvent, parse_rows_event
 from binlog_model.wire.skipping import COMPACT_MIN, NEVER_RUN_SKIPPED, SkipWalks
@@ -67,41 +71,15 @@ from binlog_model.wire.structs import HEADER_V4 as _HEADER_V4
 from binlog_model.wire.structs import U32 as _U32
 from binlog_model.wire.table_map import TableMapEvent, parse_table_map_event
 
-__all__ = ["BINLOG_MAGIC", "MAX_EVENT_SIZE", "NEED_DATA", "BinlogDecoder", "NeedData",
-           "format_description_difference", "use_crc32"]
+__all__ = ["BINLOG_MAGIC", "MAX_EVENT_SIZE", "NEED_DATA", "BinlogDecoder", "NeedData", "use_crc32"]
 
 BINLOG_MAGIC: Final = b"\xfebin"
 # MySQL caps an event at max_allowed_packet (at most 1 GiB) plus the header and post-header; anything
 # larger is a corrupt length field, refused before buffering.
 MAX_EVENT_SIZE: Final = (1 << 30) + (1 << 16)
 
-_BINLOG_IN_USE_F: Final = 0x1
 _crc32: Callable[..., int] = CRC32      # what events' checksums are checked with (``use_crc32`` swaps it)
 _new_header = maker(EventHeader)
-
-
-# Where the fields of a FORMAT_DESCRIPTION event lie in its raw bytes (v4 header, then the body), to name
-# what differs between two of them.
-_FDE_FIELDS: Final = (("timestamp", slice(0, 4)), ("server_id", slice(5, 9)), ("event length", slice(9, 13)),
-                      ("log_pos", slice(13, 17)), ("flags", slice(17, 19)), ("binlog version", slice(19, 21)),
-                      ("server version", slice(21, 71)), ("creation time", slice(71, 75)),
-                      ("header length and post-header lengths", slice(75, None)))
-
-
-def format_description_difference(saved: bytes, found: bytes) -> str | None:
-    """None when two raw FORMAT_DESCRIPTION events are the same file's (equal but for the
-    LOG_EVENT_BINLOG_IN_USE_F flag, which the server clears when it closes the file: a file read while it
-    was active is the same file once rotated); else the names of the fields that differ."""
-    if len(saved) == len(found) and len(saved) > 18:
-        a, b = bytearray(saved), bytearray(found)
-        a[17] &= ~_BINLOG_IN_USE_F & 0xFF
-        b[17] &= ~_BINLOG_IN_USE_F & 0xFF
-        if a == b:
-            return None
-    differ = [name for name, where in _FDE_FIELDS if saved[where] != found[where]]
-    if len(saved) != len(found) and "event length" not in differ:
-        differ.append("event length")
-    return ", ".join(differ) or "its bytes"
 
 
 def use_crc32(crc32: Callable[..., int]) -> None:
@@ -473,11 +451,11 @@ class BinlogDecoder(SkipWalks):
         if not self.verify_checksum:
             return
         stored = _U32.unpack_from(raw, len(raw) - 4)[0]
-        if header.event_type == EventType.FORMAT_DESCRIPTION_EVENT and header.flags & _BINLOG_IN_USE_F:
-            # The server sets LOG_EVENT_BINLOG_IN_USE_F in the FDE of an open file after computing the CRC
+        if header.event_type == EventType.FORMAT_DESCRIPTION_EVENT and header.flags & BINLOG_IN_USE_F:
+            # The server sets LOG_EVENTBINLOG_IN_USE_F in the FDE of an open file after computing the CRC
             # (and clears it on close), so the CRC covers the header with that flag clear.
             patched = bytearray(raw[:-4])
-            patched[17] &= ~_BINLOG_IN_USE_F & 0xFF
+            patched[17] &= ~BINLOG_IN_USE_F & 0xFF
             computed = _crc32(patched)
         else:
             computed = _crc32(memoryview(raw)[:-4])

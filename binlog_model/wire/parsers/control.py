@@ -7,7 +7,7 @@ FORMAT_DESCRIPTION and START_EVENT_V3 change the decoder's layout, so the decode
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Final, NoReturn
 
 from binlog_model.errors import DecodeError, EncryptedBinlogError, TruncatedEventError
 from binlog_model.wire.cursor import Cursor
@@ -26,7 +26,9 @@ from binlog_model.wire.header import EventHeader, EventType, FormatContext
 from binlog_model.wire.parsers._common import cstr, fixed_size, text
 
 __all__ = [
+    "BINLOG_IN_USE_F",
     "fde_has_checksum_alg",
+    "format_description_difference",
     "parse_binlog_checkpoint_event",
     "parse_format_description_event",
     "parse_heartbeat_event",
@@ -39,6 +41,34 @@ __all__ = [
     "parse_stop_event",
     "parse_unknown_event",
 ]
+
+
+# LOG_EVENT_BINLOG_IN_USE_F: the server sets it in the FORMAT_DESCRIPTION of the file it writes, and clears
+# it in place when it closes the file.
+BINLOG_IN_USE_F: Final = 0x1
+
+# Where the fields of a FORMAT_DESCRIPTION event lie in its raw bytes (v4 header, then the body), to name
+# what differs between two of them.
+_FDE_FIELDS: Final = (("timestamp", slice(0, 4)), ("server_id", slice(5, 9)), ("event length", slice(9, 13)),
+                      ("log_pos", slice(13, 17)), ("flags", slice(17, 19)), ("binlog version", slice(19, 21)),
+                      ("server version", slice(21, 71)), ("creation time", slice(71, 75)),
+                      ("header length and post-header lengths", slice(75, None)))
+
+
+def format_description_difference(saved: bytes, found: bytes) -> str | None:
+    """None when two raw FORMAT_DESCRIPTION events are the same file's (equal but for the
+    LOG_EVENTBINLOG_IN_USE_F flag, which the server clears when it closes the file: a file read while it
+    was active is the same file once rotated); else the names of the fields that differ."""
+    if len(saved) == len(found) and len(saved) > 18:
+        a, b = bytearray(saved), bytearray(found)
+        a[17] &= ~BINLOG_IN_USE_F & 0xFF
+        b[17] &= ~BINLOG_IN_USE_F & 0xFF
+        if a == b:
+            return None
+    differ = [name for name, where in _FDE_FIELDS if saved[where] != found[where]]
+    if len(saved) != len(found) and "event length" not in differ:
+        differ.append("event length")
+    return ", ".join(differ) or "its bytes"
 
 
 def _server_version_tuple(version: str) -> tuple[int, int, int]:
