@@ -106,11 +106,19 @@ def test_a_replaced_file_is_still_refused_naming_what_differs(live_history: tupl
     assert "StateMismatchError" in err and "differs in server_id" in err, err
 
 
+def _rows(spark: Any, folder: Any) -> list[tuple[Any, ...]]:
+    """A typed table's rows (its columns, the operation and the order), sorted."""
+    from binlog_model.spark.incremental import read_table
+
+    df = read_table(spark, folder)
+    cols = [c for c in df.columns if not c.startswith("binlog_") or c == "binlog_operation"]
+    return sorted(tuple(r) for r in df.select(*cols, "binlog_order").collect())
+
+
 @pytest.mark.spark
 def test_resolve_state_continues_a_file_read_while_active(live_history: tuple[LocalServer, str, str],
                                                           tmp_path: Path) -> None:
     pytest.importorskip("pyspark")
-    from binlog_model.spark.incremental import read_table
     from binlog_model.spark.job import local_session, run_resolve
 
     spark = local_session("local[2]")
@@ -125,14 +133,9 @@ def test_resolve_state_continues_a_file_read_while_active(live_history: tuple[Lo
     full = run_resolve(spark, closed, tmp_path / "full", source="rot:1")
     [table] = [t for t in full.tables if t.path and t.db == db]
 
-    def rows(folder: Any) -> list[tuple[Any, ...]]:
-        df = read_table(spark, folder)
-        cols = [c for c in df.columns if not c.startswith("binlog_") or c == "binlog_operation"]
-        return sorted(tuple(r) for r in df.select(*cols, "binlog_order").collect())
-
-    daily = rows(out / f"db={db}" / "table=t")
+    daily = _rows(spark, out / f"db={db}" / "table=t")
     assert len(daily) >= 8
-    assert daily == rows(table.path)
+    assert daily == _rows(spark, table.path)
     assert RunState.load(state).runs == 2
 
 
@@ -144,7 +147,6 @@ def test_resolve_stream_continues_a_file_read_while_active(live_history: tuple[L
     pytest.importorskip("pyspark")
     import shutil
 
-    from binlog_model.spark.incremental import read_table
     from binlog_model.spark.job import local_session, run_resolve
     from binlog_model.spark.stream_resolve import run_resolve_stream
 
@@ -169,11 +171,6 @@ def test_resolve_stream_continues_a_file_read_while_active(live_history: tuple[L
     full = run_resolve(spark, closed, tmp_path / "full", source="rot:1")
     [table] = [t for t in full.tables if t.path and t.db == db]
 
-    def rows(folder: Any) -> list[tuple[Any, ...]]:
-        df = read_table(spark, folder)
-        cols = [c for c in df.columns if not c.startswith("binlog_") or c == "binlog_operation"]
-        return sorted(tuple(r) for r in df.select(*cols, "binlog_order").collect())
-
-    streamed = rows(out / f"db={db}" / "table=t")
+    streamed = _rows(spark, out / f"db={db}" / "table=t")
     assert len(streamed) >= 12
-    assert streamed == rows(table.path)
+    assert streamed == _rows(spark, table.path)

@@ -84,6 +84,15 @@ def _finish(proc: subprocess.Popen[str], timeout: float = 300) -> int:
     return proc.returncode
 
 
+def _kill_after(proc: subprocess.Popen[str], seconds: float) -> None:
+    """SIGKILL ``proc`` ``seconds`` after now, unless it ended before."""
+    deadline = time.monotonic() + seconds
+    while proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if proc.poll() is None:
+        proc.kill()
+
+
 def _tables(out: str, db: str) -> dict[str, list[tuple[Any, ...]]]:
     """Each table's rows as the manifest commits them (pyarrow: a reader of ours on any filesystem)."""
     import pyarrow.parquet as pq
@@ -130,11 +139,7 @@ def _campaign(files: list[Path], out: str, state: Path, env: dict[str, str] | No
         for day in (1, 3):
             proc = _resolve(files[:day], out, state, kill_at=point, env=env)
             if point is None:
-                deadline = time.monotonic() + moment
-                while proc.poll() is None and time.monotonic() < deadline:
-                    time.sleep(0.05)
-                if proc.poll() is None:
-                    proc.kill()
+                _kill_after(proc, moment)
             code = _finish(proc)
             hits.append(f"seed {seed} day {day}: {point or f'{moment:.1f}s'} -> exit {code}")
             assert _finish(_resolve(files[:day], out, state, env=env)) == 0
@@ -248,11 +253,7 @@ def test_resolve_stream_killed_anywhere_equals_uninterrupted_runs(
             proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                                     cwd=REPO)
             if point is None:
-                deadline = time.monotonic() + moment
-                while proc.poll() is None and time.monotonic() < deadline:
-                    time.sleep(0.05)
-                if proc.poll() is None:
-                    proc.kill()
+                _kill_after(proc, moment)
             _finish(proc)
             again = subprocess.run(args, capture_output=True, text=True, env=ENV, cwd=REPO, timeout=300,
                                    check=False)
