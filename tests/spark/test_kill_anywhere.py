@@ -182,6 +182,22 @@ def test_a_version_1_state_killed_while_publishing_resumes(
     assert RunState.load(state).runs == 2
 
 
+def _resolve_job(files: list[Path], out: str, env: dict[str, str], kill_at: str | None = None
+                 ) -> subprocess.CompletedProcess[str]:
+    """A whole resolve job (no state) into ``out``."""
+    args = [sys.executable, "-m", "binlog_model.cli", "resolve", *map(str, files), "--out", out, "--source",
+            "k:1", "--master", "local[1]", "--no-progress"]
+    return subprocess.run(args, capture_output=True, text=True, cwd=REPO, timeout=300, check=False,
+                          env={**ENV, **env, **({KILL_AT: kill_at} if kill_at else {})})
+
+
+def _parquet_files(fs: Any, root: str) -> list[str]:
+    import pyarrow.fs as pafs
+
+    return [i.path for i in fs.get_file_info(pafs.FileSelector(root, recursive=True))
+            if i.type == pafs.FileType.File and i.path.endswith(".parquet")]
+
+
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     pytest.importorskip("moto")
@@ -200,8 +216,6 @@ def test_resolve_out_on_s3_one_job_and_state_runs_killed_while_publishing(
         tmp_path: Path) -> None:
     """``--out s3://…``: a whole job publishes (files under its name, then the manifest), a second job
     replaces it; incremental runs killed while they publish resume and equal the local runs."""
-    import pyarrow.fs as pafs
-
     from binlog_model.io.files import output_filesystem
 
     db, files = days
@@ -209,17 +223,21 @@ def test_resolve_out_on_s3_one_job_and_state_runs_killed_while_publishing(
     s3.filesystem().create_dir("bkt")
     fs, _ = output_filesystem("s3://bkt/x")
     for target in ("s3://bkt/job", "s3://bkt/job/"):         # the second replaces the first
-        done = subprocess.run([sys.executable, "-m", "binlog_model.cli", "resolve", *map(str, files),
-                               "--out", target, "--source", "k:1", "--master", "local[1]", "--no-progress"],
-                              capture_output=True, text=True, env={**ENV, **s3.env()}, cwd=REPO, timeout=300,
-                              check=False)
+        done = _resolve_job(files, target, s3.env())
         assert done.returncode == 0, done.stderr[-3000:]
-    listed = [i.path for i in fs.get_file_info(pafs.FileSelector("bkt/job", recursive=True))
-              if i.type == pafs.FileType.File and i.path.endswith(".parquet")]
+    listed = _parquet_files(fs, "bkt/job")
     manifest = json.loads(fs.open_input_stream("bkt/job/_manifest.json").read())
     assert sorted(f"bkt/job/{folder}/{name}" for folder, names in manifest["tables"].items()
                   for name in names) == sorted(listed), "the old job's files are gone"
     assert _tables("s3://bkt/job", db) == expected
+    # A job killed while it copies its files in: readers of the manifest still see the previous job whole;
+    # the next job publishes and deletes what the manifest does not name.
+    killed = _resolve_job(files, "s3://bkt/job", s3.env(), kill_at="publish-move:2")
+    assert killed.returncode == -9, killed.stderr[-3000:]
+    assert _tables("s3://bkt/job", db) == expected
+    assert _resolve_job(files, "s3://bkt/job", s3.env()).returncode == 0
+    assert _tables("s3://bkt/job", db) == expected
+    assert len(_parquet_files(fs, "bkt/job")) == len(listed), "the killed job's files are gone"
 
     out, state = "s3://bkt/nested/daily", tmp_path / "state"
     for day in (1, 3):
