@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from binlog_model.testing.availability import missing_servers
+from binlog_model.testing.availability import missing_servers, servers_required
 from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.mariadb import MariaDBServer, mariadb_available
 from binlog_model.testing.mariadb11 import MARIADB11_SERIES, MariaDB11Server, mariadb11_available
@@ -172,9 +172,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.server)
 
 
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """One line naming each server kind whose tests skipped because it could not be had, and why."""
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter: Any) -> Iterator[None]:
+    """Last, after the short test summary: one line naming each local server kind that could not be had
+    (its tests skipped; in CI they failed), and why."""
+    yield
     missing = missing_servers()
     if missing:
-        terminalreporter.write_line("server kinds skipped (missing here): " + "; ".join(
-            f"{kind}: {reason[:300]}" for kind, reason in sorted(missing.items())), yellow=True, bold=True)
+        what = ("missing, required in this run: their tests failed" if servers_required()
+                else "missing here: their tests skipped")
+        terminalreporter.write_line(f"server kinds {what}: " + "; ".join(
+            f"{kind}: {reason}" for kind, reason in sorted(missing.items())), yellow=True, bold=True)
