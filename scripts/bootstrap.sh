@@ -33,12 +33,14 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
 fi
 
 # MySQL 9 from Debian sid into ~/.cache/binlog-model (BINLOG_MODEL_CACHE overrides), once: ~10 s for the
-# server, ~20 s for mysql-testsuite. Where sid cannot be reached this warns, and the MySQL tests skip with the
-# reason.
+# server, ~20 s for mysql-testsuite. The exact builds and their SHA-256 are pinned in
+# binlog_model/testing/sid_pins.py (renewed with `python -m binlog_model.testing.sid --refresh-pins --write`).
+# Where the pinned build cannot be had this warns and the MySQL tests skip with the reason; in CI
+# (BINLOG_MODEL_REQUIRE_SERVERS=1 or CI set) it fails instead.
 echo "bootstrap: MySQL 9 (Debian sid, user cache) and mysql-testsuite" >&2
 .venv/bin/python -m binlog_model.testing.mysql --with-testsuite >&2
 
-# MariaDB 11.8 LTS from Debian sid into the same cache, once (~10 s). Where sid cannot be reached this warns,
-# and the MariaDB 11.8 tests skip with the reason.
+# MariaDB 11.8 LTS from Debian sid into the same cache, once (~10 s), pinned the same way: a warning and
+# skipped tests locally, a failure in CI.
 echo "bootstrap: MariaDB 11.8 LTS (Debian sid, user cache)" >&2
 .venv/bin/python -m binlog_model.testing.mariadb11 >&2

@@ -14,3 +14,5 @@ trap 'rm -rf "$tmp"' EXIT
 "$PY" -m grpc_tools.protoc -Iproto --python_out="$tmp" --pyi_out="$tmp" proto/binlog_model/v1/binlog_event.proto
 mkdir -p "$OUT"
 cp "$tmp/binlog_model/v1/binlog_event_pb2.py" "$tmp/binlog_model/v1/binlog_event_pb2.pyi" "$OUT/"
+# The C core's field numbers follow the descriptor just written (tests/unit/test_proto_fields.py checks it).
+if [ "$OUT" = binlog_model/_pb ]; then "$PY" scripts/gen_proto_fields.py; fi

@@ -6,10 +6,12 @@ Strategy: the session-scoped ``mariadb`` (the machine's 10.11), ``mariadb11`` (D
 end, even when tests fail. ``server`` is parametrized over the three kinds, so a test that takes it runs
 once per server (ids ``[mariadb]`` / ``[mariadb11]`` / ``[mysql]``); ``fresh_db`` is a uniquely named
 database on that same server, dropped afterwards. Tests set per-session options such as
-``binlog_row_image`` on their own connection. Where a server cannot exist (no mariadbd, Debian sid not
-reachable for MySQL or MariaDB 11.8, no Docker engine) the fixture skips with the reason, which ``-ra``
-prints in the summary; a test never runs on another server instead, and a started server of the wrong
-product or series fails the fixture.
+``binlog_row_image`` on their own connection. Where a server cannot exist (no mariadbd, the pinned sid
+build of MySQL or MariaDB 11.8 not to be had, no Docker engine) the fixture skips with the reason, and the
+run ends with one line naming each missing server kind and why (``pytest_terminal_summary``); in CI
+(``BINLOG_MODEL_REQUIRE_SERVERS`` or ``CI`` set) a missing local server kind fails instead
+(``binlog_model.testing.availability``). A test never runs on another server instead, and a started
+server of the wrong product or series fails the fixture.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from binlog_model.testing.availability import missing_servers, servers_required
 from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.mariadb import MariaDBServer, mariadb_available
 from binlog_model.testing.mariadb11 import MARIADB11_SERIES, MariaDB11Server, mariadb11_available
@@ -167,3 +170,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if _SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.server)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter: Any) -> Iterator[None]:
+    """Last, after the short test summary: one line naming each local server kind that could not be had
+    (its tests skipped; in CI they failed), and why."""
+    yield
+    missing = missing_servers()
+    if missing:
+        what = ("missing, required in this run: their tests failed" if servers_required()
+                else "missing here: their tests skipped")
+        terminalreporter.write_line(f"server kinds {what}: " + "; ".join(
+            f"{kind}: {reason}" for kind, reason in sorted(missing.items())), yellow=True, bold=True)

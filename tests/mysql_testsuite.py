@@ -69,8 +69,10 @@ _ACCOUNTS = re.compile(r"^\s*(CREATE|ALTER|DROP|RENAME)\s+(USER|ROLE)\b|\bROOT\b
 
 
 def mysql_testsuite_root() -> Path | None:
-    """The unpacked ``usr/lib/mysql-test`` of sid's mysql-testsuite package, or None when absent."""
-    root = Path.home() / ".cache/binlog-model/mysql-testsuite/root/usr/lib/mysql-test"
+    """The unpacked ``usr/lib/mysql-test`` of sid's pinned mysql-testsuite package, or None when absent."""
+    from binlog_model.testing.sid import pinned_root
+
+    root = pinned_root("mysql-testsuite") / "usr/lib/mysql-test"
     return root if (root / "t").is_dir() else None
 
 

@@ -16,20 +16,34 @@
 #include "arrow_columns.h"
 #include "json_text.h"
 #include "pb_wire.h"
+#include "proto_fields.h"
 
 #include <math.h>
 
-/* Field numbers of binlog_model.v1 (proto/binlog_model/v1/binlog_event.proto). */
+/* Field numbers of binlog_model.v1 (proto_fields.h, generated from the descriptor). */
 enum {
-    EV_TIMESTAMP = 1, EV_SOURCE = 2, EV_SERVER_UUID = 3, EV_TRANSACTION_ID = 4, EV_QUERY_INDEX = 5,
-    EV_ROW_INDEX = 6, EV_TRACE_INFO = 7, EV_DB = 8, EV_TABLE = 9, EV_OPERATION = 10, EV_ROWS = 11,
-    EV_POSITION = 13, EV_GTID = 14, EV_STATEMENT = 15, EV_EVENT_INDEX = 16, EV_LAST_IN_STATEMENT = 17,
-    EV_SERVER_ID = 18, EV_GTID_DOMAIN_ID = 19
+    EV_TIMESTAMP = PB_BINLOG_EVENT_UTC_TIMESTAMP, EV_SOURCE = PB_BINLOG_EVENT_SOURCE,
+    EV_SERVER_UUID = PB_BINLOG_EVENT_SERVER_UUID, EV_TRANSACTION_ID = PB_BINLOG_EVENT_TRANSACTION_ID,
+    EV_QUERY_INDEX = PB_BINLOG_EVENT_QUERY_INDEX, EV_ROW_INDEX = PB_BINLOG_EVENT_ROW_INDEX,
+    EV_TRACE_INFO = PB_BINLOG_EVENT_TRACE_INFO, EV_DB = PB_BINLOG_EVENT_DB, EV_TABLE = PB_BINLOG_EVENT_TABLE,
+    EV_OPERATION = PB_BINLOG_EVENT_OPERATION, EV_ROWS = PB_BINLOG_EVENT_ROWS, EV_POSITION = PB_BINLOG_EVENT_POSITION,
+    EV_GTID = PB_BINLOG_EVENT_GTID, EV_STATEMENT = PB_BINLOG_EVENT_STATEMENT,
+    EV_EVENT_INDEX = PB_BINLOG_EVENT_EVENT_INDEX, EV_LAST_IN_STATEMENT = PB_BINLOG_EVENT_LAST_IN_STATEMENT,
+    EV_SERVER_ID = PB_BINLOG_EVENT_SERVER_ID, EV_GTID_DOMAIN_ID = PB_BINLOG_EVENT_GTID_DOMAIN_ID
 };
-enum { POS_FILE = 1, POS_OFFSET = 2, POS_NEXT_OFFSET = 3, POS_INNER_INDEX = 4 };
-enum { ROW_INDEX = 1, ROW_PK = 2, ROW_BEFORE = 3, ROW_AFTER = 4 };
-enum { COL_NAME = 1, COL_VALUE = 2, COL_INVISIBLE = 3 };
-enum { OP_INSERT = 1, OP_DELETE = 3 };
+enum { POS_FILE = PB_BINLOG_POSITION_FILE, POS_OFFSET = PB_BINLOG_POSITION_OFFSET,
+       POS_NEXT_OFFSET = PB_BINLOG_POSITION_NEXT_OFFSET, POS_INNER_INDEX = PB_BINLOG_POSITION_INNER_INDEX };
+enum { ROW_INDEX = PB_ROW_ROW_INDEX, ROW_PK = PB_ROW_PRIMARY_KEY, ROW_BEFORE = PB_ROW_BEFORE, ROW_AFTER = PB_ROW_AFTER };
+enum { COL_NAME = PB_COLUMN_NAME, COL_VALUE = PB_COLUMN_VALUE, COL_INVISIBLE = PB_COLUMN_INVISIBLE };
+enum { OP_INSERT = PB_BINLOG_EVENT_OPERATION_INSERT, OP_DELETE = PB_BINLOG_EVENT_OPERATION_DELETE };
+/* The row maps are maps[c.number - ROW_PK] for primary_key, before, after. */
+_Static_assert(ROW_BEFORE == ROW_PK + 1 && ROW_AFTER == ROW_PK + 2, "Row's images are no longer fields k, k+1, k+2");
+/* put_datetime reads Date/DateTime fields 1..n into v[number - 1], named in that order. */
+_Static_assert(PB_DATE_YEAR == 1 && PB_DATE_MONTH == 2 && PB_DATE_DAY == 3 && PB_DATE_MAX_FIELD == 3 &&
+               PB_DATE_TIME_YEAR == 1 && PB_DATE_TIME_MONTH == 2 && PB_DATE_TIME_DAY == 3 &&
+               PB_DATE_TIME_HOUR == 4 && PB_DATE_TIME_MINUTE == 5 && PB_DATE_TIME_SECOND == 6 &&
+               PB_DATE_TIME_MICROS == 7 && PB_DATE_TIME_MAX_FIELD == 7,
+               "Date/DateTime are no longer fields 1..n in year..micros order: put_datetime must follow");
 static int put_str(bm_buf *b, const char *s) { return bm_buf_put(b, s, (Py_ssize_t)strlen(s)); }
 
 static int put_base64(bm_buf *b, const unsigned char *s, Py_ssize_t n) {
@@ -91,7 +105,8 @@ static int put_set(bm_buf *b, const unsigned char *p, Py_ssize_t n) {
     if (put_str(b, "{\"setValue\":{") != BM_OK) return BM_ERR_PY;
     while (p < end) {
         pb_field f;
-        if (read_field(&p, end, &f) != BM_OK || f.number != 1 || f.wire != WT_LEN) return BM_ERR_DATA;
+        if (read_field(&p, end, &f) != BM_OK || f.number != PB_SET_VALUE_LABELS || f.wire != PB_SET_VALUE_LABELS_WIRE)
+            return BM_ERR_DATA;
         if (put_str(b, first ? "\"labels\":[" : ",") != BM_OK) return BM_ERR_PY;
         int rc = bm_put_json_string(b, f.data, f.len);
         if (rc != BM_OK) return rc;
@@ -129,32 +144,42 @@ static int put_value(bm_buf *b, const unsigned char *p, Py_ssize_t n, PyObject *
     pb_field f;
     if (n == 0) return put_fallback(b, fallback, p, n);
     if (read_field(&q, end, &f) != BM_OK || q != end) return BM_ERR_DATA;   /* exactly one oneof member */
-    static const int wire_of[21] = {-1, WT_VARINT, WT_VARINT, WT_VARINT, WT_LEN, WT_LEN, WT_LEN, WT_I64, WT_I32,
-                                    WT_LEN, WT_LEN, WT_VARINT, WT_VARINT, WT_VARINT, WT_LEN, WT_LEN, WT_VARINT,
-                                    WT_LEN, WT_LEN, WT_LEN, WT_LEN};
-    if (f.number > 20 || f.wire != wire_of[f.number]) return BM_ERR_DATA;
+    static const int wire_of[PB_VALUE_MAX_FIELD + 1] = {
+        [0] = -1, [PB_VALUE_NULL_VALUE] = PB_VALUE_NULL_VALUE_WIRE, [PB_VALUE_INT_VALUE] = PB_VALUE_INT_VALUE_WIRE,
+        [PB_VALUE_LONG_VALUE] = PB_VALUE_LONG_VALUE_WIRE, [PB_VALUE_STRING_VALUE] = PB_VALUE_STRING_VALUE_WIRE,
+        [PB_VALUE_BYTES_VALUE] = PB_VALUE_BYTES_VALUE_WIRE, [PB_VALUE_DECIMAL_VALUE] = PB_VALUE_DECIMAL_VALUE_WIRE,
+        [PB_VALUE_DOUBLE_VALUE] = PB_VALUE_DOUBLE_VALUE_WIRE, [PB_VALUE_FLOAT_VALUE] = PB_VALUE_FLOAT_VALUE_WIRE,
+        [PB_VALUE_DATETIME_VALUE] = PB_VALUE_DATETIME_VALUE_WIRE, [PB_VALUE_DATE_VALUE] = PB_VALUE_DATE_VALUE_WIRE,
+        [PB_VALUE_TIMESTAMP_MICROS] = PB_VALUE_TIMESTAMP_MICROS_WIRE,
+        [PB_VALUE_TIME_MICROS] = PB_VALUE_TIME_MICROS_WIRE, [PB_VALUE_UINT64_VALUE] = PB_VALUE_UINT64_VALUE_WIRE,
+        [PB_VALUE_JSON_VALUE] = PB_VALUE_JSON_VALUE_WIRE, [PB_VALUE_SET_VALUE] = PB_VALUE_SET_VALUE_WIRE,
+        [PB_VALUE_BIT_VALUE] = PB_VALUE_BIT_VALUE_WIRE, [PB_VALUE_GEOMETRY_VALUE] = PB_VALUE_GEOMETRY_VALUE_WIRE,
+        [PB_VALUE_VECTOR_VALUE] = PB_VALUE_VECTOR_VALUE_WIRE, [PB_VALUE_RAW_TEXT_VALUE] = PB_VALUE_RAW_TEXT_VALUE_WIRE,
+        [PB_VALUE_JSON_DIFF] = PB_VALUE_JSON_DIFF_WIRE};
+    if (f.number > PB_VALUE_MAX_FIELD || f.wire != wire_of[f.number]) return BM_ERR_DATA;
     int rc;
     switch (f.number) {
-    case 1: return put_str(b, "{\"nullValue\":null}") == BM_OK ? BM_OK : BM_ERR_PY;
-    case 2: return put_number(b, "{\"intValue\":", 1, (uint64_t)(int64_t)(int32_t)(uint32_t)f.num, "}");
-    case 3: return put_number(b, "{\"longValue\":\"", 1, f.num, "\"}");
-    case 11: return put_number(b, "{\"timestampMicros\":\"", 1, f.num, "\"}");
-    case 12: return put_number(b, "{\"timeMicros\":\"", 1, f.num, "\"}");
-    case 13: return put_number(b, "{\"uint64Value\":\"", 0, f.num, "\"}");
-    case 16: return put_number(b, "{\"bitValue\":\"", 0, f.num, "\"}");
-    case 4: case 6: case 14:
-        if (put_str(b, f.number == 4 ? "{\"stringValue\":" : f.number == 6 ? "{\"decimalValue\":"
-                                                                           : "{\"jsonValue\":") != BM_OK)
+    case PB_VALUE_NULL_VALUE: return put_str(b, "{\"nullValue\":null}") == BM_OK ? BM_OK : BM_ERR_PY;
+    case PB_VALUE_INT_VALUE:
+        return put_number(b, "{\"intValue\":", 1, (uint64_t)(int64_t)(int32_t)(uint32_t)f.num, "}");
+    case PB_VALUE_LONG_VALUE: return put_number(b, "{\"longValue\":\"", 1, f.num, "\"}");
+    case PB_VALUE_TIMESTAMP_MICROS: return put_number(b, "{\"timestampMicros\":\"", 1, f.num, "\"}");
+    case PB_VALUE_TIME_MICROS: return put_number(b, "{\"timeMicros\":\"", 1, f.num, "\"}");
+    case PB_VALUE_UINT64_VALUE: return put_number(b, "{\"uint64Value\":\"", 0, f.num, "\"}");
+    case PB_VALUE_BIT_VALUE: return put_number(b, "{\"bitValue\":\"", 0, f.num, "\"}");
+    case PB_VALUE_STRING_VALUE: case PB_VALUE_DECIMAL_VALUE: case PB_VALUE_JSON_VALUE:
+        if (put_str(b, f.number == PB_VALUE_STRING_VALUE ? "{\"stringValue\":"
+                       : f.number == PB_VALUE_DECIMAL_VALUE ? "{\"decimalValue\":" : "{\"jsonValue\":") != BM_OK)
             return BM_ERR_PY;
         rc = bm_put_json_string(b, f.data, f.len);
         if (rc != BM_OK) return rc;
         return bm_buf_byte(b, '}') == BM_OK ? BM_OK : BM_ERR_PY;
-    case 5:
+    case PB_VALUE_BYTES_VALUE:
         if (put_str(b, "{\"bytesValue\":\"") != BM_OK) return BM_ERR_PY;
         rc = put_base64(b, f.data, f.len);
         if (rc != BM_OK) return rc;
         return put_str(b, "\"}") == BM_OK ? BM_OK : BM_ERR_PY;
-    case 7: {
+    case PB_VALUE_DOUBLE_VALUE: {
         uint64_t bits = 0;
         for (int k = 7; k >= 0; k--) bits = bits << 8 | f.data[k];
         double v;
@@ -164,10 +189,11 @@ static int put_value(bm_buf *b, const unsigned char *p, Py_ssize_t n, PyObject *
         if (rc != BM_OK) return rc;
         return bm_buf_byte(b, '}') == BM_OK ? BM_OK : BM_ERR_PY;
     }
-    case 9: return put_datetime(b, "{\"datetimeValue\":{", f.data, f.len, 7);
-    case 10: return put_datetime(b, "{\"dateValue\":{", f.data, f.len, 3);
-    case 15: return put_set(b, f.data, f.len);
-    default:        /* 8 FLOAT (shortest float32 text), 17-20 the rare kinds */
+    case PB_VALUE_DATETIME_VALUE:
+        return put_datetime(b, "{\"datetimeValue\":{", f.data, f.len, PB_DATE_TIME_MAX_FIELD);
+    case PB_VALUE_DATE_VALUE: return put_datetime(b, "{\"dateValue\":{", f.data, f.len, PB_DATE_MAX_FIELD);
+    case PB_VALUE_SET_VALUE: return put_set(b, f.data, f.len);
+    default:        /* FLOAT (shortest float32 text), geometry, vector, raw text, JSON diff: the rare kinds */
         return put_fallback(b, fallback, p, n);
     }
 }
@@ -326,9 +352,9 @@ static int read_timestamp(const pb_field *f, event_fields *ev) {
     while (p < end) {
         pb_field g;
         if (read_field(&p, end, &g) != BM_OK) return BM_ERR_DATA;
-        if (g.number == 1 || g.number == 2) {
+        if (g.number == PB_TIMESTAMP_SECONDS || g.number == PB_TIMESTAMP_NANOS) {
             if (g.wire != WT_VARINT) return BM_ERR_DATA;
-            if (g.number == 1) ev->seconds = (int64_t)g.num;
+            if (g.number == PB_TIMESTAMP_SECONDS) ev->seconds = (int64_t)g.num;
             else ev->nanos = (int32_t)(uint32_t)g.num;
         }
     }
@@ -392,7 +418,7 @@ static int read_event(const unsigned char *p, Py_ssize_t n, event_fields *ev) {
         }
         if (rc != BM_OK) return rc;
     }
-    if (ev->operation < 0 || ev->operation > 4) return BM_ERR_DATA;   /* no name: Python raises */
+    if (ev->operation < 0 || ev->operation > PB_BINLOG_EVENT_OPERATION_MAX) return BM_ERR_DATA;   /* no name */
     return BM_OK;
 }
 

@@ -9,6 +9,7 @@
  */
 #include "json_text.h"
 #include "values.h"
+#include "proto_fields.h"
 
 enum { S_ABSENT = 0, S_NULL = 1, S_VALUE = 2 };
 
@@ -28,7 +29,14 @@ typedef struct {
     int sizes_only;         /* row_images: only the values' sizes (the JSON is rendered when it is typed) */
 } ctx;
 
-enum { OP_INSERT = 1, OP_UPDATE = 2, OP_DELETE = 3 };
+enum { OP_INSERT = PB_BINLOG_EVENT_OPERATION_INSERT, OP_UPDATE = PB_BINLOG_EVENT_OPERATION_UPDATE,
+       OP_DELETE = PB_BINLOG_EVENT_OPERATION_DELETE };
+/* Row, Column and the framing field BinlogEvent.rows are written a tag byte at a time (proto_fields.h). */
+_Static_assert(PB_ROW_ROW_INDEX_TAG_LEN == 1 && PB_ROW_PRIMARY_KEY_TAG_LEN == 1 && PB_ROW_BEFORE_TAG_LEN == 1 &&
+               PB_ROW_AFTER_TAG_LEN == 1 && PB_COLUMN_NAME_TAG_LEN == 1 && PB_COLUMN_VALUE_TAG_LEN == 1 &&
+               PB_COLUMN_INVISIBLE_TAG_LEN == 1 && PB_BINLOG_EVENT_ROWS_TAG_LEN == 1 &&
+               PB_VALUE_JSON_VALUE_TAG_LEN == 1,
+               "a Row/Column tag outgrew one byte: rows.c writes them as single bytes");
 enum { IMG_FULL = 0, IMG_CHANGED = 1, IMG_CHANGED_WITH_OLD = 2, IMG_AFTER = 3 };
 
 static inline unsigned char *write_varint(unsigned char *w, uint64_t v) {
@@ -103,17 +111,18 @@ static int put_column(ctx *x, unsigned char tag, Py_ssize_t i, const slot *s) {
     bm_entry e = slot_entry(x, c, s);
     int rc = bm_entry_value(&e, v);
     if (rc) return rc;
-    Py_ssize_t clen = 1 + bm_varint_size((uint64_t)v->len) + v->len;
-    if (c->name.len) clen += 1 + bm_varint_size((uint64_t)c->name.len) + c->name.len;
-    if (c->mark == 1) clen += 2;
+    Py_ssize_t clen = PB_COLUMN_VALUE_TAG_LEN + bm_varint_size((uint64_t)v->len) + v->len;
+    if (c->name.len) clen += PB_COLUMN_NAME_TAG_LEN + bm_varint_size((uint64_t)c->name.len) + c->name.len;
+    if (c->mark == 1) clen += PB_COLUMN_INVISIBLE_TAG_LEN + 1;    /* invisible: true */
     bm_buf *r = &x->row;
     if (bm_buf_byte(r, tag) || bm_buf_varint(r, (uint64_t)clen)) return BM_ERR_PY;
-    if (c->name.len && (bm_buf_byte(r, 0x0a) || bm_buf_varint(r, (uint64_t)c->name.len) ||
+    if (c->name.len && (bm_buf_byte(r, PB_COLUMN_NAME_TAG) || bm_buf_varint(r, (uint64_t)c->name.len) ||
                         bm_buf_put(r, c->name.ptr, c->name.len)))
         return BM_ERR_PY;
-    if (bm_buf_byte(r, 0x12) || bm_buf_varint(r, (uint64_t)v->len) || bm_buf_put(r, v->data, v->len))
+    if (bm_buf_byte(r, PB_COLUMN_VALUE_TAG) || bm_buf_varint(r, (uint64_t)v->len) ||
+        bm_buf_put(r, v->data, v->len))
         return BM_ERR_PY;
-    if (c->mark == 1 && (bm_buf_byte(r, 0x18) || bm_buf_byte(r, 0x01))) return BM_ERR_PY;
+    if (c->mark == 1 && (bm_buf_byte(r, PB_COLUMN_INVISIBLE_TAG) || bm_buf_byte(r, 0x01))) return BM_ERR_PY;
     return BM_OK;
 }
 
@@ -137,7 +146,7 @@ static int put_primary_key(ctx *x, const slot *first, const slot *second) {
             if (img[plan->pk[k]].state == S_ABSENT) complete = 0;
         if (!complete) continue;
         for (Py_ssize_t k = 0; k < plan->npk; k++) {
-            int rc = put_column(x, 0x12, plan->pk[k], &img[plan->pk[k]]);
+            int rc = put_column(x, PB_ROW_PRIMARY_KEY_TAG, plan->pk[k], &img[plan->pk[k]]);
             if (rc) return rc;
         }
         return BM_OK;
@@ -149,10 +158,10 @@ static int put_update(ctx *x, int image_mode, const slot *before, const slot *af
                       const char *is_always) {
     bm_plan *plan = x->plan;
     if (image_mode == IMG_FULL) {
-        int rc = put_all(x, 0x1a, before);
-        return rc ? rc : put_all(x, 0x22, after);
+        int rc = put_all(x, PB_ROW_BEFORE_TAG, before);
+        return rc ? rc : put_all(x, PB_ROW_AFTER_TAG, after);
     }
-    if (image_mode == IMG_AFTER) return put_all(x, 0x22, after);
+    if (image_mode == IMG_AFTER) return put_all(x, PB_ROW_AFTER_TAG, after);
     for (Py_ssize_t i = 0; i < plan->ncols; i++) {
         changed[i] = 0;
         if (after[i].state == S_ABSENT) continue;
@@ -175,12 +184,12 @@ static int put_update(ctx *x, int image_mode, const slot *before, const slot *af
         if (!(is_always[i] || (image_mode == IMG_CHANGED_WITH_OLD && changed[i]))) continue;
         /* An always-included column missing from the before image (MINIMAL) comes from the after image. */
         const slot *s = before[i].state != S_ABSENT ? &before[i] : &after[i];
-        int rc = put_column(x, 0x1a, i, s);
+        int rc = put_column(x, PB_ROW_BEFORE_TAG, i, s);
         if (rc) return rc;
     }
     for (Py_ssize_t i = 0; i < plan->ncols; i++) {
         if (!changed[i]) continue;
-        int rc = put_column(x, 0x22, i, &after[i]);
+        int rc = put_column(x, PB_ROW_AFTER_TAG, i, &after[i]);
         if (rc) return rc;
     }
     return BM_OK;
@@ -243,28 +252,32 @@ PyObject *bm_build_rows(bm_plan *plan, const unsigned char *buf, Py_ssize_t pos,
         if (operation == OP_UPDATE && (rc = parse_image(&x, &pos, end, present_after, after))) goto done;
         if (pos == start) { rc = BM_ERR_DATA; goto done; }   /* an empty image would never end */
         x.row.len = 0;
-        if (index && (bm_buf_byte(&x.row, 0x08) || bm_buf_varint(&x.row, index))) { rc = BM_ERR_PY; goto done; }
+        if (index && (bm_buf_byte(&x.row, PB_ROW_ROW_INDEX_TAG) || bm_buf_varint(&x.row, index))) {
+            rc = BM_ERR_PY;
+            goto done;
+        }
         if (operation == OP_INSERT) {
-            if ((rc = put_primary_key(&x, before, NULL)) || (rc = put_all(&x, 0x22, before))) goto done;
+            if ((rc = put_primary_key(&x, before, NULL)) || (rc = put_all(&x, PB_ROW_AFTER_TAG, before)))
+                goto done;
         } else if (operation == OP_DELETE) {
             if ((rc = put_primary_key(&x, before, NULL))) goto done;
             if (image_mode == IMG_FULL || image_mode == IMG_AFTER) {
-                rc = put_all(&x, 0x1a, before);
+                rc = put_all(&x, PB_ROW_BEFORE_TAG, before);
             } else {
                 for (Py_ssize_t k = 0; k < plan->nalways && !rc; k++)
-                    rc = put_column(&x, 0x1a, plan->always[k], &before[plan->always[k]]);
+                    rc = put_column(&x, PB_ROW_BEFORE_TAG, plan->always[k], &before[plan->always[k]]);
             }
             if (rc) goto done;
         } else {
             if ((rc = put_primary_key(&x, before, after))) goto done;
             if ((rc = put_update(&x, image_mode, before, after, changed, is_always))) goto done;
         }
-        /* Framed as one entry of BinlogEvent.rows (field 11): the event's bytes are then a concatenation. */
+        /* Framed as one entry of BinlogEvent.rows: the event's bytes are then a concatenation. */
         int vs = bm_varint_size((uint64_t)x.row.len);
-        PyObject *row = PyBytes_FromStringAndSize(NULL, 1 + vs + x.row.len);
+        PyObject *row = PyBytes_FromStringAndSize(NULL, PB_BINLOG_EVENT_ROWS_TAG_LEN + vs + x.row.len);
         if (row) {
             unsigned char *w = (unsigned char *)PyBytes_AS_STRING(row);
-            *w++ = 0x5a;
+            *w++ = PB_BINLOG_EVENT_ROWS_TAG;
             w = write_varint(w, (uint64_t)x.row.len);
             if (x.row.len) memcpy(w, x.row.data, (size_t)x.row.len);   /* an empty Row: no data yet */
         }
@@ -354,7 +367,7 @@ done:
 int bm_entry_value(const bm_entry *e, bm_buf *out) {
     if (e->null) return bm_put_null(out);
     if (e->col->wire == W_JSON)       /* json_value: the text rendered while the image was read */
-        return bm_buf_byte(out, 0x72) || bm_buf_varint(out, (uint64_t)e->json_len) ||
+        return bm_buf_byte(out, PB_VALUE_JSON_VALUE_TAG) || bm_buf_varint(out, (uint64_t)e->json_len) ||
                bm_buf_put(out, e->json, e->json_len) ? BM_ERR_PY : BM_OK;
     return bm_put_value(e->col, e->raw, e->size, out);
 }

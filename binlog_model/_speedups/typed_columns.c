@@ -33,18 +33,28 @@
 #include "typed_columns.h"
 #include "arrow_columns.h"
 #include "pb_wire.h"
+#include "proto_fields.h"
 #include "values.h"
 
 /* Target Arrow types: the numbers of binlog_model.spark.typed_arrow._TARGET_CODES. */
 enum { T_I32 = 1, T_I64, T_F32, T_F64, T_DEC, T_DATE, T_TS, T_TSZ, T_STR, T_BIN, T_OTHER };
 
-/* Value fields (proto/binlog_model/v1/binlog_event.proto). */
+/* Value fields (proto_fields.h, generated from the descriptor). */
 enum {
-    V_NULL = 1, V_INT = 2, V_LONG = 3, V_STRING = 4, V_BYTES = 5, V_DECIMAL = 6, V_DOUBLE = 7, V_FLOAT = 8,
-    V_DATETIME = 9, V_DATE = 10, V_TIMESTAMP = 11, V_TIME = 12, V_UINT64 = 13, V_JSON = 14, V_SET = 15,
-    V_BIT = 16, V_LAST = 20
+    V_NULL = PB_VALUE_NULL_VALUE, V_INT = PB_VALUE_INT_VALUE, V_LONG = PB_VALUE_LONG_VALUE,
+    V_STRING = PB_VALUE_STRING_VALUE, V_BYTES = PB_VALUE_BYTES_VALUE, V_DECIMAL = PB_VALUE_DECIMAL_VALUE,
+    V_DOUBLE = PB_VALUE_DOUBLE_VALUE, V_FLOAT = PB_VALUE_FLOAT_VALUE, V_DATETIME = PB_VALUE_DATETIME_VALUE,
+    V_DATE = PB_VALUE_DATE_VALUE, V_TIMESTAMP = PB_VALUE_TIMESTAMP_MICROS, V_TIME = PB_VALUE_TIME_MICROS,
+    V_UINT64 = PB_VALUE_UINT64_VALUE, V_JSON = PB_VALUE_JSON_VALUE, V_SET = PB_VALUE_SET_VALUE,
+    V_BIT = PB_VALUE_BIT_VALUE, V_LAST = PB_VALUE_MAX_FIELD
 };
-enum { EV_ROW_INDEX = 6, EV_ROWS = 11 };
+enum { EV_ROW_INDEX = PB_BINLOG_EVENT_ROW_INDEX, EV_ROWS = PB_BINLOG_EVENT_ROWS };
+/* temporal_fields reads Date/DateTime fields 1..n into f[number - 1], in year..micros order. */
+_Static_assert(PB_DATE_YEAR == 1 && PB_DATE_MONTH == 2 && PB_DATE_DAY == 3 && PB_DATE_MAX_FIELD == 3 &&
+               PB_DATE_TIME_YEAR == 1 && PB_DATE_TIME_MONTH == 2 && PB_DATE_TIME_DAY == 3 &&
+               PB_DATE_TIME_HOUR == 4 && PB_DATE_TIME_MINUTE == 5 && PB_DATE_TIME_SECOND == 6 &&
+               PB_DATE_TIME_MICROS == 7 && PB_DATE_TIME_MAX_FIELD == 7,
+               "Date/DateTime are no longer fields 1..n in year..micros order: temporal_fields must follow");
 enum { FAST_NO = 1 };       /* put_fast: no shortcut for this value; its Value bytes go through put_value */
 
 #ifdef __SIZEOF_INT128__
@@ -420,7 +430,8 @@ static int put_set(tcol *c, const unsigned char *p, const unsigned char *end) {
     int first = 1;
     while (p < end) {
         pb_field x;
-        if (read_field(&p, end, &x) != BM_OK || x.number != 1 || x.wire != WT_LEN || !utf8_valid(x.data, x.len))
+        if (read_field(&p, end, &x) != BM_OK || x.number != PB_SET_VALUE_LABELS || x.wire != WT_LEN ||
+            !utf8_valid(x.data, x.len))
             return BM_ERR_DATA;
         if (col_room(c, x.len + 1) != BM_OK || (!first && bm_buf_byte(&c->data, ',') != BM_OK) ||
             bm_buf_put(&c->data, x.data, x.len) != BM_OK)
@@ -501,7 +512,9 @@ static int put_value(tbatch *b, tcol *c, Py_ssize_t j, Py_ssize_t ordinal, const
     case V_DATE: case V_DATETIME: {
         uint64_t f[7];
         int date = x.number == V_DATE;
-        if (!len || temporal_fields(x.data, x.data + x.len, f, date ? 3 : 7) != BM_OK) return BM_ERR_DATA;
+        if (!len || temporal_fields(x.data, x.data + x.len, f, date ? PB_DATE_MAX_FIELD : PB_DATE_TIME_MAX_FIELD)
+                != BM_OK)
+            return BM_ERR_DATA;
         if (!(c->code == T_TS || (date && c->code == T_DATE))) return slow(b, c, ordinal, p, n);
         return put_temporal(b, c, j, ordinal, f, date);
     }
@@ -832,8 +845,9 @@ static int add_event(tbatch *b, const unsigned char *p, Py_ssize_t n, int image,
 
 /* -- event headers --------------------------------------------------------------------------------------- */
 
-enum { EV_TIMESTAMP = 1, EV_DB = 8, EV_TABLE = 9, EV_OPERATION = 10, EV_POSITION = 13, EV_GTID = 14,
-       EV_EVENT_INDEX = 16 };
+enum { EV_TIMESTAMP = PB_BINLOG_EVENT_UTC_TIMESTAMP, EV_DB = PB_BINLOG_EVENT_DB, EV_TABLE = PB_BINLOG_EVENT_TABLE,
+       EV_OPERATION = PB_BINLOG_EVENT_OPERATION, EV_POSITION = PB_BINLOG_EVENT_POSITION,
+       EV_GTID = PB_BINLOG_EVENT_GTID, EV_EVENT_INDEX = PB_BINLOG_EVENT_EVENT_INDEX };
 
 /* A string field's text; NULL with BM_ERR_DATA for bytes that are not UTF-8 (protobuf's parser refuses them). */
 static int header_text(const unsigned char *s, Py_ssize_t n, PyObject **out) {
@@ -899,23 +913,26 @@ PyObject *bm_py_event_header(PyObject *self, PyObject *arg) {
                 pb_field y;
                 if (read_field(&q, qend, &y) != BM_OK) { rc = BM_ERR_DATA; break; }
                 if (x.number == EV_TIMESTAMP) {
-                    if ((y.number == 1 || y.number == 2) && y.wire != WT_VARINT) rc = BM_ERR_DATA;
-                    else if (y.number == 1) seconds = (int64_t)y.num;
-                    else if (y.number == 2) nanos = (int32_t)(uint32_t)y.num;
-                } else if (y.number == 1) {
+                    if ((y.number == PB_TIMESTAMP_SECONDS || y.number == PB_TIMESTAMP_NANOS) && y.wire != WT_VARINT)
+                        rc = BM_ERR_DATA;
+                    else if (y.number == PB_TIMESTAMP_SECONDS) seconds = (int64_t)y.num;
+                    else if (y.number == PB_TIMESTAMP_NANOS) nanos = (int32_t)(uint32_t)y.num;
+                } else if (y.number == PB_BINLOG_POSITION_FILE) {
                     rc = y.wire == WT_LEN ? header_text(y.data, y.len, &file) : BM_ERR_DATA;
-                } else if (y.number >= 2 && y.number <= 4) {
+                } else if (y.number == PB_BINLOG_POSITION_OFFSET || y.number == PB_BINLOG_POSITION_NEXT_OFFSET ||
+                           y.number == PB_BINLOG_POSITION_INNER_INDEX) {
                     if (y.wire != WT_VARINT) rc = BM_ERR_DATA;
-                    else if (y.number == 2) offset = y.num;
-                    else if (y.number == 4) inner = (uint32_t)y.num;
+                    else if (y.number == PB_BINLOG_POSITION_OFFSET) offset = y.num;
+                    else if (y.number == PB_BINLOG_POSITION_INNER_INDEX) inner = (uint32_t)y.num;
                 }
             }
             break;
         }
-        case 2: case 3: case 7: case 15:            /* other text (source, server_uuid, trace_info, statement) */
+        case PB_BINLOG_EVENT_SOURCE: case PB_BINLOG_EVENT_SERVER_UUID: case PB_BINLOG_EVENT_TRACE_INFO:
+        case PB_BINLOG_EVENT_STATEMENT:             /* other text: the parser checks it is UTF-8 */
             if (len && !utf8_valid(x.data, x.len)) rc = BM_ERR_DATA;     /* the parser refuses the event */
             break;
-        case 12: case 20:                            /* messages (schema_changes, statement_raw): the parser's */
+        case PB_BINLOG_EVENT_SCHEMA_CHANGES: case PB_BINLOG_EVENT_STATEMENT_RAW:    /* messages: the parser's */
             if (len) rc = BM_ERR_DATA;
             break;
         default:                   /* other fields, and a field of the wrong wire type: the parser skips them too */

@@ -6,6 +6,7 @@
  * DECIMAL digit group...) returns BM_ERR_DATA: the caller then runs the Python reference on the event.
  */
 #include "values.h"
+#include "proto_fields.h"
 #include "utf8.h"
 
 #include <math.h>
@@ -87,16 +88,34 @@ static inline int put_varint_field(bm_buf *b, const unsigned char *tag, int tagl
     return BM_OK;
 }
 
-static const unsigned char T_NULL[] = {0x08}, T_INT[] = {0x10}, T_LONG[] = {0x18}, T_STRING[] = {0x22},
-    T_BYTES[] = {0x2a}, T_DECIMAL[] = {0x32}, T_DOUBLE[] = {0x39}, T_FLOAT[] = {0x45},
-    T_DATETIME[] = {0x4a}, T_DATE[] = {0x52}, T_TIMESTAMP[] = {0x58}, T_TIME[] = {0x60},
-    T_UINT64[] = {0x68}, T_SET[] = {0x7a}, T_BIT[] = {0x80, 0x01}, T_GEOMETRY[] = {0x8a, 0x01},
-    T_VECTOR[] = {0x92, 0x01}, T_RAW[] = {0x9a, 0x01};
+/* The tags of Value's oneof members (proto_fields.h, generated from the descriptor). */
+static const unsigned char T_NULL[] = {PB_VALUE_NULL_VALUE_TAG}, T_INT[] = {PB_VALUE_INT_VALUE_TAG},
+    T_LONG[] = {PB_VALUE_LONG_VALUE_TAG}, T_STRING[] = {PB_VALUE_STRING_VALUE_TAG},
+    T_BYTES[] = {PB_VALUE_BYTES_VALUE_TAG}, T_DECIMAL[] = {PB_VALUE_DECIMAL_VALUE_TAG},
+    T_DOUBLE[] = {PB_VALUE_DOUBLE_VALUE_TAG}, T_FLOAT[] = {PB_VALUE_FLOAT_VALUE_TAG},
+    T_DATETIME[] = {PB_VALUE_DATETIME_VALUE_TAG}, T_DATE[] = {PB_VALUE_DATE_VALUE_TAG},
+    T_TIMESTAMP[] = {PB_VALUE_TIMESTAMP_MICROS_TAG}, T_TIME[] = {PB_VALUE_TIME_MICROS_TAG},
+    T_UINT64[] = {PB_VALUE_UINT64_VALUE_TAG}, T_JSON[] = {PB_VALUE_JSON_VALUE_TAG},
+    T_SET[] = {PB_VALUE_SET_VALUE_TAG},
+    T_BIT[] = {PB_VALUE_BIT_VALUE_TAG}, T_GEOMETRY[] = {PB_VALUE_GEOMETRY_VALUE_TAG},
+    T_VECTOR[] = {PB_VALUE_VECTOR_VALUE_TAG}, T_RAW[] = {PB_VALUE_RAW_TEXT_VALUE_TAG};
+#define TAGLEN(tag) ((int)sizeof(tag))
+
+/* put_date_fields writes Date and DateTime as their fields 1..n in order, each a varint of one tag byte. */
+_Static_assert(PB_DATE_YEAR == 1 && PB_DATE_MONTH == 2 && PB_DATE_DAY == 3 && PB_DATE_MAX_FIELD == 3 &&
+               PB_DATE_YEAR_WIRE == 0 && PB_DATE_MONTH_WIRE == 0 && PB_DATE_DAY_WIRE == 0,
+               "Date is no longer {1 year, 2 month, 3 day} varints: put_date_fields must follow");
+_Static_assert(PB_DATE_TIME_YEAR == 1 && PB_DATE_TIME_MONTH == 2 && PB_DATE_TIME_DAY == 3 &&
+               PB_DATE_TIME_HOUR == 4 && PB_DATE_TIME_MINUTE == 5 && PB_DATE_TIME_SECOND == 6 &&
+               PB_DATE_TIME_MICROS == 7 && PB_DATE_TIME_MAX_FIELD == 7 && PB_DATE_TIME_YEAR_WIRE == 0 &&
+               PB_DATE_TIME_MONTH_WIRE == 0 && PB_DATE_TIME_DAY_WIRE == 0 && PB_DATE_TIME_HOUR_WIRE == 0 &&
+               PB_DATE_TIME_MINUTE_WIRE == 0 && PB_DATE_TIME_SECOND_WIRE == 0 && PB_DATE_TIME_MICROS_WIRE == 0,
+               "DateTime is no longer fields 1..7 (year..micros) as varints: put_date_fields must follow");
 
 int bm_put_null(bm_buf *out) {
-    static const unsigned char v[] = {0x08, 0x00};
+    static const unsigned char v[] = {PB_VALUE_NULL_VALUE_TAG, 0x00};     /* NULL_VALUE is 0 */
     (void)T_NULL;
-    return bm_buf_put(out, v, 2);
+    return bm_buf_put(out, v, (Py_ssize_t)sizeof v);
 }
 
 /* A float read as Python does: float32 -> double -> float32 (a signalling NaN comes out quiet). */
@@ -149,13 +168,13 @@ static int put_int(const bm_col *c, const unsigned char *p, bm_buf *out) {
     switch (c->kind) {
     case K_INT:
         if (v < INT32_MIN || v > INT32_MAX) return BM_ERR_DATA;
-        return put_varint_field(out, T_INT, 1, (uint64_t)(int64_t)v);
+        return put_varint_field(out, T_INT, TAGLEN(T_INT), (uint64_t)(int64_t)v);
     case K_LONG:
         if (v < INT64_MIN || v > INT64_MAX) return BM_ERR_DATA;
-        return put_varint_field(out, T_LONG, 1, (uint64_t)(int64_t)v);
+        return put_varint_field(out, T_LONG, TAGLEN(T_LONG), (uint64_t)(int64_t)v);
     default: /* K_UINT64 */
         if (v < 0 || v > (__int128)UINT64_MAX) return BM_ERR_DATA;
-        return put_varint_field(out, T_UINT64, 1, (uint64_t)v);
+        return put_varint_field(out, T_UINT64, TAGLEN(T_UINT64), (uint64_t)v);
     }
 }
 
@@ -238,12 +257,12 @@ int bm_decimal_text(const bm_col *c, const unsigned char *p, char *text, Py_ssiz
 
 /* -- temporals -------------------------------------------------------------------------------------- */
 
-static int put_date_fields(bm_buf *out, const unsigned char *tag, uint64_t *f, int nf) {
+static int put_date_fields(bm_buf *out, const unsigned char *tag, int taglen, uint64_t *f, int nf) {
     /* Date/DateTime message: fields 1..nf, each a varint written only when nonzero. */
     Py_ssize_t body = 0;
     for (int i = 0; i < nf; i++)
         if (f[i]) body += 1 + bm_varint_size(f[i]);
-    if (bm_buf_put(out, tag, 1) || bm_buf_varint(out, (uint64_t)body)) return BM_ERR_PY;
+    if (bm_buf_put(out, tag, taglen) || bm_buf_varint(out, (uint64_t)body)) return BM_ERR_PY;
     for (int i = 0; i < nf; i++)
         if (f[i] && (bm_buf_byte(out, (unsigned char)((i + 1) << 3)) || bm_buf_varint(out, f[i])))
             return BM_ERR_PY;
@@ -279,7 +298,7 @@ int bm_datetime_fields(const bm_col *c, const unsigned char *p, uint64_t *f) {
 static int put_datetime(const bm_col *c, const unsigned char *p, bm_buf *out) {
     uint64_t f[7];
     if (bm_datetime_fields(c, p, f)) return BM_ERR_DATA;
-    return put_date_fields(out, T_DATETIME, f, 7);
+    return put_date_fields(out, T_DATETIME, TAGLEN(T_DATETIME), f, 7);
 }
 
 static int64_t time_from_packed(int64_t packed) {
@@ -330,14 +349,14 @@ int64_t bm_timestamp_micros(const bm_col *c, const unsigned char *p) {
 /* -- text ------------------------------------------------------------------------------------------- */
 
 static int put_raw_text(const bm_col *c, const unsigned char *s, Py_ssize_t n, bm_buf *out) {
+    static const unsigned char t1[] = {PB_RAW_TEXT_DATA_TAG}, t2[] = {PB_RAW_TEXT_CHARSET_TAG};
     Py_ssize_t body = 0;
-    if (n) body += 1 + bm_varint_size((uint64_t)n) + n;
+    if (n) body += TAGLEN(t1) + bm_varint_size((uint64_t)n) + n;
     if (c->charset_name.len)
-        body += 1 + bm_varint_size((uint64_t)c->charset_name.len) + c->charset_name.len;
-    static const unsigned char t1[] = {0x0a}, t2[] = {0x12};
-    if (bm_buf_put(out, T_RAW, 2) || bm_buf_varint(out, (uint64_t)body)) return BM_ERR_PY;
-    if (n && put_len_field(out, t1, 1, s, n)) return BM_ERR_PY;
-    if (c->charset_name.len && put_len_field(out, t2, 1, c->charset_name.ptr, c->charset_name.len))
+        body += TAGLEN(t2) + bm_varint_size((uint64_t)c->charset_name.len) + c->charset_name.len;
+    if (bm_buf_put(out, T_RAW, TAGLEN(T_RAW)) || bm_buf_varint(out, (uint64_t)body)) return BM_ERR_PY;
+    if (n && put_len_field(out, t1, TAGLEN(t1), s, n)) return BM_ERR_PY;
+    if (c->charset_name.len && put_len_field(out, t2, TAGLEN(t2), c->charset_name.ptr, c->charset_name.len))
         return BM_ERR_PY;
     return BM_OK;
 }
@@ -345,19 +364,20 @@ static int put_raw_text(const bm_col *c, const unsigned char *s, Py_ssize_t n, b
 static int put_text(const bm_col *c, const unsigned char *s, Py_ssize_t n, bm_buf *out) {
     switch (c->charset) {
     case CS_UTF8:
-        if (bm_utf8_valid(s, n)) return put_len_field(out, T_STRING, 1, s, n);
+        if (bm_utf8_valid(s, n)) return put_len_field(out, T_STRING, TAGLEN(T_STRING), s, n);
         return put_raw_text(c, s, n, out);
     case CS_ASCII:
         for (Py_ssize_t i = 0; i < n; i++)
             if (s[i] >= 0x80) return put_raw_text(c, s, n, out);
-        return put_len_field(out, T_STRING, 1, s, n);
+        return put_len_field(out, T_STRING, TAGLEN(T_STRING), s, n);
     case CS_LATIN1: {
         Py_ssize_t u = 0;
         for (Py_ssize_t i = 0; i < n; i++) {
             unsigned cp = s[i] >= 0x80 && s[i] < 0xA0 ? CP1252_80[s[i] - 0x80] : s[i];
             u += cp < 0x80 ? 1 : cp < 0x800 ? 2 : 3;
         }
-        if (bm_buf_put(out, T_STRING, 1) || bm_buf_varint(out, (uint64_t)u) || bm_buf_reserve(out, u))
+        if (bm_buf_put(out, T_STRING, TAGLEN(T_STRING)) || bm_buf_varint(out, (uint64_t)u) ||
+            bm_buf_reserve(out, u))
             return BM_ERR_PY;
         unsigned char *w = out->data + out->len;
         for (Py_ssize_t i = 0; i < n; i++) {
@@ -391,17 +411,17 @@ int bm_put_value(const bm_col *c, const unsigned char *p, Py_ssize_t size, bm_bu
         char text[BM_DECIMAL_TEXT];
         Py_ssize_t n;
         if (bm_decimal_text(c, p, text, &n)) return BM_ERR_DATA;
-        return put_len_field(out, T_DECIMAL, 1, text, n);
+        return put_len_field(out, T_DECIMAL, TAGLEN(T_DECIMAL), text, n);
     }
     case K_FLOAT: {
         uint32_t bits = float_bits(p);
         unsigned char b[4] = {(unsigned char)bits, (unsigned char)(bits >> 8), (unsigned char)(bits >> 16),
                               (unsigned char)(bits >> 24)};
-        if (bm_buf_put(out, T_FLOAT, 1) || bm_buf_put(out, b, 4)) return BM_ERR_PY;
+        if (bm_buf_put(out, T_FLOAT, TAGLEN(T_FLOAT)) || bm_buf_put(out, b, 4)) return BM_ERR_PY;
         return BM_OK;
     }
     case K_DOUBLE:
-        if (bm_buf_put(out, T_DOUBLE, 1) || bm_buf_put(out, p, 8)) return BM_ERR_PY;
+        if (bm_buf_put(out, T_DOUBLE, TAGLEN(T_DOUBLE)) || bm_buf_put(out, p, 8)) return BM_ERR_PY;
         return BM_OK;
     case K_TEXT: {
         int w = c->wmeta;
@@ -411,7 +431,8 @@ int bm_put_value(const bm_col *c, const unsigned char *p, Py_ssize_t size, bm_bu
         int w = c->wmeta;
         Py_ssize_t n = size - w;
         Py_ssize_t total = n < c->pad_to ? c->pad_to : n;
-        if (bm_buf_put(out, T_BYTES, 1) || bm_buf_varint(out, (uint64_t)total) || bm_buf_put(out, p + w, n))
+        if (bm_buf_put(out, T_BYTES, TAGLEN(T_BYTES)) || bm_buf_varint(out, (uint64_t)total) ||
+            bm_buf_put(out, p + w, n))
             return BM_ERR_PY;
         if (total > n) {
             if (bm_buf_reserve(out, total - n)) return BM_ERR_PY;
@@ -423,18 +444,19 @@ int bm_put_value(const bm_col *c, const unsigned char *p, Py_ssize_t size, bm_bu
     case K_ENUM: {
         uint64_t idx = le(p, c->wmeta);
         if (idx >= (uint64_t)c->nlabels) return BM_ERR_DATA;
-        return put_len_field(out, T_STRING, 1, c->labels[idx].ptr, c->labels[idx].len);
+        return put_len_field(out, T_STRING, TAGLEN(T_STRING), c->labels[idx].ptr, c->labels[idx].len);
     }
     case K_SET: {
         uint64_t mask = le(p, c->wmeta);
         if (c->nlabels < 64 && (mask >> c->nlabels)) return BM_ERR_DATA;
+        static const unsigned char t1[] = {PB_SET_VALUE_LABELS_TAG};
         Py_ssize_t body = 0;
         for (Py_ssize_t i = 0; i < c->nlabels && i < 64; i++)
-            if (mask >> i & 1) body += 1 + bm_varint_size((uint64_t)c->labels[i].len) + c->labels[i].len;
-        if (bm_buf_put(out, T_SET, 1) || bm_buf_varint(out, (uint64_t)body)) return BM_ERR_PY;
-        static const unsigned char t1[] = {0x0a};
+            if (mask >> i & 1)
+                body += TAGLEN(t1) + bm_varint_size((uint64_t)c->labels[i].len) + c->labels[i].len;
+        if (bm_buf_put(out, T_SET, TAGLEN(T_SET)) || bm_buf_varint(out, (uint64_t)body)) return BM_ERR_PY;
         for (Py_ssize_t i = 0; i < c->nlabels && i < 64; i++)
-            if (mask >> i & 1 && put_len_field(out, t1, 1, c->labels[i].ptr, c->labels[i].len))
+            if (mask >> i & 1 && put_len_field(out, t1, TAGLEN(t1), c->labels[i].ptr, c->labels[i].len))
                 return BM_ERR_PY;
         return BM_OK;
     }
@@ -443,27 +465,26 @@ int bm_put_value(const bm_col *c, const unsigned char *p, Py_ssize_t size, bm_bu
         for (int i = 0; i < n - 8; i++)
             if (p[i]) return BM_ERR_DATA;  /* more than 64 bits: Python rejects it */
         int skip = n > 8 ? n - 8 : 0;
-        return put_varint_field(out, T_BIT, 2, be(p + skip, n - skip));
+        return put_varint_field(out, T_BIT, TAGLEN(T_BIT), be(p + skip, n - skip));
     }
     case K_DATE: {
         uint32_t v = (uint32_t)le(p, 3);
         uint64_t f[3] = {v >> 9, (v >> 5) & 15, v & 31};
-        return put_date_fields(out, T_DATE, f, 3);
+        return put_date_fields(out, T_DATE, TAGLEN(T_DATE), f, 3);
     }
     case K_DATETIME:
         return put_datetime(c, p, out);
     case K_TIMESTAMP:
-        return put_varint_field(out, T_TIMESTAMP, 1, (uint64_t)bm_timestamp_micros(c, p));
+        return put_varint_field(out, T_TIMESTAMP, TAGLEN(T_TIMESTAMP), (uint64_t)bm_timestamp_micros(c, p));
     case K_TIME:
-        return put_varint_field(out, T_TIME, 1, (uint64_t)bm_time_micros(c, p));
+        return put_varint_field(out, T_TIME, TAGLEN(T_TIME), (uint64_t)bm_time_micros(c, p));
     case K_JSON: {
         /* MariaDB's JSON is LONGTEXT: UTF-8 text as json_value, else kept as utf8mb4 raw_text_value.
          * (MySQL's binary JSON is rendered by rows.c with json_text.c.) */
-        static const unsigned char t_json[] = {0x72};
         static const bm_col utf8mb4 = {.charset_name = {"utf8mb4", 7}};
         int w = c->wmeta;
         if (c->wire != W_VARLEN) return BM_ERR_DATA;
-        if (bm_utf8_valid(p + w, size - w)) return put_len_field(out, t_json, 1, p + w, size - w);
+        if (bm_utf8_valid(p + w, size - w)) return put_len_field(out, T_JSON, TAGLEN(T_JSON), p + w, size - w);
         return put_raw_text(&utf8mb4, p + w, size - w, out);
     }
     case K_GEOMETRY: {
@@ -472,23 +493,24 @@ int bm_put_value(const bm_col *c, const unsigned char *p, Py_ssize_t size, bm_bu
         if (n < 4) return BM_ERR_DATA;
         uint32_t srid = (uint32_t)le(p + w, 4);
         Py_ssize_t wkb = n - 4;
-        Py_ssize_t body = (srid ? 1 + bm_varint_size(srid) : 0) +
-                          (wkb ? 1 + bm_varint_size((uint64_t)wkb) + wkb : 0);
-        static const unsigned char t1[] = {0x08}, t2[] = {0x12};
-        if (bm_buf_put(out, T_GEOMETRY, 2) || bm_buf_varint(out, (uint64_t)body)) return BM_ERR_PY;
-        if (srid && put_varint_field(out, t1, 1, srid)) return BM_ERR_PY;
-        if (wkb && put_len_field(out, t2, 1, p + w + 4, wkb)) return BM_ERR_PY;
+        static const unsigned char t1[] = {PB_GEOMETRY_SRID_TAG}, t2[] = {PB_GEOMETRY_WKB_TAG};
+        Py_ssize_t body = (srid ? TAGLEN(t1) + bm_varint_size(srid) : 0) +
+                          (wkb ? TAGLEN(t2) + bm_varint_size((uint64_t)wkb) + wkb : 0);
+        if (bm_buf_put(out, T_GEOMETRY, TAGLEN(T_GEOMETRY)) || bm_buf_varint(out, (uint64_t)body))
+            return BM_ERR_PY;
+        if (srid && put_varint_field(out, t1, TAGLEN(t1), srid)) return BM_ERR_PY;
+        if (wkb && put_len_field(out, t2, TAGLEN(t2), p + w + 4, wkb)) return BM_ERR_PY;
         return BM_OK;
     }
     case K_VECTOR: {
         int w = c->wmeta;
         Py_ssize_t n = size - w;
         if (n % 4) return BM_ERR_DATA;
-        Py_ssize_t body = n ? 1 + bm_varint_size((uint64_t)n) + n : 0;
-        static const unsigned char t1[] = {0x0a};
-        if (bm_buf_put(out, T_VECTOR, 2) || bm_buf_varint(out, (uint64_t)body)) return BM_ERR_PY;
+        static const unsigned char t1[] = {PB_VECTOR_VALUES_TAG};
+        Py_ssize_t body = n ? TAGLEN(t1) + bm_varint_size((uint64_t)n) + n : 0;
+        if (bm_buf_put(out, T_VECTOR, TAGLEN(T_VECTOR)) || bm_buf_varint(out, (uint64_t)body)) return BM_ERR_PY;
         if (n) {
-            if (bm_buf_put(out, t1, 1) || bm_buf_varint(out, (uint64_t)n) || bm_buf_reserve(out, n))
+            if (bm_buf_put(out, t1, TAGLEN(t1)) || bm_buf_varint(out, (uint64_t)n) || bm_buf_reserve(out, n))
                 return BM_ERR_PY;
             for (Py_ssize_t i = 0; i < n; i += 4) {
                 uint32_t bits = float_bits(p + w + i);

@@ -28,10 +28,15 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from binlog_model.testing.availability import server_availability
 from binlog_model.testing.localserver import LocalServer, root_user_args
 from binlog_model.testing.sqlserver import HarnessError, run_statements
 
-__all__ = ["HarnessError", "MariaDBServer", "find_mariadb_binaries", "mariadb_available", "run_statements"]
+__all__ = ["MARIADB_KIND", "HarnessError", "MariaDBServer", "find_mariadb_binaries", "mariadb_available",
+           "run_statements"]
+
+#: the server kind as missing-server messages and the test summary name it (the machine's mariadbd)
+MARIADB_KIND = "MariaDB 10.11"
 
 _SEARCH_DIRS = ("/usr/sbin", "/usr/libexec", "/usr/local/sbin", "/usr/local/bin", "/usr/bin")
 
@@ -49,12 +54,16 @@ def find_mariadb_binaries() -> tuple[Path, Path]:
 
 
 def mariadb_available() -> tuple[bool, str]:
-    """Is a local MariaDB server installed? Returns ``(True, path)`` or ``(False, reason)``; never raises."""
-    try:
-        server, _ = find_mariadb_binaries()
-    except HarnessError as err:
-        return False, str(err)
-    return True, str(server)
+    """Is a local MariaDB server installed? Returns ``(True, path)`` or ``(False, reason)``; where servers
+    are required (CI), ``ServerRequiredError`` instead of False (``binlog_model.testing.availability``)."""
+    def probe() -> tuple[bool, str]:
+        try:
+            server, _ = find_mariadb_binaries()
+        except HarnessError as err:
+            return False, str(err)
+        return True, str(server)
+
+    return server_availability(MARIADB_KIND, probe)
 
 
 class MariaDBServer(LocalServer):

@@ -1,19 +1,19 @@
 """A throwaway local MariaDB 11.8 LTS server (Debian sid's packages in a private prefix) for tests, fixtures.
 
 Strategy: the same server as ``MariaDBServer`` (same options, same lifecycle), only found and bootstrapped
-differently. ``mariadb11_prefix()`` fetches sid's ``mariadb-server-core`` + ``mariadb-client-core`` +
-``mariadb-client`` closure into the user cache once (``binlog_model.testing.sid``; never the system), and
-every binary runs through the prefix's own loader. ``mariadb-install-db`` would start ``mariadbd`` without
-that loader, so the system tables are made by piping MariaDB's own bootstrap SQL into
-``mariadbd --bootstrap`` (as ``mariadb-install-db --auth-root-authentication-method=normal --skip-test-db``
-does: root@localhost without a password), once per build, into a pristine datadir kept in the cache that
-each server copies (``localserver.pristine_datadir``).
+differently. ``mariadb11_prefix()`` fetches the pinned build of sid's ``mariadb-server-core`` +
+``mariadb-client-core`` + ``mariadb-client`` closure (``binlog_model.testing.sid_pins``) into the user cache
+once (``binlog_model.testing.sid``; never the system), and every binary runs through the prefix's own
+loader. ``mariadb-install-db`` would start ``mariadbd`` without that loader, so the system tables are made
+by piping MariaDB's own bootstrap SQL into ``mariadbd --bootstrap`` (as ``mariadb-install-db
+--auth-root-authentication-method=normal --skip-test-db`` does: root@localhost without a password), once per
+build, into a pristine datadir kept in the cache that each server copies (``localserver.pristine_datadir``).
 
 Unlike the 10.11 harness, no server charset is set: 11.8's own defaults (``utf8mb4`` /
 ``utf8mb4_uca1400_ai_ci``) are the point of running it. Everything else is ``MariaDBServer``'s.
 
-Where sid cannot be reached, ``mariadb11_available()`` says why, so tests skip with that reason; nothing
-falls back to the machine's MariaDB 10.11.
+Where the pinned build cannot be had, ``mariadb11_available()`` says why, so tests skip with that reason
+(in CI it raises: ``binlog_model.testing.availability``); nothing falls back to the machine's MariaDB 10.11.
 """
 
 from __future__ import annotations
@@ -34,12 +34,13 @@ from binlog_model.testing.sid import (
 )
 from binlog_model.testing.sqlserver import HarnessError
 
-__all__ = ["MARIADB11_SERIES", "MariaDB11Server", "mariadb11_available", "mariadb11_prefix", "mariadb11_tool"]
+__all__ = ["MARIADB11_KIND", "MARIADB11_SERIES", "MariaDB11Server", "mariadb11_available", "mariadb11_prefix",
+           "mariadb11_tool"]
 
 #: the release series this harness runs; a started server of another one is an error
 MARIADB11_SERIES = "11.8."
-# mariadb-client holds mariadb-dump and mariadb-binlog (the -core packages do not)
-_PACKAGES = ("mariadb-server-core", "mariadb-client-core", "mariadb-client")
+#: the server kind as missing-server messages and the test summary name it
+MARIADB11_KIND = "MariaDB 11.8"
 _PREFIX_NAME = "mariadb11-sid"
 # What mariadb-install-db feeds mariadbd --bootstrap, in order (no help tables, no sys schema, no test db).
 _BOOTSTRAP_SQL = ("mariadb_system_tables.sql", "mariadb_performance_tables.sql",
@@ -48,7 +49,7 @@ _BOOTSTRAP_SQL = ("mariadb_system_tables.sql", "mariadb_performance_tables.sql",
 
 def mariadb11_prefix() -> SidPrefix:
     """The unpacked sid MariaDB packages (fetched on first use); ``SidFetchError`` says why not."""
-    return server_prefix(_PREFIX_NAME, _PACKAGES, "MariaDB", "usr/sbin/mariadbd")
+    return server_prefix(_PREFIX_NAME, "MariaDB", "usr/sbin/mariadbd")
 
 
 def mariadb11_tool(name: str) -> list[str]:
@@ -57,8 +58,9 @@ def mariadb11_tool(name: str) -> list[str]:
 
 
 def mariadb11_available() -> tuple[bool, str]:
-    """Can a local MariaDB 11.8 run here (fetched if needed)? ``(True, mariadbd)`` or ``(False, reason)``."""
-    return sid_server_available(mariadb11_prefix, "MariaDB 11.8", "usr/sbin/mariadbd")
+    """Can a local MariaDB 11.8 run here (fetched if needed)? ``(True, mariadbd)`` or ``(False, reason)``;
+    ``ServerRequiredError`` instead of False where servers are required (CI)."""
+    return sid_server_available(mariadb11_prefix, MARIADB11_KIND, "usr/sbin/mariadbd")
 
 
 class MariaDB11Server(SidBuild, MariaDBServer):
@@ -126,15 +128,15 @@ class MariaDB11Server(SidBuild, MariaDBServer):
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m binlog_model.testing.mariadb11``: fetch (once) and report what is ready.
 
-    Exits 0 with a warning when sid cannot be reached, so a test run goes on and its MariaDB 11.8 tests skip
-    with the reason; exits 1 when the fetched server does not run.
+    Exits 0 with a warning when the pinned build cannot be had, so a local test run goes on and its MariaDB
+    11.8 tests skip with the reason; exits 1 when the fetched server does not run, or cannot be had in CI.
     """
     import argparse
     import sys
 
     argparse.ArgumentParser(prog="python -m binlog_model.testing.mariadb11", description=main.__doc__
                             ).parse_args(argv)
-    code, version = report_server(mariadb11_prefix, "MariaDB", "usr/sbin/mariadbd", "MariaDB 11.8")
+    code, version = report_server(mariadb11_prefix, "MariaDB", "usr/sbin/mariadbd", MARIADB11_KIND)
     if version and f"Ver {MARIADB11_SERIES}" not in version:
         print(f"warning: sid's MariaDB is no longer {MARIADB11_SERIES}x: the mariadb11 tests will fail "
               "until the harness follows it", file=sys.stderr)

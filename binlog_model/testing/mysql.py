@@ -1,11 +1,11 @@
 """A throwaway local MySQL 9.x server (Debian sid's packages in a private prefix) for tests and fixtures.
 
-Strategy: ``mysql_prefix()`` fetches sid's ``mysql-server-core`` + ``mysql-client-core`` closure into the
-user cache once (``binlog_model.testing.sid``; never the system), and every binary runs through sid's own
-loader. ``mysqld --initialize-insecure`` runs once per server build into a pristine datadir kept in the
-cache; each server copies it (a fraction of a second instead of seconds) without ``auto.cnf``, so every
-server gets its own ``server_uuid``. ``--no-defaults`` keeps any my.cnf out; everything the tests rely on is
-in ``_server_args``:
+Strategy: ``mysql_prefix()`` fetches the pinned build of sid's ``mysql-server-core`` + ``mysql-client-core``
+closure (``binlog_model.testing.sid_pins``) into the user cache once (``binlog_model.testing.sid``; never the
+system), and every binary runs through sid's own loader. ``mysqld --initialize-insecure`` runs once per
+server build into a pristine datadir kept in the cache; each server copies it (a fraction of a second
+instead of seconds) without ``auto.cnf``, so every server gets its own ``server_uuid``. ``--no-defaults``
+keeps any my.cnf out; everything the tests rely on is in ``_server_args``:
 
 * ``binlog_format=ROW``; row image, row metadata, ``binlog_rows_query_log_events``, GTID mode,
   transaction compression and ``server_id`` as asked; ``binlog_checksum=CRC32``;
@@ -14,8 +14,8 @@ in ``_server_args``:
 * ``time_zone=+00:00``; root@localhost without a password (``caching_sha2_password``, MySQL's default);
 * durability off and a small redo log: the server is thrown away.
 
-Where sid cannot be reached, ``mysql_available()`` says why, so tests skip with that reason; nothing ever
-falls back to MariaDB.
+Where the pinned build cannot be had, ``mysql_available()`` says why, so tests skip with that reason (in CI
+it raises: ``binlog_model.testing.availability``); nothing ever falls back to MariaDB.
 """
 
 from __future__ import annotations
@@ -37,21 +37,22 @@ from binlog_model.testing.sid import (
 )
 from binlog_model.testing.sqlserver import HarnessError
 
-__all__ = ["MySQLServer", "mysql_available", "mysql_prefix", "mysql_test_dir", "mysql_tool"]
+__all__ = ["MYSQL_KIND", "MySQLServer", "mysql_available", "mysql_prefix", "mysql_test_dir", "mysql_tool"]
 
-_PACKAGES = ("mysql-server-core", "mysql-client-core")
+#: the server kind as missing-server messages and the test summary name it
+MYSQL_KIND = "MySQL 9"
 _PREFIX_NAME = "mysql-sid"
 
 
 def mysql_prefix() -> SidPrefix:
     """The unpacked sid MySQL packages (fetched on first use); ``SidFetchError`` says why not."""
-    return server_prefix(_PREFIX_NAME, _PACKAGES, "MySQL", "usr/sbin/mysqld")
+    return server_prefix(_PREFIX_NAME, "MySQL", "usr/sbin/mysqld")
 
 
 def mysql_test_dir() -> Path:
     """MySQL's own test suite (sid package ``mysql-testsuite``: ``std_data`` binlogs, ``.test`` files),
     fetched into the cache on first use (~340 MB); ``SidFetchError`` says why not."""
-    prefix = fetch_sid_packages("mysql-testsuite", ["mysql-testsuite"], recurse=False)
+    prefix = fetch_sid_packages("mysql-testsuite")
     root = prefix.root / "usr/lib/mysql-test"
     if not root.is_dir():
         raise SidFetchError(f"mysql-testsuite unpacked at {prefix.root} has no usr/lib/mysql-test")
@@ -64,8 +65,9 @@ def mysql_tool(name: str) -> list[str]:
 
 
 def mysql_available() -> tuple[bool, str]:
-    """Can a local MySQL 9 run here (fetched if needed)? ``(True, mysqld path)`` or ``(False, reason)``."""
-    return sid_server_available(mysql_prefix, "MySQL", "usr/sbin/mysqld")
+    """Can a local MySQL 9 run here (fetched if needed)? ``(True, mysqld path)`` or ``(False, reason)``;
+    ``ServerRequiredError`` instead of False where servers are required (CI)."""
+    return sid_server_available(mysql_prefix, MYSQL_KIND, "usr/sbin/mysqld")
 
 
 class MySQLServer(SidBuild, LocalServer):
@@ -199,8 +201,8 @@ class MySQLServer(SidBuild, LocalServer):
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m binlog_model.testing.mysql [--with-testsuite]``: fetch (once) and report what is ready.
 
-    Exits 0 with a warning when sid cannot be reached, so a test run goes on and its MySQL tests skip with
-    the reason; exits 1 when the fetched server does not run.
+    Exits 0 with a warning when the pinned build cannot be had, so a local test run goes on and its MySQL
+    tests skip with the reason; exits 1 when the fetched server does not run, or cannot be had in CI.
     """
     import argparse
     import sys
@@ -208,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m binlog_model.testing.mysql", description=main.__doc__)
     parser.add_argument("--with-testsuite", action="store_true", help="also fetch mysql-testsuite")
     args = parser.parse_args(argv)
-    code, version = report_server(mysql_prefix, "MySQL", "usr/sbin/mysqld", "MySQL")
+    code, version = report_server(mysql_prefix, "MySQL", "usr/sbin/mysqld", MYSQL_KIND)
     if version and args.with_testsuite:
         try:
             print(f"MySQL test suite ready: {mysql_test_dir()}")

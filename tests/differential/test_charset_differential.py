@@ -1,14 +1,18 @@
 """The charset differential (issue 22): seeded random scenarios (tests/charset_random.py) run on each server
 of the matrix. A dump snapshot is taken at a random point; the binlog after it is decoded with that snapshot
-and the tables it rebuilds must equal SELECT for every value, or the decoder must stop with a typed error.
-A silent difference fails the test. CI runs a fixed sample; ``BINLOG_MODEL_CHARSET_SEEDS=N`` runs N seeds
-and ``BINLOG_MODEL_CHARSET_STATEMENTS=M`` makes each longer.
+and the tables it rebuilds must equal SELECT for every value, or the decoder must stop with the one typed
+error the tracker owns up to (``ALLOWED_STOP``: CONVERT TO CHARACTER SET re-reading an ENUM/SET label into
+bytes that are not text in the new charset), on at most ``MAX_STOPS`` seeds per server. A silent difference,
+any other error, or more stops than that fails the test. CI runs a fixed sample;
+``BINLOG_MODEL_CHARSET_SEEDS=N`` runs N seeds and ``BINLOG_MODEL_CHARSET_STATEMENTS=M`` makes each longer.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +20,21 @@ import pymysql
 import pytest
 
 from binlog_model import iter_binlog_events
-from binlog_model.errors import BinlogError
+from binlog_model.errors import BinlogError, UnsupportedDDLError
 from binlog_model.io.snapshots import load_snapshot
 from tests.charset_random import generate
 
 SEEDS = range(int(os.environ.get("BINLOG_MODEL_CHARSET_SEEDS", "6")))
 STATEMENTS = int(os.environ.get("BINLOG_MODEL_CHARSET_STATEMENTS", "60"))
+#: the typed stop a scenario may end in: the tracker refuses a CONVERT TO whose re-read ENUM/SET labels are
+#: not text in the new charset (schema_tracker/changes.py), rather than guess them
+ALLOWED_STOP = (UnsupportedDDLError, re.compile(
+    r"CONVERT TO CHARACTER SET \w+ re-reads the bytes of column '[^']*''s labels in \w+, where they are not "
+    r"valid text; .*statement: ALTER TABLE .* CONVERT TO CHARACTER SET \w+$"))
+#: how many seeds of one server may end in it (CI's sample stops on one of six per server): a regression
+#: that makes the stop the rule, not the exception, fails
+MAX_STOPS = max(2, len(SEEDS) // 3)
+_stops: Counter[str] = Counter()
 
 
 def _value(value: Any) -> Any:
@@ -90,7 +103,14 @@ def test_charset_scenarios_decode_as_select_or_stop_typed(server: Any, seed: int
             history = load_snapshot(str(snapshot))
             events = [e for e in iter_binlog_events(files, snapshot=history, image="full")
                       if e.db in scenario.databases]
-        except BinlogError as err:   # a typed stop is allowed; a wrong value is not
+        except BinlogError as err:   # the one typed stop is allowed, a few times; a wrong value never is
+            kind_allowed, text_allowed = ALLOWED_STOP
+            if not (type(err) is kind_allowed and text_allowed.fullmatch(str(err))):
+                raise
+            _stops[server.label] += 1
+            assert _stops[server.label] <= MAX_STOPS, (
+                f"seed {seed}: {_stops[server.label]} typed stops on {server.label} (at most {MAX_STOPS} of "
+                f"{len(SEEDS)} seeds): {err}")
             pytest.xfail(f"typed stop: {type(err).__name__}: {err}")
         rebuilt = _rebuild(events)
         compared = 0

@@ -34,6 +34,8 @@ from binlog_model.cli import main
 from binlog_model.io.state import RunState
 from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.workload import Workload
+from tests._waiting import wait_until
+from tests.differential._tail_moments import seeded_moment
 
 KILLS = int(os.environ.get("BINLOG_MODEL_TAIL_KILLS", "3"))
 DUMP_KILLS = int(os.environ.get("BINLOG_MODEL_TAIL_DUMP_KILLS", "2"))
@@ -175,10 +177,10 @@ def test_kill9_restarts_equal_one_run(own_server: LocalServer, tmp_path: Path) -
         log = tmp_path / "logs" / f"run{n}.txt"
         tail = _spawn(_tail_args(own_server, tmp_path, *extra), log)
         # a position-resumed run is killed after its first commit (so the next run has a position to
-        # resume by GTID from), a GTID run once it streams; then at a seeded moment up to 1.5 s later
+        # resume by GTID from), a GTID run once it streams; then at a seeded moment of the workload
         _wait_for(tail, (lambda: _committed(tmp_path)) if n % 2 == 0
                   else (lambda log=log: b"streaming from" in log.read_bytes()))
-        time.sleep(rng.uniform(0.0, 1.5))
+        seeded_moment(tmp_path, rng, tail, writer)
         if tail.poll() is None:
             tail.send_signal(signal.SIGKILL)
             kills += 1
@@ -517,7 +519,8 @@ def test_network_stall_and_server_restart(own_server: LocalServer, tmp_path: Pat
             first.start()
             _wait_for(tail, lambda: _committed(tmp_path))     # streaming through the proxy
             proxy.flowing.clear()          # the stall: nothing moves, nothing is closed
-            time.sleep(9.0)                # > the 6 s read timeout of a 1 s heartbeat
+            wait_until(lambda: log.read_bytes().count(b"reconnecting") >= 2, "the tail calling the stalled "
+                       "connection lost, then a reconnect through the stall failed (its own timeouts)")
             proxy.flowing.set()
             first.join(timeout=120)
             assert first.error is None, first.error
@@ -621,7 +624,7 @@ def test_failover_to_a_gtid_replica(kind: str, tmp_path: Path) -> None:
             spool = ("--spool", str(tmp_path / "spool"))
             first = _spawn(_tail_args(primary, tmp_path, "--format", "proto", *spool), first_log)
             _wait_for(first, lambda: _committed(tmp_path))
-            time.sleep(rng.uniform(0.5, 1.5))
+            seeded_moment(tmp_path, rng, first, writer)
             assert first.poll() is None, first_log.read_text()
             first.send_signal(signal.SIGKILL)
             first.wait(timeout=30)

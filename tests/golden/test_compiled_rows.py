@@ -27,14 +27,14 @@ from binlog_model.resolve import compiled_rows
 from binlog_model.resolve.rows import python_row_builders
 from binlog_model.runs.pipeline import iter_binlog_events, iter_serialized_events
 from binlog_model.testing.golden import binlog_files, fixture_options, iter_fixture_dirs, read_meta
-from binlog_model.testing.sid import cache_root
+from binlog_model.testing.sid import pinned_root
 from tests._paths import CORPUS, REPO, binlogs_under
 
 pytestmark = pytest.mark.skipif(speedups is None,
                                 reason="the compiled core is not built (or is switched off)")
 
 MARIADB_TEST = Path("/usr/share/mysql/mysql-test")
-MYSQL_TEST = cache_root() / "mysql-testsuite" / "root" / "usr" / "lib" / "mysql-test"
+MYSQL_TEST = pinned_root("mysql-testsuite") / "usr" / "lib" / "mysql-test"
 GOLDEN = REPO / "fixtures" / "golden"
 
 

@@ -1,8 +1,8 @@
 """Every binlog in MySQL's own test suite (Debian sid's ``mysql-testsuite``, ``mysql-test/**/std_data``)
 decodes to its end, or fails with the typed error its content calls for, at the event that calls for it.
 
-The suite is read from the user cache where ``binlog_model.testing.sid.fetch_sid_packages('mysql-testsuite',
-['mysql-testsuite'], recurse=False)`` unpacks it; the tests skip when it is absent. Each file that does not
+The suite is read from the user cache where ``binlog_model.testing.sid.fetch_sid_packages('mysql-testsuite')``
+unpacks its pinned build; the tests skip when it is absent. Each file that does not
 decode is listed below with its error, the offset of the event it stops at, and why. ``dump`` (a diagnostic
 tool) goes past the undecodable events of the pre-GA logs, showing them raw with a note.
 
@@ -32,14 +32,14 @@ from binlog_model.io import iter_events
 from binlog_model.messages import python_value
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import AssemblerOptions
-from binlog_model.testing.sid import cache_root
+from binlog_model.testing.sid import pinned_root
 from binlog_model.wire import BinlogDecoder, EventType, UnknownEvent
 from binlog_model.wire.cursor import Cursor
 from binlog_model.wire.json_binary import parse_json_binary
 from schema_tracker.history import SchemaHistory
 from tests._paths import binlogs_under
 
-MYSQL_TEST = cache_root() / "mysql-testsuite" / "root" / "usr" / "lib" / "mysql-test"
+MYSQL_TEST = pinned_root("mysql-testsuite") / "usr" / "lib" / "mysql-test"
 
 _WL2325_R = "5.2.2 pre-GA log (wl2325): its events are numbered differently; the first that does not fit " \
             "is a 38-byte 'XID' (8-byte body expected)"
@@ -81,8 +81,7 @@ def _binlogs() -> list[str]:
 def _require_suite() -> None:
     if not MYSQL_TEST.is_dir():
         pytest.skip(f"MySQL's test suite is not in the cache ({MYSQL_TEST}); fetch it with "
-                    "binlog_model.testing.sid.fetch_sid_packages('mysql-testsuite', ['mysql-testsuite'], "
-                    "recurse=False)")
+                    "python -m binlog_model.testing.mysql --with-testsuite")
 
 
 def _offset_of(err: BaseException) -> int | None:

@@ -7,10 +7,12 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import tomllib
 import zipfile
-from importlib import resources
+from importlib import metadata, resources
+from importlib.machinery import PathFinder
 from pathlib import Path
+
+import pytest
 
 from binlog_model.testing.bundled import FIXTURES_DIR, GOLDEN_DIR, SCENARIO_DIR, golden_dir
 from binlog_model.testing.scenario import list_scenarios
@@ -33,16 +35,10 @@ def test_bundled_fixtures_are_the_repository_folder() -> None:
     assert (golden_dir("mariadb") / "spec_example" / "expected.jsonl").is_file()
 
 
-def test_pyproject_ships_no_top_level_fixtures_package() -> None:
-    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
-    assert not any(p.startswith("fixtures") for p in config["packages"]["find"]["include"])
-    assert "fixtures" not in config["package-data"]
-    shipped = set(config["package-data"]["binlog_model"])
-    assert {"fixtures/scenarios/**/*.sql", "fixtures/golden/**/*"} <= shipped
-
-
-def test_wheel_has_the_fixtures_under_binlog_model(tmp_path: Path) -> None:
-    """Build a wheel from a copy of the sources (the build leaves build/ and egg-info behind) and list it."""
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A wheel built from a copy of the sources (the build leaves build/ and egg-info behind), once."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
     src = tmp_path / "src"
     for name in ("binlog_model", "schema_tracker", "fixtures"):
         shutil.copytree(REPO / name, src / name, symlinks=True,
@@ -55,7 +51,28 @@ def test_wheel_has_the_fixtures_under_binlog_model(tmp_path: Path) -> None:
                            "--no-build-isolation", "-q", "-w", str(tmp_path / "dist")],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    (wheel,) = (tmp_path / "dist").glob("binlog_model-*.whl")
+    (built,) = (tmp_path / "dist").glob("binlog_model-*.whl")
+    return built
+
+
+def test_installed_wheel_has_no_top_level_fixtures_package(wheel: Path, tmp_path: Path) -> None:
+    """What an install puts in site-packages (the wheel unpacked), read back through importlib: the
+    distribution's files, the importable top-level names, and the scenario files under binlog_model."""
+    site = tmp_path / "site-packages"
+    zipfile.ZipFile(wheel).extractall(site)
+    (dist,) = metadata.distributions(path=[str(site)])
+    assert dist.metadata["Name"] == "binlog-model"
+    installed = {f.parts[0] for f in dist.files or () if not f.parts[0].endswith(".dist-info")}
+    assert installed == {"binlog_model", "schema_tracker"}
+    assert PathFinder.find_spec("fixtures", [str(site)]) is None
+    assert PathFinder.find_spec("binlog_model", [str(site)]) is not None
+    scenarios = site / "binlog_model" / "fixtures" / "scenarios"
+    assert (scenarios / "spec_example.sql").read_bytes() == (
+        REPO / "fixtures" / "scenarios" / "spec_example.sql").read_bytes()
+    assert any((site / "binlog_model" / "fixtures" / "golden").rglob("expected.jsonl"))
+
+
+def test_wheel_has_the_fixtures_under_binlog_model(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"binlog_model", "schema_tracker"}

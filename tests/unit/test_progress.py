@@ -14,6 +14,7 @@ from binlog_model.io.file_source import FileSource
 from binlog_model.runs.progress import Counters, ProgressDisplay, progress_mode, source_counters
 from binlog_model.runs.source import decoded
 from tests._paths import REPO
+from tests._waiting import wait_until
 
 FIXTURE = REPO / "fixtures" / "golden" / "mysql" / "transactions"
 BINLOG = FIXTURE / "binlogs" / "binlog.000001"
@@ -48,8 +49,9 @@ def test_log_mode_writes_lines_while_the_run_goes_and_a_last_one() -> None:
     source = FileSource([BINLOG])
     with ProgressDisplay("dump", source_counters(source), mode="log", stream=stream, interval=0.01,
                          tick=0.005):
-        for _ in decoded(source.read()):
-            time.sleep(0.001)
+        for n, _ in enumerate(decoded(source.read())):
+            if n == 0:      # the run holds here until the display has written a line of its own
+                wait_until(lambda: "\n" in stream.getvalue(), "a log line while the run goes")
     lines = stream.getvalue().splitlines()
     assert BINLOG.stat().st_size == 5815 and len(lines) >= 2
     assert lines[-1].startswith("dump: done, 5.7 KiB of 5.7 KiB, 1 of 1 files, 0 rows")
@@ -92,9 +94,9 @@ def test_bar_mode_counts_slices_when_there_are_no_bytes(monkeypatch: pytest.Monk
     done = [0]
     with ProgressDisplay("writing", lambda: Counters(files_done=done[0], files_total=4, rows=None,
                                                     unit="slices"), mode="bar", stream=stream, tick=0.01):
-        for _ in range(4):
-            done[0] += 1
-            time.sleep(0.02)
+        for n in range(1, 5):
+            done[0] = n
+            wait_until(lambda n=n: f"{n}/4" in stream.getvalue(), f"the bar drawing {n}/4 slices")
     shown = stream.getvalue().replace("\r", "\n").splitlines()[-1]
     assert shown.startswith("writing: 100%") and "4/4" in shown and "slices" in shown and "B/s" not in shown
 
@@ -119,9 +121,10 @@ def test_live_bar_mode_is_a_status_line(monkeypatch: pytest.MonkeyPatch) -> None
     stream = _Tty()
     with ProgressDisplay("tail", lambda: Counters(rows=7, position="binlog.000001:120", lag_seconds=1.0),
                          mode="bar", stream=stream, tick=0.01, live=True) as display:
-        time.sleep(0.05)
+        wait_until(lambda: "tail: at binlog.000001:120" in stream.getvalue(), "the status line drawn")
         display.echo("tail: streaming from binlog.000001:4")
-        time.sleep(0.05)
+        wait_until(lambda: "tail: at" in stream.getvalue().rsplit("streaming from binlog.000001:4", 1)[-1],
+                   "the status line drawn again below the echoed line")
     lines = stream.getvalue().replace("\r", "\n").splitlines()
     assert "tail: streaming from binlog.000001:4" in lines       # a line of its own, not inside the bar's
     assert lines[-1].startswith("tail: at binlog.000001:120, lag 1.0 s,") and "events/s" in lines[-1]
