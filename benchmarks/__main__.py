@@ -44,7 +44,7 @@ def _spark_available() -> bool:
     try:
         import pyspark  # noqa: F401
 
-        from binlog_model.spark.job import check_java
+        from binlog_model.spark.session import check_java
         check_java()
     except Exception:
         return False

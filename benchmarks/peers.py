@@ -121,7 +121,7 @@ def _pmr(args: dict[str, Any]) -> dict[str, Any]:
 
 def _spark(args: dict[str, Any]) -> dict[str, Any]:
     # binlog_model.spark's public entry point: the mysql-binlog source, every row materialised.
-    from binlog_model.spark.job import local_session
+    from binlog_model.spark.session import local_session
 
     spark = local_session(args["master"], app="binlog-model-bench")
     try:

@@ -131,7 +131,7 @@ def _process_cpu(me: int) -> dict[str, float]:
 
 def measure(master: str, paths: list[str], repeat: int, min_slices: int = 1, warmup: int = 1
             ) -> dict[str, float]:
-    from binlog_model.spark.job import local_session
+    from binlog_model.spark.session import local_session
 
     conf = {}
     if master.startswith("spark://"):

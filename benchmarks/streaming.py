@@ -144,7 +144,7 @@ def main() -> None:
     parser.add_argument("--skip", default="", help="latency and/or throughput, comma-separated")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    from binlog_model.spark.job import local_session
+    from binlog_model.spark.session import local_session
 
     files = generate(args.dir, args.files, args.file_mb)
     spark = local_session(args.master)

@@ -158,24 +158,19 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
     from binlog_model.io.documents import log_tail
     from binlog_model.io.files import absolute_name
     from binlog_model.io.state import lock_state
-    from binlog_model.spark.job import (
-        LOG_FILE_CONF,
-        SparkJobError,
+    from binlog_model.spark.failures import LOG_FILE_CONF, SparkJobError, describe_failure, spark_errors
+    from binlog_model.spark.job import run_resolve
+    from binlog_model.spark.jvm import close_driver_jvm, dump_executor_archive
+    from binlog_model.spark.partitions import expand_paths
+    from binlog_model.spark.prepass import master_cores, prefetch_scans, prefetch_worthwhile
+    from binlog_model.spark.session import (
         check_java,
-        describe_failure,
         local_context,
         local_session,
-        master_cores,
-        prefetch_scans,
-        prefetch_worthwhile,
-        run_resolve,
         spark_context,
-        spark_errors,
         stop_quickly,
         warm_workers,
     )
-    from binlog_model.spark.jvm import close_driver_jvm, dump_executor_archive
-    from binlog_model.spark.partitions import expand_paths
 
     if state_dir is not None and not paths:
         raise ConfigError("--state needs the binlog PATHS to follow (one state per binlog sequence)")

@@ -6,7 +6,7 @@ daemon and each worker it forks compiled pyspark's modules again: importing ``py
 ``pyspark.worker`` took 0.99 s of CPU from the zip and 0.20 s from an installed pyspark (this machine),
 all of it before an executor's first task ran. When the installed package is the zip's own (the same
 ``version.py``, byte for byte: a pip-installed pyspark is the Spark home whose zip this is), the zip leaves
-the path; otherwise nothing changes. ``job.local_context`` names this module
+the path; otherwise nothing changes. ``session.local_context`` names this module
 (``spark.python.daemon.module``) only for executors known to import this package
 (``executors_import_package``).
 """

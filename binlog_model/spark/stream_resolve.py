@@ -34,7 +34,8 @@ from binlog_model.io.state import RunState, adopt_legacy_stream_state, lock_stat
 from binlog_model.runs.commit import STAGING, StagedOutput
 from binlog_model.sinks.publish import prepare_stream_output
 from binlog_model.spark import incremental as inc
-from binlog_model.spark.job import SparkJobError, _reader_options, _resolve, root_cause
+from binlog_model.spark.failures import SparkJobError, root_cause
+from binlog_model.spark.job import _reader_options, _resolve
 from binlog_model.spark.partitions import Slice
 from binlog_model.spark.reading import shipped_history
 

@@ -1,9 +1,10 @@
 """``spark.readStream.format("mysql-binlog")``: the source over a binlog archive that grows.
 
 Strategy: the stream is the batch source cut at transaction boundaries. An offset is a place between two
-transactions (``StreamOffset``: the file's name, the decoded position just after the last event read there,
-the GTIDs seen so far and the digest of the schema history in force there), printed as JSON with its keys
-in one fixed order, so the same place always prints the same text (Spark compares offsets as text).
+transactions (``stream_offsets.StreamOffset``: the file's name, the decoded position just after the last
+event read there, the GTIDs seen so far and the digest of the schema history in force there), printed as
+JSON with its keys in one fixed order, so the same place always prints the same text (Spark compares
+offsets as text).
 
 The driver-side reader (one long-lived Python process per query) advances from an offset with the DDL
 pre-pass of the batch source (``partitions.scan_file``'s reader: rows and table maps skipped unparsed,
@@ -18,10 +19,11 @@ stateless: the same ``(start, end)`` gives the same rows.
 
 A restarted query gives the reader offsets it never computed. The history at an offset is found by its
 digest: in the reader's memory, in ``schemaLocation`` (a folder where every history the stream reached is
-kept, compressed, by digest; ``resolve --stream`` puts it in its checkpoint), or else rebuilt by reading
-the archive again from the stream's origin, and checked against the digest (a different snapshot or a
-pruned archive is then an error, never a wrong schema). A batch of a restarted query that Spark runs again
-is planned by reading its range again, which must end exactly at the checkpoint's end offset.
+kept, compressed, by digest: ``stream_schemas``; ``resolve --stream`` puts it in its checkpoint), or else
+rebuilt by reading the archive again from the stream's origin, and checked against the digest (a different
+snapshot or a pruned archive is then an error, never a wrong schema). A batch of a restarted query that
+Spark runs again is planned by reading its range again, which must end exactly at the checkpoint's end
+offset.
 
 ``Trigger.AvailableNow`` (``prepareForTriggerAvailableNow``) records the files present and the size of
 every plain (not gzip) file at that moment: the stream then reads no other file and no byte past those
@@ -31,39 +33,29 @@ sizes, so it stops at the last complete transaction that existed when the query 
 from __future__ import annotations
 
 import gzip
-import hashlib
 import itertools
 import json
-import zlib
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import (
-    ReadAllAvailable,
     ReadLimit,
-    ReadMaxBytes,
-    ReadMaxFiles,
-    ReadMaxRows,
     SupportsTriggerAvailableNow,
 )
 
 from binlog_model.errors import ConfigError, IncompleteTransactionError
 from binlog_model.gtid import GtidSet
-from binlog_model.io.documents import write_bytes_atomic
 from binlog_model.io.files import (
     SliceReader,
     base_name,
     binlog_size,
-    is_uri,
     list_binlog_files,
     missing_local_path,
     open_binlog,
-    output_filesystem,
     sort_binlog_names,
 )
 from binlog_model.io.snapshots import load_snapshot
@@ -75,116 +67,18 @@ from binlog_model.resolve.transactions import TransactionStarts
 from binlog_model.runs.runner import GtidRecorder
 from binlog_model.spark.partitions import KEEP_TYPES, MIN_AUTO_SLICE_BYTES, Slice
 from binlog_model.spark.reading import ReadOptions, SlicePartition, pack_history, prepare_worker, read_slice
+from binlog_model.spark.stream_offsets import StreamLimits, StreamOffset, history_digest
+from binlog_model.spark.stream_schemas import SchemaStore, unpack_history
 from binlog_model.wire import events as ev
 from binlog_model.wire.rows import RowsEvent
 from schema_tracker.history import SchemaHistory
 
-__all__ = ["OFFSET_VERSION", "TASKS_DDL", "BinlogStreamReader", "StreamLimits", "StreamOffset",
-           "history_digest"]
+__all__ = ["TASKS_DDL", "BinlogStreamReader"]
 
-OFFSET_VERSION = 1
 # The rows of ``_output=tasks`` (``resolve --stream`` asks for the plan, not the rows): one per slice, the
 # slice as JSON (``Slice.to_json``) and the packed schema history at the batch's end.
 TASKS_DDL = "piece string, history binary"
 _CHUNK = 1 << 20
-_HISTORY_FILE = "history-{}.json.z"
-
-
-@dataclass(frozen=True, slots=True)
-class StreamOffset:
-    """A place between two transactions. ``file``: the base name of the file the stream stands in (""
-    before the first file); ``offset``: the decoded position after the last event read in it; ``gtids``:
-    the canonical text of the GTIDs read since the stream's origin; ``schema``: ``history_digest`` of the
-    schema history in force here."""
-
-    file: str
-    offset: int
-    gtids: str
-    schema: str
-
-    def to_json(self) -> dict[str, Any]:
-        # The key order is the canonical text's: json.dumps keeps it.
-        return {"v": OFFSET_VERSION, "file": self.file, "offset": self.offset, "gtids": self.gtids,
-                "schema": self.schema}
-
-    def text(self) -> str:
-        return json.dumps(self.to_json())
-
-    @classmethod
-    def from_json(cls, doc: Any) -> StreamOffset:
-        """An offset as Spark hands it back; ``ConfigError`` for one this source did not write."""
-        try:
-            if doc.get("v") != OFFSET_VERSION:
-                raise ValueError(f"version {doc.get('v')!r}")
-            offset = cls(str(doc["file"]), int(doc["offset"]), str(doc["gtids"]), str(doc["schema"]))
-            GtidSet.parse(offset.gtids)
-        except (AttributeError, KeyError, TypeError, ValueError, ConfigError) as err:
-            raise ConfigError(f"mysql-binlog stream: the checkpoint holds an offset this source did not "
-                              f"write ({err}): {json.dumps(doc)[:200]}; start the query with a new "
-                              "checkpoint") from err
-        # Normalised on the way in too, so a hand-edited checkpoint cannot print two ways.
-        return replace(offset, gtids=str(GtidSet.parse(offset.gtids)))
-
-    @property
-    def place(self) -> tuple[int, str, int]:
-        return (file_sequence(self.file) if self.file else -1, self.file, self.offset)
-
-
-def history_digest(doc: dict[str, Any]) -> str:
-    """The digest a ``StreamOffset`` names its schema history by (canonical JSON, SHA-256, 32 hex)."""
-    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
-
-
-@dataclass(frozen=True, slots=True)
-class StreamLimits:
-    """How much one micro-batch may read; None: no limit. Files are those the batch reads from; bytes are
-    decoded binlog bytes; rows are row changes plus one per event without rows (a DDL statement)."""
-
-    files: int | None = None
-    bytes: int | None = None
-    rows: int | None = None
-
-    @classmethod
-    def parse(cls, opts: dict[str, str]) -> StreamLimits:
-        def positive(key: str) -> int | None:
-            raw = opts.get(key.lower())
-            if raw is None:
-                return None
-            try:
-                value = int(raw)
-            except ValueError:
-                value = 0
-            if value < 1:
-                raise ConfigError(f"mysql-binlog stream: option {key} must be a positive integer, "
-                                  f"got {raw!r}")
-            return value
-
-        return cls(positive("maxFilesPerTrigger"), positive("maxBytesPerTrigger"),
-                   positive("maxRowsPerTrigger"))
-
-    def combined(self, limit: ReadLimit) -> StreamLimits:
-        """The limits of one ``latestOffset`` call: none for ``ReadAllAvailable`` (a trigger that reads
-        everything), else the options' limits and the engine's, whichever is tighter."""
-        if isinstance(limit, ReadAllAvailable):
-            return StreamLimits()
-
-        def tight(a: int | None, b: int | None) -> int | None:
-            return b if a is None else a if b is None else min(a, b)
-
-        return StreamLimits(tight(self.files, limit.max_files if isinstance(limit, ReadMaxFiles) else None),
-                            tight(self.bytes, limit.max_bytes if isinstance(limit, ReadMaxBytes) else None),
-                            tight(self.rows, limit.max_rows if isinstance(limit, ReadMaxRows) else None))
-
-    def default(self) -> ReadLimit:
-        # Spark takes one ReadLimit; the others are still applied by ``combined``.
-        if self.files is not None:
-            return ReadMaxFiles(self.files)
-        if self.bytes is not None:
-            return ReadMaxBytes(self.bytes)
-        if self.rows is not None:
-            return ReadMaxRows(self.rows)
-        return ReadAllAvailable()
 
 
 @dataclass
@@ -234,68 +128,6 @@ class _Cursor:
         return self._known[1], self._known[2]
 
 
-class _SchemaStore:
-    """Histories by digest: in memory (the last few), and in ``schemaLocation`` when given."""
-
-    def __init__(self, location: str | None) -> None:
-        self.location = location
-        self._memory: OrderedDict[str, bytes] = OrderedDict()
-
-    def put(self, digest: str, packed: bytes) -> None:
-        self._memory[digest] = packed
-        self._memory.move_to_end(digest)
-        while len(self._memory) > 8:
-            self._memory.popitem(last=False)
-        if self.location is None:
-            return
-        fs, root = output_filesystem(self.location)
-        final = f"{root}/{_HISTORY_FILE.format(digest)}"
-        if fs.get_file_info(final).size is not None:
-            return
-        fs.create_dir(root, recursive=True)
-        if not is_uri(self.location):
-            # Local: durable before the offset naming it reaches Spark's log.
-            write_bytes_atomic(Path(final), packed)
-            return
-        tmp = f"{final}.tmp"
-        with fs.open_output_stream(tmp) as out:
-            out.write(packed)
-        fs.move(tmp, final)
-
-    def get(self, digest: str) -> bytes | None:
-        if digest in self._memory:
-            return self._memory[digest]
-        if self.location is None:
-            return None
-        fs, root = output_filesystem(self.location)
-        path = f"{root}/{_HISTORY_FILE.format(digest)}"
-        if fs.get_file_info(path).size is None:
-            return None
-        with fs.open_input_stream(path) as fh:
-            packed = bytes(fh.read())
-        doc = json.loads(zlib.decompress(packed))
-        if history_digest(doc) != digest:
-            raise ConfigError(f"mysql-binlog stream: {path} does not hold the history it is named after")
-        return packed
-
-    def keep_only(self, digests: set[str]) -> None:
-        """Delete the stored histories no offset still needs (``commit``: every offset before ``end``)."""
-        if self.location is None:
-            return
-        import pyarrow.fs as pafs
-
-        fs, root = output_filesystem(self.location)
-        for info in fs.get_file_info(pafs.FileSelector(root, allow_not_found=True)):
-            name = base_name(info.path)
-            if (name.startswith("history-") and name.endswith(".json.z")
-                    and name[len("history-"):-len(".json.z")] not in digests):
-                fs.delete_file(info.path)
-
-
-def _unpack(packed: bytes) -> SchemaHistory:
-    return SchemaHistory.from_json(json.loads(zlib.decompress(packed)))
-
-
 @dataclass(frozen=True)
 class _StreamOptions:
     read: ReadOptions
@@ -327,7 +159,7 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if missing_local_path(path):
                 raise ConfigError(f"mysql-binlog stream: {path} does not exist (give the folder the binlogs "
                                   "arrive in; it may be empty)")
-        self._store = _SchemaStore(self.options.schema_location)
+        self._store = SchemaStore(self.options.schema_location)
         self._cursor: _Cursor | None = None
         self._planned: OrderedDict[tuple[str, str], _Planned] = OrderedDict()
         self._fdes: dict[str, bytes | None] = {}
@@ -385,7 +217,7 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._origin = StreamOffset("", 0, "", history_digest(doc))
             self._store.put(self._origin.schema, self._origin_history)
         assert self._origin is not None
-        return _Cursor(self._origin, _unpack(self._origin_history), self.options.read.source)
+        return _Cursor(self._origin, unpack_history(self._origin_history), self.options.read.source)
 
     def initialOffset(self) -> dict[str, Any]:
         cursor = self._origin_cursor()
@@ -405,7 +237,7 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return self._cursor
         packed = self._store.get(offset.schema)
         if packed is not None:
-            cursor = _Cursor(offset, _unpack(packed), self.options.read.source)
+            cursor = _Cursor(offset, unpack_history(packed), self.options.read.source)
         else:
             cursor = self._origin_cursor()
             if offset.file:

@@ -9,7 +9,8 @@ module adds to ``meta.json``, so ``verify`` decodes exactly as ``generate`` did.
 as they are; this module only adds ``"expected"`` (and ``"differences_from_spec"`` when given).
 
 ``verify`` re-decodes and compares line by line; a difference is reported per event as a unified diff of
-pretty JSON naming the fixture, the event index and the binlog position.
+pretty JSON naming the fixture, the event index and the binlog position. ``generate_fixture`` makes a
+fixture on a live server; the spec's example runs there as ``spec_example`` drives it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,15 @@ from binlog_model.io.snapshots import load_snapshot, save_history
 from binlog_model.messages import to_json
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS
 from binlog_model.runs.pipeline import iter_binlog_events
+from binlog_model.testing.spec_example import (
+    SPEC_ALWAYS_INCLUDE,
+    SPEC_EXAMPLE,
+    SPEC_EXAMPLE_MYSQL_KNOWN,
+    SPEC_MYSQL_SERVER,
+    SPEC_SOURCE,
+    SpecRunOnMySQL,
+    default_differences,
+)
 
 __all__ = [
     "EXPECTED_NAME",
@@ -35,14 +45,9 @@ __all__ = [
     "MYSQL_SKIPPED_SCENARIOS",
     "SERVER_CHOICES",
     "SNAPSHOT_NAME",
-    "SPEC_EXAMPLE",
-    "SPEC_EXAMPLE_MARIADB11_DIFFERENCES",
-    "SPEC_EXAMPLE_MARIADB_DIFFERENCES",
-    "SPEC_EXAMPLE_MYSQL_DIFFERENCES",
     "FixtureResult",
     "GoldenOptions",
     "decode_fixture",
-    "default_differences",
     "default_options",
     "fixture_events",
     "fixture_options",
@@ -263,20 +268,6 @@ def verify_tree(root: Path) -> list[FixtureResult]:
 SERVER_CHOICES = ("mariadb", "mariadb11", "mysql", "mysql:5.7", "mysql:8.0")
 _CONTAINER_KIND = {"mysql:5.7": "mysql57", "mysql:8.0": "mysql80"}
 
-#: the scenario that reproduces the functional spec's example (seeds/000)
-SPEC_EXAMPLE = "spec_example"
-#: the spec's decode options: its source label and "currency is always passed, even when unchanged"
-SPEC_SOURCE = "ppc:1"
-SPEC_ALWAYS_INCLUDE = ("ppc.campaigns.currency",)
-#: the spec's first MySQL transaction numbers: the DML example starts at gno 8, the DDL example at gno 7
-SPEC_DML_FIRST_GNO = 8
-SPEC_DDL_FIRST_GNO = 7
-#: the spec's MySQL 5.7 flags on MySQL 9 (seeds/000: noblob, rows-query events, GTID, server id 12345;
-#: latin1 is 5.7's default server charset, which the spec's listings assume; --master-info-repository is gone)
-SPEC_MYSQL_SERVER = {"row_image": "NOBLOB", "row_metadata": "MINIMAL", "rows_query_log_events": True,
-                     "gtid": True, "server_id": 12345,
-                     "extra_args": ("--character-set-server=latin1", "--collation-server=latin1_swedish_ci")}
-
 # Scenarios whose MySQL fixture cannot be generated yet: name -> the reason, in the owning issue's terms.
 # The generator skips them and says so; tests/golden/test_golden_mysql.py lists them.
 # Empty: every scenario runs.
@@ -340,64 +331,6 @@ def _start_server(server: str, name: str = "") -> Any:
     raise ConfigError(f"unknown server {server!r}; expected one of {SERVER_CHOICES}")
 
 
-@dataclass(slots=True)
-class _SpecRunOnMySQL:
-    """Drives the spec example on one MySQL server so that its events carry the spec's numbers.
-
-    The spec's example starts from a schema holding ``ppc.campaigns`` and shows two series of GTIDs from two
-    servers: the DML as gno 8, 9, 10 of one uuid, the DDL as gno 7..12 of another. So: the scenario's
-    first three statements (CREATE DATABASE, USE, CREATE TABLE campaigns) run before the snapshot and the
-    binlog reset; ``gtid_purged`` then makes the server's own next gno 8; the DDL runs with
-    ``SET GTID_NEXT='<second uuid>:7'`` etc., as a replica logs another source's transactions (the second
-    uuid is made at run time). Only the GTID uuids and the (pinned) timestamps differ from the spec.
-    """
-
-    scenario: Any
-    dml_uuid: str = ""
-    ddl_uuid: str = ""
-
-    def __post_init__(self) -> None:
-        heads = [" ".join(s.split()[:2]).upper() for s in self.scenario.statements]
-        expected = (["CREATE DATABASE", "USE `PPC`", "CREATE TABLE", "INSERT INTO", "UPDATE `CAMPAIGNS`",
-                     "DELETE FROM"] + ["CREATE TABLE"] + ["ALTER TABLE"] * 4 + ["DROP TABLE"])
-        if heads != expected:
-            raise ConfigError(f"scenario {self.scenario.path} no longer has the spec example's shape "
-                              f"(prelude, 3 DML, 6 DDL): {heads}")
-
-    @property
-    def prelude(self) -> list[str]:
-        return list(self.scenario.statements[:3])
-
-    def run(self, server: Any, scenario: Any, binlog_dir: Path) -> list[Path]:
-        import uuid
-
-        from binlog_model.testing.sqlserver import run_statements
-
-        statements = list(scenario.statements)
-        dml, ddl = statements[3:6], statements[6:]
-        server.reset_binlogs()
-        self.dml_uuid = str(server.query("SELECT @@GLOBAL.server_uuid")[0][0])
-        self.ddl_uuid = str(uuid.uuid4())
-        server.execute(f"SET GLOBAL gtid_purged = '{self.dml_uuid}:1-{SPEC_DML_FIRST_GNO - 1}'")
-        conn = server.connect()
-        try:
-            run_statements(conn, [*scenario.session_setup(), statements[1], *dml])
-            for gno, statement in enumerate(ddl, SPEC_DDL_FIRST_GNO):
-                run_statements(conn, [f"SET GTID_NEXT = '{self.ddl_uuid}:{gno}'", statement])
-            run_statements(conn, ["SET GTID_NEXT = 'AUTOMATIC'"])
-        finally:
-            conn.close()
-        files: list[Path] = server.flush_and_collect(binlog_dir)
-        return files
-
-    def meta(self) -> dict[str, Any]:
-        return {"prelude_before_snapshot": self.prelude,
-                "dml": {"uuid": self.dml_uuid, "first_gno": SPEC_DML_FIRST_GNO,
-                        "how": f"SET GLOBAL gtid_purged = '<server_uuid>:1-{SPEC_DML_FIRST_GNO - 1}'"},
-                "ddl": {"uuid": self.ddl_uuid, "first_gno": SPEC_DDL_FIRST_GNO,
-                        "how": "SET GTID_NEXT = '<second uuid>:<gno>' before each statement"}}
-
-
 def generate_fixture(scenario: Path, server: str, out_dir: Path, options: GoldenOptions | None = None,
                      differences_from_spec: Sequence[dict[str, str]] | None = None) -> dict[str, Any]:
     """Start ``server``, snapshot its schema, run ``scenario``, and write a complete fixture to ``out_dir``.
@@ -405,7 +338,7 @@ def generate_fixture(scenario: Path, server: str, out_dir: Path, options: Golden
     ``out_dir`` gets ``binlogs/`` and ``meta.json`` (from the scenario runner), ``snapshot.json`` (the
     catalog before the scenario, as a ``SchemaHistory``) and ``expected.jsonl``. The server's dialect
     variant of the scenario is run when there is one (``scenario_for_server``); the spec example on MySQL
-    runs with the spec's flags and numbering (``_SpecRunOnMySQL``). Returns the meta written.
+    runs with the spec's flags and numbering (``spec_example.SpecRunOnMySQL``). Returns the meta written.
     """
     from binlog_model.testing.scenario import load_scenario, write_golden_binlogs
     from binlog_model.testing.sqlserver import run_statements
@@ -417,7 +350,7 @@ def generate_fixture(scenario: Path, server: str, out_dir: Path, options: Golden
         raise ConfigError(f"the MySQL fixture of {parsed.name} is not generated: "
                           f"{MYSQL_SKIPPED_SCENARIOS[parsed.name]}")
     options = options or default_options(parsed.name, server)
-    spec_run = _SpecRunOnMySQL(parsed) if server == "mysql" and parsed.name == SPEC_EXAMPLE else None
+    spec_run = SpecRunOnMySQL(parsed) if server == "mysql" and parsed.name == SPEC_EXAMPLE else None
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     live = _start_server(server, parsed.name)
@@ -441,95 +374,3 @@ def generate_fixture(scenario: Path, server: str, out_dir: Path, options: Golden
         (out_dir / META_NAME).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n",
                                          encoding="utf-8")
     return write_expected(out_dir, options, differences_from_spec)
-
-
-# -- the spec example on MariaDB ----------------------------------------------------------------------------
-
-# What the MariaDB fixture of the spec's example (fixtures/scenarios/spec_example.sql) must show differently
-# from the spec's MySQL 5.7 listing (seeds/000). "field" names a field of the spec's vocabulary; the test
-# tests/golden/test_golden_fixtures.py checks that exactly these fields differ and that everything else
-# matches.
-SPEC_EXAMPLE_MARIADB_DIFFERENCES: tuple[dict[str, str], ...] = (
-    {"field": "leadingEvents",
-     "spec": "none: the spec's example starts from a snapshot holding ppc.campaigns",
-     "mariadb": "SCHEMA createDatabase ppc, SCHEMA createTable campaigns",
-     "why": "the scenario creates the database and table itself, on an empty server"},
-    {"field": "utcTimestamp", "spec": "each statement's own 2018 wall-clock time",
-     "mariadb": "2018-05-29T06:22:10Z for every event",
-     "why": "the scenario pins SET SESSION timestamp once (the spec's first example) for stable fixtures"},
-    {"field": "source", "spec": "ppc:1", "mariadb": "fixture:spec_example",
-     "why": "the source label is the caller's; fixtures are labelled fixture:<scenario>"},
-    {"field": "serverUuid",
-     "spec": "1d3a69ea-6308-11e8-b040-0242ac110002, 495bea6a-6961-11e8-abee-0242ac110003",
-     "mariadb": "empty", "why": "MariaDB GTIDs carry no server UUID (domain-server-sequence)"},
-    {"field": "gtid", "spec": "uuid:gno, e.g. 1d3a69ea-6308-11e8-b040-0242ac110002:8",
-     "mariadb": "domain-server-seq, e.g. 0-1-3", "why": "MariaDB's GTID format"},
-    {"field": "transactionId", "spec": "the MySQL gno: 8, 9, 10, then 7..12",
-     "mariadb": "the MariaDB sequence number: 3, 4, 5, then 6..11",
-     "why": "one fresh server runs the whole scenario, so sequence numbers count from its first statement"},
-    {"field": "gtidEvent", "spec": "GTID_LOG_EVENT", "mariadb": "GTID_EVENT",
-     "why": "MariaDB's GTID event (162) instead of MySQL's GTID_LOG_EVENT (33)"},
-    {"field": "statementEvent", "spec": "ROWS_QUERY_LOG_EVENT", "mariadb": "ANNOTATE_ROWS_EVENT",
-     "why": "MariaDB logs the row statement's text in ANNOTATE_ROWS (160), not ROWS_QUERY (29)"},
-    {"field": "charset", "spec": "latin1 (MySQL 5.7's default server charset; the listing prints none)",
-     "mariadb": "utf8mb4", "why": "the harness's MariaDB runs with --character-set-server=utf8mb4"},
-)
-
-# The same on MariaDB 11.8: every difference is the same, but utf8mb4 is its own default server charset.
-SPEC_EXAMPLE_MARIADB11_DIFFERENCES: tuple[dict[str, str], ...] = (
-    *SPEC_EXAMPLE_MARIADB_DIFFERENCES[:-1],
-    {"field": "charset", "spec": "latin1 (MySQL 5.7's default server charset; the listing prints none)",
-     "mariadb": "utf8mb4",
-     "why": "MariaDB 11.8's default server charset (utf8mb4, collation utf8mb4_uca1400_ai_ci); the harness "
-            "sets none"},
-)
-
-
-# -- the spec example on MySQL 9 -----------------------------------------------------------------------------
-
-# What the MySQL fixture of the spec's example must show differently from the spec's listing: only the GTID
-# uuids and the timestamps. tests/golden/test_golden_mysql.py checks that exactly these fields differ.
-SPEC_EXAMPLE_MYSQL_DIFFERENCES: tuple[dict[str, str], ...] = (
-    {"field": "utcTimestamp", "spec": "each statement's own 2018 wall-clock time",
-     "mysql": "2018-05-29T06:22:10Z for every event",
-     "why": "the scenario pins SET SESSION timestamp once (the spec's first example) for stable fixtures"},
-    {"field": "serverUuid",
-     "spec": "1d3a69ea-6308-11e8-b040-0242ac110002 (DML), 495bea6a-6961-11e8-abee-0242ac110003 (DDL)",
-     "mysql": "the generating server's server_uuid (DML) and a second uuid made at generation time (DDL); "
-              "both in meta.json spec_run",
-     "why": "a fresh server has its own uuid; the spec's DML and DDL came from two servers"},
-    {"field": "gtid", "spec": "<spec uuid>:<gno>", "mysql": "<fixture uuid>:<same gno>",
-     "why": "the uuid part, as serverUuid; the transaction numbers are the spec's"},
-)
-
-SPEC_EXAMPLE_MYSQL_KNOWN = (
-    "The spec's flags on MySQL 9: binlog_row_image=NOBLOB, binlog_rows_query_log_events=ON, gtid_mode=ON,"
-    " enforce_gtid_consistency=ON, server_id=12345, and MySQL 5.7's default server charset latin1;"
-    " binlog_row_metadata is MINIMAL (MySQL 8+'s default; 5.7 had none); --master-info-repository no"
-    " longer exists.",
-    "CREATE DATABASE ppc and CREATE TABLE campaigns run before the binlog starts: they are the snapshot the"
-    " spec's example starts from (snapshot.json).",
-    "GTIDs: the DML is logged as the server's own gno 8-10 (gtid_purged 1-7), the DDL as gno 7-12 of a second"
-    " uuid (SET GTID_NEXT), matching the spec's transaction numbers; the uuids differ (meta.json spec_run).",
-    "Event timestamps are pinned by the scenario's @timestamp directive; FORMAT_DESCRIPTION and file-start"
-    " events carry the generation time.",
-    "GTID events carry MySQL 8+'s commit timestamps and transaction length; table_id values, thread ids and"
-    " log positions differ from the spec's mysqlbinlog listing.",
-)
-
-
-def default_differences(fixture_dir: Path, meta: dict[str, Any]) -> tuple[dict[str, str], ...] | None:
-    """The documented spec differences for a fixture, when it is the spec example on MariaDB (10.11 or
-    11.8) or MySQL."""
-    if Path(fixture_dir).name != SPEC_EXAMPLE:
-        return None
-    from binlog_model.testing.mariadb11 import MARIADB11_SERIES
-
-    server = meta.get("server", {})
-    if server.get("product") == "MariaDB":
-        if str(server.get("version", "")).startswith(MARIADB11_SERIES):
-            return SPEC_EXAMPLE_MARIADB11_DIFFERENCES
-        return SPEC_EXAMPLE_MARIADB_DIFFERENCES
-    if "spec_run" in meta:
-        return SPEC_EXAMPLE_MYSQL_DIFFERENCES
-    return None

@@ -210,7 +210,7 @@ def write_golden_binlogs(server: Any, path: Path | str, out_dir: Path | str,
     directives and sha256, the UTC generation time, each binlog file's size and sha256, and
     ``known_differences`` from the spec's MySQL 5.7 setup (by default chosen from the server version).
     ``run(server, scenario, binlog_dir)`` replaces ``run_scenario`` when a scenario needs its own driver
-    (the spec example on MySQL: ``binlog_model.testing.golden``); it returns the binlog files it wrote.
+    (the spec example on MySQL: ``binlog_model.testing.spec_example``); it returns the binlog files it wrote.
     """
     import datetime
     import json

@@ -119,7 +119,8 @@ def _rows(spark: Any, folder: Any) -> list[tuple[Any, ...]]:
 def test_resolve_state_continues_a_file_read_while_active(live_history: tuple[LocalServer, str, str],
                                                           tmp_path: Path) -> None:
     pytest.importorskip("pyspark")
-    from binlog_model.spark.job import local_session, run_resolve
+    from binlog_model.spark.job import run_resolve
+    from binlog_model.spark.session import local_session
 
     spark = local_session("local[2]")
     server, db, first = live_history
@@ -147,7 +148,8 @@ def test_resolve_stream_continues_a_file_read_while_active(live_history: tuple[L
     pytest.importorskip("pyspark")
     import shutil
 
-    from binlog_model.spark.job import local_session, run_resolve
+    from binlog_model.spark.job import run_resolve
+    from binlog_model.spark.session import local_session
     from binlog_model.spark.stream_resolve import run_resolve_stream
 
     spark = local_session("local[2]")

@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.testing.golden import SPEC_EXAMPLE_MARIADB11_DIFFERENCES, iter_fixture_dirs, read_meta
+from binlog_model.testing.golden import iter_fixture_dirs, read_meta
 from binlog_model.testing.mariadb11 import MARIADB11_SERIES
 from binlog_model.testing.scenario import SCENARIO_DIR, list_scenarios, load_scenario
+from binlog_model.testing.spec_example import SPEC_EXAMPLE_MARIADB11_DIFFERENCES
 from tests._paths import REPO
 from tests.golden.test_golden_mysql import _events, _rows
 

@@ -6,7 +6,7 @@
 - The same scenarios give the same rows on both servers: where the SQL is the same, the (table, operation,
   key, before, after) sequence of the MySQL fixture equals the MariaDB fixture's. Both were reviewed
   separately; this catches a decoding difference that only one server's bytes show.
-- The spec example on MySQL (run with the spec's flags, see ``binlog_model.testing.golden``) equals the
+- The spec example on MySQL (run with the spec's flags, see ``binlog_model.testing.spec_example``) equals the
   spec's listing field by field except exactly the fields its meta.json lists: the GTID uuids and the
   timestamps. The listing is the one transcribed from the spec in ``tests/golden/test_golden_fixtures.py``.
 - ``binlog-model fixtures verify fixtures/golden`` checks every server's fixtures (exit status 0).
@@ -27,13 +27,13 @@ from binlog_model.cli import cli
 from binlog_model.messages import from_json, python_value
 from binlog_model.testing.golden import (
     MYSQL_SKIPPED_SCENARIOS,
-    SPEC_EXAMPLE_MYSQL_DIFFERENCES,
     iter_fixture_dirs,
     read_meta,
     scenario_for_server,
     verify_fixture,
 )
 from binlog_model.testing.scenario import SCENARIO_DIR, list_scenarios, load_scenario
+from binlog_model.testing.spec_example import SPEC_EXAMPLE_MYSQL_DIFFERENCES
 from tests._paths import REPO
 from tests.golden.test_golden_fixtures import SPEC_LISTING, _differing_fields, _project, _statement_events
 

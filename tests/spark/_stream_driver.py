@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from binlog_model.spark.job import local_session
+from binlog_model.spark.session import local_session
 
 
 def main(archive: str, sink: str, checkpoint: str, how: str) -> None:

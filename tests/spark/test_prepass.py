@@ -1,4 +1,4 @@
-"""Where ``binlog-model resolve``'s DDL pre-pass runs (``job._scan``), without Spark: a prefetched scan
+"""Where ``binlog-model resolve``'s DDL pre-pass runs (``prepass.scan``), without Spark: a prefetched scan
 (``prefetch_scans``, started before the session, in forked processes) is what the job takes, a failing
 file's typed error comes out where the result is taken, and a Spark scan task hands a failing file back as
 None (the driver scans it again for its own error). The planner's scans leave out transactions of rows only
@@ -17,7 +17,7 @@ import pytest
 
 from binlog_model.errors import BadMagicError, BinlogError, ChecksumMismatchError
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
-from binlog_model.spark import job
+from binlog_model.spark import prepass
 from binlog_model.spark.partitions import (
     _scan,
     build_history,
@@ -35,11 +35,11 @@ FILES = sorted(str(p) for p in (GOLDEN / "multi_table" / "binlogs").iterdir())
 
 
 def test_the_job_takes_the_prefetched_scans() -> None:
-    job.prefetch_scans(FILES, processes=2)
-    assert (tuple(FILES), True) in job._PREFETCHED
-    assert job._scan(None, FILES, True) == scan_files(FILES)    # a caller that wants every event: a new scan
-    got = job._scan(None, FILES, True, row_transactions=False)  # no session needed: the prefetched result
-    assert not job._PREFETCHED
+    prepass.prefetch_scans(FILES, processes=2)
+    assert (tuple(FILES), True) in prepass._PREFETCHED
+    assert prepass.scan(None, FILES, True) == scan_files(FILES)  # a caller that wants every event: a new scan
+    got = prepass.scan(None, FILES, True, row_transactions=False)  # no session needed: the prefetched result
+    assert not prepass._PREFETCHED
     assert got == scan_files(FILES, row_transactions=False)
     assert sum(len(s.events) for s in got) > 0
 
@@ -79,15 +79,15 @@ def test_leaving_out_row_transactions_keeps_the_history(kind: str) -> None:
     ("local", 1), ("local[1]", 1), ("local[3]", 3), ("local[4,2]", 4), ("local[*]", os.cpu_count()),
     ("spark://h:7077", os.cpu_count())])
 def test_master_cores(master: str, cores: int) -> None:
-    assert job.master_cores(master) == cores
+    assert prepass.master_cores(master) == cores
 
 
 def test_a_prefetched_failure_is_the_driver_scans_typed_error(tmp_path: Path) -> None:
     bad = tmp_path / "not-a-binlog.000001"
     bad.write_bytes(b"this is not a binlog")
-    job.prefetch_scans([str(bad)])
+    prepass.prefetch_scans([str(bad)])
     with pytest.raises(BadMagicError):
-        job._scan(None, [str(bad)], True)
+        prepass.scan(None, [str(bad)], True)
     assert scan_file_or_none(str(bad)) is None
     assert scan_file_or_none(FILES[0]) == scan_files(FILES[:1])[0]
 
@@ -125,7 +125,7 @@ def test_a_handbuilt_corrupt_rows_event_passes_the_scan_and_fails_its_task(tmp_p
     not parse that event, so it no longer checks it; the task whose slice holds it decodes and checks every
     event, and fails with the typed error naming the file and the event, as one line."""
     pytest.importorskip("pyspark")
-    from binlog_model.spark.job import root_cause
+    from binlog_model.spark.failures import root_cause
     from binlog_model.spark.reading import ReadOptions, decode_slice, pack_history
 
     source = REPO / "fixtures" / "golden" / "mysql" / "ddl_between_dml" / "binlogs" / "binlog.000001"

@@ -13,7 +13,8 @@ import pytest
 pytest.importorskip("pyspark")
 from binlog_model.io.state import RunState, StateMismatchError
 from binlog_model.spark.incremental import SCHEMA_FILE, read_table
-from binlog_model.spark.job import local_session, run_resolve
+from binlog_model.spark.job import run_resolve
+from binlog_model.spark.session import local_session
 
 pytestmark = pytest.mark.spark
 

@@ -14,7 +14,8 @@ import pytest
 
 pytest.importorskip("pyspark")
 from binlog_model.spark.incremental import read_table
-from binlog_model.spark.job import local_session, run_resolve
+from binlog_model.spark.job import run_resolve
+from binlog_model.spark.session import local_session
 from binlog_model.spark.stream_resolve import STATE_DIR, run_resolve_stream
 from tests.spark._stream_archive import Archive, server_history, spark_run_on
 
@@ -112,7 +113,7 @@ def test_a_legacy_stream_state_cut_short_while_publishing_is_taken_over_and_fini
 
 
 def test_a_failing_stream_is_one_line(spark: Any, history: tuple[str, list[Path]], tmp_path: Path) -> None:
-    from binlog_model.spark.job import SparkJobError
+    from binlog_model.spark.failures import SparkJobError
 
     db, files = history
     spark_run_on(db.split("_")[1], "mariadb")

@@ -16,7 +16,8 @@ from binlog_model.errors import BinlogError
 from tests._paths import CORPUS, REPO, binlogs_under, require
 
 pytest.importorskip("pyspark")
-from binlog_model.spark.job import local_session, run_resolve
+from binlog_model.spark.job import run_resolve
+from binlog_model.spark.session import local_session
 from tests.spark._dataframe_resolve import dataframe_resolve
 
 pytestmark = pytest.mark.spark
@@ -139,14 +140,14 @@ def test_the_pre_pass_as_spark_tasks_equals_the_driver_scan(spark: Any, tmp_path
     """A large input's pre-pass runs as Spark tasks (one per file): the same scans as the driver's; a file
     that fails in its task is scanned again on the driver, so the error is the driver scan's typed one."""
     from binlog_model.errors import BadMagicError
-    from binlog_model.spark import job
+    from binlog_model.spark import prepass
     from binlog_model.spark.partitions import scan_files
 
-    monkeypatch.setattr(job, "SPARK_SCAN_BYTES", 0)
+    monkeypatch.setattr(prepass, "SPARK_SCAN_BYTES", 0)
     files = sorted(str(p) for d in SCENARIOS[:3] for p in (GOLDEN / d / "binlogs").iterdir())
     assert len(files) >= 2
-    assert job._scan(spark, files, True) == scan_files(files)
+    assert prepass.scan(spark, files, True) == scan_files(files)
     bad = tmp_path / "not-a-binlog.000001"
     bad.write_bytes(b"this is not a binlog")
     with pytest.raises(BadMagicError):
-        job._scan(spark, [*files[:1], str(bad)], True)
+        prepass.scan(spark, [*files[:1], str(bad)], True)

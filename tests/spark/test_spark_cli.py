@@ -82,7 +82,7 @@ def test_the_jobs_python_workers_import_the_installed_pyspark_not_sparks_zip(tmp
     workers find pyspark where this interpreter has it installed (with bytecode), not in Spark's zip."""
     import pyspark
 
-    script = ("from binlog_model.spark.job import local_context\n"
+    script = ("from binlog_model.spark.session import local_context\n"
               "sc = local_context('local[1]', quick_start=True)\n"
               "print(sc.getConf().get('spark.python.daemon.module'))\n"
               "def where(_):\n"

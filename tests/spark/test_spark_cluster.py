@@ -238,7 +238,8 @@ def _read_tables(out: Path) -> dict[str, list[dict[str, Any]]]:
 @pytest.fixture(scope="module")
 def resolved_locally(env: Env, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
     """``run_resolve`` of RESOLVED in local[2] (this process), the reference for the cluster runs."""
-    from binlog_model.spark.job import local_session, run_resolve
+    from binlog_model.spark.job import run_resolve
+    from binlog_model.spark.session import local_session
 
     out = tmp_path_factory.mktemp("resolved-local")
     spark = local_session("local[2]")
@@ -280,7 +281,8 @@ def test_resolve_cli_on_the_cluster_with_relative_paths(env: Env, resolved_local
 @pytest.mark.skipif(not FULL, reason="the fuller run: BINLOG_MODEL_FULL_CLUSTER=1")
 def test_resolve_every_golden_fixture_on_the_cluster(env: Env, tmp_path: Path) -> None:
     """``resolve`` without paths (every bundled fixture) on the cluster equals run_resolve in local[2]."""
-    from binlog_model.spark.job import local_session, run_resolve
+    from binlog_model.spark.job import run_resolve
+    from binlog_model.spark.session import local_session
 
     done = subprocess.run(
         [sys.executable, "-m", "binlog_model.cli", "resolve", "--out", str(tmp_path / "cluster"),

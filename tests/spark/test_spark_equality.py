@@ -23,7 +23,7 @@ from tests._paths import CORPUS, REPO, binlogs_under, require
 
 pytest.importorskip("pyspark")
 from binlog_model.spark.datasource import plan
-from binlog_model.spark.job import local_session
+from binlog_model.spark.session import local_session
 from binlog_model.spark.value_json import event_rows
 
 pytestmark = pytest.mark.spark

@@ -26,7 +26,8 @@ from schema_tracker.history import SchemaHistory
 
 pytest.importorskip("pyspark")
 from binlog_model.spark.datasource import plan
-from binlog_model.spark.job import local_session, run_resolve
+from binlog_model.spark.job import run_resolve
+from binlog_model.spark.session import local_session
 
 pytestmark = pytest.mark.spark
 

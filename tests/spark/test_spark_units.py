@@ -24,9 +24,9 @@ from tests._paths import REPO
 pytest.importorskip("pyspark")
 
 from binlog_model.spark.datasource import plan
-from binlog_model.spark.job import SparkSetupError, check_java
 from binlog_model.spark.partitions import expand_paths, scan_file
 from binlog_model.spark.reading import ReadOptions, read_slice
+from binlog_model.spark.session import SparkSetupError, check_java
 from binlog_model.spark.typed import _Invalid, convert_value, spark_type, table_lineages
 
 GOLDEN = REPO / "fixtures" / "golden" / "mariadb"
@@ -316,7 +316,7 @@ def test_min_slices_cuts_large_files_finer_but_not_below_the_floor() -> None:
 
 
 def test_root_cause_is_the_last_python_exception_line() -> None:
-    from binlog_model.spark.job import SparkJobError, root_cause
+    from binlog_model.spark.failures import SparkJobError, root_cause
 
     # The shape of a planner failure as pyspark raises it (a Python traceback inside the Spark error).
     text = ("[PYTHON_DATA_SOURCE_ERROR] Failed to create Python data source instance: Traceback (most recent "

@@ -35,9 +35,10 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxBytes, Rea
 from binlog_model.errors import ConfigError
 from binlog_model.io.files import iter_events
 from binlog_model.spark.datasource import plan
-from binlog_model.spark.job import local_session
 from binlog_model.spark.reading import ReadOptions, read_slice
-from binlog_model.spark.streaming import BinlogStreamReader, StreamOffset, _slice_options
+from binlog_model.spark.session import local_session
+from binlog_model.spark.stream_offsets import StreamOffset
+from binlog_model.spark.streaming import BinlogStreamReader, _slice_options
 from binlog_model.wire.events import FormatDescriptionEvent
 from tests.spark._stream_archive import Archive, server_history, spark_run_on
 

@@ -148,7 +148,7 @@ def test_readme_blocks_run(sandbox: Path, tmp_path: Path) -> None:
 @pytest.mark.spark
 def test_spark_doc_blocks_run(sandbox: Path, tmp_path: Path) -> None:
     pytest.importorskip("pyspark")
-    from binlog_model.spark.job import check_java
+    from binlog_model.spark.session import check_java
     check_java()
     ran, out = _run_doc(REPO / "docs" / "spark.md", sandbox, tmp_path)
     assert len(ran) >= 2, ran

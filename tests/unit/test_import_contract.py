@@ -131,11 +131,12 @@ FS_PATH_METHODS = {"mkdir", "unlink", "rmdir", "iterdir", "glob", "rglob", "touc
 KNOWN_FS_USERS: dict[str, str] = {
     "binlog_model/resolve/spill.py": "a transaction beyond spill_bytes goes to an anonymous temporary file "
                                      "(no name, gone when closed); resolve may not import io",
-    "binlog_model/spark/job.py": "check_java looks for the java binary; the planner gets a --database "
-                                 "snapshot's history in a temporary directory",
+    "binlog_model/spark/job.py": "the planner gets a --database snapshot's history in a temporary directory",
     "binlog_model/spark/jvm.py": "the driver JVM's class-data archive lives in the user's cache folder",
     "binlog_model/spark/pack.py": "builds the zip of this package that Spark executors import (a build "
                                   "step, not data)",
+    "binlog_model/spark/session.py": "check_java looks for the java binary; stop_quickly removes the "
+                                     "accumulator server's socket file, as pyspark's own stop does",
 }
 
 

@@ -133,7 +133,7 @@ def test_the_class_path_is_part_of_an_archives_key(spark_home: Path) -> None:
 
 
 def test_a_driver_that_runs_the_tasks_has_an_archive_of_its_own() -> None:
-    from binlog_model.spark.job import _archive_key
+    from binlog_model.spark.session import _archive_key
 
     settings = {"spark.jars": "/x.jar"}
     # local[N] loads the executor's classes too: its archive is not a cluster driver's
