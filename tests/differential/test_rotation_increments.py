@@ -115,6 +115,21 @@ def _rows(spark: Any, folder: Any) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in df.select(*cols, "binlog_order").collect())
 
 
+def _assert_equals_one_run_over_the_closed_files(spark: Any, server: LocalServer, first: str, db: str,
+                                                 out: Path, tmp_path: Path, at_least: int) -> None:
+    """Rotate, resolve the closed files in one run, and compare table t with what the runs wrote to ``out``.
+    """
+    from binlog_model.spark.job import run_resolve
+
+    _rotate(server)
+    closed = _binlogs_since(server, first)[:-1]
+    full = run_resolve(spark, closed, tmp_path / "full", source="rot:1")
+    [table] = [t for t in full.tables if t.path and t.db == db]
+    written = _rows(spark, out / f"db={db}" / "table=t")
+    assert len(written) >= at_least
+    assert written == _rows(spark, table.path)
+
+
 @pytest.mark.spark
 def test_resolve_state_continues_a_file_read_while_active(live_history: tuple[LocalServer, str, str],
                                                           tmp_path: Path) -> None:
@@ -129,14 +144,7 @@ def test_resolve_state_continues_a_file_read_while_active(live_history: tuple[Lo
     _write(server, db, 10)
     _rotate(server)
     run_resolve(spark, _binlogs_since(server, first), out, source="rot:1", state_dir=state)
-    _rotate(server)
-    closed = _binlogs_since(server, first)[:-1]
-    full = run_resolve(spark, closed, tmp_path / "full", source="rot:1")
-    [table] = [t for t in full.tables if t.path and t.db == db]
-
-    daily = _rows(spark, out / f"db={db}" / "table=t")
-    assert len(daily) >= 8
-    assert daily == _rows(spark, table.path)
+    _assert_equals_one_run_over_the_closed_files(spark, server, first, db, out, tmp_path, at_least=8)
     assert RunState.load(state).runs == 2
 
 
@@ -148,7 +156,6 @@ def test_resolve_stream_continues_a_file_read_while_active(live_history: tuple[L
     pytest.importorskip("pyspark")
     import shutil
 
-    from binlog_model.spark.job import run_resolve
     from binlog_model.spark.session import local_session
     from binlog_model.spark.stream_resolve import run_resolve_stream
 
@@ -168,11 +175,4 @@ def test_resolve_stream_continues_a_file_read_while_active(live_history: tuple[L
     _write(server, db, 20)
     sync()
     run_resolve_stream(spark, [mirror], out, ck, source="rot:1", timeout=300)
-    _rotate(server)
-    closed = _binlogs_since(server, first)[:-1]
-    full = run_resolve(spark, closed, tmp_path / "full", source="rot:1")
-    [table] = [t for t in full.tables if t.path and t.db == db]
-
-    streamed = _rows(spark, out / f"db={db}" / "table=t")
-    assert len(streamed) >= 12
-    assert streamed == _rows(spark, table.path)
+    _assert_equals_one_run_over_the_closed_files(spark, server, first, db, out, tmp_path, at_least=12)
