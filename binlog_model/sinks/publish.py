@@ -323,6 +323,7 @@ def publish(fs: Any, staged: str, out: str, run: str) -> None:
         for folder in touched:
             fsync_dir(f"{out}/{folder}")
     _write_manifest(fs, out, tables)
+    kill_point("publish-manifest")
 
 
 def drop_tree(fs: Any, folder: str, *, ignore_errors: bool = False) -> None:

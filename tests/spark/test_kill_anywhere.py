@@ -16,7 +16,7 @@ import random
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +29,13 @@ from tests._paths import REPO
 
 pytestmark = pytest.mark.spark
 
-# CI: two cases of resolve --state (seeds 0, 1: after the publish, after the first move), one of --stream
-# (seed 2: right after the state's commit); BINLOG_MODEL_KILL_CASES=N runs seeds 0..N-1 of each.
+# CI: two cases of resolve --state (seeds 0 and 2: a kill at a seeded moment, after the first file moved),
+# one of --stream (seed 1: right after the state's commit); BINLOG_MODEL_KILL_CASES=N runs seeds 0..N-1 of
+# each.
 LARGE = os.environ.get("BINLOG_MODEL_KILL_CASES")
-CASES = int(LARGE or "2")
-POINTS = ("state-committed", "publish-move:1", "publish-move:3", "published")
+STATE_SEEDS = range(int(LARGE)) if LARGE else (0, 2)
+STREAM_SEEDS = range(int(LARGE)) if LARGE else (1,)
+POINTS = ("state-committed", "publish-move:1", "publish-move:3", "publish-manifest", "published")
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
 
 
@@ -124,18 +126,17 @@ def expected(days: tuple[str, list[Path]], tmp_path_factory: pytest.TempPathFact
     return tables
 
 
-def _cases(seeds: range = range(CASES)) -> Iterator[tuple[int, str | None, float]]:
-    """(seed, kill point or None for a kill at a moment, the moment in seconds after the start)."""
+def _cases(seeds: Iterable[int]) -> Iterator[tuple[int, str | None, float]]:
+    """(seed, kill point or None for a kill at a moment, the moment in seconds after the start): the seeds
+    cycle through a kill at a moment and each named point; the moment is drawn from the seed."""
     for seed in seeds:
-        rng = random.Random(seed)
-        point = rng.choice((*POINTS, None))
-        yield seed, point, rng.uniform(2.0, 12.0)
+        yield seed, (None, *POINTS)[seed % (len(POINTS) + 1)], random.Random(seed).uniform(2.0, 12.0)
 
 
 def _campaign(files: list[Path], out: str, state: Path, env: dict[str, str] | None = None) -> list[str]:
     """Every case on one state: each day killed once, then run again to the end. Returns what was hit."""
     hits = []
-    for seed, point, moment in _cases():
+    for seed, point, moment in _cases(STATE_SEEDS):
         for day in (1, 3):
             proc = _resolve(files[:day], out, state, kill_at=point, env=env)
             if point is None:
@@ -156,7 +157,7 @@ def test_resolve_state_killed_anywhere_equals_uninterrupted_runs(
     out, state = str(tmp_path / "out"), tmp_path / "state"
     hits = _campaign(files, out, state)
     assert any("exit -9" in h for h in hits), hits
-    for n in range(CASES):
+    for n in range(len(STATE_SEEDS)):
         suffix = "x" * n
         assert _tables(out + suffix, db) == expected, hits
         assert RunState.load(state.with_name(state.name + suffix)).publishing is None
@@ -240,8 +241,8 @@ def test_resolve_out_on_s3_one_job_and_state_runs_killed_while_publishing(
     assert len(_parquet_files(fs, "bkt/job")) == len(listed), "the killed job's files are gone"
 
     out, state = "s3://bkt/nested/daily", tmp_path / "state"
-    for day in (1, 3):
-        assert _finish(_resolve(files[:day], out, state, kill_at="publish-move:2", env=s3.env())) == -9
+    for day, point in ((1, "publish-move:2"), (3, "publish-manifest")):
+        assert _finish(_resolve(files[:day], out, state, kill_at=point, env=s3.env())) == -9
         assert _finish(_resolve(files[:day], out, state, env=s3.env())) == 0
     assert _tables(out, db) == expected
 
@@ -254,7 +255,7 @@ def test_resolve_stream_killed_anywhere_equals_uninterrupted_runs(
     import shutil
 
     db, files = days
-    for seed, point, moment in _cases(range(CASES) if LARGE else range(2, 3)):
+    for seed, point, moment in _cases(STREAM_SEEDS):
         work = tmp_path / f"case{seed}"
         folder, out, ck = work / "binlogs", work / "out", work / "ck"
         folder.mkdir(parents=True)
