@@ -129,7 +129,8 @@ def command(source: tuple[str, ...], state_dir: Path, to: str, initial: str, tab
 def _live(url: str, state_dir: Path, target: Path, options: ResolveOptions, shaping: dict[str, Any],
           load_history: Callable[[], Any], select: Callable[[str, str], bool] | None, *,
           snapshot_id: str | None, start: str, stop_at_end: bool, commit_every: int, commit_interval: str,
-          tls: TlsOptions, connect_timeout: float | None, lenient_ddl: bool, checkpoint_every: int, verify_checksum: bool
+          tls: TlsOptions, connect_timeout: float | None, lenient_ddl: bool, checkpoint_every: int,
+          verify_checksum: bool
           ) -> int:
     from binlog_model.commands.tail import _seconds
     from binlog_model.io.connector import require_pymysql

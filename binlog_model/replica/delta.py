@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from binlog_model.errors import ConfigError
@@ -222,8 +223,10 @@ class DeltaReplica:
         from deltalake import DeltaTable
 
         data = DeltaTable(str(self.path(layout.db, layout.table))).to_pyarrow_dataset()
-        table = data.to_table(columns=["binlog_row_hash", "binlog_copy"],
-                              filter=ds.field("binlog_row_hash").isin(pa.array(digests, type=pa.binary())))
+        # filtered here, not in the scan: the scan's statistics pruning compares binary with binary_view
+        table = data.to_table(columns=["binlog_row_hash", "binlog_copy"])
+        table = table.cast(pa.schema([("binlog_row_hash", pa.binary()), ("binlog_copy", pa.int32())]))
+        table = table.filter(pc.is_in(table["binlog_row_hash"], value_set=pa.array(digests, type=pa.binary())))
         counts = table.group_by("binlog_row_hash").aggregate([("binlog_copy", "max")])
         return dict(zip(counts["binlog_row_hash"].to_pylist(), counts["binlog_copy_max"].to_pylist(),
                         strict=True))
