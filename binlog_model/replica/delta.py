@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from binlog_model.errors import ConfigError
+from binlog_model.faults import kill_point
 from binlog_model.io.documents import write_bytes_atomic
 from binlog_model.replica.layout import KEYLESS, META, TableLayout, order_of
 
@@ -122,6 +123,7 @@ class DeltaReplica:
                                 custom_metadata={"binlog_model.position": at, "binlog_model.gtids": gtids})
 
     def _committed(self, db: str, table: str, at: str) -> None:
+        kill_point("replica-commit")      # a commit landed, the state does not say so yet
         self._versions[(db, table)] = order_of(at)
         self.commits += 1
         if self.checkpoint_every and self.commits % self.checkpoint_every == 0:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from binlog_model.faults import kill_point
 from binlog_model.io.file_source import FileSource
 from binlog_model.io.state import RunState, lock_state
 from binlog_model.replica.delta import DeltaReplica
@@ -104,6 +105,7 @@ def run_apply_files(
             state.position = checkpoint.position.to_json()
             state.history = checkpoint.history.to_json()
             state.save()
+            kill_point("state-committed")
             result.commits += 1
             result.position = str(checkpoint.position)
 
