@@ -125,3 +125,42 @@ def _end_of_previous(server: LocalServer, file: str) -> str:
     sizes = {row[0]: int(row[1]) for row in server.query("SHOW BINARY LOGS")}
     before = names[names.index(file) - 1]
     return f"{before}:{sizes[before]}"
+
+
+def test_live_apply_follows_the_server_while_it_writes(workload: Any, tmp_path: Path) -> None:
+    """``apply mysql://…`` follows the server while the workload runs, is killed (-9) once on the way, and a
+    last run with ``--stop-at-end`` catches up: the replica equals the source."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    server, db, first, work = workload
+    state, to = tmp_path / "state", tmp_path / "replica"
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(repo), "BINLOG_MODEL_PASSWORD": ""}
+    args = [sys.executable, "-m", "binlog_model.cli", "apply", f"mysql://root@localhost/?socket={server.socket}",
+            "--state", str(state), "--to", f"delta:{to}", "--from", f"{first}:4", "--tables", f"{db}.*",
+            "--commit-interval", "200ms", "--no-progress"]
+    follower = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=repo)
+    try:
+        for step in range(200):
+            work.step()
+            if step == 80:
+                time.sleep(1.0)
+                follower.send_signal(signal.SIGKILL)        # a crash while following
+                follower.communicate(timeout=60)
+                follower = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                            env=env, cwd=repo)
+        time.sleep(1.0)
+        follower.send_signal(signal.SIGTERM)                # a clean stop: the transaction finished, committed
+        _out, err = follower.communicate(timeout=120)
+        assert follower.returncode == 0, err
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+    done = subprocess.run([*args, "--stop-at-end"], capture_output=True, text=True, env=env, cwd=repo,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert _assert_equal(server, db, to) > 300
