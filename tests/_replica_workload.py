@@ -89,8 +89,10 @@ class Workload:
             self.run("UPDATE t_pk SET a = %s, d = %s, e = %s WHERE id BETWEEN %s AND %s",
                      (values[1], values[2], values[6], key, key + r.randint(0, 3)))
         elif op == "update_json":
-            self.run("UPDATE t_pk SET j = JSON_SET(COALESCE(j, '{}'), '$.k', %s) WHERE id = %s",
-                     (r.randint(0, 99), key))
+            # in place on the column: a partial JSON update where the server logs diffs (PARTIAL_JSON)
+            form = r.choice(["JSON_SET(j, '$.k', %s)", "JSON_REPLACE(j, '$.l[0]', %s)",
+                             "JSON_REMOVE(JSON_SET(j, '$.m', %s), '$.n')"])
+            self.run(f"UPDATE t_pk SET j = {form} WHERE id = %s AND j IS NOT NULL", (r.randint(0, 99), key))
         elif op == "delete":
             self.run("DELETE FROM t_pk WHERE id = %s", (key,))
         else:
