@@ -56,10 +56,13 @@ class Workload:
                 r.choice([0, 1, 2**63, 2**64 - 1, r.randint(0, 2**64 - 1)]),
                 datetime.datetime(r.randint(1000, 9999), r.randint(1, 12), r.randint(1, 28), r.randint(0, 23),
                                   r.randint(0, 59), r.randint(0, 59), r.randint(0, 999999)),
-                json.dumps({"k": r.randint(0, 9), "l": [r.random(), "s"], "n": None}) if r.random() > 0.1 else None,
+                json.dumps({"k": r.randint(0, 9), "l": [r.random(), "s"], "n": None})
+                if r.random() > 0.1 else None,
                 r.choice(["x", "y", "z"]), r.choice(["", "p", "p,r", "q,r"]), r.randint(0, 1023),
-                bytes(r.randint(0, 255) for _ in range(r.randint(0, 16))), r.choice([0.0, -1.5, 1e300, r.random()]),
-                f"{r.randint(-838, 838)}:{r.randint(0, 59):02d}:{r.randint(0, 59):02d}.{r.randint(0, 999999):06d}",
+                bytes(r.randint(0, 255) for _ in range(r.randint(0, 16))),
+                r.choice([0.0, -1.5, 1e300, r.random()]),
+                f"{r.randint(-838, 838)}:{r.randint(0, 59):02d}:{r.randint(0, 59):02d}"
+                f".{r.randint(0, 999999):06d}",
                 datetime.datetime(2001, 1, 1) + datetime.timedelta(seconds=r.randint(0, 10**9))
                 if r.random() > 0.2 else None)
 
@@ -104,20 +107,23 @@ class Workload:
         v = "w" if self.renamed else "v"
         op = r.choice(["insert", "update", "delete", "key"])
         if op == "insert":
-            self.run(f"INSERT IGNORE INTO t_comp (k1, k2, {v}) VALUES (%s, %s, %s)", (k1, k2, r.randint(0, 9)))
+            self.run(f"INSERT IGNORE INTO t_comp (k1, k2, {v}) VALUES (%s, %s, %s)",
+                     (k1, k2, r.randint(0, 9)))
         elif op == "update":
             self.run(f"UPDATE t_comp SET {v} = {v} + 1 WHERE k1 = %s", (k1,))
         elif op == "delete":
             self.run("DELETE FROM t_comp WHERE k1 = %s AND k2 = %s", (k1, k2))
         else:
-            self.run("UPDATE IGNORE t_comp SET k2 = %s WHERE k1 = %s AND k2 = %s", (r.choice(["a", "e"]), k1, k2))
+            self.run("UPDATE IGNORE t_comp SET k2 = %s WHERE k1 = %s AND k2 = %s",
+                     (r.choice(["a", "e"]), k1, k2))
 
     def _uk(self) -> None:
         r = self.rng
         a = r.randint(1, 15)
         op = r.choice(["insert", "update", "delete", "key"])
         if op == "insert":
-            self.run("INSERT IGNORE INTO t_uk VALUES (%s, %s, %s)", (a, r.randint(0, 5), r.choice(_WORDS[:5])))
+            self.run("INSERT IGNORE INTO t_uk VALUES (%s, %s, %s)",
+                     (a, r.randint(0, 5), r.choice(_WORDS[:5])))
         elif op == "update":
             self.run("UPDATE t_uk SET b = %s, c = NULL WHERE a = %s", (r.randint(0, 5), a))
         elif op == "delete":

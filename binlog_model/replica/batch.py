@@ -118,10 +118,10 @@ class TableBatch:
         values, invalid, diffs = self._image(after, meta)
         if self.layout.keyless:
             if before is not None:
-                old = self._image(before, meta)[0]
-                self._count(old, -1, meta, set())
+                previous = self._image(before, meta)[0]
+                self._count(previous, -1, meta, set())
                 # a MINIMAL after image holds the changed columns; a keyless before image holds them all
-                values = [o if v is MISSING else v for v, o in zip(values, old, strict=True)]
+                values = [p if v is MISSING else v for v, p in zip(values, previous, strict=True)]
             self._count(self._with_defaults(values, invalid) if inserted else values, +1, meta, invalid)
             return
         if inserted:

@@ -27,15 +27,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from binlog_model.errors import ConfigError
+from binlog_model.errors import ConfigError, MissingExtraError
 from binlog_model.faults import kill_point
 from binlog_model.io.documents import write_bytes_atomic
 from binlog_model.replica.layout import KEYLESS, META, TableLayout, order_of
 
-__all__ = ["OWNER_FILE", "DeltaReplica", "ReplicaOwnerError"]
+__all__ = ["OWNER_FILE", "DeltaReplica", "ReplicaOwnerError", "require_deltalake"]
 
 OWNER_FILE = "_binlog_model.json"
 _META_NAMES = {name for name, _ in META} | {name for name, _ in KEYLESS}
+
+
+def require_deltalake() -> Any:
+    """The deltalake module; ``MissingExtraError`` naming the extra when it is not installed."""
+    try:
+        import deltalake
+    except ImportError:
+        raise MissingExtraError("apply's Delta tables need deltalake: pip install 'binlog-model[replica]'"
+                                ) from None
+    return deltalake
 
 
 class ReplicaOwnerError(ConfigError):
@@ -46,6 +56,7 @@ class DeltaReplica:
     """The Delta tables under ``root`` that the state with ``app_id`` writes."""
 
     def __init__(self, root: str | os.PathLike[str], app_id: str, *, checkpoint_every: int = 100) -> None:
+        require_deltalake()
         if "://" in os.fspath(root):
             raise ConfigError(f"--to delta:{root}: only local paths are supported for now")
         self.root = Path(root)
@@ -228,7 +239,8 @@ class DeltaReplica:
         # filtered here, not in the scan: the scan's statistics pruning compares binary with binary_view
         table = data.to_table(columns=["binlog_row_hash", "binlog_copy"])
         table = table.cast(pa.schema([("binlog_row_hash", pa.binary()), ("binlog_copy", pa.int32())]))
-        table = table.filter(pc.is_in(table["binlog_row_hash"], value_set=pa.array(digests, type=pa.binary())))
+        wanted = pa.array(digests, type=pa.binary())
+        table = table.filter(pc.is_in(table["binlog_row_hash"], value_set=wanted))
         counts = table.group_by("binlog_row_hash").aggregate([("binlog_copy", "max")])
         return dict(zip(counts["binlog_row_hash"].to_pylist(), counts["binlog_copy_max"].to_pylist(),
                         strict=True))

@@ -143,7 +143,8 @@ def test_live_apply_follows_the_server_while_it_writes(workload: Any, tmp_path: 
     args = [sys.executable, "-m", "binlog_model.cli", "apply", f"mysql://root@localhost/?socket={server.socket}",
             "--state", str(state), "--to", f"delta:{to}", "--from", f"{first}:4", "--tables", f"{db}.*",
             "--commit-interval", "200ms", "--no-progress"]
-    follower = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=repo)
+    follower = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                cwd=repo)
     try:
         for step in range(200):
             work.step()
@@ -154,7 +155,7 @@ def test_live_apply_follows_the_server_while_it_writes(workload: Any, tmp_path: 
                 follower = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                             env=env, cwd=repo)
         time.sleep(1.0)
-        follower.send_signal(signal.SIGTERM)                # a clean stop: the transaction finished, committed
+        follower.send_signal(signal.SIGTERM)        # a clean stop: the transaction finished and committed
         _out, err = follower.communicate(timeout=120)
         assert follower.returncode == 0, err
     finally:

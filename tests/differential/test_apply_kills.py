@@ -82,7 +82,8 @@ def _check(server: LocalServer, db: str, to: Path) -> None:
 def _killed(args: list[str], kill_at: str | None = None, after: float | None = None) -> bool:
     """Run once, killed at a named point or after ``after`` seconds; True when the kill happened."""
     env = {**ENV, **({KILL_AT: kill_at} if kill_at else {})}
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=REPO)
     if after is not None:
         try:
             proc.wait(after)
@@ -122,7 +123,7 @@ def test_kill_anywhere_then_resume_equals_one_run(history: Any, tmp_path: Path, 
 def test_two_runs_on_one_state_the_second_is_refused(history: Any, tmp_path: Path) -> None:
     from binlog_model.io.state import lock_state
 
-    server, db, files = history
+    _server, db, files = history
     state, to = tmp_path / "state", tmp_path / "replica"
     with lock_state(state):         # a run holding the state
         second = subprocess.run(_args(files, state, to), capture_output=True, text=True, env=ENV, cwd=REPO,
@@ -135,7 +136,7 @@ def test_two_runs_on_one_state_the_second_is_refused(history: Any, tmp_path: Pat
 def test_a_target_of_another_state_is_refused(history: Any, tmp_path: Path, capsys: Any) -> None:
     from binlog_model.cli import main
 
-    server, db, files = history
+    _server, _db, files = history
     to = tmp_path / "replica"
     assert main(["apply", *map(str, files), "--state", str(tmp_path / "a"), "--to", f"delta:{to}",
                  "--no-progress"]) == 0
