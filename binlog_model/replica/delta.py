@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from binlog_model.errors import ConfigError, MissingExtraError
@@ -203,10 +202,29 @@ class DeltaReplica:
 
     # --- reads ------------------------------------------------------------------------------------------
 
-    def read(self, db: str, table: str) -> pa.Table:
+    def read(self, db: str, table: str, columns: list[str] | None = None, filter: Any = None,
+             version: int | None = None) -> pa.Table:
+        """The table's current rows, read with pyarrow from the files of its current version. Not through
+        ``DeltaTable.to_pyarrow_dataset``: its scan threads call back into delta-rs's filesystem, and a
+        process that used one aborts at exit now and then ("terminate called without an active
+        exception", delta-io/delta-rs#2184). delta-rs writes no deletion vectors, so the files are the
+        rows. ``version``: a Delta version (``as_of``) instead of the current one."""
         from deltalake import DeltaTable
 
-        return DeltaTable(str(self.path(db, table))).to_pyarrow_table()
+        dt = DeltaTable(str(self.path(db, table)), version=version)
+        schema = _without_views(pa.schema(dt.schema().to_arrow()))
+        files = dt.file_uris()
+        if not files:
+            empty = schema.empty_table()
+            return empty.select(columns) if columns is not None else empty
+        data = ds.dataset(files, format="parquet")
+        wanted = schema if columns is None else pa.schema([schema.field(c) for c in columns])
+        try:        # pushed into the scan: only the row groups its statistics allow are read
+            return data.to_table(columns=columns, filter=filter).cast(wanted)
+        except pa.ArrowNotImplementedError:
+            # the files' own Arrow schema has view types, which a filter on text or bytes cannot compare
+            # with: filtered after the cast to plain types
+            return data.to_table(columns=columns).cast(wanted).filter(filter)
 
     def rows_by_key(self, layout: TableLayout, keys: Iterable[tuple[Any, ...]]
                     ) -> dict[tuple[Any, ...], tuple[list[Any], set[str]]]:
@@ -214,12 +232,10 @@ class DeltaReplica:
         keys = list(keys)
         if not keys:
             return {}
-        from deltalake import DeltaTable
-
-        data = DeltaTable(str(self.path(layout.db, layout.table))).to_pyarrow_dataset()
         first = layout.key[0]
-        kind = data.schema.field(first).type
-        table = data.to_table(filter=ds.field(first).isin(pa.array({k[0] for k in keys}, type=kind)))
+        kind = layout.types[layout.index()[first.lower()]]
+        table = self.read(layout.db, layout.table,
+                          filter=ds.field(first).isin(pa.array({k[0] for k in keys}, type=kind)))
         wanted = set(keys)
         found: dict[tuple[Any, ...], tuple[list[Any], set[str]]] = {}
         names = layout.names
@@ -233,14 +249,9 @@ class DeltaReplica:
         """A keyless table's row count per digest."""
         if not digests or not self.exists(layout.db, layout.table):
             return {}
-        from deltalake import DeltaTable
-
-        data = DeltaTable(str(self.path(layout.db, layout.table))).to_pyarrow_dataset()
-        # filtered here, not in the scan: the scan's statistics pruning compares binary with binary_view
-        table = data.to_table(columns=["binlog_row_hash", "binlog_copy"])
-        table = table.cast(pa.schema([("binlog_row_hash", pa.binary()), ("binlog_copy", pa.int32())]))
         wanted = pa.array(digests, type=pa.binary())
-        table = table.filter(pc.is_in(table["binlog_row_hash"], value_set=wanted))
+        table = self.read(layout.db, layout.table, columns=["binlog_row_hash", "binlog_copy"],
+                          filter=ds.field("binlog_row_hash").isin(wanted))
         counts = table.group_by("binlog_row_hash").aggregate([("binlog_copy", "max")])
         return dict(zip(counts["binlog_row_hash"].to_pylist(), counts["binlog_copy_max"].to_pylist(),
                         strict=True))
@@ -276,6 +287,19 @@ class DeltaReplica:
 def user_columns(table: pa.Table) -> pa.Table:
     """A replica table's source columns (the ``binlog_*`` ones left out): what ``SELECT *`` compares to."""
     return table.select([n for n in table.column_names if n not in _META_NAMES])
+
+
+def _without_views(schema: pa.Schema) -> pa.Schema:
+    """delta-rs gives text and bytes as Arrow view types; the files (and our filters) have plain ones."""
+    def plain(kind: pa.DataType) -> pa.DataType:
+        if pa.types.is_string_view(kind):
+            return pa.string()
+        if pa.types.is_binary_view(kind):
+            return pa.binary()
+        if pa.types.is_list(kind) or pa.types.is_list_view(kind) or pa.types.is_large_list(kind):
+            return pa.list_(plain(kind.value_type))
+        return kind
+    return pa.schema([field.with_type(plain(field.type)) for field in schema])
 
 
 def _quote(name: str) -> str:
