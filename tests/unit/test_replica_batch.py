@@ -45,7 +45,7 @@ def _event(op: int, *rows: tuple[dict[str, Any] | None, dict[str, Any] | None]) 
     return event
 
 
-I, U, D = pb.BinlogEvent.INSERT, pb.BinlogEvent.UPDATE, pb.BinlogEvent.DELETE
+INS, UPD, DEL = pb.BinlogEvent.INSERT, pb.BinlogEvent.UPDATE, pb.BinlogEvent.DELETE
 
 
 def _meta(n: int) -> Meta:
@@ -59,30 +59,30 @@ def _rows(batch: TableBatch) -> list[tuple[Any, ...]]:
 
 def test_the_last_change_of_a_key_wins() -> None:
     batch = TableBatch(_layout("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(5))"))
-    batch.add(_event(I, (None, {"id": 1, "v": "a"})), _meta(1))
-    batch.add(_event(U, ({"id": 1, "v": "a"}, {"id": 1, "v": "b"})), _meta(2))
-    batch.add(_event(U, ({"id": 1, "v": "b"}, {"id": 1, "v": "c"})), _meta(3))
+    batch.add(_event(INS, (None, {"id": 1, "v": "a"})), _meta(1))
+    batch.add(_event(UPD, ({"id": 1, "v": "a"}, {"id": 1, "v": "b"})), _meta(2))
+    batch.add(_event(UPD, ({"id": 1, "v": "b"}, {"id": 1, "v": "c"})), _meta(3))
     assert _rows(batch) == [(1, "c", "u")]
 
 
 def test_delete_then_insert_of_a_key_leaves_the_row() -> None:
     batch = TableBatch(_layout("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(5))"))
-    batch.add(_event(D, ({"id": 1, "v": "a"}, None)), _meta(1))
-    batch.add(_event(I, (None, {"id": 1, "v": "z"})), _meta(2))
+    batch.add(_event(DEL, ({"id": 1, "v": "a"}, None)), _meta(1))
+    batch.add(_event(INS, (None, {"id": 1, "v": "z"})), _meta(2))
     assert _rows(batch) == [(1, "z", "u")]
 
 
 def test_a_key_change_deletes_the_old_key_and_a_change_back_restores_it() -> None:
     batch = TableBatch(_layout("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(5))"))
-    batch.add(_event(U, ({"id": 1, "v": "a"}, {"id": 2, "v": "a"})), _meta(1))
+    batch.add(_event(UPD, ({"id": 1, "v": "a"}, {"id": 2, "v": "a"})), _meta(1))
     assert _rows(batch) == [(1, None, "d"), (2, "a", "u")]
-    batch.add(_event(U, ({"id": 2, "v": "a"}, {"id": 1, "v": "b"})), _meta(2))
+    batch.add(_event(UPD, ({"id": 2, "v": "a"}, {"id": 1, "v": "b"})), _meta(2))
     assert _rows(batch) == [(1, "b", "u"), (2, None, "d")]
 
 
 def test_a_partial_after_image_is_completed_from_the_replica_row() -> None:
     batch = TableBatch(_layout("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(5), w INT)"))
-    batch.add(_event(U, ({"id": 1}, {"w": 5})), _meta(1))        # MINIMAL: the key, the changed column
+    batch.add(_event(UPD, ({"id": 1}, {"w": 5})), _meta(1))        # MINIMAL: the key, the changed column
     assert batch.needs_base() == {(1,)}
     batch.fill({(1,): ([1, "old", 4], set())})
     assert [(r["id"], r["v"], r["w"]) for r in batch.keyed_rows().to_pylist()] == [(1, "old", 5)]
@@ -90,14 +90,14 @@ def test_a_partial_after_image_is_completed_from_the_replica_row() -> None:
 
 def test_a_partial_update_of_a_row_the_replica_lacks_is_an_error() -> None:
     batch = TableBatch(_layout("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(5), w INT)"))
-    batch.add(_event(U, ({"id": 7}, {"w": 5})), _meta(1))
+    batch.add(_event(UPD, ({"id": 7}, {"w": 5})), _meta(1))
     with pytest.raises(ReplicaError, match=r"d\.t at binlog\.000001:1: an update of key \(7,\)"):
         batch.fill({})
 
 
 def test_a_json_diff_is_applied_to_the_replica_document() -> None:
     batch = TableBatch(_layout("CREATE TABLE t (id INT PRIMARY KEY, j JSON)"))
-    event = _event(U, ({"id": 1}, {"id": 1}))
+    event = _event(UPD, ({"id": 1}, {"id": 1}))
     diff = event.rows[0].after.add(name="j").value.json_diff
     diff.operations.add(op=pb.JsonDiffOperation.REPLACE, path="$.a", value="2")
     batch.add(event, _meta(1))
@@ -109,11 +109,12 @@ def test_a_keyless_table_keeps_duplicates_and_a_delete_removes_one_copy() -> Non
     layout = _layout("CREATE TABLE t (a INT, b VARCHAR(5))")
     assert layout.keyless
     batch = TableBatch(layout)
-    batch.add(_event(I, (None, {"a": 1, "b": "x"}), (None, {"a": 1, "b": "x"})), _meta(1))
+    batch.add(_event(INS, (None, {"a": 1, "b": "x"}), (None, {"a": 1, "b": "x"})), _meta(1))
     rows = batch.keyless_rows(lambda digests: {})
-    assert sorted((r["a"], r["binlog_copy"], r["binlog_op"]) for r in rows.to_pylist()) == [(1, 1, "u"), (1, 2, "u")]
+    copies = sorted((r["a"], r["binlog_copy"], r["binlog_op"]) for r in rows.to_pylist())
+    assert copies == [(1, 1, "u"), (1, 2, "u")]
     later = TableBatch(layout)
-    later.add(_event(D, ({"a": 1, "b": "x"}, None)), _meta(2))
+    later.add(_event(DEL, ({"a": 1, "b": "x"}, None)), _meta(2))
     digest = rows.to_pylist()[0]["binlog_row_hash"]
     gone = later.keyless_rows(lambda digests: {digest: 2}).to_pylist()
     assert [(r["binlog_copy"], r["binlog_op"]) for r in gone] == [(2, "d")]
