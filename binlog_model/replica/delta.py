@@ -110,6 +110,12 @@ class DeltaReplica:
                                     f"(no transaction of app id {self.app_id})")
         return int(found)
 
+    def schema(self, db: str, table: str) -> pa.Schema:
+        """The table's current Arrow schema (plain types)."""
+        from deltalake import DeltaTable
+
+        return _without_views(pa.schema(DeltaTable(str(self.path(db, table))).schema().to_arrow()))
+
     def gone_at(self, db: str, table: str) -> int:
         """The latest order at which ``db.table`` was dropped or renamed away (-1: never)."""
         latest = -1

@@ -190,6 +190,8 @@ class ReplicaWriter:
         else:
             renamed = {c.rename_column.new_column_name.lower(): c.rename_column.old_column_name
                        for c in event.schema_changes if c.HasField("rename_column")}
+            if not renamed and replica.schema(db, table).equals(layout.arrow_schema()):
+                return      # the same columns and types (an index, a longer VARCHAR, a new key): no commit
             replica.overwrite(layout, reshape(replica.read(db, table), layout, renamed), done, self._gtids)
         self.stats.delta_commits += 1
 
