@@ -159,6 +159,7 @@ def _live(url: str, state_dir: Path, target: Path, options: ResolveOptions, shap
         lenient_ddl=lenient_ddl, output=output)
     settings.on_reconnect = lambda err, delay: click.echo(f"apply: {err}; reconnecting in {delay:.1f} s",
                                                           err=True)
+    settings.on_session = lambda text: click.echo(f"apply: {text}", err=True)
 
     def stop(signum: int, frame: Any) -> None:
         settings.stop.set()

@@ -60,6 +60,7 @@ class ReplicaWriter:
         self.stats = ApplyStats()
         self._position = ""
         self._gtids = ""
+        self._layouts: dict[int, tuple[TableSchema, TableLayout]] = {}
 
     # --- the runner's side --------------------------------------------------------------------------------
 
@@ -118,7 +119,7 @@ class ReplicaWriter:
         if schema is None:
             raise ReplicaError(f"{db}.{table} at {event.position.file}:{event.position.offset}: rows of a "
                                "table the schema history does not know")
-        layout = TableLayout.of(schema)
+        layout = self._layout(schema)
         batch = self._batches.get((db, table))
         if batch is None or batch.layout != layout:
             if batch is not None:
@@ -130,6 +131,15 @@ class ReplicaWriter:
         batch.add(event, Meta(order, event.gtid, event.position.file, event.position.offset))
         self.stats.row_changes += len(event.rows)
         self.stats.tables.add((db, table))
+
+    def _layout(self, schema: TableSchema) -> TableLayout:
+        """The layout of a table schema (schemas are immutable: one layout per schema object)."""
+        cached = self._layouts.get(id(schema))
+        if cached is None or cached[0] is not schema:
+            if len(self._layouts) > 4096:
+                self._layouts.clear()       # old schemas of a long run (DDL made new ones)
+            cached = self._layouts[id(schema)] = (schema, TableLayout.of(schema))
+        return cached[1]
 
     def _flush(self, db: str, table: str, batch: TableBatch, at: str) -> None:
         """Merge ``batch`` into the table: a commit saying it holds every change before ``at``."""

@@ -135,8 +135,17 @@ def test_live_apply_follows_the_server_while_it_writes(workload: Any, tmp_path: 
     args = [sys.executable, "-m", "binlog_model.cli", "apply", f"mysql://root@localhost/?socket={server.socket}",
             "--state", str(state), "--to", f"delta:{to}", "--from", f"{first}:4", "--tables", f"{db}.*",
             "--commit-interval", "200ms", "--no-progress"]
-    follower = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    def start() -> subprocess.Popen[str]:
+        """A follower, once it streams (its signal handlers are set by then)."""
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                                 cwd=repo)
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if "streaming from" in line:
+                return proc
+        raise AssertionError(f"the follower ended before it streamed: {proc.wait()}")
+
+    follower = start()
     try:
         for step in range(200):
             work.step()
@@ -144,8 +153,7 @@ def test_live_apply_follows_the_server_while_it_writes(workload: Any, tmp_path: 
                 time.sleep(1.0)
                 follower.send_signal(signal.SIGKILL)        # a crash while following
                 follower.communicate(timeout=60)
-                follower = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                            env=env, cwd=repo)
+                follower = start()
         time.sleep(1.0)
         follower.send_signal(signal.SIGTERM)        # a clean stop: the transaction finished and committed
         _out, err = follower.communicate(timeout=120)
