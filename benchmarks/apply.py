@@ -146,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         rounds.append({"apply_s": round(ours, 2), "peer_s": round(peer, 2), "apply_rss_mb": rss,
                        "apply_changes_per_s": round(total / ours), "peer_changes_per_s": round(total / peer)})
         print(f"round {n + 1}: apply {ours:.2f} s ({total / ours:,.0f} changes/s, peak RSS {rss} MB); "
-              f"mariadb-binlog | mariadb {peer:.2f} s ({total / peer:,.0f} changes/s); ratio {peer / ours:.2f}")
+              f"mariadb-binlog | mariadb {peer:.2f} s ({total / peer:,.0f} changes/s); "
+              f"ratio {peer / ours:.2f}")
     ratio = statistics.median(r["peer_s"] / r["apply_s"] for r in rounds)
     print(f"median ratio (apply changes/s over the replica's): {ratio:.2f}")
     result: dict[str, Any] = {"files": len(files), "bytes": size, "row_changes": total, "rounds": rounds,
