@@ -156,6 +156,14 @@ class DeltaReplica:
                         schema_mode="overwrite", commit_properties=self._properties(at, gtids))
         self._committed(layout.db, layout.table, at)
 
+    def append(self, layout: TableLayout, data: pa.Table, at: str, gtids: str) -> None:
+        """Add rows (the initial snapshot's next chunk)."""
+        from deltalake import write_deltalake
+
+        write_deltalake(str(self.path(layout.db, layout.table)), data, mode="append",
+                        commit_properties=self._properties(at, gtids))
+        self._committed(layout.db, layout.table, at)
+
     def overwrite(self, layout: TableLayout, data: pa.Table, at: str, gtids: str) -> None:
         """Replace the table's rows and schema in one commit (TRUNCATE, a DDL that reshapes the table)."""
         self.create(layout, at, gtids, data)
