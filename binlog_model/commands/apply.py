@@ -68,8 +68,9 @@ def _delta_path(to: str) -> Path:
               "start.")
 @click.option("--from", "start", default="earliest", show_default=True, metavar="earliest|FILE:POS",
               help="Live: where a new state starts.")
-@click.option("--commit-every", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Live: commit after this many transactions ...")
+@click.option("--commit-every", type=click.IntRange(min=1), default=100_000, show_default=True,
+              help="Live: commit after this many transactions ... (each commit is a Delta commit per table "
+              "changed: fewer, larger ones read faster)")
 @click.option("--commit-interval", default="5s", show_default=True, help="... or after this long.")
 @click.option("--commit-bytes", type=click.IntRange(min=1), default=64 << 20, show_default=True,
               help="Files: commit after about this many bytes of binlog.")
