@@ -178,10 +178,15 @@ class ReplicaWriter:
                     replica.drop(other_db, other, order)
             return
         if "rename_table" in kinds:
+            kinds.discard("rename_table")
             for change in event.schema_changes:
                 if change.HasField("rename_table"):
-                    self._rename(change.rename_table, order, at, done)
-            return
+                    # ALTER TABLE … RENAME TO with column changes: they apply under the new name, in the
+                    # commit that marks the table done up to the DDL
+                    self._rename(change.rename_table, order, at, None if kinds else done)
+                    db, table = change.rename_table.new_db, change.rename_table.new_table
+            if not kinds:
+                return
         if not self.select(db, table):
             return
         version = replica.version(db, table)
@@ -205,7 +210,7 @@ class ReplicaWriter:
             replica.overwrite(layout, reshape(replica.read(db, table), layout, renamed), done, self._gtids)
         self.stats.delta_commits += 1
 
-    def _rename(self, change: Any, order: int, at: str, done: str) -> None:
+    def _rename(self, change: Any, order: int, at: str, done: str | None) -> None:
         replica = self.replica
         old, new = (change.old_db, change.old_table), (change.new_db, change.new_table)
         batch = self._batches.get(old)
@@ -218,8 +223,9 @@ class ReplicaWriter:
         if not self.select(*new):
             replica.drop(*new, order)
             return
-        replica.mark(*new, done, self._gtids)
-        self.stats.delta_commits += 1
+        if done is not None:
+            replica.mark(*new, done, self._gtids)
+            self.stats.delta_commits += 1
 
 
 _EMPTY = TableBatch(TableLayout("", "", (), (), ()))
