@@ -80,14 +80,15 @@ def take_initial_snapshot(connect: Callable[..., Any], replica: DeltaReplica,
                 continue
             layout = TableLayout.of(schema)
             rows = conn.cursor(SSCursor)
-            rows.execute(f"SELECT {', '.join(_quote(c.name) for c in layout.columns)} "
+            rows.execute(f"SELECT {', '.join(_selected(c) for c in layout.columns)} "
                          f"FROM {_quote(db)}.{_quote(name)}")
             first = True
+            seen: dict[bytes, int] = {}
             while True:
                 batch = rows.fetchmany(chunk)
                 if not batch and not first:
                     break
-                data = _typed_batch(layout, batch, at)
+                data = _typed_batch(layout, batch, at, seen)
                 if first:
                     replica.create(layout, at, gtids, data)
                 else:
@@ -124,14 +125,23 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _typed_batch(layout: TableLayout, rows: list[tuple[Any, ...]], at: str) -> pa.Table:
+def _selected(column: ColumnSchema) -> str:
+    # pymysql knows no VECTOR type and would decode its bytes as text: hex is exact
+    if column.data_type == "vector":
+        return f"HEX({_quote(column.name)})"
+    return _quote(column.name)
+
+
+def _typed_batch(layout: TableLayout, rows: list[tuple[Any, ...]], at: str, seen: dict[bytes, int]
+                 ) -> pa.Table:
+    """One chunk of rows in the replica's layout; ``seen``: a keyless table's copies so far (by digest),
+    across the table's chunks."""
     file, _, offset = at.rpartition(":")
     order = position_order(file, int(offset))
     columns: list[list[Any]] = [[] for _ in layout.columns]
     invalid: list[list[str]] = []
     digests: list[bytes] = []
     copies: list[int] = []
-    seen: dict[bytes, int] = {}
     for row in rows:
         bad: list[str] = []
         values = []
@@ -183,7 +193,7 @@ def server_value(value: Any, column: ColumnSchema, arrow: pa.DataType) -> Any:
                   "multipolygon", "geometrycollection", "geomcollection"):
         return bytes(value)[4:]     # the server's form is the SRID, then the WKB
     elif kind == "vector":
-        raw = bytes(value)
+        raw = bytes.fromhex(value) if isinstance(value, str) else bytes(value)
         return list(struct.unpack(f"<{len(raw) // 4}f", raw))
     elif kind == "json" and isinstance(value, bytes):
         value = value.decode("utf-8")

@@ -59,7 +59,7 @@ def workload(server: LocalServer, fresh_db: str) -> tuple[LocalServer, str, str,
     first = str(server.query("SHOW BINARY LOGS")[-1][0])
     conn = server.connect(fresh_db)
     conn.autocommit(True)
-    work = Workload(conn, fresh_db, seed=20261128)
+    work = Workload(conn, fresh_db, seed=20261128, vector="mariadb" not in server.version.lower())
     work.create()
     return server, fresh_db, first, work
 
@@ -255,7 +255,7 @@ def test_initial_live_snapshot_then_the_binlog_from_its_position(workload: Any, 
             "--tables", f"{db}.*", "--stop-at-end", "--no-progress"]
     first = subprocess.run(args, capture_output=True, text=True, env=env, cwd=repo, timeout=300, check=False)
     assert first.returncode == 0, first.stderr
-    assert "initial snapshot of 4 table(s)" in first.stderr
+    assert f"initial snapshot of {len(TABLES)} table(s)" in first.stderr
     assert _assert_equal(server, db, to) > 100
     for _ in range(100):
         work.step()
