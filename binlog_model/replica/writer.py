@@ -54,7 +54,8 @@ class ReplicaWriter:
         self.replica = replica
         self.history = history
         self.select = select or (lambda db, table: True)
-        self._pending: list[tuple[Any, Any]] = []
+        self._pending: list[tuple[int, Any, Any]] = []     # (index, event, schema) of the open transaction
+        self._current: tuple[str, int] | None = None      # its GTID
         self._batches: dict[tuple[str, str], TableBatch] = {}
         self.taken = 0
         self.stats = ApplyStats()
@@ -75,6 +76,14 @@ class ReplicaWriter:
         self.taken += 1
         if not self.select(event.db, event.table) and not _renames_into_selection(event, self.select):
             return
+        # An event of the next transaction: the one before it is whole, and goes into the batches now (they
+        # hold a value per key, not the events: memory stays bounded by the keys a commit changes).
+        # Without GTIDs the transactions are not told apart here: the events wait for the commit.
+        identity = (event.gtid, event.transaction_id)
+        if event.gtid and identity != self._current:
+            self._drain(self._pending)
+            self._pending = []
+        self._current = identity
         catalog = self.history().catalog
         if event.operation == _SCHEMA:
             tables = {(event.db, event.table): catalog.table(event.db, event.table)}
@@ -82,25 +91,27 @@ class ReplicaWriter:
                 if change.HasField("rename_table"):
                     r = change.rename_table
                     tables[(r.new_db, r.new_table)] = catalog.table(r.new_db, r.new_table)
-            self._pending.append((event, tables))
+            self._pending.append((self.taken, event, tables))
         else:
-            self._pending.append((event, catalog.table(event.db, event.table)))
+            self._pending.append((self.taken, event, catalog.table(event.db, event.table)))
 
     def commit(self, upto: int, position: str, gtids: str) -> None:
         """Apply the first ``upto`` events taken (counted from the run's start) to the replica; the rest
         (an open transaction at the end of the input) is dropped."""
         self._position, self._gtids = position, gtids
-        start = self.taken - len(self._pending)
-        take = max(0, upto - start)
-        events, self._pending = self._pending[:take], []
-        for event, schema in events:
+        # (a commit point is a transaction boundary: a transaction drained already lies before it)
+        self._drain([item for item in self._pending if item[0] <= upto])
+        self._pending, self._current = [], None
+        for (db, table), batch in list(self._batches.items()):
+            self._flush(db, table, batch, position)
+        self._batches.clear()
+
+    def _drain(self, items: list[tuple[int, Any, Any]]) -> None:
+        for _index, event, schema in items:
             if event.operation == _SCHEMA:
                 self._schema_event(event, schema)
             else:
                 self._rows(event, schema)
-        for (db, table), batch in list(self._batches.items()):
-            self._flush(db, table, batch, position)
-        self._batches.clear()
 
     def close(self) -> None:
         self._pending.clear()
