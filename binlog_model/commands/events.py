@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from binlog_model.commands import options
+from binlog_model.commands.options import warn_unmatched_tables
 from binlog_model.errors import ConfigError
 from binlog_model.io.file_source import FileSource
 from binlog_model.io.live import url_with_options
@@ -24,6 +25,7 @@ from binlog_model.io.tls import TlsOptions
 from binlog_model.messages import BinlogEvent
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ImageMode, ResolveOptions
+from binlog_model.resolve.table_filter import TableFilter
 from binlog_model.runs.progress import ProgressDisplay, progress_mode, source_counters
 from binlog_model.runs.runner import Runner
 from binlog_model.sinks import FORMATS, open_sink, sink_class
@@ -40,6 +42,7 @@ from binlog_model.sinks import FORMATS, open_sink, sink_class
               help="Database of the snapshot's statements before any USE (a dump of one database has none; "
               "default: the database its header comment names).")
 @options.always_include
+@options.table_filter
 @click.option("--image", type=click.Choice([m.value for m in ImageMode]), default="changed",
               show_default=True,
               help="What before/after hold for UPDATE (and DELETE: its whole before image with full or "
@@ -72,7 +75,8 @@ from binlog_model.sinks import FORMATS, open_sink, sink_class
               help="With --state: commit a step after about this many input bytes (tests use small values).")
 @options.live_connection
 def command(files: tuple[Path, ...], source: str, snapshot: str | None, database: str | None,
-            always_include: tuple[str, ...], image: str, max_rows: int, max_bytes: int, fmt: str,
+            always_include: tuple[str, ...], tables: TableFilter, image: str, max_rows: int, max_bytes: int,
+            fmt: str,
             json_defaults: bool, out: Path | None, state_dir: Path | None, lenient_ddl: bool,
             allow_incomplete_tail: bool, no_verify_checksum: bool, statement_text: str, stats: bool,
             progress: bool | None, commit_bytes: int, tls: TlsOptions, connect_timeout: float | None) -> None:
@@ -80,7 +84,8 @@ def command(files: tuple[Path, ...], source: str, snapshot: str | None, database
     snapshot = url_with_options(snapshot, tls, connect_timeout) if snapshot else snapshot
     options = ResolveOptions.parse(source=source, always_include=always_include, image=image,
                                    max_rows=max_rows, max_bytes=max_bytes,
-                                   allow_incomplete_tail=allow_incomplete_tail, statement_text=statement_text)
+                                   allow_incomplete_tail=allow_incomplete_tail, statement_text=statement_text,
+                                   tables=tables)
     if state_dir is not None:
         _incremental(files, state_dir, out, options, snapshot=snapshot, database=database,
                      lenient_ddl=lenient_ddl, fmt=fmt, json_defaults=json_defaults,
@@ -106,6 +111,7 @@ def command(files: tuple[Path, ...], source: str, snapshot: str | None, database
         _write(Runner(binlogs, assembler).events(), fmt, out, json_defaults)
     if stats:
         _print_stats(assembler.stats)
+    warn_unmatched_tables(assembler.stats.unmatched_table_patterns)
 
 
 def _write(events: Iterable[BinlogEvent] | Iterable[bytes], fmt: str, out: Path | None,
@@ -151,3 +157,4 @@ def _incremental(files: tuple[Path, ...], state_dir: Path, out: Path | None, opt
                    "next run resumes before it", err=True)
     if stats:
         _print_stats(result.stats)
+    warn_unmatched_tables(result.stats.unmatched_table_patterns)

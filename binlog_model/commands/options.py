@@ -17,8 +17,10 @@ import click
 
 from binlog_model.io.connector import DEFAULT_CONNECT_TIMEOUT
 from binlog_model.io.tls import MODES, TlsOptions
+from binlog_model.resolve.table_filter import TableFilter
 
-__all__ = ["always_include", "lenient_ddl", "live_connection", "no_verify_checksum"]
+__all__ = ["always_include", "lenient_ddl", "live_connection", "no_verify_checksum", "table_filter",
+           "warn_unmatched_tables"]
 
 always_include = click.option(
     "--always-include", "always_include", multiple=True, metavar="DB.TABLE.COLUMN",
@@ -58,3 +60,33 @@ def live_connection(command: Callable[..., Any]) -> Callable[..., Any]:
     for decorate in reversed(decorators):
         with_tls = decorate(with_tls)
     return with_tls
+
+
+def table_filter(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--tables DB.TABLE`` and ``--exclude-tables DB.TABLE`` (repeatable, globs), handed to the command as
+    one ``tables: TableFilter`` (parsed here, so a malformed pattern fails before anything is read)."""
+    @functools.wraps(command)
+    def with_filter(*args: Any, include_tables: tuple[str, ...], exclude_tables: tuple[str, ...],
+                    **kwargs: Any) -> Any:
+        return command(*args, tables=TableFilter.from_patterns(include_tables, exclude_tables), **kwargs)
+
+    with_filter = click.option(
+        "--exclude-tables", "exclude_tables", multiple=True, metavar="DB.TABLE",
+        help="Leave out the rows of these tables (repeatable; globs as for --tables). Exclusion wins over "
+        "--tables.")(with_filter)
+    return click.option(
+        "--tables", "include_tables", multiple=True, metavar="DB.TABLE",
+        help="Output only the rows of these tables (repeatable; globs: shop.*, *.audit_*; names compared "
+        "case-insensitively). The DDL of every table is still tracked.")(with_filter)
+
+
+def warn_unmatched_tables(patterns: list[str], say: Callable[[str], None] | None = None) -> None:
+    """One warning line per ``--tables``/``--exclude-tables`` pattern that matched no table of the input,
+    through ``say`` (default: stderr)."""
+    for pattern in patterns:
+        text = (f"warning: table pattern {pattern!r} matched no table the schema history or the binlog ever "
+                "named (a typo?)")
+        if say is None:
+            click.echo(text, err=True)
+        else:
+            say(text)
