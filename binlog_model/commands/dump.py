@@ -29,11 +29,13 @@ import click
 
 from binlog_model.commands import options
 from binlog_model.io.file_source import FileSource
+from binlog_model.resolve.table_filter import TableFilter
 from binlog_model.runs.progress import ProgressDisplay, progress_mode, source_counters
 from binlog_model.runs.source import decoded
 from binlog_model.wire import events as ev
 from binlog_model.wire.column_types import ColumnType
 from binlog_model.wire.header import EventType
+from binlog_model.wire.table_map import TableMapEvent
 
 __all__ = ["command", "event_to_json", "render_event"]
 
@@ -405,33 +407,51 @@ def event_to_json(event: Any) -> dict[str, Any]:
     return {"event": type(event).__name__, "type": event.header.type_name, **body}
 
 
+def _kept(event: Any, tables: TableFilter, mapped: set[tuple[str, str]]) -> bool:
+    """False for a TABLE_MAP or rows event of a table the filter leaves out (a dump has no schema history:
+    the tables it knows are the ones TABLE_MAPs name)."""
+    table_map = event if isinstance(event, TableMapEvent) else getattr(event, "table_map", None)
+    if not isinstance(table_map, TableMapEvent):
+        return True
+    mapped.add((table_map.schema, table_map.table))
+    return tables(table_map.schema, table_map.table)
+
+
 @click.command(name="dump")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event (bytes as {\"hex\": ...}).")
 @options.no_verify_checksum
+@options.table_filter
 @click.option("--progress/--no-progress", default=None,
               help="Progress on stderr: a bar on a terminal the dump is not printed to, log lines elsewhere "
               "(default: none off a terminal).")
-def command(files: tuple[str, ...], as_json: bool, no_verify_checksum: bool, progress: bool | None) -> None:
+def command(files: tuple[str, ...], as_json: bool, no_verify_checksum: bool, tables: TableFilter,
+            progress: bool | None) -> None:
     """Print the events of binlog FILES (in rotation order), like mysqlbinlog -vv, or as JSON lines.
 
-    Exit status 1 when some event could not be decoded (shown raw), as mysqlbinlog's."""
+    With --tables/--exclude-tables the TABLE_MAP and rows events of the tables left out are not printed
+    (their rows never decoded); every other event is. Exit status 1 when some event could not be decoded
+    (shown raw), as mysqlbinlog's."""
     out = sys.stdout
     shown_raw = 0
+    mapped: set[tuple[str, str]] = set()        # tables TABLE_MAPs named, for patterns that match none
     # A diagnostic tool: an event that does not decode is shown raw with a note, and the dump goes on as
     # far as the framing allows (the typed error stays for every path that needs values).
     source = FileSource(files, verify_checksum=not no_verify_checksum, raw_undecodable=True)
     with ProgressDisplay("dump", source_counters(source),
                          mode=progress_mode(progress, output_on_terminal=out.isatty())):
         for event in decoded(source.read()):
+            if tables.active and not _kept(event, tables, mapped):
+                continue
             if isinstance(event, ev.UndecodableEvent):
                 shown_raw += 1
             if as_json:
                 out.write(json.dumps(event_to_json(event), ensure_ascii=False) + "\n")
             else:
                 out.write("\n".join(render_event(event)) + "\n")
-    if shown_raw:
-        out.flush()         # every event first, then the warning as the last line on stderr
+    out.flush()
+    options.warn_unmatched_tables(tables.unmatched(mapped))
+    if shown_raw:         # every event first, then the warning as the last line on stderr
         many = shown_raw != 1
         click.echo(f"warning: {shown_raw} event{'s' if many else ''} could not be decoded and "
                    f"{'were' if many else 'was'} shown raw", err=True)

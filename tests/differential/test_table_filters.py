@@ -179,3 +179,19 @@ def test_filter_survives_pickling() -> None:
     assert copy == table_filter
     assert [copy("shop", "orders"), copy("SHOP", "Secret"), copy("x", "audit_1"), copy("x", "audit_12")] == [
         True, False, True, False]
+
+
+def test_dump_leaves_out_the_table_maps_and_rows_of_tables_left_out(
+        workload: tuple[str, list[Path], list[Path]], capsys: pytest.CaptureFixture[str]) -> None:
+    db, first, _second = workload
+    assert main(["dump", *map(str, first)]) == 0
+    everything = capsys.readouterr().out
+    assert main(["dump", *map(str, first), "--exclude-tables", f"{db}.audit_log", "--tables", f"{db}.*"]) == 0
+    dumped = capsys.readouterr()
+    assert f"`{db}`.`audit_log`" in everything and f"`{db}`.`audit_log`" not in dumped.out
+    assert "ALTER TABLE audit_log ADD COLUMN extra" in dumped.out        # every other event is printed
+    kept = [line for line in everything.splitlines() if line.startswith("###")
+            and f"`{db}`.`audit_log`" not in line]
+    assert [line for line in dumped.out.splitlines() if line.startswith("### ") and "`" in line] == [
+        line for line in kept if "`" in line]
+    assert dumped.err == ""
