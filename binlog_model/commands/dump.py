@@ -418,7 +418,7 @@ def _kept(event: Any, tables: TableFilter, mapped: set[tuple[str, str]]) -> bool
 
 
 @click.command(name="dump")
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@options.binlog_files()
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event (bytes as {\"hex\": ...}).")
 @options.no_verify_checksum
 @options.table_filter
@@ -427,7 +427,8 @@ def _kept(event: Any, tables: TableFilter, mapped: set[tuple[str, str]]) -> bool
               "(default: none off a terminal).")
 def command(files: tuple[str, ...], as_json: bool, no_verify_checksum: bool, tables: TableFilter,
             progress: bool | None) -> None:
-    """Print the events of binlog FILES (in rotation order), like mysqlbinlog -vv, or as JSON lines.
+    """Print the events of binlog FILES (files, folders or globs, local or URIs; in rotation order), like
+    mysqlbinlog -vv, or as JSON lines.
 
     With --tables/--exclude-tables the TABLE_MAP and rows events of the tables left out are not printed
     (their rows never decoded); every other event is. Exit status 1 when some event could not be decoded

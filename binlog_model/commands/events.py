@@ -32,8 +32,7 @@ from binlog_model.sinks import FORMATS, open_sink, sink_class
 
 
 @click.command("events")
-@click.argument("files", nargs=-1, required=True,
-                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@options.binlog_files()
 @click.option("--source", default="", help="Source label put in every event, e.g. ppc:1.")
 @click.option("--snapshot", metavar="FILE|URL",
               help="Starting schema: a mysqldump --no-data .sql file, a schema history .json, or a live "
@@ -74,13 +73,14 @@ from binlog_model.sinks import FORMATS, open_sink, sink_class
 @click.option("--commit-bytes", type=click.IntRange(min=1), default=64 << 20, hidden=True,
               help="With --state: commit a step after about this many input bytes (tests use small values).")
 @options.live_connection
-def command(files: tuple[Path, ...], source: str, snapshot: str | None, database: str | None,
+def command(files: tuple[str, ...], source: str, snapshot: str | None, database: str | None,
             always_include: tuple[str, ...], tables: TableFilter, image: str, max_rows: int, max_bytes: int,
             fmt: str,
             json_defaults: bool, out: Path | None, state_dir: Path | None, lenient_ddl: bool,
             allow_incomplete_tail: bool, no_verify_checksum: bool, statement_text: str, stats: bool,
             progress: bool | None, commit_bytes: int, tls: TlsOptions, connect_timeout: float | None) -> None:
-    """Decode binlog FILES into one BinlogEvent per statement (and table)."""
+    """Decode binlog FILES (files, folders or globs; local or s3:// gs:// hdfs:// URIs) into one BinlogEvent
+    per statement (and table)."""
     snapshot = url_with_options(snapshot, tls, connect_timeout) if snapshot else snapshot
     options = ResolveOptions.parse(source=source, always_include=always_include, image=image,
                                    max_rows=max_rows, max_bytes=max_bytes,
@@ -131,7 +131,7 @@ def _print_stats(stats: object) -> None:
                    "(a typo?)", err=True)
 
 
-def _incremental(files: tuple[Path, ...], state_dir: Path, out: Path | None, options: ResolveOptions, *,
+def _incremental(files: tuple[str, ...], state_dir: Path, out: Path | None, options: ResolveOptions, *,
                  snapshot: str | None, database: str | None, lenient_ddl: bool, fmt: str, json_defaults: bool,
                  verify_checksum: bool, stats: bool, commit_bytes: int, progress: str) -> None:
     from binlog_model.runs.continuity import snapshot_digest

@@ -16,11 +16,12 @@ from typing import Any
 import click
 
 from binlog_model.io.connector import DEFAULT_CONNECT_TIMEOUT
+from binlog_model.io.files import expand_paths
 from binlog_model.io.tls import MODES, TlsOptions
 from binlog_model.resolve.table_filter import TableFilter
 
-__all__ = ["always_include", "lenient_ddl", "live_connection", "no_verify_checksum", "table_filter",
-           "warn_unmatched_tables"]
+__all__ = ["always_include", "binlog_files", "lenient_ddl", "live_connection", "no_verify_checksum",
+           "table_filter", "warn_unmatched_tables"]
 
 always_include = click.option(
     "--always-include", "always_include", multiple=True, metavar="DB.TABLE.COLUMN",
@@ -29,6 +30,19 @@ lenient_ddl = click.option(
     "--lenient-ddl", is_flag=True,
     help="Skip DDL the tracker cannot follow: the table it names becomes uncertain, and its rows then fail "
     "loudly (UncertainSchemaError), never resolved from TABLE_MAP metadata.")
+
+
+def binlog_files(*, required: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The ``FILES...`` argument of a command that reads binlogs: files, folders and globs, local or URIs,
+    expanded by ``io.files.expand_paths`` (rotation order, each file once, ``.index``/``.idx`` files
+    passed over) and handed to the command as ``files: tuple[str, ...]``; a name that matches nothing is a
+    ``ConfigError`` before anything is read."""
+    def expand(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(expand_paths(value)) if value else ()
+
+    return click.argument("files", nargs=-1, required=required, metavar="FILES...", callback=expand)
+
+
 no_verify_checksum = click.option("--no-verify-checksum", is_flag=True,
                                   help="Do not verify CRC32 event checksums.")
 
