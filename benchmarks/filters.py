@@ -4,7 +4,8 @@ Strategy: a throwaway MariaDB (ROW, FULL image, FULL metadata) writes an archive
 getting the same inserts and updates interleaved (so the selected table's rows are spread through every
 file); the binlogs are cached under ``benchmarks.workload.cache_root()``. Then the whole process
 ``binlog-model events FILES --out /dev/null`` is timed with and without ``--tables bench.t07``
-(repetitions interleaved, the median reported), with the compiled core and with ``BINLOG_MODEL_PURE=1``.
+(repetitions interleaved, the median reported): ``--format proto`` and ``jsonl`` with the compiled core,
+and ``proto`` with ``BINLOG_MODEL_PURE=1``.
 The result goes to ``benchmarks/results/filters-<UTC time>.json``.
 """
 
@@ -84,21 +85,23 @@ def main(argv: list[str] | None = None) -> int:
     size = sum(f.stat().st_size for f in files)
     print(f"archive: {len(files)} files, {size / 1e6:.0f} MB, {TABLES} tables x {args.rows_per_table} rows "
           "(inserted, then updated)")
-    cases = {"all tables": [], f"--tables {SELECTED}": ["--tables", SELECTED]}
     result: dict[str, Any] = {"archive_mb": size / 1e6, "tables": TABLES,
                               "rows_per_table": args.rows_per_table,
                               "load": Path("/proc/loadavg").read_text().strip(), "runs": {}}
-    for core in (("compiled", False),) + (() if args.no_pure else (("pure", True),)):
-        name, pure = core
+    # (core, --format): the pure path only with proto (its JSON formatting is the compiled path's)
+    setups = [("compiled", "proto"), ("compiled", "jsonl")] + ([] if args.no_pure else [("pure", "proto")])
+    for core, fmt in setups:
+        cases = {"all tables": ["--format", fmt],
+                 f"--tables {SELECTED}": ["--format", fmt, "--tables", SELECTED]}
         seconds: dict[str, list[float]] = {case: [] for case in cases}
         for _ in range(args.repeat):
             for case, extra in cases.items():
-                seconds[case].append(_time(files, extra, pure))
+                seconds[case].append(_time(files, extra, core == "pure"))
         medians = {case: statistics.median(times) for case, times in seconds.items()}
-        result["runs"][name] = {"seconds": seconds, "median": medians}
+        result["runs"][f"{core} {fmt}"] = {"seconds": seconds, "median": medians}
         whole, one = medians.values()
-        print(f"{name}: all tables {whole:.2f} s, --tables {SELECTED} {one:.2f} s: {whole / one:.1f}x faster "
-              f"({size / 1e6 / whole:.0f} vs {size / 1e6 / one:.0f} MB/s)")
+        print(f"{core} core, --format {fmt}: all tables {whole:.2f} s, --tables {SELECTED} {one:.2f} s: "
+              f"{whole / one:.1f}x faster ({size / 1e6 / whole:.0f} vs {size / 1e6 / one:.0f} MB/s)")
     RESULTS.mkdir(exist_ok=True)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     (RESULTS / f"filters-{stamp}.json").write_text(json.dumps(result, indent=1) + "\n")

@@ -29,7 +29,9 @@ import click
 
 from binlog_model.commands import options
 from binlog_model.io.file_source import FileSource
+from binlog_model.resolve.event_range import EventRange
 from binlog_model.resolve.table_filter import TableFilter
+from binlog_model.resolve.transactions import QueryKind, classify_query
 from binlog_model.runs.progress import ProgressDisplay, progress_mode, source_counters
 from binlog_model.runs.source import decoded
 from binlog_model.wire import events as ev
@@ -417,22 +419,39 @@ def _kept(event: Any, tables: TableFilter, mapped: set[tuple[str, str]]) -> bool
     return tables(table_map.schema, table_map.table)
 
 
+def _in_database(event: Any, database: str) -> bool:
+    """mysqlbinlog's --database: a QUERY event other than BEGIN/COMMIT/ROLLBACK/SAVEPOINT/XA needs DB as
+    its default database; a TABLE_MAP or rows event, a table of DB. Names compare exactly, as there."""
+    if isinstance(event, ev.QueryEvent):
+        return classify_query(event.query) not in _STATEMENT_SCHEMA or event.schema == database
+    table_map = event if isinstance(event, TableMapEvent) else getattr(event, "table_map", None)
+    return not isinstance(table_map, TableMapEvent) or table_map.schema == database
+
+
+_STATEMENT_SCHEMA = frozenset({QueryKind.SCHEMA})   # the kinds --database tests against the default database
+
+
 @click.command(name="dump")
 @options.binlog_files()
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event (bytes as {\"hex\": ...}).")
 @options.no_verify_checksum
 @options.table_filter
+@options.event_range
+@click.option("--database", "-d", default=None, metavar="DB",
+              help="As mysqlbinlog's: only the TABLE_MAP and rows events of DB's tables, and only the QUERY "
+              "events whose default database (USE) is DB; BEGIN, COMMIT and every other event are printed.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress on stderr: a bar on a terminal the dump is not printed to, log lines elsewhere "
               "(default: none off a terminal).")
 def command(files: tuple[str, ...], as_json: bool, no_verify_checksum: bool, tables: TableFilter,
-            progress: bool | None) -> None:
+            window: EventRange | None, database: str | None, progress: bool | None) -> None:
     """Print the events of binlog FILES (files, folders or globs, local or URIs; in rotation order), like
     mysqlbinlog -vv, or as JSON lines.
 
     With --tables/--exclude-tables the TABLE_MAP and rows events of the tables left out are not printed
-    (their rows never decoded); every other event is. Exit status 1 when some event could not be decoded
-    (shown raw), as mysqlbinlog's."""
+    (their rows never decoded); every other event is. --start-position, --stop-position, --start-datetime,
+    --stop-datetime and --database mean what they mean to mysqlbinlog. Exit status 1 when some event could
+    not be decoded (shown raw), as mysqlbinlog's."""
     out = sys.stdout
     shown_raw = 0
     mapped: set[tuple[str, str]] = set()        # tables TABLE_MAPs named, for patterns that match none
@@ -442,7 +461,15 @@ def command(files: tuple[str, ...], as_json: bool, no_verify_checksum: bool, tab
     with ProgressDisplay("dump", source_counters(source),
                          mode=progress_mode(progress, output_on_terminal=out.isatty())):
         for event in decoded(source.read()):
+            h = event.header
+            if window is not None and not window.admits(
+                    h.file, h.offset, h.timestamp, always=isinstance(event, ev.FormatDescriptionEvent)):
+                if window.stopped:
+                    break
+                continue
             if tables.active and not _kept(event, tables, mapped):
+                continue
+            if database is not None and not _in_database(event, database):
                 continue
             if isinstance(event, ev.UndecodableEvent):
                 shown_raw += 1

@@ -24,6 +24,7 @@ from binlog_model.io.snapshots import load_snapshot
 from binlog_model.io.tls import TlsOptions
 from binlog_model.messages import BinlogEvent
 from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.event_range import EventRange
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ImageMode, ResolveOptions
 from binlog_model.resolve.table_filter import TableFilter
 from binlog_model.runs.progress import ProgressDisplay, progress_mode, source_counters
@@ -42,6 +43,7 @@ from binlog_model.sinks import FORMATS, open_sink, sink_class
               "default: the database its header comment names).")
 @options.always_include
 @options.table_filter
+@options.event_range
 @click.option("--image", type=click.Choice([m.value for m in ImageMode]), default="changed",
               show_default=True,
               help="What before/after hold for UPDATE (and DELETE: its whole before image with full or "
@@ -74,8 +76,8 @@ from binlog_model.sinks import FORMATS, open_sink, sink_class
               help="With --state: commit a step after about this many input bytes (tests use small values).")
 @options.live_connection
 def command(files: tuple[str, ...], source: str, snapshot: str | None, database: str | None,
-            always_include: tuple[str, ...], tables: TableFilter, image: str, max_rows: int, max_bytes: int,
-            fmt: str,
+            always_include: tuple[str, ...], tables: TableFilter, window: EventRange | None, image: str,
+            max_rows: int, max_bytes: int, fmt: str,
             json_defaults: bool, out: Path | None, state_dir: Path | None, lenient_ddl: bool,
             allow_incomplete_tail: bool, no_verify_checksum: bool, statement_text: str, stats: bool,
             progress: bool | None, commit_bytes: int, tls: TlsOptions, connect_timeout: float | None) -> None:
@@ -86,6 +88,10 @@ def command(files: tuple[str, ...], source: str, snapshot: str | None, database:
                                    max_rows=max_rows, max_bytes=max_bytes,
                                    allow_incomplete_tail=allow_incomplete_tail, statement_text=statement_text,
                                    tables=tables)
+    if state_dir is not None and window is not None:
+        raise ConfigError("--start-position, --stop-position, --start-datetime and --stop-datetime pick a "
+                          "one-off range: they do not go with --state (which reads what is new since its "
+                          "last run); drop one or the other")
     if state_dir is not None:
         _incremental(files, state_dir, out, options, snapshot=snapshot, database=database,
                      lenient_ddl=lenient_ddl, fmt=fmt, json_defaults=json_defaults,
@@ -103,7 +109,7 @@ def command(files: tuple[str, ...], source: str, snapshot: str | None, database:
     # A sink that takes serialized events (protobuf) gets each event's bytes as the compiled row builder
     # made them, never parsed back.
     assembler = StatementAssembler(load_snapshot(snapshot, lenient=lenient_ddl, database=database), options,
-                                   serialized=sink.takes_serialized)
+                                   serialized=sink.takes_serialized, window=window)
     binlogs = FileSource(files, partial_tail=options.allow_incomplete_tail,
                          verify_checksum=not no_verify_checksum)
     mode = progress_mode(progress, output_on_terminal=out is None and sys.stdout.isatty())

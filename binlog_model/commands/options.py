@@ -18,10 +18,11 @@ import click
 from binlog_model.io.connector import DEFAULT_CONNECT_TIMEOUT
 from binlog_model.io.files import expand_paths
 from binlog_model.io.tls import MODES, TlsOptions
+from binlog_model.resolve.event_range import EventRange
 from binlog_model.resolve.table_filter import TableFilter
 
-__all__ = ["always_include", "binlog_files", "lenient_ddl", "live_connection", "no_verify_checksum",
-           "table_filter", "warn_unmatched_tables"]
+__all__ = ["always_include", "binlog_files", "event_range", "lenient_ddl", "live_connection",
+           "no_verify_checksum", "table_filter", "warn_unmatched_tables"]
 
 always_include = click.option(
     "--always-include", "always_include", multiple=True, metavar="DB.TABLE.COLUMN",
@@ -92,6 +93,35 @@ def table_filter(command: Callable[..., Any]) -> Callable[..., Any]:
         "--tables", "include_tables", multiple=True, metavar="DB.TABLE",
         help="Output only the rows of these tables (repeatable; globs: shop.*, *.audit_*; names compared "
         "case-insensitively). The DDL of every table is still tracked.")(with_filter)
+
+
+def event_range(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``mysqlbinlog``'s range options, with its meaning (see ``resolve.event_range``): ``--start-position``
+    (of the first file), ``--stop-position`` (of the last file), ``--start-datetime``, ``--stop-datetime``,
+    handed to the command as ``window: EventRange | None`` over its ``files``."""
+    @functools.wraps(command)
+    def with_range(*args: Any, start_position: int | None, stop_position: int | None,
+                   start_datetime: str | None, stop_datetime: str | None, **kwargs: Any) -> Any:
+        window = EventRange.parse(kwargs.get("files") or (), start_position=start_position,
+                                  stop_position=stop_position, start_datetime=start_datetime,
+                                  stop_datetime=stop_datetime)
+        return command(*args, window=window, **kwargs)
+
+    decorators = [
+        click.option("--start-position", "-j", type=click.IntRange(min=4), default=None, metavar="N",
+                     help="Output from the first event at offset N or later of the first file (as "
+                     "mysqlbinlog; DDL before it is still tracked)."),
+        click.option("--stop-position", type=click.IntRange(min=4), default=None, metavar="N",
+                     help="Stop at the first event at offset N or later of the last file (as mysqlbinlog)."),
+        click.option("--start-datetime", default=None, metavar="DATETIME",
+                     help="Output from the first event stamped at this time or later ('2026-11-28 10:00:00', "
+                     "local time as mysqlbinlog reads it, or with an offset: ...T10:00:00+00:00)."),
+        click.option("--stop-datetime", default=None, metavar="DATETIME",
+                     help="Stop at the first event stamped at this time or later (as --start-datetime)."),
+    ]
+    for decorate in reversed(decorators):
+        with_range = decorate(with_range)
+    return with_range
 
 
 def warn_unmatched_tables(patterns: list[str], say: Callable[[str], None] | None = None) -> None:

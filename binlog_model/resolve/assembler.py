@@ -39,6 +39,7 @@ from binlog_model.errors import (
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.compiled_rows import RawImages, RawImagesRefused, merge_frames, with_rows
 from binlog_model.resolve.ddl_pass import apply_query
+from binlog_model.resolve.event_range import EventRange
 from binlog_model.resolve.json_diff import resolve_partial_row
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.resolve.plan import RowPlan
@@ -134,7 +135,8 @@ class StatementAssembler:
     """
 
     def __init__(self, history: SchemaHistory | None = None, options: ResolveOptions | None = None, *,
-                 serialized: bool = False, raw: RawImages | None = None) -> None:
+                 serialized: bool = False, raw: RawImages | None = None,
+                 window: EventRange | None = None) -> None:
         # serialized: yield each BinlogEvent as its serialized bytes (what a proto sink writes); the rows
         # the compiled builder made are then never parsed into messages. raw (serialized only): the rows of
         # these tables as raw row images, for the resolve job's typing (``compiled_rows.RawImages``).
@@ -167,6 +169,9 @@ class StatementAssembler:
         self._charset_pinned = False
         # --tables/--exclude-tables: None when every table is output (no check per rows event then)
         self._filter = self.options.tables if self.options.tables.active else None
+        # mysqlbinlog's --start-position and the like: asked about every event; _outside is its last answer
+        self._window = window
+        self._outside = False
         self._mapped: set[tuple[str, str]] = set()     # tables TABLE_MAPs named (for unmatched patterns)
         self._statement_filtered = False     # the open statement had rows, all of tables left out
         self._handlers: dict[type, Callable[[Any], Iterator[pb.BinlogEvent]]] = {
@@ -198,6 +203,10 @@ class StatementAssembler:
         """Consume one decoded event; yield the BinlogEvents it completes (on commit)."""
         if not self._always_checked:
             self._check_always_at_start(event)
+        if self._window is not None:
+            h = event.header
+            self._outside = not self._window.admits(h.file, h.offset, h.timestamp,
+                                                    always=type(event) is ev.FormatDescriptionEvent)
         handler = self._handlers.get(type(event))
         if handler is None:
             if type(event) is ev.UnknownEvent:
@@ -361,8 +370,8 @@ class StatementAssembler:
                   "gtid_domain_id": identity.domain_id}
         for out in schema_events(changes, common, text=text, charset=charset,
                                  statement_text=self.options.statement_text, position=position):
-            if self._filter is not None and not (self._filter(out.db, out.table) if out.table
-                                                 else self._filter.database(out.db)):
+            if self._outside or (self._filter is not None and not (
+                    self._filter(out.db, out.table) if out.table else self._filter.database(out.db))):
                 continue        # tracked above all the same: only the output is filtered
             out.utc_timestamp.CopyFrom(Timestamp(seconds=event.header.timestamp))
             out.position.CopyFrom(_pb_position(event))
@@ -478,12 +487,13 @@ class StatementAssembler:
         if self._tx_first is None:
             self._tx_first = position
         self._step(Step.STATEMENT)
-        if self._filter is not None:
+        if self._filter is not None or self._outside:
             tm = event.table_map
             self._mapped.add((tm.schema, tm.table))
-            if not self._filter(tm.schema, tm.table):
-                # Left out at its TABLE_MAP: no plan, no schema check, the row images never decoded (both
-                # row builders start below). The statement still counts, so query_index stays the same.
+            if self._outside or (self._filter is not None and not self._filter(tm.schema, tm.table)):
+                # Left out at its TABLE_MAP (or outside the range): no plan, no schema check, the row images
+                # never decoded (both row builders start below). The statement still counts, so query_index
+                # stays the same.
                 self._statement_filtered = True
                 self.stats.rows_events_filtered += 1
                 if event.is_statement_end:
