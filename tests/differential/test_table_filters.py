@@ -195,3 +195,33 @@ def test_dump_leaves_out_the_table_maps_and_rows_of_tables_left_out(
     assert [line for line in dumped.out.splitlines() if line.startswith("### ") and "`" in line] == [
         line for line in kept if "`" in line]
     assert dumped.err == ""
+
+
+def test_tail_filters_as_events_does(server: LocalServer, workload: tuple[str, list[Path], list[Path]],
+                                     tmp_path: Path) -> None:
+    """``tail --tables`` over the server's binlog from the workload's first file gives what ``events
+    --tables`` gives over the copies of those files; the filter is part of the state's options."""
+    import os
+    import subprocess
+    import sys
+
+    db, first, second = workload
+    pattern = [("--tables", f"{db}.orders"), ("--tables", f"{db}.audit_log"),
+               ("--exclude-tables", f"{db}.audit_*")]
+    flags = [arg for pair in pattern for arg in pair]
+    env = {**os.environ, "BINLOG_MODEL_PASSWORD": ""}
+    command = [sys.executable, "-m", "binlog_model.cli", "tail", f"mysql://root@localhost/?socket={server.socket}",
+               "--state", str(tmp_path / "state"), "--out", str(tmp_path / "out"), "--from",
+               f"{first[0].name}:4", "--stop-at-end", *flags]
+    done = subprocess.run(command, env=env, capture_output=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    tailed = [from_json(line) for part in sorted((tmp_path / "out").glob("part-*.jsonl"))
+              for line in part.read_text().splitlines()]
+    expected = _events([*first, *second], tables=[f"{db}.orders", f"{db}.audit_log"],
+                       exclude_tables=[f"{db}.audit_*"])
+    assert [e for e in tailed if e.db == db] == _ours(expected, db)
+    assert {e.table for e in tailed if e.db == db and e.operation != pb.BinlogEvent.SCHEMA} == {"orders"}
+    # another filter on the same state is refused
+    again = subprocess.run([*command[:-len(flags)], "--tables", f"{db}.*"], env=env, capture_output=True,
+                           timeout=120, check=False)
+    assert again.returncode == 2 and b"tables" in again.stderr and b"StateMismatchError" in again.stderr
