@@ -161,14 +161,18 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
     for table in result.tables:
         if table.path:
             table.path = f"{target}/{table.path}"
-    _check_patterns(result, history, tables)
+    _filtered_summary(result, history, tables)
     return result
 
 
-def _check_patterns(result: ResolveResult, history: Any, tables: TableFilter | None) -> None:
+def _filtered_summary(result: ResolveResult, history: Any, tables: TableFilter | None) -> None:
+    """The summary of a filtered run: its patterns that matched no table, and only the tables it kept (the
+    summary lists every table of the history otherwise)."""
     if tables is not None and tables.active:
         seen = history_tables(history) | {(t.db, t.table) for t in result.tables if t.table}
         result.unmatched_table_patterns = tables.unmatched(seen)
+        result.tables = [t for t in result.tables
+                         if (tables(t.db, t.table) if t.table else tables.database(t.db))]
 
 
 def _reader_options(files: Sequence[str], source: str, lenient_ddl: bool, always_include: Sequence[str],
@@ -229,7 +233,7 @@ def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], ou
     for table in result.tables:
         if table.path:
             table.path = f"{target.name}/{table.path}"
-    _check_patterns(result, history, tables)
+    _filtered_summary(result, history, tables)
     say(f"committed run {state.runs}: state at {state.position['file'] if state.position else '-'}:"
         f"{state.position['offset'] if state.position else '-'}")
     return result
