@@ -92,7 +92,7 @@ class AssemblerStats:
     schema_events: int = 0
     statement_format_queries: int = 0     # QUERY events inside transactions that are not BEGIN/COMMIT/DDL
     tables_from_metadata: int = 0
-    rows_events_filtered: int = 0         # rows events of tables --tables/--exclude-tables leave out
+    rows_events_filtered: int = 0         # rows events left out (--tables/--exclude-tables, or the range)
     unknown_events: int = 0               # UnknownEvent (types this decoder does not know), passed over
     partial_tail_bytes: int = 0           # a half-written last event left unread (allow_incomplete_tail)
     # --always-include tables no TABLE_MAP named (a typo, or no rows in this input): warned about at the end
@@ -132,6 +132,11 @@ class StatementAssembler:
     beforehand (as the Spark driver does) may already hold the DDL at a position: it is then reused, not
     applied twice. Errors: ``SchemaMismatchError``, ``UnknownTableError``, ``UncertainSchemaError``,
     ``UnsupportedDDLError`` (strict DDL), ``DecoderStateError`` for an impossible event order.
+
+    ``options.tables`` and ``window`` (an ``EventRange``: mysqlbinlog's positions and datetimes) leave
+    events out of the output only: the rows events they leave out are passed over at their TABLE_MAP
+    (never decoded, never checked against the schema, still counted as statements so ``query_index`` is
+    the unfiltered one), and their DDL is applied to the history as any other.
     """
 
     def __init__(self, history: SchemaHistory | None = None, options: ResolveOptions | None = None, *,
