@@ -4,7 +4,9 @@ Strategy: a shared option is a ``click.option`` decorator built here and applied
 help text and parsing cannot drift between ``events``, ``resolve``, ``tail`` and ``dump``. Options whose
 meaning differs per command (``--snapshot``'s sources, ``--progress``' display) stay with the command.
 ``live_connection`` gathers the TLS options into one value, so each command that opens a live connection
-(``tail``, a ``mysql://`` snapshot, the coming ``apply``) takes the same ones.
+(``tail``, a ``mysql://`` snapshot, the coming ``apply``) takes the same ones; ``table_filter`` gathers
+``--tables``/``--exclude-tables`` into one ``TableFilter``, ``event_range`` mysqlbinlog's range options into
+one ``EventRange``, and ``binlog_files`` expands the inputs (files, folders, globs) the one way.
 """
 
 from __future__ import annotations
