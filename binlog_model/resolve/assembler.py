@@ -175,7 +175,7 @@ class StatementAssembler:
         # --tables/--exclude-tables: None when every table is output (no check per rows event then)
         self._filter = self.options.tables if self.options.tables.active else None
         # mysqlbinlog's --start-position and the like: asked about every event; _outside is its last answer
-        self._window = window
+        self.window = window
         self._outside = False
         self._mapped: set[tuple[str, str]] = set()     # tables TABLE_MAPs named (for unmatched patterns)
         self._statement_filtered = False     # the open statement had rows, all of tables left out
@@ -208,9 +208,9 @@ class StatementAssembler:
         """Consume one decoded event; yield the BinlogEvents it completes (on commit)."""
         if not self._always_checked:
             self._check_always_at_start(event)
-        if self._window is not None:
+        if self.window is not None:
             h = event.header
-            self._outside = not self._window.admits(h.file, h.offset, h.timestamp,
+            self._outside = not self.window.admits(h.file, h.offset, h.timestamp,
                                                     always=type(event) is ev.FormatDescriptionEvent)
         handler = self._handlers.get(type(event))
         if handler is None:
@@ -258,6 +258,12 @@ class StatementAssembler:
         """Every (db, table) the history ever held (its start, each statement's changes, its end) or a
         TABLE_MAP of the input named: what a ``--tables`` pattern that matches nothing is checked against."""
         return self._mapped | history_tables(self.history)
+
+    @property
+    def past_range(self) -> bool:
+        """The range (``window``) has stopped and nothing is pending: no later event can be output, so a
+        reader may stop there."""
+        return self.window is not None and self.window.stopped and self.idle
 
     @property
     def idle(self) -> bool:

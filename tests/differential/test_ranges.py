@@ -158,6 +158,17 @@ def test_events_outputs_the_range_with_the_schema_of_before_it(
     whole = sum(1 for e in iter_events(files) if isinstance(e, RowsEvent))
     assert len(ranged) < whole
 
+    # past the stop nothing more is read: a damaged file after it is never opened
+    name, number = files[1].name.rsplit(".", 1)
+    damaged = tmp_path / f"{name}.{int(number) + 1:06d}"
+    damaged.write_bytes(files[1].read_bytes()[:300])
+    assert main(["events", *map(str, files), str(damaged), "--out", str(tmp_path / "whole.jsonl")]) == 2
+    assert "TruncatedEventError" in capsys.readouterr().err
+    assert main(["events", *map(str, files), str(damaged), "--stop-datetime", _stamp(base + 6 * _HOUR),
+                 "--out", str(tmp_path / "stopped.jsonl")]) == 0
+    stopped = [e for e in map(from_json, (tmp_path / "stopped.jsonl").read_text().splitlines()) if e.db == db]
+    assert stopped == [e for e in everything if e.utc_timestamp.seconds < base + 6 * _HOUR]
+
     assert main(["events", *map(str, files), "--stop-datetime", "yesterday"]) == 2
     assert "--stop-datetime takes a date and time" in capsys.readouterr().err
     assert main(["events", *map(str, files), "--start-position", "4", "--state", str(tmp_path / "s"),
