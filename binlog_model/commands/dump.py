@@ -19,21 +19,31 @@ import decimal
 import enum
 import json
 import math
+import os
+import re
 import struct
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import click
 
 from binlog_model.commands import options
+from binlog_model.errors import BinlogError
 from binlog_model.io.file_source import FileSource
+from binlog_model.io.snapshots import load_snapshot
+from binlog_model.position import BinlogPosition
+from binlog_model.resolve.ddl_pass import apply_query
+from binlog_model.resolve.event_range import EventRange
+from binlog_model.resolve.table_filter import TableFilter
+from binlog_model.resolve.transactions import QueryKind, classify_query
 from binlog_model.runs.progress import ProgressDisplay, progress_mode, source_counters
 from binlog_model.runs.source import decoded
 from binlog_model.wire import events as ev
 from binlog_model.wire.column_types import ColumnType
 from binlog_model.wire.header import EventType
+from binlog_model.wire.table_map import TableMapEvent
 
 __all__ = ["command", "event_to_json", "render_event"]
 
@@ -236,7 +246,18 @@ def _timedelta_text(v: dt.timedelta) -> str:
     return f"{text}.{total.microseconds:06d}" if total.microseconds else text
 
 
-def _image_lines(row: Any, table_map: Any) -> Iterator[str]:
+def _label(names: Sequence[str] | None, i: int) -> str:
+    """A column's name where it is known (quoted when it is no plain identifier), else mysqlbinlog's @N."""
+    if names is None:
+        return f"@{i + 1}"
+    name = names[i]
+    return name if _PLAIN_NAME.fullmatch(name) else "`" + name.replace("`", "``") + "`"
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+
+
+def _image_lines(row: Any, table_map: Any, names: Sequence[str] | None = None) -> Iterator[str]:
     dimensions = _vector_dimensions(table_map) if _CT.VECTOR in table_map.column_types else {}
     for i, value in enumerate(row):
         if value is not None and not value and type(value).__name__ == "NotPresent":
@@ -245,11 +266,11 @@ def _image_lines(row: Any, table_map: Any) -> Iterator[str]:
         comment = _type_comment(ctype, meta)
         if ctype == _CT.VECTOR and (i in dimensions or isinstance(value, tuple)):
             comment = f"VECTOR({dimensions.get(i, len(value) if isinstance(value, tuple) else 0)})"
-        yield (f"###   @{i + 1}={_value_text(value, ctype, meta)} /* {comment} "
+        yield (f"###   {_label(names, i)}={_value_text(value, ctype, meta)} /* {comment} "
                f"meta={meta} nullable={int(table_map.nullable[i])} is_null={int(value is None)} */")
 
 
-def _rows_lines(event: Any) -> Iterator[str]:
+def _rows_lines(event: Any, names: Sequence[str] | None = None) -> Iterator[str]:
     tm = event.table_map
     name = f"`{tm.schema}`.`{tm.table}`"
     verb = {"insert": "INSERT INTO", "update": "UPDATE", "partial_update": "UPDATE", "delete": "DELETE FROM"}
@@ -258,25 +279,25 @@ def _rows_lines(event: Any) -> Iterator[str]:
         if event.kind in ("update", "partial_update"):
             before, after = row
             yield "### WHERE"
-            yield from _image_lines(before, tm)
+            yield from _image_lines(before, tm, names)
             yield "### SET"
-            yield from _image_lines(after, tm)
+            yield from _image_lines(after, tm, names)
         elif event.kind == "delete":
             yield "### WHERE"
-            yield from _image_lines(row, tm)
+            yield from _image_lines(row, tm, names)
         else:
             yield "### SET"
-            yield from _image_lines(row, tm)
+            yield from _image_lines(row, tm, names)
 
 
-def _summary(event: Any) -> tuple[str, list[str]]:
+def _summary(event: Any, names: Sequence[str] | None = None) -> tuple[str, list[str]]:
     """The text after the event name on the header line, and the body lines."""
     for cls, render in _RENDERERS:
         if isinstance(event, cls):
             return render(event)
     if hasattr(event, "rows") and hasattr(event, "table_map"):
         flags = " flags: STMT_END_F" if event.flags & 1 else ""
-        return f": table id {event.table_id}{flags}", list(_rows_lines(event))
+        return f": table id {event.table_id}{flags}", list(_rows_lines(event, names))
     if hasattr(event, "column_types") and hasattr(event, "schema"):
         return f": `{event.schema}`.`{event.table}` mapped to number {event.table_id}", []
     return "", []
@@ -347,11 +368,12 @@ def _when(ts: int) -> str:
     return f"{t:%y%m%d} {t.hour:2d}:{t:%M:%S}"
 
 
-def render_event(event: Any) -> list[str]:
-    """The ``mysqlbinlog -vv``-like lines of one event (timestamps in UTC)."""
+def render_event(event: Any, names: Sequence[str] | None = None) -> list[str]:
+    """The ``mysqlbinlog -vv``-like lines of one event (timestamps in UTC). ``names``: a rows event's column
+    names (one per TABLE_MAP column), printed instead of ``@1``, ``@2`` ..."""
     h = event.header
     name = _TEXT_NAMES.get(int(h.event_type), h.type_name)
-    summary, body = _summary(event)
+    summary, body = _summary(event, names)
     at = f"# at {h.offset}" if h.inner_index is None else f"# at {h.offset} (inner event {h.inner_index})"
     head = f"#{_when(h.timestamp)} server id {h.server_id}  end_log_pos {h.log_pos} \t{name}{summary}"
     return [at, head, *body]
@@ -405,33 +427,124 @@ def event_to_json(event: Any) -> dict[str, Any]:
     return {"event": type(event).__name__, "type": event.header.type_name, **body}
 
 
+def _kept(event: Any, tables: TableFilter, mapped: set[tuple[str, str]]) -> bool:
+    """False for a TABLE_MAP or rows event of a table the filter leaves out (a dump has no schema history:
+    the tables it knows are the ones TABLE_MAPs name)."""
+    table_map = event if isinstance(event, TableMapEvent) else getattr(event, "table_map", None)
+    if not isinstance(table_map, TableMapEvent):
+        return True
+    mapped.add((table_map.schema, table_map.table))
+    return tables(table_map.schema, table_map.table)
+
+
+class _ColumnNames:
+    """The column names of each rows event where they are known: its TABLE_MAP's (binlog_row_metadata=FULL),
+    else the tracked table's in a ``--snapshot`` history that follows the binlog's DDL as ``events`` does
+    (when its columns are as many as the TABLE_MAP's), else None (``@N``). A statement the tracker cannot
+    follow ends the naming from the snapshot, with a warning: a dump is a diagnostic and goes on."""
+
+    def __init__(self, snapshot: str | None) -> None:
+        self.history = load_snapshot(snapshot, lenient=True) if snapshot else None
+        self.failure: str | None = None
+
+    def see(self, event: Any) -> None:
+        if self.history is None:
+            return
+        if isinstance(event, ev.FormatDescriptionEvent):
+            self.history.server_version = event.server_version
+        elif isinstance(event, ev.QueryEvent) and classify_query(event.query) is QueryKind.SCHEMA:
+            h = event.header
+            try:
+                apply_query(self.history, event, BinlogPosition(os.path.basename(h.file or ""), h.offset))
+            except BinlogError as err:
+                self.failure = f"{err} (at {h.file}:{h.offset})"
+                self.history = None
+
+    def of(self, event: Any) -> Sequence[str] | None:
+        table_map = getattr(event, "table_map", None)
+        if not isinstance(table_map, TableMapEvent):
+            return None
+        if table_map.column_names and len(table_map.column_names) == len(table_map.column_types):
+            return table_map.column_names
+        table = (self.history.catalog.table(table_map.schema, table_map.table) if self.history is not None
+                 else None)
+        if table is None or table.uncertain:
+            return None
+        logged = [c.name for c in table.columns if not c.hidden]   # MySQL logs no functional-index column
+        return logged if len(logged) == len(table_map.column_types) else None
+
+
+def _in_database(event: Any, database: str) -> bool:
+    """mysqlbinlog's --database: a QUERY event other than BEGIN/COMMIT/ROLLBACK/SAVEPOINT/XA needs DB as
+    its default database; a TABLE_MAP or rows event, a table of DB. Names compare exactly, as there."""
+    if isinstance(event, ev.QueryEvent):
+        return classify_query(event.query) not in _STATEMENT_SCHEMA or event.schema == database
+    table_map = event if isinstance(event, TableMapEvent) else getattr(event, "table_map", None)
+    return not isinstance(table_map, TableMapEvent) or table_map.schema == database
+
+
+_STATEMENT_SCHEMA = frozenset({QueryKind.SCHEMA})   # the kinds --database tests against the default database
+
+
 @click.command(name="dump")
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@options.binlog_files()
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event (bytes as {\"hex\": ...}).")
 @options.no_verify_checksum
+@options.table_filter
+@options.event_range
+@click.option("--database", "-d", default=None, metavar="DB",
+              help="As mysqlbinlog's: only the TABLE_MAP and rows events of DB's tables, and only the QUERY "
+              "events whose default database (USE) is DB; BEGIN, COMMIT and every other event are printed.")
+@click.option("--snapshot", metavar="FILE|URL",
+              help="Starting schema (as for events), with the binlog's DDL replayed onto it: names the "
+              "columns of rows whose TABLE_MAP carries none (binlog_row_metadata=MINIMAL).")
 @click.option("--progress/--no-progress", default=None,
               help="Progress on stderr: a bar on a terminal the dump is not printed to, log lines elsewhere "
               "(default: none off a terminal).")
-def command(files: tuple[str, ...], as_json: bool, no_verify_checksum: bool, progress: bool | None) -> None:
-    """Print the events of binlog FILES (in rotation order), like mysqlbinlog -vv, or as JSON lines.
+def command(files: tuple[str, ...], as_json: bool, no_verify_checksum: bool, tables: TableFilter,
+            window: EventRange | None, database: str | None, snapshot: str | None,
+            progress: bool | None) -> None:
+    """Print the events of binlog FILES (files, folders or globs, local or URIs; in rotation order), like
+    mysqlbinlog -vv, or as JSON lines.
 
-    Exit status 1 when some event could not be decoded (shown raw), as mysqlbinlog's."""
+    With --tables/--exclude-tables the TABLE_MAP and rows events of the tables left out are not printed
+    (their rows never decoded); every other event is. --start-position, --stop-position, --start-datetime,
+    --stop-datetime and --database mean what they mean to mysqlbinlog. Row values are labelled with their
+    column names where known (FULL row metadata, or --snapshot), else @1, @2 ... as mysqlbinlog's. Exit
+    status 1 when some event could not be decoded (shown raw), as mysqlbinlog's."""
     out = sys.stdout
     shown_raw = 0
+    mapped: set[tuple[str, str]] = set()        # tables TABLE_MAPs named, for patterns that match none
     # A diagnostic tool: an event that does not decode is shown raw with a note, and the dump goes on as
     # far as the framing allows (the typed error stays for every path that needs values).
+    names = _ColumnNames(snapshot)
     source = FileSource(files, verify_checksum=not no_verify_checksum, raw_undecodable=True)
     with ProgressDisplay("dump", source_counters(source),
                          mode=progress_mode(progress, output_on_terminal=out.isatty())):
         for event in decoded(source.read()):
+            names.see(event)        # DDL is followed whatever is printed
+            h = event.header
+            if window is not None and not window.admits(
+                    h.file, h.offset, h.timestamp, always=isinstance(event, ev.FormatDescriptionEvent)):
+                if window.stopped:
+                    break
+                continue
+            if tables.active and not _kept(event, tables, mapped):
+                continue
+            if database is not None and not _in_database(event, database):
+                continue
             if isinstance(event, ev.UndecodableEvent):
                 shown_raw += 1
             if as_json:
                 out.write(json.dumps(event_to_json(event), ensure_ascii=False) + "\n")
             else:
-                out.write("\n".join(render_event(event)) + "\n")
-    if shown_raw:
-        out.flush()         # every event first, then the warning as the last line on stderr
+                out.write("\n".join(render_event(event, names.of(event))) + "\n")
+    out.flush()
+    options.warn_unmatched_tables(tables.unmatched(mapped))
+    if names.failure is not None:
+        click.echo(f"warning: the snapshot's columns named rows until a statement the schema tracker cannot "
+                   f"follow: {names.failure}; @N from there on", err=True)
+    if shown_raw:         # every event first, then the warning as the last line on stderr
         many = shown_raw != 1
         click.echo(f"warning: {shown_raw} event{'s' if many else ''} could not be decoded and "
                    f"{'were' if many else 'was'} shown raw", err=True)

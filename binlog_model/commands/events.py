@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from binlog_model.commands import options
+from binlog_model.commands.options import warn_unmatched_tables
 from binlog_model.errors import ConfigError
 from binlog_model.io.file_source import FileSource
 from binlog_model.io.live import url_with_options
@@ -23,15 +24,16 @@ from binlog_model.io.snapshots import load_snapshot
 from binlog_model.io.tls import TlsOptions
 from binlog_model.messages import BinlogEvent
 from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.event_range import EventRange
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ImageMode, ResolveOptions
+from binlog_model.resolve.table_filter import TableFilter
 from binlog_model.runs.progress import ProgressDisplay, progress_mode, source_counters
 from binlog_model.runs.runner import Runner
 from binlog_model.sinks import FORMATS, open_sink, sink_class
 
 
 @click.command("events")
-@click.argument("files", nargs=-1, required=True,
-                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@options.binlog_files()
 @click.option("--source", default="", help="Source label put in every event, e.g. ppc:1.")
 @click.option("--snapshot", metavar="FILE|URL",
               help="Starting schema: a mysqldump --no-data .sql file, a schema history .json, or a live "
@@ -40,6 +42,8 @@ from binlog_model.sinks import FORMATS, open_sink, sink_class
               help="Database of the snapshot's statements before any USE (a dump of one database has none; "
               "default: the database its header comment names).")
 @options.always_include
+@options.table_filter
+@options.event_range
 @click.option("--image", type=click.Choice([m.value for m in ImageMode]), default="changed",
               show_default=True,
               help="What before/after hold for UPDATE (and DELETE: its whole before image with full or "
@@ -71,16 +75,23 @@ from binlog_model.sinks import FORMATS, open_sink, sink_class
 @click.option("--commit-bytes", type=click.IntRange(min=1), default=64 << 20, hidden=True,
               help="With --state: commit a step after about this many input bytes (tests use small values).")
 @options.live_connection
-def command(files: tuple[Path, ...], source: str, snapshot: str | None, database: str | None,
-            always_include: tuple[str, ...], image: str, max_rows: int, max_bytes: int, fmt: str,
+def command(files: tuple[str, ...], source: str, snapshot: str | None, database: str | None,
+            always_include: tuple[str, ...], tables: TableFilter, window: EventRange | None, image: str,
+            max_rows: int, max_bytes: int, fmt: str,
             json_defaults: bool, out: Path | None, state_dir: Path | None, lenient_ddl: bool,
             allow_incomplete_tail: bool, no_verify_checksum: bool, statement_text: str, stats: bool,
             progress: bool | None, commit_bytes: int, tls: TlsOptions, connect_timeout: float | None) -> None:
-    """Decode binlog FILES into one BinlogEvent per statement (and table)."""
+    """Decode binlog FILES (files, folders or globs; local or s3:// gs:// hdfs:// URIs) into one BinlogEvent
+    per statement (and table)."""
     snapshot = url_with_options(snapshot, tls, connect_timeout) if snapshot else snapshot
     options = ResolveOptions.parse(source=source, always_include=always_include, image=image,
                                    max_rows=max_rows, max_bytes=max_bytes,
-                                   allow_incomplete_tail=allow_incomplete_tail, statement_text=statement_text)
+                                   allow_incomplete_tail=allow_incomplete_tail, statement_text=statement_text,
+                                   tables=tables)
+    if state_dir is not None and window is not None:
+        raise ConfigError("--start-position, --stop-position, --start-datetime and --stop-datetime pick a "
+                          "one-off range: they do not go with --state (which reads what is new since its "
+                          "last run); drop one or the other")
     if state_dir is not None:
         _incremental(files, state_dir, out, options, snapshot=snapshot, database=database,
                      lenient_ddl=lenient_ddl, fmt=fmt, json_defaults=json_defaults,
@@ -98,7 +109,7 @@ def command(files: tuple[Path, ...], source: str, snapshot: str | None, database
     # A sink that takes serialized events (protobuf) gets each event's bytes as the compiled row builder
     # made them, never parsed back.
     assembler = StatementAssembler(load_snapshot(snapshot, lenient=lenient_ddl, database=database), options,
-                                   serialized=sink.takes_serialized)
+                                   serialized=sink.takes_serialized, window=window)
     binlogs = FileSource(files, partial_tail=options.allow_incomplete_tail,
                          verify_checksum=not no_verify_checksum)
     mode = progress_mode(progress, output_on_terminal=out is None and sys.stdout.isatty())
@@ -106,6 +117,7 @@ def command(files: tuple[Path, ...], source: str, snapshot: str | None, database
         _write(Runner(binlogs, assembler).events(), fmt, out, json_defaults)
     if stats:
         _print_stats(assembler.stats)
+    warn_unmatched_tables(assembler.stats.unmatched_table_patterns)
 
 
 def _write(events: Iterable[BinlogEvent] | Iterable[bytes], fmt: str, out: Path | None,
@@ -125,7 +137,7 @@ def _print_stats(stats: object) -> None:
                    "(a typo?)", err=True)
 
 
-def _incremental(files: tuple[Path, ...], state_dir: Path, out: Path | None, options: ResolveOptions, *,
+def _incremental(files: tuple[str, ...], state_dir: Path, out: Path | None, options: ResolveOptions, *,
                  snapshot: str | None, database: str | None, lenient_ddl: bool, fmt: str, json_defaults: bool,
                  verify_checksum: bool, stats: bool, commit_bytes: int, progress: str) -> None:
     from binlog_model.runs.continuity import snapshot_digest
@@ -151,3 +163,4 @@ def _incremental(files: tuple[Path, ...], state_dir: Path, out: Path | None, opt
                    "next run resumes before it", err=True)
     if stats:
         _print_stats(result.stats)
+    warn_unmatched_tables(result.stats.unmatched_table_patterns)

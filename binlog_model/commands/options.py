@@ -4,7 +4,9 @@ Strategy: a shared option is a ``click.option`` decorator built here and applied
 help text and parsing cannot drift between ``events``, ``resolve``, ``tail`` and ``dump``. Options whose
 meaning differs per command (``--snapshot``'s sources, ``--progress``' display) stay with the command.
 ``live_connection`` gathers the TLS options into one value, so each command that opens a live connection
-(``tail``, a ``mysql://`` snapshot, the coming ``apply``) takes the same ones.
+(``tail``, a ``mysql://`` snapshot, the coming ``apply``) takes the same ones; ``table_filter`` gathers
+``--tables``/``--exclude-tables`` into one ``TableFilter``, ``event_range`` mysqlbinlog's range options into
+one ``EventRange``, and ``binlog_files`` expands the inputs (files, folders, globs) the one way.
 """
 
 from __future__ import annotations
@@ -16,9 +18,13 @@ from typing import Any
 import click
 
 from binlog_model.io.connector import DEFAULT_CONNECT_TIMEOUT
+from binlog_model.io.files import expand_paths
 from binlog_model.io.tls import MODES, TlsOptions
+from binlog_model.resolve.event_range import EventRange
+from binlog_model.resolve.table_filter import TableFilter
 
-__all__ = ["always_include", "lenient_ddl", "live_connection", "no_verify_checksum"]
+__all__ = ["always_include", "binlog_files", "event_range", "lenient_ddl", "live_connection",
+           "no_verify_checksum", "table_filter", "warn_unmatched_tables"]
 
 always_include = click.option(
     "--always-include", "always_include", multiple=True, metavar="DB.TABLE.COLUMN",
@@ -27,6 +33,19 @@ lenient_ddl = click.option(
     "--lenient-ddl", is_flag=True,
     help="Skip DDL the tracker cannot follow: the table it names becomes uncertain, and its rows then fail "
     "loudly (UncertainSchemaError), never resolved from TABLE_MAP metadata.")
+
+
+def binlog_files(*, required: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The ``FILES...`` argument of a command that reads binlogs: files, folders and globs, local or URIs,
+    expanded by ``io.files.expand_paths`` (rotation order, each file once, ``.index``/``.idx`` files
+    passed over) and handed to the command as ``files: tuple[str, ...]``; a name that matches nothing is a
+    ``ConfigError`` before anything is read."""
+    def expand(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(expand_paths(value)) if value else ()
+
+    return click.argument("files", nargs=-1, required=required, metavar="FILES...", callback=expand)
+
+
 no_verify_checksum = click.option("--no-verify-checksum", is_flag=True,
                                   help="Do not verify CRC32 event checksums.")
 
@@ -58,3 +77,62 @@ def live_connection(command: Callable[..., Any]) -> Callable[..., Any]:
     for decorate in reversed(decorators):
         with_tls = decorate(with_tls)
     return with_tls
+
+
+def table_filter(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--tables DB.TABLE`` and ``--exclude-tables DB.TABLE`` (repeatable, globs), handed to the command as
+    one ``tables: TableFilter`` (parsed here, so a malformed pattern fails before anything is read)."""
+    @functools.wraps(command)
+    def with_filter(*args: Any, include_tables: tuple[str, ...], exclude_tables: tuple[str, ...],
+                    **kwargs: Any) -> Any:
+        return command(*args, tables=TableFilter.from_patterns(include_tables, exclude_tables), **kwargs)
+
+    with_filter = click.option(
+        "--exclude-tables", "exclude_tables", multiple=True, metavar="DB.TABLE",
+        help="Leave out the rows of these tables (repeatable; globs as for --tables). Exclusion wins over "
+        "--tables.")(with_filter)
+    return click.option(
+        "--tables", "include_tables", multiple=True, metavar="DB.TABLE",
+        help="Output only the rows of these tables (repeatable; globs: shop.*, *.audit_*; names compared "
+        "case-insensitively). The DDL of every table is still tracked.")(with_filter)
+
+
+def event_range(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``mysqlbinlog``'s range options, with its meaning (see ``resolve.event_range``): ``--start-position``
+    (of the first file), ``--stop-position`` (of the last file), ``--start-datetime``, ``--stop-datetime``,
+    handed to the command as ``window: EventRange | None`` over its ``files``."""
+    @functools.wraps(command)
+    def with_range(*args: Any, start_position: int | None, stop_position: int | None,
+                   start_datetime: str | None, stop_datetime: str | None, **kwargs: Any) -> Any:
+        window = EventRange.parse(kwargs.get("files") or (), start_position=start_position,
+                                  stop_position=stop_position, start_datetime=start_datetime,
+                                  stop_datetime=stop_datetime)
+        return command(*args, window=window, **kwargs)
+
+    decorators = [
+        click.option("--start-position", "-j", type=click.IntRange(min=4), default=None, metavar="N",
+                     help="Output from the first event at offset N or later of the first file (as "
+                     "mysqlbinlog; DDL before it is still tracked)."),
+        click.option("--stop-position", type=click.IntRange(min=4), default=None, metavar="N",
+                     help="Stop at the first event at offset N or later of the last file (as mysqlbinlog)."),
+        click.option("--start-datetime", default=None, metavar="DATETIME",
+                     help="Output from the first event stamped at this time or later ('2026-11-28 10:00:00', "
+                     "local time as mysqlbinlog reads it, or with an offset: ...T10:00:00+00:00)."),
+        click.option("--stop-datetime", default=None, metavar="DATETIME",
+                     help="Stop at the first event stamped at this time or later (as --start-datetime)."),
+    ]
+    for decorate in reversed(decorators):
+        with_range = decorate(with_range)
+    return with_range
+
+
+def warn_unmatched_tables(patterns: list[str], say: Callable[[str], None] | None = None) -> None:
+    """One warning line per ``--tables``/``--exclude-tables`` pattern that matched no table of the input,
+    through ``say`` (default: stderr)."""
+    for pattern in patterns:
+        text = (f"warning: table pattern {pattern!r} matched no table the schema history or the binlog ever "
+                "named (a typo?)")
+        if say is None:
+            click.echo(text, err=True)
+        else:
+            say(text)

@@ -32,6 +32,7 @@ from binlog_model.errors import ConfigError
 from binlog_model.io.live import url_with_options
 from binlog_model.io.tls import TlsOptions
 from binlog_model.resolve.options import ResolveOptions
+from binlog_model.resolve.table_filter import TableFilter
 from binlog_model.runs.progress import ProgressDisplay, progress_mode
 from binlog_model.testing.bundled import golden_dir
 
@@ -121,6 +122,7 @@ def _output_to(log: Path) -> Iterator[None]:
 @click.option("--max-bytes-per-trigger", type=click.IntRange(min=1), help="--stream: at most about this many "
               "binlog bytes per micro-batch (at least one transaction).")
 @options.always_include
+@options.table_filter
 @options.lenient_ddl
 @click.option("--master", default="local[2]", show_default=True,
               help="Spark master: local[N], spark://host:port, yarn, k8s://...")
@@ -147,7 +149,7 @@ def _output_to(log: Path) -> Iterator[None]:
 def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None, database: str | None,
             state_dir: Path | None, stream: bool, checkpoint: Path | None, every: float | None,
             max_files_per_trigger: int | None, max_bytes_per_trigger: int | None,
-            always_include: tuple[str, ...], lenient_ddl: bool, master: str,
+            always_include: tuple[str, ...], tables: TableFilter, lenient_ddl: bool, master: str,
             conf: tuple[str, ...], py_files: str, archives: str, log_file: Path | None,
             slice_mb: int, driver_memory: str, executor_memory: str, progress: bool | None,
             tls: TlsOptions, connect_timeout: float | None) -> None:
@@ -238,13 +240,14 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
                     if stream:
                         _stream(spark, files, target, checkpoint, label, snapshot, lenient_ddl,
                                 always_include, slice_mb, every, max_files_per_trigger,
-                                max_bytes_per_trigger)
+                                max_bytes_per_trigger, tables)
                         continue
                     result = run_resolve(spark, files, target, source=label, snapshot=snapshot,
                                          lenient_ddl=lenient_ddl, always_include=always_include,
                                          slice_bytes=slice_mb << 20, progress=_say, database=database,
-                                         state_dir=state_dir, display=display)
+                                         state_dir=state_dir, display=display, tables=tables)
                     _summary(label, result, target)
+                    options.warn_unmatched_tables(result.unmatched_table_patterns, say=_say)
                 # A first job on a cluster of this machine: an executor writes its classes for the next.
                 dump_executor_archive(spark_context(spark).applicationId)
             except failures as err:          # outside the tasks: a JVM gone, a failed start
@@ -263,7 +266,7 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
 
 def _stream(spark: Any, files: list[str], target: str, checkpoint: Path | None, label: str,
             snapshot: str | None, lenient_ddl: bool, always_include: tuple[str, ...], slice_mb: int,
-            every: float | None, max_files: int | None, max_bytes: int | None) -> None:
+            every: float | None, max_files: int | None, max_bytes: int | None, tables: TableFilter) -> None:
     from binlog_model.spark.stream_resolve import run_resolve_stream
 
     assert checkpoint is not None
@@ -272,7 +275,7 @@ def _stream(spark: Any, files: list[str], target: str, checkpoint: Path | None, 
         result = run_resolve_stream(spark, files, target, checkpoint, source=label, snapshot=snapshot,
                                     lenient_ddl=lenient_ddl, always_include=always_include,
                                     slice_bytes=slice_mb << 20, every=every, max_files_per_trigger=max_files,
-                                    max_bytes_per_trigger=max_bytes, progress=_say)
+                                    max_bytes_per_trigger=max_bytes, progress=_say, tables=tables)
     except KeyboardInterrupt:
         _say("interrupted: the next run goes on from the checkpoint")
         return

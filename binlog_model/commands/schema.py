@@ -37,6 +37,7 @@ from schema_tracker.changes import (
     SchemaChange,
 )
 from schema_tracker.model import Catalog, ColumnSchema, charset_of_collation
+from schema_tracker.snapshot import dump_header_database
 
 __all__ = ["command", "describe_change", "describe_column"]
 
@@ -84,14 +85,15 @@ def _print_catalog(catalog: Catalog) -> None:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+@options.binlog_files(required=False)
 @click.option("--sql", "sql_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
               help="A file of plain SQL statements to replay instead of binlogs (repeatable).")
 @click.option("--snapshot", metavar="FILE|URL",
               help="Starting schema: a mysqldump --no-data .sql file, a schema history .json, or a live "
               "server mysql://user@host:port/db.")
 @click.option("--database", "-d", default=None,
-              help="Default database for --sql and --snapshot statements before any USE.")
+              help="Default database for --sql and --snapshot statements before any USE (default: the "
+              "database a dump's header comment names).")
 @click.option("--server-charset", default=None,
               help="Server default charset that CREATE DATABASE without a charset inherits in --sql files "
               "(default latin1), and in binlog statements that do not log their collation_server (each "
@@ -106,10 +108,11 @@ def _print_catalog(catalog: Catalog) -> None:
               help="Progress on stderr: a bar on a terminal (the default there), log lines elsewhere "
               "(default: none off a terminal).")
 @options.live_connection
-def command(files: tuple[Path, ...], sql_files: tuple[Path, ...], snapshot: str | None, database: str | None,
+def command(files: tuple[str, ...], sql_files: tuple[Path, ...], snapshot: str | None, database: str | None,
             server_charset: str | None, server_collation: str | None, lenient: bool, as_json: bool,
             save: Path | None, progress: bool | None, tls: TlsOptions, connect_timeout: float | None) -> None:
-    """Replay the DDL in binlog FILEs (or --sql files) and print the schema history and final catalog."""
+    """Replay the DDL in binlog FILES (files, folders or globs; local or URIs) or --sql files, and print the
+    schema history and final catalog."""
     snapshot = url_with_options(snapshot, tls, connect_timeout) if snapshot else snapshot
     if not files and not sql_files:
         raise ConfigError("give binlog FILEs or --sql FILE")
@@ -123,9 +126,6 @@ def command(files: tuple[Path, ...], sql_files: tuple[Path, ...], snapshot: str 
         raise ConfigError(f"--server-collation {server_collation} is not a collation of {server_charset}")
     catalog = Catalog(server_charset=server_charset or "latin1", server_collation=server_collation)
     history = load_snapshot(snapshot, lenient=lenient, database=database, catalog=catalog)
-    for path in files:
-        if not path.is_file():
-            raise ConfigError(f"binlog file not found: {path}")
     if files:
         # The server charset of the first QUERY event is adopted when nothing else set it (no snapshot,
         # no --server-charset), as `events` does.
@@ -133,7 +133,9 @@ def command(files: tuple[Path, ...], sql_files: tuple[Path, ...], snapshot: str 
         with ProgressDisplay("schema", source_counters(source), mode=progress_mode(progress)):
             history = history_from_source(source, history, pin_server_charset=server_charset is not None)
     for path in sql_files:
-        history.apply_script(read_sql_text(path), database, source=path.name)
+        # A dump of one database has no USE: its header names the database, as for --snapshot.
+        text = read_sql_text(path)
+        history.apply_script(text, database or dump_header_database(text), source=path.name)
     if save is not None:
         save_history(history, save)
     if as_json:

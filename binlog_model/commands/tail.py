@@ -19,12 +19,14 @@ from typing import Any
 import click
 
 from binlog_model.commands import options
+from binlog_model.commands.options import warn_unmatched_tables
 from binlog_model.errors import ConfigError
 from binlog_model.io.connector import require_pymysql
 from binlog_model.io.live import parse_server_url, url_with_options
 from binlog_model.io.snapshots import load_snapshot
 from binlog_model.io.tls import TlsOptions
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ImageMode, ResolveOptions
+from binlog_model.resolve.table_filter import TableFilter
 
 PURGED_EXIT = 3
 
@@ -62,6 +64,7 @@ def _seconds(text: str) -> float:
 @click.option("--snapshot", metavar="FILE|URL", help="Starting schema of a new state (as for `events`).")
 @click.option("--database", "-d", default=None, help="Database of the snapshot's statements before any USE.")
 @options.always_include
+@options.table_filter
 @click.option("--image", type=click.Choice([m.value for m in ImageMode]), default="changed",
               show_default=True)
 @click.option("--max-rows", type=click.IntRange(min=1), default=DEFAULT_MAX_ROWS, show_default=True)
@@ -79,7 +82,8 @@ def _seconds(text: str) -> float:
 @options.live_connection
 def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_id: int | None, heartbeat: str,
             stop_at_end: bool, spool: Path | None, commit_every: int, commit_interval: str, source: str,
-            snapshot: str | None, database: str | None, always_include: tuple[str, ...], image: str,
+            snapshot: str | None, database: str | None, always_include: tuple[str, ...], tables: TableFilter,
+            image: str,
             max_rows: int, max_bytes: int,
             statement_text: str, json_defaults: bool, lenient_ddl: bool, no_verify_checksum: bool,
             stats: bool, resume_by: str, progress: bool | None, tls: TlsOptions,
@@ -100,7 +104,8 @@ def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_i
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out names a directory; {out} is a file")
     options = ResolveOptions.parse(source=source, always_include=always_include, image=image,
-                                   max_rows=max_rows, max_bytes=max_bytes, statement_text=statement_text)
+                                   max_rows=max_rows, max_bytes=max_bytes, statement_text=statement_text,
+                                   tables=tables)
     include = sorted(f"{db}.{t}.{c}" for (db, t), cols in options.always_include.items() for c in cols)
     shaping = run_shaping(source=options.source, always_include=include, lenient_ddl=lenient_ddl,
                           database=database, out=str(out.resolve()), command="tail", events=options,
@@ -154,5 +159,6 @@ def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_i
             signal.signal(sig, handler)
     click.echo(f"tail: {result.events} events, {result.commits} commits, {result.reconnects} reconnects; "
                f"state at {result.position or 'the start'}", err=True)
+    warn_unmatched_tables(result.stats.unmatched_table_patterns)
     sys.stderr.flush()
     return 0

@@ -197,13 +197,17 @@ def binlog_size(name: PathLike) -> int:
 
 def list_binlog_files(name: PathLike) -> list[str]:
     """The binlog files ``name`` stands for, in binlog order: the file itself, every ``*.NNNNNN`` file of a
-    directory (or object prefix), or the files a glob matches except the server's side files (the
-    ``.index`` list, MariaDB's ``<binlog>.idx`` GTID indexes), which a glob such as ``mysql-bin.0*`` also
-    matches. Local names come back absolute. Raises ``ConfigError`` when nothing matches."""
+    directory (or object prefix), or the files a glob matches. The server's side files (the ``.index``
+    list, MariaDB's ``<binlog>.idx`` GTID indexes) are passed over, whether a glob such as ``binlog.*``
+    matches them or a shell expanded it into their names: a side file named alone gives ``[]``. Local
+    names come back absolute. Raises ``ConfigError`` when nothing matches."""
     text = os.fspath(name)
+    if _is_side_file(text):
+        return []
     found = _list_remote(text) if is_uri(text) else _list_local(absolute_name(text))
     if not found:
-        raise ConfigError(f"no binlog files match {text!r}")
+        raise ConfigError(f"no binlog files match {text!r}: give binlog files, a folder holding them or a "
+                          "glob")
     return sort_binlog_names(found)
 
 
@@ -289,8 +293,10 @@ def open_binlog(path: PathLike) -> IO[bytes] | gzip.GzipFile:
 def expand_paths(paths: PathLike | Iterable[PathLike]) -> list[str]:
     """Files named by ``paths`` (local paths or URIs such as ``s3://bucket/binlogs/``): files, directories
     or prefixes (every ``*.NNNNNN`` binlog file in them) or globs, in rotation order (``mysql-bin.000009``
-    before ``mysql-bin.000010``), each file once. Local paths come back absolute, so executors in other
-    working directories open the same files. Raises ``ConfigError`` when nothing matches."""
+    before ``mysql-bin.000010``), each file once, the server's ``.index`` and ``.idx`` files passed over.
+    Every command and the Spark source name their inputs through this one function. Local paths come back
+    absolute, so executors in other working directories open the same files. Raises ``ConfigError`` when
+    nothing matches."""
     items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     found: list[str] = []
     for item in items:

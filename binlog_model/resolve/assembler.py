@@ -39,6 +39,7 @@ from binlog_model.errors import (
 from binlog_model.position import BinlogPosition
 from binlog_model.resolve.compiled_rows import RawImages, RawImagesRefused, merge_frames, with_rows
 from binlog_model.resolve.ddl_pass import apply_query
+from binlog_model.resolve.event_range import EventRange
 from binlog_model.resolve.json_diff import resolve_partial_row
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.resolve.plan import RowPlan
@@ -46,6 +47,7 @@ from binlog_model.resolve.rows import RowBuilders
 from binlog_model.resolve.schema_changes import schema_events
 from binlog_model.resolve.spill import TransactionBuffer
 from binlog_model.resolve.statement_text import RowStatement, query_text
+from binlog_model.resolve.table_filter import history_tables
 from binlog_model.resolve.tables import TableResolver
 from binlog_model.resolve.transactions import (
     IN_TRANSACTION,
@@ -90,10 +92,13 @@ class AssemblerStats:
     schema_events: int = 0
     statement_format_queries: int = 0     # QUERY events inside transactions that are not BEGIN/COMMIT/DDL
     tables_from_metadata: int = 0
+    rows_events_filtered: int = 0         # rows events left out (--tables/--exclude-tables, or the range)
     unknown_events: int = 0               # UnknownEvent (types this decoder does not know), passed over
     partial_tail_bytes: int = 0           # a half-written last event left unread (allow_incomplete_tail)
     # --always-include tables no TABLE_MAP named (a typo, or no rows in this input): warned about at the end
     always_include_unseen: list[str] = field(default_factory=list)
+    # --tables/--exclude-tables patterns no table of the history or of a TABLE_MAP matched: warned about
+    unmatched_table_patterns: list[str] = field(default_factory=list)
 
 
 # --- statement state -----------------------------------------------------------------------------------
@@ -127,10 +132,16 @@ class StatementAssembler:
     beforehand (as the Spark driver does) may already hold the DDL at a position: it is then reused, not
     applied twice. Errors: ``SchemaMismatchError``, ``UnknownTableError``, ``UncertainSchemaError``,
     ``UnsupportedDDLError`` (strict DDL), ``DecoderStateError`` for an impossible event order.
+
+    ``options.tables`` and ``window`` (an ``EventRange``: mysqlbinlog's positions and datetimes) leave
+    events out of the output only: the rows events they leave out are passed over at their TABLE_MAP
+    (never decoded, never checked against the schema, still counted as statements so ``query_index`` is
+    the unfiltered one), and their DDL is applied to the history as any other.
     """
 
     def __init__(self, history: SchemaHistory | None = None, options: ResolveOptions | None = None, *,
-                 serialized: bool = False, raw: RawImages | None = None) -> None:
+                 serialized: bool = False, raw: RawImages | None = None,
+                 window: EventRange | None = None) -> None:
         # serialized: yield each BinlogEvent as its serialized bytes (what a proto sink writes); the rows
         # the compiled builder made are then never parsed into messages. raw (serialized only): the rows of
         # these tables as raw row images, for the resolve job's typing (``compiled_rows.RawImages``).
@@ -161,6 +172,13 @@ class StatementAssembler:
         self._pieces: dict[tuple[str, str], _Piece] = {}   # (db, table) → rows not yet emitted
         self._last_position: BinlogPosition | None = None
         self._charset_pinned = False
+        # --tables/--exclude-tables: None when every table is output (no check per rows event then)
+        self._filter = self.options.tables if self.options.tables.active else None
+        # mysqlbinlog's --start-position and the like: asked about every event; _outside is its last answer
+        self.window = window
+        self._outside = False
+        self._mapped: set[tuple[str, str]] = set()     # tables TABLE_MAPs named (for unmatched patterns)
+        self._statement_filtered = False     # the open statement had rows, all of tables left out
         self._handlers: dict[type, Callable[[Any], Iterator[pb.BinlogEvent]]] = {
             ev.FormatDescriptionEvent: self._on_format_description,
             ev.GtidEvent: self._on_gtid,
@@ -190,6 +208,10 @@ class StatementAssembler:
         """Consume one decoded event; yield the BinlogEvents it completes (on commit)."""
         if not self._always_checked:
             self._check_always_at_start(event)
+        if self.window is not None:
+            h = event.header
+            self._outside = not self.window.admits(h.file, h.offset, h.timestamp,
+                                                    always=type(event) is ev.FormatDescriptionEvent)
         handler = self._handlers.get(type(event))
         if handler is None:
             if type(event) is ev.UnknownEvent:
@@ -209,6 +231,8 @@ class StatementAssembler:
                     "being written?); pass --allow-incomplete-tail (allow_incomplete_tail=True) to stop "
                     "before it", file=where.file if where else None, offset=where.offset if where else None)
         self.stats.always_include_unseen = sorted(f"{db}.{t}" for db, t in self._tables.unseen)
+        if self._filter is not None:
+            self.stats.unmatched_table_patterns = self._filter.unmatched(self.seen_tables())
         if self._prepared:
             pending = len(self._prepared)
             for held in self._prepared.values():
@@ -229,6 +253,17 @@ class StatementAssembler:
         self._always_checked = True
         h = event.header
         self._tables.check_at_start(self.history.at(BinlogPosition(_base_name(h.file), h.offset)))
+
+    def seen_tables(self) -> set[tuple[str, str]]:
+        """Every (db, table) the history ever held (its start, each statement's changes, its end) or a
+        TABLE_MAP of the input named: what a ``--tables`` pattern that matches nothing is checked against."""
+        return self._mapped | history_tables(self.history)
+
+    @property
+    def past_range(self) -> bool:
+        """The range (``window``) has stopped and nothing is pending: no later event can be output, so a
+        reader may stop there."""
+        return self.window is not None and self.window.stopped and self.idle
 
     @property
     def idle(self) -> bool:
@@ -346,6 +381,9 @@ class StatementAssembler:
                   "gtid_domain_id": identity.domain_id}
         for out in schema_events(changes, common, text=text, charset=charset,
                                  statement_text=self.options.statement_text, position=position):
+            if self._outside or (self._filter is not None and not (
+                    self._filter(out.db, out.table) if out.table else self._filter.database(out.db))):
+                continue        # tracked above all the same: only the output is filtered
             out.utc_timestamp.CopyFrom(Timestamp(seconds=event.header.timestamp))
             out.position.CopyFrom(_pb_position(event))
             self._buffer.append(out)
@@ -425,6 +463,7 @@ class StatementAssembler:
     def _end_transaction(self) -> None:
         self._buffer.discard()
         self._pieces.clear()
+        self._statement_filtered = False
         self._step(Step.END)
         self._statement = None
         self._identity = None
@@ -443,7 +482,8 @@ class StatementAssembler:
     def _close_statement(self) -> None:
         if self._state not in STATEMENT_OPEN:
             return
-        had_rows = bool(self._pieces)
+        had_rows = bool(self._pieces) or self._statement_filtered
+        self._statement_filtered = False
         for piece in self._pieces.values():
             self._emit(piece, last=True)
         self._pieces.clear()
@@ -458,6 +498,18 @@ class StatementAssembler:
         if self._tx_first is None:
             self._tx_first = position
         self._step(Step.STATEMENT)
+        if self._filter is not None or self._outside:
+            tm = event.table_map
+            self._mapped.add((tm.schema, tm.table))
+            if self._outside or (self._filter is not None and not self._filter(tm.schema, tm.table)):
+                # Left out at its TABLE_MAP (or outside the range): no plan, no schema check, the row images
+                # never decoded (both row builders start below). The statement still counts, so query_index
+                # stays the same.
+                self._statement_filtered = True
+                self.stats.rows_events_filtered += 1
+                if event.is_statement_end:
+                    self._close_statement()
+                return iter(())
         view = self._tables.builders(event.table_map, self.history.at(position), position)
         operation = _OPERATION[event.kind]
         plan = view.plan

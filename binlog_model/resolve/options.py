@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from binlog_model.errors import ConfigError
+from binlog_model.resolve.table_filter import TableFilter
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_ROWS", "AssemblerOptions", "ImageMode", "ResolveOptions",
            "StatementText", "parse_always_include"]
@@ -56,7 +57,8 @@ class ResolveOptions:
     transaction still open at the end of input is dropped and counted in ``stats.incomplete_transactions``
     instead of raising (for binlogs still being written). ``statement_text``: a ``StatementText``
     (``"all"``, ``"first"``, ``"none"``). Strings are accepted for both enums and become the enum
-    (``ConfigError`` otherwise).
+    (``ConfigError`` otherwise). ``tables``: a ``TableFilter``; rows (and SCHEMA events) of the tables it
+    leaves out are not output, their row images never decoded, while their DDL is still tracked.
     """
 
     source: str = ""
@@ -67,6 +69,7 @@ class ResolveOptions:
     spill_bytes: int = 64 << 20
     allow_incomplete_tail: bool = False
     statement_text: StatementText = StatementText.ALL
+    tables: TableFilter = field(default_factory=TableFilter)
 
     def __post_init__(self) -> None:
         try:
@@ -87,15 +90,20 @@ class ResolveOptions:
               always_include: Mapping[tuple[str, str], Iterable[str]] | Iterable[str] | None = None,
               image: str = "changed", statement_text: str = "all", max_rows: int = DEFAULT_MAX_ROWS,
               max_bytes: int = DEFAULT_MAX_BYTES, spill_bytes: int = 64 << 20,
-              allow_incomplete_tail: bool = False) -> ResolveOptions:
+              allow_incomplete_tail: bool = False, tables: TableFilter | Iterable[str] = (),
+              exclude_tables: Iterable[str] = ()) -> ResolveOptions:
         """Options from a caller's values: ``always_include`` as ``["db.table.column", ...]`` (the CLI's
         and Spark's form) or ``{("db", "table"): ["column", ...]}``; ``image``/``statement_text`` as their
-        names. Raises ``ConfigError`` naming the first wrong value."""
+        names; ``tables``/``exclude_tables`` as ``DB.TABLE`` globs (``TableFilter.from_patterns``), or
+        ``tables`` as a ``TableFilter`` already parsed (the command line's). Raises
+        ``ConfigError`` naming the first wrong value."""
         return cls(source=source, always_include=_always_include(always_include),
                    image=_enum(ImageMode, image), max_rows=max_rows, max_bytes=max_bytes,
                    spill_bytes=spill_bytes,
                    allow_incomplete_tail=allow_incomplete_tail,
-                   statement_text=_enum(StatementText, statement_text))
+                   statement_text=_enum(StatementText, statement_text),
+                   tables=tables if isinstance(tables, TableFilter)
+                   else TableFilter.from_patterns(tables, exclude_tables))
 
 
 # The name the library has exported since before the middle stage had its own folder.

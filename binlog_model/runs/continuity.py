@@ -18,6 +18,7 @@ from binlog_model.errors import ConfigError
 from binlog_model.io.documents import sha256_of
 from binlog_model.io.state import RunState, StateMismatchError
 from binlog_model.resolve.options import ResolveOptions
+from binlog_model.resolve.table_filter import TableFilter
 
 __all__ = ["begin_run", "shaping", "snapshot_digest"]
 
@@ -37,11 +38,13 @@ def snapshot_digest(snapshot: str | os.PathLike[str] | None) -> str | None:
 
 def shaping(*, source: str, always_include: Iterable[str], lenient_ddl: bool, database: str | None,
             out: str, command: str | None = None, events: ResolveOptions | None = None,
-            json_defaults: bool = False, fmt: str | None = None) -> dict[str, Any]:
+            json_defaults: bool = False, fmt: str | None = None,
+            tables: TableFilter | None = None) -> dict[str, Any]:
     """The options a state compares between runs. ``always_include`` as ``db.table.column`` texts;
     ``events``: the ``events`` command's resolve options (image, splitting, statement text), with its
     ``json_defaults`` and ``fmt``; ``command``: ``"resolve"`` for the Spark runs (the key layouts are the
-    ones states on disk already hold)."""
+    ones states on disk already hold). ``tables`` (or ``events.tables``): the table filter, recorded only
+    when it filters, so states written before filters existed still compare equal."""
     doc: dict[str, Any] = {} if command is None else {"command": command}
     doc["source"] = source
     doc["always_include"] = sorted(always_include)
@@ -53,6 +56,9 @@ def shaping(*, source: str, always_include: Iterable[str], lenient_ddl: bool, da
     if events is not None:
         doc.update(json_defaults=json_defaults, format=fmt)
     doc["out"] = out
+    table_filter = tables if tables is not None else events.tables if events is not None else None
+    if table_filter is not None:
+        doc.update(table_filter.options())
     return doc
 
 

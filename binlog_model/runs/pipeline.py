@@ -39,6 +39,8 @@ def iter_binlog_events(
     allow_incomplete_tail: bool = False,
     statement_text: str = "all",
     database: str | None = None,
+    tables: Iterable[str] = (),
+    exclude_tables: Iterable[str] = (),
     assembler: StatementAssembler | None = None,
     options: ResolveOptions | None = None,
     stats: AssemblerStats | None = None,
@@ -51,7 +53,10 @@ def iter_binlog_events(
     or ``full``. ``statement_text``: ``all`` (default), ``first`` or ``none`` (see ``ResolveOptions``).
     These shaping keywords go through ``ResolveOptions.parse``; ``options`` gives them already parsed
     instead (``source``, ``always_include``, ``image``, ``max_rows``, ``max_bytes``,
-    ``allow_incomplete_tail`` and ``statement_text`` are then not read).
+    ``allow_incomplete_tail``, ``statement_text``, ``tables`` and ``exclude_tables`` are then not read).
+    ``tables``/``exclude_tables``: ``DB.TABLE`` globs (``shop.*``, ``*.audit_*``) of the tables whose rows
+    and SCHEMA events are output (see ``resolve.table_filter``); the DDL of every table is still tracked.
+    Patterns that matched no table are in ``stats.unmatched_table_patterns`` at the end.
     ``lenient_ddl``: skip DDL the tracker cannot follow, marking its table uncertain. ``database``: the
     database of a snapshot dump's statements before any ``USE`` (``mysqldump --no-data DB`` writes none).
     ``allow_incomplete_tail``: a transaction, or an event, cut off at the end of the last file (the active
@@ -67,7 +72,8 @@ def iter_binlog_events(
             options = ResolveOptions.parse(source=source, always_include=always_include, image=image,
                                            max_rows=max_rows, max_bytes=max_bytes,
                                            allow_incomplete_tail=allow_incomplete_tail,
-                                           statement_text=statement_text)
+                                           statement_text=statement_text, tables=tables,
+                                           exclude_tables=exclude_tables)
         history = load_snapshot(snapshot, lenient=lenient_ddl, database=database)
         assembler = StatementAssembler(history, options, serialized=_serialized)
     if stats is not None:

@@ -181,12 +181,15 @@ class Runner:
     def _plain(self) -> Iterator[Any]:
         assembler = self.assembler
         feed = assembler.feed
+        ranged = assembler.window is not None
         for item in self.source.read(self.resume):
             if type(item) in BOUNDARY_TYPES:     # only the end of a file counts here
                 if isinstance(item, FileEnd):
                     self._file_end(item)
                 continue
             yield from feed(item)  # type: ignore[arg-type]  # an event: the boundaries are skipped above
+            if ranged and assembler.past_range:
+                break                            # past --stop-position/--stop-datetime: read no further
         yield from assembler.close()
 
     @staticmethod

@@ -218,6 +218,9 @@ def run_tail(settings: TailSettings) -> TailResult:
                     session.abandon()
                     raise
                 session.finish()
+                if settings.options.tables.active:
+                    result.stats.unmatched_table_patterns = settings.options.tables.unmatched(
+                        session.assembler.seen_tables())
                 if done:
                     state.runs += 1
                     state.save()

@@ -28,6 +28,7 @@ from typing import Any
 
 from binlog_model.errors import BinlogError
 from binlog_model.io.documents import log_tail
+from binlog_model.resolve.table_filter import TableFilter, history_tables
 from binlog_model.sinks import parquet
 from binlog_model.spark.failures import LOG_FILE_CONF, SparkJobError, describe_failure
 from binlog_model.spark.prepass import scan
@@ -54,6 +55,8 @@ class ResolveResult:
     rows: int
     seconds: float
     tables: list[TableSummary]
+    # --tables/--exclude-tables patterns that matched no table of the history or of the output
+    unmatched_table_patterns: list[str] = field(default_factory=list)
 
 
 #: ``display(what, poll)``: a context manager showing ``poll``'s counters while Spark runs the tasks of
@@ -95,7 +98,8 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
                 always_include: Sequence[str] = (), slice_bytes: int = 64 << 20,
                 progress: Callable[[str], None] | None = None,
                 state_dir: str | os.PathLike[str] | None = None,
-                database: str | None = None, display: Display | None = None) -> ResolveResult:
+                database: str | None = None, display: Display | None = None,
+                tables: TableFilter | None = None) -> ResolveResult:
     """Resolve ``paths`` (local paths or URIs: ``s3://``, ``gs://``, ``hdfs://``, ``file://``) with ``spark``
     (a SparkSession, or only its SparkContext: ``local_context``) into typed per-table Parquet under ``out``
     (a local directory, made absolute, or any URI ``pyarrow.fs`` writes: ``s3://``, ``gs://``, ``hdfs://``);
@@ -106,7 +110,9 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
     the last run with that state is read, and its Parquet files are added to the table folders
     (``runs.commit``: ``out`` local or a URI, the state local). ``StateLockedError`` while another run holds
     ``state_dir``. ``progress`` gets the run's steps as lines; ``display`` shows the slices done while the
-    tasks run (see ``Display``)."""
+    tasks run (see ``Display``). ``tables``: the tables whose rows are written (``resolve.table_filter``;
+    every table's DDL is still tracked); its patterns that matched nothing are in
+    ``unmatched_table_patterns`` of the result."""
     if state_dir is not None:
         from binlog_model.io.state import lock_state
 
@@ -115,7 +121,8 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
             return _resolve_incremental(spark, paths, out, Path(state_dir), source=source,
                                         snapshot=snapshot, lenient_ddl=lenient_ddl,
                                         always_include=always_include, slice_bytes=slice_bytes,
-                                        progress=progress, database=database, display=display)
+                                        progress=progress, database=database, display=display,
+                                        tables=tables)
     from binlog_model.io.files import name_like, output_filesystem
     from binlog_model.sinks import publish
     from binlog_model.spark.datasource import plan
@@ -126,7 +133,7 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
     files = expand_paths(paths)         # local paths absolute: executors run in other directories
     fs, out_path = output_filesystem(out)
     publish.check_output(fs, out_path)  # before any work: a folder holding other things is refused
-    options = _reader_options(files, source, lenient_ddl, always_include, slice_bytes)
+    options = _reader_options(files, source, lenient_ddl, always_include, slice_bytes, tables)
     with tempfile.TemporaryDirectory(prefix="binlog-model-plan-") as plan_dir:
         if snapshot and database:
             # A dump without USE read with --database: hand the planner the history it makes.
@@ -154,11 +161,22 @@ def run_resolve(spark: Any, paths: Sequence[str | os.PathLike[str]], out: str | 
     for table in result.tables:
         if table.path:
             table.path = f"{target}/{table.path}"
+    _filtered_summary(result, history, tables)
     return result
 
 
+def _filtered_summary(result: ResolveResult, history: Any, tables: TableFilter | None) -> None:
+    """The summary of a filtered run: its patterns that matched no table, and only the tables it kept (the
+    summary lists every table of the history otherwise)."""
+    if tables is not None and tables.active:
+        seen = history_tables(history) | {(t.db, t.table) for t in result.tables if t.table}
+        result.unmatched_table_patterns = tables.unmatched(seen)
+        result.tables = [t for t in result.tables
+                         if (tables(t.db, t.table) if t.table else tables.database(t.db))]
+
+
 def _reader_options(files: Sequence[str], source: str, lenient_ddl: bool, always_include: Sequence[str],
-                    slice_bytes: int) -> dict[str, str]:
+                    slice_bytes: int, tables: TableFilter | None = None) -> dict[str, str]:
     import json
 
     # The row after each change (a typed row is a whole image: UPDATE's after, DELETE's before; an UPDATE's
@@ -169,6 +187,9 @@ def _reader_options(files: Sequence[str], source: str, lenient_ddl: bool, always
                "ddl": "lenient" if lenient_ddl else "strict", "sliceBytes": str(slice_bytes)}
     if always_include:
         options["alwaysInclude"] = ",".join(always_include)
+    if tables is not None and tables.active:
+        options["tables"] = ",".join(p.text for p in tables.include)
+        options["excludeTables"] = ",".join(p.text for p in tables.exclude)
     return options
 
 
@@ -176,7 +197,8 @@ def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], ou
                          state_dir: Path, *,
                          source: str, snapshot: str | None, lenient_ddl: bool, always_include: Sequence[str],
                          slice_bytes: int, progress: Callable[[str], None] | None,
-                         database: str | None, display: Display | None) -> ResolveResult:
+                         database: str | None, display: Display | None,
+                         tables: TableFilter | None = None) -> ResolveResult:
     """``run_resolve`` with a state: plan the new part, write it staged (the same tasks and task commits as a
     whole run), commit the state, publish the files."""
     from binlog_model.io.snapshots import load_snapshot
@@ -191,7 +213,7 @@ def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], ou
     state = RunState.load(state_dir)
     target = StagedOutput(out)
     given = shaping(command="resolve", source=source, always_include=always_include, lenient_ddl=lenient_ddl,
-                    database=database, out=target.name)
+                    database=database, out=target.name, tables=tables)
     begin_run(state, given, snapshot_digest(snapshot), lambda done: StagedOutput(done).recover(state))
     files = [Path(f) for f in expand_paths(paths)]   # incremental runs read local files (renames commit)
     first = load_snapshot(snapshot, lenient=lenient_ddl, database=database) if state.history is None else None
@@ -201,7 +223,7 @@ def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], ou
     if state.position is not None:
         say(f"resuming at {state.position['file']}:{state.position['offset']}")
     paths_now = [s.path for s in starts]
-    options = _reader_options(paths_now, source, lenient_ddl, always_include, slice_bytes)
+    options = _reader_options(paths_now, source, lenient_ddl, always_include, slice_bytes, tables)
     run = inc.run_name(state)
     say(f"planned {len(paths_now)} files as {len(slices)} slices; {len(history.entries)} DDL statements")
     job = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -211,6 +233,7 @@ def _resolve_incremental(spark: Any, paths: Sequence[str | os.PathLike[str]], ou
     for table in result.tables:
         if table.path:
             table.path = f"{target.name}/{table.path}"
+    _filtered_summary(result, history, tables)
     say(f"committed run {state.runs}: state at {state.position['file'] if state.position else '-'}:"
         f"{state.position['offset'] if state.position else '-'}")
     return result

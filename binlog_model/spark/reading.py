@@ -88,7 +88,8 @@ class ReadOptions:
             source=source, always_include=include, image=opts.get("image", "changed"),
             statement_text=opts.get("statementtext", "all"), max_rows=_int(opts, "maxrows", DEFAULT_MAX_ROWS),
             max_bytes=_int(opts, "maxbytes", DEFAULT_MAX_BYTES),
-            allow_incomplete_tail=_bool(opts, "allowincompletetail", False))
+            allow_incomplete_tail=_bool(opts, "allowincompletetail", False),
+            tables=[opts.get("tables", "")], exclude_tables=[opts.get("excludetables", "")])
         return cls(
             paths=paths, source=source, snapshot=opts.get("snapshot") or None, resolve=resolve,
             lenient_ddl=ddl == "lenient", verify_checksum=_bool(opts, "verifychecksum", True), mode=mode,

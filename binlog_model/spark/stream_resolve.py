@@ -31,6 +31,7 @@ from typing import Any
 from binlog_model.errors import BinlogError
 from binlog_model.io.files import absolute_name
 from binlog_model.io.state import RunState, adopt_legacy_stream_state, lock_state
+from binlog_model.resolve.table_filter import TableFilter
 from binlog_model.runs.commit import STAGING, StagedOutput
 from binlog_model.sinks.publish import prepare_stream_output
 from binlog_model.spark import incremental as inc
@@ -103,7 +104,8 @@ def run_resolve_stream(spark: Any, paths: Sequence[str | os.PathLike[str]], out:
                        slice_bytes: int = 64 << 20, every: float | None = None,
                        max_files_per_trigger: int | None = None, max_bytes_per_trigger: int | None = None,
                        progress: Callable[[str], None] | None = None,
-                       timeout: float | None = None) -> StreamResolveResult:
+                       timeout: float | None = None,
+                       tables: TableFilter | None = None) -> StreamResolveResult:
     """Keep the typed tables of the binlogs arriving in ``paths`` (folders or globs) current in ``out`` (a
     local folder: batches are published by renames), with Spark's checkpoint and the stream's schema
     histories in ``checkpoint``. ``every`` None: ``Trigger.AvailableNow`` (read what is there now, in
@@ -124,18 +126,20 @@ def run_resolve_stream(spark: Any, paths: Sequence[str | os.PathLike[str]], out:
         return _run_query(spark, paths, staged, state, ck, source=source, snapshot=snapshot,
                           lenient_ddl=lenient_ddl, always_include=always_include, slice_bytes=slice_bytes,
                           every=every, max_files_per_trigger=max_files_per_trigger,
-                          max_bytes_per_trigger=max_bytes_per_trigger, say=say, timeout=timeout)
+                          max_bytes_per_trigger=max_bytes_per_trigger, say=say, timeout=timeout,
+                          tables=tables)
 
 
 def _run_query(spark: Any, paths: Sequence[str | os.PathLike[str]], staged: StagedOutput, state: RunState,
                ck: Path, *, source: str, snapshot: str | None, lenient_ddl: bool,
                always_include: Sequence[str], slice_bytes: int, every: float | None,
                max_files_per_trigger: int | None, max_bytes_per_trigger: int | None,
-               say: Callable[[str], None], timeout: float | None) -> StreamResolveResult:
+               say: Callable[[str], None], timeout: float | None,
+               tables: TableFilter | None = None) -> StreamResolveResult:
     from pyspark.errors import StreamingQueryException
 
     options = _reader_options([absolute_name(p) for p in paths], source, lenient_ddl, always_include,
-                              slice_bytes)
+                              slice_bytes, tables)
     # As run_resolve: slices made smaller when a batch would give fewer than two per core.
     stream_options = {**options, "schemaLocation": str(ck / "binlog-schema"), "_output": "tasks",
                       "minSlices": str(2 * max(1, spark.sparkContext.defaultParallelism))}

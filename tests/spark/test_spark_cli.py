@@ -39,6 +39,22 @@ def test_resolve_writes_parquet_and_prints_the_summary(tmp_path: Path) -> None:
     assert {"cid", "binlog_operation", "binlog_order"} <= set(table.column_names)
 
 
+def test_resolve_tables_writes_and_summarises_only_the_tables_kept(tmp_path: Path) -> None:
+    """``resolve --tables/--exclude-tables``: Parquet and summary rows for the tables kept only; a pattern
+    that matches nothing is warned about."""
+    binlogs = REPO / "fixtures" / "golden" / "mariadb" / "multi_table" / "binlogs"
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    done = subprocess.run([sys.executable, "-m", "binlog_model.cli", "resolve", str(binlogs), "--out",
+                           str(tmp_path / "out"), "--master", "local[1]", "--tables", "shop.*",
+                           "--exclude-tables", "shop.customers", "--tables", "nosuch.t"],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = [line.split()[0] for line in done.stdout.splitlines()[2:]]
+    assert names == ["shop", "shop.orders"], done.stdout
+    assert sorted(p.name for p in (tmp_path / "out").glob("db=*/table=*")) == ["table=orders"]
+    assert "warning: table pattern 'nosuch.t' matched no table" in done.stderr
+
+
 def test_resolve_reads_a_directory_with_gtid_index_files_as_its_binlogs_only(tmp_path: Path) -> None:
     """A directory as MariaDB 11.4+ leaves it (``binlog.000001``, ``binlog.000001.idx``, ``binlog.index``):
     the CLI reads one binlog file from it, also when a glob that matches the side files names it too."""

@@ -357,5 +357,6 @@ def test_missing_input_fails_before_spark_starts(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120, check=False,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 2
-    assert done.stderr.strip() == f"error: ConfigError: no binlog files match {str(tmp_path / 'nope')!r}"
+    assert done.stderr.strip() == (f"error: ConfigError: no binlog files match {str(tmp_path / 'nope')!r}: "
+                                   "give binlog files, a folder holding them or a glob")
     assert not (tmp_path / "spark.log").exists()

@@ -330,3 +330,21 @@ def test_root_cause_is_the_last_python_exception_line() -> None:
     assert root_cause(library) == "DecodeError: bad event (file x, offset 4)"
     err = SparkJobError.from_spark(RuntimeError(text), "/tmp/spark.log")
     assert str(err) == "ModuleNotFoundError: No module named 'google' (full Spark log: /tmp/spark.log)"
+
+
+def test_tables_options_filter_the_source_as_the_library_does() -> None:
+    """The source's ``tables``/``excludeTables`` options (comma-separated ``DB.TABLE`` globs) give the rows
+    ``iter_binlog_events(tables=..., exclude_tables=...)`` gives; a malformed pattern fails at parse."""
+    binlogs = GOLDEN / "multi_table" / "binlogs"
+    files = sorted(binlogs.iterdir())
+    history, slices = plan(files)
+    options = ReadOptions.parse({"path": str(binlogs), "mode": "events", "tables": "shop.*, *.notes",
+                                 "excludeTables": "shop.customers"})
+    got = [(r["table"], r["operation"]) for s in slices for b in read_slice(s, history.to_json(), options)
+           for r in b.to_pylist() if r["table"]]
+    kept = iter_binlog_events(files, tables=["shop.*", "*.notes"], exclude_tables=["shop.customers"])
+    want = [(e.table, ("INSERT", "UPDATE", "DELETE", "SCHEMA")[e.operation - 1]) for e in kept if e.table]
+    assert got == want
+    assert {t for t, _ in got} == {"orders", "notes"}
+    with pytest.raises(ConfigError, match=r"--tables takes DB\.TABLE"):
+        ReadOptions.parse({"path": str(binlogs), "tables": "orders"})

@@ -10,7 +10,8 @@ user's script: a Spark example starts its own JVM in that folder), sharing one P
 examples reuse the quick start's session), with ``binlog-model`` on the PATH. The sandbox holds what the
 examples name: ``ppc-schema.sql``, a real ``--no-data`` dump of the database ``ppc`` (one database: no
 USE line), and ``binlogs/``, the binlog files a MariaDB wrote after that dump (spec-like DML on
-``ppc.campaigns`` in two files).
+``ppc.campaigns`` in two files), named as MySQL 8+ names them (``binlog.000001``), as the README's examples
+do.
 """
 
 from __future__ import annotations
@@ -79,7 +80,9 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not ok:
         pytest.skip(f"no local MariaDB: {reason}")
     root = tmp_path_factory.mktemp("docs")
-    with MariaDBServer(row_image="FULL", row_metadata="FULL") as server:
+    server = MariaDBServer(row_image="FULL", row_metadata="FULL")
+    server.binlog_basename = "binlog"           # MySQL 8+'s names, which the README's examples use
+    with server:
         server.execute(["CREATE DATABASE ppc",
                         "CREATE TABLE ppc.campaigns (cid INT UNSIGNED NOT NULL PRIMARY KEY, name TEXT, "
                         "currency ENUM('RUB','UAH','USD','EUR') NOT NULL, geo TEXT, shows INT, clicks INT)"])
