@@ -7,7 +7,6 @@ or a live server ``mysql://USER@HOST:PORT`` (followed as ``tail`` follows it). T
 
 from __future__ import annotations
 
-import fnmatch
 import signal
 import sys
 from collections.abc import Callable
@@ -21,23 +20,9 @@ from binlog_model.errors import ConfigError
 from binlog_model.io.snapshots import load_snapshot
 from binlog_model.io.tls import TlsOptions
 from binlog_model.resolve.options import ResolveOptions
+from binlog_model.resolve.table_filter import TableFilter
 
-__all__ = ["command", "table_selection"]
-
-
-def table_selection(tables: tuple[str, ...], exclude: tuple[str, ...]) -> Callable[[str, str], bool] | None:
-    """``DB.TABLE`` patterns (globs) → whether a table is replicated (None: every table)."""
-    for pattern in (*tables, *exclude):
-        if pattern.count(".") != 1:
-            raise ConfigError(f"--tables/--exclude-tables expect DB.TABLE (globs allowed), got {pattern!r}")
-    if not tables and not exclude:
-        return None
-
-    def selected(db: str, table: str) -> bool:
-        name = f"{db}.{table}"
-        return ((not tables or any(fnmatch.fnmatchcase(name, p) for p in tables))
-                and not any(fnmatch.fnmatchcase(name, p) for p in exclude))
-    return selected
+__all__ = ["command"]
 
 
 def _delta_path(to: str) -> Path:
@@ -58,10 +43,7 @@ def _delta_path(to: str) -> Path:
               "there). Later runs resume from the state.")
 @click.option("--initial-chunk", type=click.IntRange(min=1), default=50_000, show_default=True,
               help="--initial live: rows read and written at a time (memory stays bounded by a chunk).")
-@click.option("--tables", "tables", multiple=True, metavar="DB.TABLE",
-              help="Replicate only these tables (repeatable; globs such as shop.* allowed).")
-@click.option("--exclude-tables", "exclude_tables", multiple=True, metavar="DB.TABLE",
-              help="Do not replicate these tables (repeatable; globs allowed).")
+@options.table_filter
 @click.option("--snapshot", metavar="FILE|URL", help="Starting schema of a new state (as for `events`).")
 @click.option("--database", "-d", default=None, help="Database of the snapshot's statements before any USE.")
 @click.option("--stop-at-end", is_flag=True, help="Live: stop at the end of the binlog the server has at the "
@@ -85,8 +67,7 @@ def _delta_path(to: str) -> Path:
 @click.option("--progress/--no-progress", default=None, help="Progress on stderr.")
 @options.live_connection
 def command(source: tuple[str, ...], state_dir: Path, to: str, initial: str, initial_chunk: int,
-            tables: tuple[str, ...],
-            exclude_tables: tuple[str, ...], snapshot: str | None, database: str | None, stop_at_end: bool,
+            tables: TableFilter, snapshot: str | None, database: str | None, stop_at_end: bool,
             start: str, commit_every: int, commit_interval: str, commit_bytes: int, checkpoint_every: int,
             allow_incomplete_tail: bool, lenient_ddl: bool, no_verify_checksum: bool, progress: bool | None,
             tls: TlsOptions, connect_timeout: float | None) -> int:
@@ -104,17 +85,19 @@ def command(source: tuple[str, ...], state_dir: Path, to: str, initial: str, ini
     if initial == "live" and not live:
         raise ConfigError("--initial live reads the tables from the server: give a mysql:// SOURCE")
     target = _delta_path(to)
-    select = table_selection(tables, exclude_tables)
+    select = tables if tables.active else None
     snapshot_url = url_with_options(snapshot, tls, connect_timeout) if snapshot else None
-    options = ResolveOptions.parse(image="full", allow_incomplete_tail=allow_incomplete_tail)
+    # the filter also leaves the rows of other tables undecoded (at their TABLE_MAP); DDL is always tracked
+    resolve_options = ResolveOptions.parse(image="full", allow_incomplete_tail=allow_incomplete_tail,
+                                           tables=tables)
     shaping = apply_shaping(source[0] if live else "files", str(target), lenient_ddl=lenient_ddl,
-                            database=database, tables=[*tables, *(f"!{t}" for t in exclude_tables)])
+                            database=database, tables=tables)
 
     def load_history() -> Any:
         return load_snapshot(snapshot_url, lenient=lenient_ddl, database=database)
 
     if live:
-        return _live(source[0], state_dir, target, options, shaping, load_history, select,
+        return _live(source[0], state_dir, target, resolve_options, shaping, load_history, select,
                      snapshot_id=snapshot_digest(snapshot), start=start, stop_at_end=stop_at_end,
                      commit_every=commit_every, commit_interval=commit_interval, tls=tls,
                      connect_timeout=connect_timeout, lenient_ddl=lenient_ddl,
@@ -123,7 +106,7 @@ def command(source: tuple[str, ...], state_dir: Path, to: str, initial: str, ini
     from binlog_model.replica.run import run_apply_files
     from binlog_model.spark.partitions import expand_paths
 
-    result = run_apply_files(expand_paths(list(source)), state_dir, target, options=options,
+    result = run_apply_files(expand_paths(list(source)), state_dir, target, options=resolve_options,
                              load_history=load_history, shaping_options=shaping,
                              snapshot_id=snapshot_digest(snapshot), verify_checksum=not no_verify_checksum,
                              commit_bytes=commit_bytes, select=select, checkpoint_every=checkpoint_every,
@@ -132,6 +115,7 @@ def command(source: tuple[str, ...], state_dir: Path, to: str, initial: str, ini
     click.echo(f"apply: {stats.row_changes} row changes ({stats.skipped} applied before) to "
                f"{len(stats.tables)} table(s) in {stats.delta_commits} Delta commits from "
                f"{len(result.files)} file(s); state at {result.position or 'the start'}", err=True)
+    options.warn_unmatched_tables(result.unmatched_table_patterns)
     return 0
 
 

@@ -27,6 +27,7 @@ from binlog_model.replica.delta import DeltaReplica
 from binlog_model.replica.writer import ApplyStats, ReplicaWriter
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
+from binlog_model.resolve.table_filter import TableFilter
 from binlog_model.runs.continuity import begin_run, shaping
 from binlog_model.runs.progress import ProgressDisplay, source_counters
 from binlog_model.runs.runner import Checkpoint, CommitPolicy, Runner
@@ -43,6 +44,7 @@ class ApplyResult:
     position: str | None = None
     commits: int = 0
     stats: ApplyStats = field(default_factory=ApplyStats)
+    unmatched_table_patterns: list[str] = field(default_factory=list)
 
 
 def app_id_of(state: RunState) -> str:
@@ -55,12 +57,10 @@ def app_id_of(state: RunState) -> str:
 
 
 def apply_shaping(source: str, target: str, *, lenient_ddl: bool, database: str | None,
-                  tables: Iterable[str] = ()) -> dict[str, Any]:
+                  tables: TableFilter | None = None) -> dict[str, Any]:
     """The options an ``apply`` state compares between runs."""
-    doc = shaping(source=source, always_include=(), lenient_ddl=lenient_ddl, database=database,
-                  out=f"delta:{target}", command="apply")
-    doc["tables"] = sorted(tables)
-    return doc
+    return shaping(source=source, always_include=(), lenient_ddl=lenient_ddl, database=database,
+                   out=f"delta:{target}", command="apply", tables=tables)
 
 
 def run_apply_files(
@@ -117,6 +117,7 @@ def run_apply_files(
             for event in runner.events():
                 writer.write(event)
         writer.close()
+        result.unmatched_table_patterns = assembler.stats.unmatched_table_patterns
         state.runs += 1
         state.save()
         return result
