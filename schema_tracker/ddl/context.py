@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
-from binlog_model.errors import SchemaError
+from binlog_model.errors import SchemaError, SchemaNewerThanBinlogError
 from schema_tracker.changes import (
     SchemaChange,
     apply_change,
@@ -90,3 +90,8 @@ def qualified(ctx: Ctx, part: list[Token]) -> tuple[str, str]:
         return names[0], names[1]
     raise unsupported("cannot read a table name")
 
+
+
+def newer_than_binlog(what: str, *, table: str | None = None) -> SchemaNewerThanBinlogError:
+    """The error for a statement the tracked schema is already past (``what`` says which and why)."""
+    return SchemaNewerThanBinlogError(f"{what}; {SchemaNewerThanBinlogError.CAUSE}", table=table)
