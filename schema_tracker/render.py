@@ -3,8 +3,9 @@
 Strategy: one pure function per object over the immutable ``Catalog``. The text holds exactly what the
 catalog tracks (columns with every attribute, the primary key, UNIQUE keys, engine, charsets); what it does
 not track (secondary non-unique indexes, CHECK and FOREIGN KEY constraints, comments, ``ON UPDATE``,
-partitioning, table options such as ROW_FORMAT) is not invented. Every charset and collation is written
-out, so the statements do not depend on the target server's defaults.
+partitioning, the engine, table options such as ROW_FORMAT) is not invented. Every charset and collation is
+written out at the table, and at a column whose differ from its table's, so the statements do not depend
+on the target server's defaults.
 
 Integer display widths follow the target: MySQL 8.0.19+ stopped writing them (``bigint``), except for
 ZEROFILL columns and the boolean ``tinyint(1)``; MariaDB and MySQL 5.7 write them (``bigint(20)``). The
@@ -32,9 +33,8 @@ def column_type_for(col: ColumnSchema, *, mysql8: bool) -> str:
     writes it: ``bigint`` there, ``bigint(20)`` here; YEAR and GEOMETRYCOLLECTION likewise."""
     t = col.data_type
     if mysql8:
-        if t in _INT_WIDTH and not col.zerofill and not (t == "tinyint" and col.length == 1 and not col.unsigned):
-            col = replace(col, length=None)
-        elif t == "year":
+        boolean = t == "tinyint" and col.length == 1 and not col.unsigned
+        if (t in _INT_WIDTH and not col.zerofill and not boolean) or t == "year":
             col = replace(col, length=None)
         elif t == "geometrycollection":
             col = replace(col, data_type="geomcollection")
@@ -48,13 +48,18 @@ def column_type_for(col: ColumnSchema, *, mysql8: bool) -> str:
     return col.column_type
 
 
-def render_column(col: ColumnSchema, *, mysql8: bool) -> str:
-    """One column definition, in the order both servers' grammars accept."""
+def render_column(col: ColumnSchema, *, mysql8: bool, table: TableSchema | None = None) -> str:
+    """One column definition, in the order both servers' grammars accept. A charset or collation equal to
+    ``table``'s default is left to it: MySQL remembers a column's explicit charset and shows it again."""
     parts = [quote_name(col.name), column_type_for(col, mysql8=mysql8)]
     if col.charset and col.data_type != "json":
-        parts.append(f"CHARACTER SET {col.charset} COLLATE {col.collation}")
+        if table is None or col.charset != table.charset:
+            parts.append(f"CHARACTER SET {col.charset} COLLATE {col.collation}")
+        elif col.collation != table.collation:
+            parts.append(f"COLLATE {col.collation}")
     if col.generated is not None:
-        parts.append(f"GENERATED ALWAYS AS ({col.generated}) {'STORED' if col.generated_stored else 'VIRTUAL'}")
+        kind = "STORED" if col.generated_stored else "VIRTUAL"
+        parts.append(f"GENERATED ALWAYS AS ({col.generated}) {kind}")
     if not col.nullable:
         parts.append("NOT NULL")
     elif col.data_type == "timestamp" and col.generated is None:
@@ -77,19 +82,19 @@ def render_create_database(database: DatabaseSchema) -> str:
 
 def render_create_table(table: TableSchema, *, mysql8: bool) -> str:
     """``CREATE TABLE `db`.`t` (...)`` with the columns in order, the primary key (unless the server only
-    implies it from a UNIQUE key), the UNIQUE keys, the engine and the table's charset and collation.
+    implies it from a UNIQUE key), the UNIQUE keys and the table's charset and collation.
 
     The hidden columns of MySQL's functional indexes are left out: no statement can create them but the
     index, which the catalog does not track."""
-    lines = [render_column(c, mysql8=mysql8) for c in table.columns if not c.hidden]
+    lines = [render_column(c, mysql8=mysql8, table=table) for c in table.columns if not c.hidden]
     if table.primary_key and not table.implicit_primary_key:
         lines.append(f"PRIMARY KEY ({', '.join(quote_name(c) for c in table.primary_key)})")
     for name, cols in table.unique_keys:
         lines.append(f"UNIQUE KEY {quote_name(name)} ({', '.join(quote_name(c) for c in cols)})")
     body = ",\n  ".join(lines)
+    # No ENGINE: the tracker reads it at CREATE but does not follow ALTER TABLE ... ENGINE=, so the target's
+    # default engine is a truer answer than a possibly stale one.
     options = []
-    if table.engine:
-        options.append(f"ENGINE={table.engine}")
     if table.charset:
         options.append(f"DEFAULT CHARSET={table.charset}")
     if table.collation:

@@ -114,7 +114,8 @@ def _parse_at(text: str) -> BinlogPosition:
               help="Print the schema (at the end, or --at a position) as CREATE DATABASE / CREATE TABLE "
               "statements instead of the history.")
 @click.option("--at", "at", metavar="FILE:POS", default=None,
-              help="With --ddl: the schema in force for an event at this position (after every DDL before it).")
+              help="With --ddl: the schema in force for an event at this position (after every DDL "
+              "before it).")
 @click.option("--ddl-for", type=click.Choice(["source", "mysql", "mariadb"]), default="source",
               show_default=True,
               help="With --ddl: write integer display widths as this server writes them (MySQL 8.0.19+: "
@@ -127,7 +128,8 @@ def _parse_at(text: str) -> BinlogPosition:
 @options.live_connection
 def command(files: tuple[Path, ...], sql_files: tuple[Path, ...], snapshot: str | None, database: str | None,
             server_charset: str | None, server_collation: str | None, lenient: bool, as_json: bool,
-            as_ddl: bool, at: str | None, ddl_for: str, save: Path | None, progress: bool | None, tls: TlsOptions, connect_timeout: float | None) -> None:
+            as_ddl: bool, at: str | None, ddl_for: str, save: Path | None, progress: bool | None,
+            tls: TlsOptions, connect_timeout: float | None) -> None:
     """Replay the DDL in binlog FILEs (or --sql files) and print the schema history and final catalog."""
     snapshot = url_with_options(snapshot, tls, connect_timeout) if snapshot else snapshot
     if not files and not sql_files:

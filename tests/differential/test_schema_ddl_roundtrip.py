@@ -5,7 +5,8 @@ server and through the tracker. The source server's ``SHOW CREATE TABLE`` of eve
 databases are dropped, ``iter_create_statements`` of the tracker's final catalog runs on that server, and
 ``SHOW CREATE TABLE`` there must be the source's, text for text, once the parts the catalog does not track
 by design are taken out of both sides (``_UNTRACKED``: secondary indexes, CHECK/FOREIGN KEY constraints,
-comments, ``ON UPDATE``, partitioning and the AUTO_INCREMENT/ROW_FORMAT table options).
+comments, ``ON UPDATE``, partitioning, the engine, the AUTO_INCREMENT/ROW_FORMAT table options, key prefix
+lengths, and whether a column named its table's own charset).
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ from typing import Any
 import pytest
 
 from schema_tracker.ddl import ServerSession, apply, split_statements
-from schema_tracker.model import Catalog
+from schema_tracker.model import Catalog, ColumnSchema
 from schema_tracker.render import column_type_for, iter_create_statements
-from schema_tracker.model import ColumnSchema
 from tests.differential.test_schema_differential import CORPUS, _dialect
 
 pytestmark = pytest.mark.server
@@ -28,16 +28,27 @@ pytestmark = pytest.mark.server
 # Lines and clauses of SHOW CREATE TABLE that hold what the catalog does not track.
 _UNTRACKED_LINES = re.compile(r"^\s*(KEY|FULLTEXT KEY|SPATIAL KEY|VECTOR KEY|INDEX|CONSTRAINT|FOREIGN KEY)\b")
 _UNTRACKED = [
-    re.compile(r" COMMENT '(?:[^']|'')*'"),
+    re.compile(r" COMMENT[= ]'(?:[^'\\]|''|\\.)*'"),
     re.compile(r" ON UPDATE current_timestamp(?:\(\d?\))?", re.IGNORECASE),
-    re.compile(r" (AUTO_INCREMENT|ROW_FORMAT|PAGE_CHECKSUM|STATS_\w+)=\w+"),
+    re.compile(r" (ENGINE|AUTO_INCREMENT|ROW_FORMAT|PAGE_CHECKSUM|STATS_\w+)=\w+"),
     re.compile(r"\s*/\*!50100 PARTITION BY.*?\*/", re.DOTALL),
     re.compile(r"\s*PARTITION BY .*", re.DOTALL),
 ]
 
 
+_KEY_PREFIX = re.compile(r"(`(?:[^`]|``)*`)\(\d+\)")
+_COLUMN_CHARSET = re.compile(r" (CHARACTER SET|COLLATE) \w+")
+
+
 def _normalized(create: str) -> str:
     lines = [ln for ln in create.splitlines() if not _UNTRACKED_LINES.match(ln)]
+    # key prefix lengths (``v(10)``): the catalog keeps a key's columns, not their prefixes
+    lines = [_KEY_PREFIX.sub(r"\1", ln) if ln.lstrip().startswith(("PRIMARY KEY", "UNIQUE KEY")) else ln
+             for ln in lines]
+    # A column's charset and collation are compared as information_schema has them (``_show_create``):
+    # MySQL shows them again where a statement named them, even as the table's own, which the catalog
+    # does not record.
+    lines = [_COLUMN_CHARSET.sub("", ln) if ln.startswith("  `") else ln for ln in lines]
     text = "\n".join(lines)
     for pattern in _UNTRACKED:
         text = pattern.sub("", text)
@@ -45,18 +56,25 @@ def _normalized(create: str) -> str:
 
 
 def _show_create(cur: Any, databases: list[str]) -> dict[tuple[str, str], str]:
+    """``SHOW CREATE TABLE`` of every table, normalized, with each column's charset and collation."""
     out = {}
     for db in databases:
         cur.execute("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA=%s "
                     "AND TABLE_TYPE='BASE TABLE'", (db,))
         for (name,) in cur.fetchall():
             cur.execute(f"SHOW CREATE TABLE `{db}`.`{name}`")
-            out[(db, name)] = _normalized(cur.fetchone()[1])
+            text = _normalized(cur.fetchone()[1])
+            cur.execute("SELECT COLUMN_NAME, CHARACTER_SET_NAME, COLLATION_NAME "
+                        "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA=%s AND TABLE_NAME=%s "
+                        "ORDER BY ORDINAL_POSITION", (db, name))
+            charsets = [f"-- {col}: {cs} {coll}" for col, cs, coll in cur.fetchall()
+                        if cs is not None]
+            out[(db, name)] = "\n".join([text, *charsets])
     return out
 
 
 def _renamed(catalog: Catalog, names: dict[str, str]) -> Catalog:
-    """``catalog`` with its databases ``names`` renamed (the round trip's targets live next to the sources)."""
+    """``catalog`` with its databases ``names`` renamed (the targets live next to the sources)."""
     out = Catalog(server_charset=catalog.server_charset, server_collation=catalog.server_collation)
     for database in catalog.databases.values():
         if database.name in names:
