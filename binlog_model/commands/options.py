@@ -18,7 +18,7 @@ import click
 from binlog_model.io.connector import DEFAULT_CONNECT_TIMEOUT
 from binlog_model.io.tls import MODES, TlsOptions
 
-__all__ = ["always_include", "lenient_ddl", "live_connection", "no_verify_checksum"]
+__all__ = ["always_include", "json_values", "lenient_ddl", "live_connection", "no_verify_checksum"]
 
 always_include = click.option(
     "--always-include", "always_include", multiple=True, metavar="DB.TABLE.COLUMN",
@@ -27,6 +27,10 @@ lenient_ddl = click.option(
     "--lenient-ddl", is_flag=True,
     help="Skip DDL the tracker cannot follow: the table it names becomes uncertain, and its rows then fail "
     "loudly (UncertainSchemaError), never resolved from TABLE_MAP metadata.")
+json_values = click.option(
+    "--json-values", type=click.Choice(["typed", "plain"]), default="typed", show_default=True,
+    help="JSONL column values: typed (lossless, {\"intValue\": 3}) or plain (\"cid\": 3; big integers and "
+    "DECIMAL as strings, ISO-8601 times, base64 bytes; see docs/contracts.md).")
 no_verify_checksum = click.option("--no-verify-checksum", is_flag=True,
                                   help="Do not verify CRC32 event checksums.")
 

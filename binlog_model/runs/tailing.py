@@ -96,6 +96,7 @@ class TailSettings:
     password: str | None = None
     fmt: str = "jsonl"
     json_defaults: bool = False
+    json_values: str = "typed"
     snapshot_id: str | None = None
     verify_checksum: bool = True
     server_id: int | None = None
@@ -414,7 +415,8 @@ class _Session:
     def _new_part(self) -> None:
         fmt = self.settings.fmt
         self.name = part_name(self.state, fmt)
-        self.writer = OutputWriter(self.out / (self.name + PARTIAL), fmt, self.settings.json_defaults)
+        self.writer = OutputWriter(self.out / (self.name + PARTIAL), fmt, self.settings.json_defaults,
+                                   self.settings.json_values)
 
     def finish(self) -> None:
         """The session's output part becomes a finished file, listed in the state."""
