@@ -23,12 +23,14 @@ __all__ = ["begin_run", "shaping", "snapshot_digest"]
 
 
 def snapshot_digest(snapshot: str | os.PathLike[str] | None) -> str | None:
-    """A fingerprint of a snapshot argument: the SHA-256 of a file's bytes, or the text of a URL."""
+    """A fingerprint of a snapshot argument: the SHA-256 of a file's bytes, or the text of a URL (without
+    its query, and without a password: the state file keeps it)."""
     if snapshot is None:
         return None
     text = os.fspath(snapshot)
     if "://" in text:
-        return text.split("?", 1)[0]
+        from binlog_model.io.live import redacted_url
+        return redacted_url(text.split("?", 1)[0])
     try:
         return sha256_of(text)
     except OSError as err:

@@ -277,7 +277,7 @@ class _Session:
             code = err.args[0] if err.args else None
             if code in (1044, 1045, 1698):
                 raise ConfigError(f"cannot log in to {server.user}@{self.where}: {err.args[-1]} (the "
-                                  f"password comes from ${PASSWORD_ENV[0]} or a prompt)") from None
+                                  f"password comes from the URL, ${PASSWORD_ENV[0]} or a prompt)") from None
             raise ConnectionLostError(f"cannot connect to {self.where}: {err.args[-1] if err.args else err}",
                                       errno=code) from err
         except (pymysql.Error, OSError) as err:
