@@ -175,6 +175,10 @@ def run_tail(settings: TailSettings) -> TailResult:
             source["server_id"] = settings.server_id
         source.setdefault("server_id", random.randint(*SERVER_ID_RANGE))
         state.source = source
+        if state.position is not None:
+            # a resume says where it stands even when nothing new comes to commit
+            result.committed = (state.position["file"], state.position["offset"])
+            result.position = f"{state.position['file']}:{state.position['offset']}"
         password = settings.password if settings.password is not None else server_password(settings.server)
         target: tuple[str, int] | None = None
         failing_since: float | None = None
@@ -366,9 +370,13 @@ class _Session:
         document = state.encoded(**update)
         # what the progress line says of this commit, as it is now (printed once it is durable)
         source = self.source
-        lag = 0.0 if source.caught_up else max(0.0, time.time() - source.event_time)
+        # at --stop-at-end, reaching the server's end is being caught up, heartbeat or not
+        target = self.result.target
+        caught_up = source.caught_up or (target is not None and source.same_server
+                                         and _key((position.file, position.offset)) >= _key(target))
+        lag = 0.0 if caught_up else max(0.0, time.time() - source.event_time)
         seen = {"events": self.result.events, "gtids": str(state.gtids), "lag_seconds": round(lag, 3),
-                "caught_up": source.caught_up}
+                "caught_up": caught_up}
         spool = self.settings.spool
         descriptors = [fd for fd in (writer.flushed_fd(), spool.flushed_fd() if spool is not None else None)
                        if fd is not None]
