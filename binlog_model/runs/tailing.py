@@ -117,6 +117,9 @@ class TailSettings:
     lenient_ddl: bool = False
     snapshot_now: bool = False              # --from now: the schema is read from the server at that moment
     spool: Any = None                       # an io.spool.Spool: the raw mirror, synced at each commit
+    #: in place of part files: ``output(history)`` gives the session's output (``apply``'s replica: events
+    #: in, and its ``checkpoint(Checkpoint)`` applies them before the state is saved; it records no bytes)
+    output: Callable[[RunState, Callable[[], SchemaHistory]], Any] | None = None
     stop: threading.Event = field(default_factory=threading.Event)
 
 
@@ -155,7 +158,7 @@ def run_tail(settings: TailSettings) -> TailResult:
     """Follow the server until ``--stop-at-end`` is reached or ``settings.stop`` is set (then the current
     transaction is finished and committed). Raises ``PurgedPositionError``, ``ServerIdCollisionError``,
     ``StateMismatchError``, ``StateLockedError`` and the pipeline's errors; connection losses are retried."""
-    if settings.fmt not in ("jsonl", "proto"):
+    if settings.output is None and settings.fmt not in ("jsonl", "proto"):
         raise ConfigError(f"format must be jsonl or proto, not {settings.fmt!r}")
     if settings.connect is None:
         # every connection of the run: TLS as the URL asks, failures classified once, the first one's patience
@@ -167,7 +170,7 @@ def run_tail(settings: TailSettings) -> TailResult:
     with lock_state(settings.state_dir):
         state = RunState.load(settings.state_dir)
         begin_run(state, settings.shaping, settings.snapshot_id,
-                  lambda done: recover_outputs(state, Path(done)))
+                  lambda done: None if settings.output is not None else recover_outputs(state, Path(done)))
         source = dict(state.source or {})
         if state.fresh and state.source is None:
             source["token"] = secrets.token_hex(4)
@@ -175,6 +178,8 @@ def run_tail(settings: TailSettings) -> TailResult:
             source["server_id"] = settings.server_id
         source.setdefault("server_id", random.randint(*SERVER_ID_RANGE))
         state.source = source
+        if settings.output is not None and state.fresh:
+            state.save()    # a replica's app id is the state's token: saved before anything is written
         if state.position is not None:
             # a resume says where it stands even when nothing new comes to commit
             result.committed = (state.position["file"], state.position["offset"])
@@ -242,7 +247,7 @@ class _Session:
                    else SchemaHistory(None, lenient=settings.lenient_ddl) if settings.snapshot_now
                    else settings.load_history())
         # a sink that takes serialized events (proto) gets the compiled row builder's bytes, as `events`
-        self.serialized = sink_class(settings.fmt).takes_serialized
+        self.serialized = settings.output is None and sink_class(settings.fmt).takes_serialized
         self.assembler = StatementAssembler(history, settings.options, serialized=self.serialized)
         self.result.stats = self.assembler.stats
         self.result.source = self.source
@@ -307,6 +312,10 @@ class _Session:
             state.gtids = self.source.start_gtids
             resume = Resume(resume.position, state.gtids, resume.files)
         self.gtids_complete = self.source.gtids_complete
+        if self.settings.output is not None and not self.source.same_server:
+            raise ConfigError(f"the state follows another server than {self.where}: a replica's commits are "
+                              "keyed by the positions of the server it follows (a failover needs a new state "
+                              "and --to)")
         history: SchemaHistory | None = None
         if state.history is None and self.source.snapshot_catalog is not None:
             history = SchemaHistory(self.source.snapshot_catalog, lenient=self.settings.lenient_ddl)
@@ -359,6 +368,9 @@ class _Session:
         writer = self.writer
         assert writer is not None
         position = checkpoint.position
+        applied = getattr(writer, "checkpoint", None)
+        if applied is not None:
+            applied(checkpoint)     # the replica's tables first: its commits are what the state then names
         state = self.state
         self.gtids_complete = self.gtids_complete or checkpoint.gtids_based
         size = checkpoint.output_bytes
@@ -421,6 +433,9 @@ class _Session:
         return cached[4]
 
     def _new_part(self) -> None:
+        if self.settings.output is not None:
+            self.writer = self.settings.output(self.state, lambda: self.assembler.history)
+            return
         fmt = self.settings.fmt
         self.name = part_name(self.state, fmt)
         self.writer = OutputWriter(self.out / (self.name + PARTIAL), fmt, self.settings.json_defaults,
@@ -436,6 +451,8 @@ class _Session:
             return
         writer.close()
         self.writer = None
+        if self.settings.output is not None:
+            return
         state = self.state
         committed = int(state.open_output["bytes"]) if state.open_output else 0
         state.open_output = None
@@ -455,7 +472,8 @@ class _Session:
             if self.writer is not None:
                 self.writer.close()
                 self.writer = None
-            recover_outputs(self.state, self.out)
+            if self.settings.output is None:
+                recover_outputs(self.state, self.out)
 
 
 class _Committer:

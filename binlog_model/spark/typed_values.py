@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-__all__ = ["convert_value"]
+__all__ = ["InvalidValue", "coerce_value", "convert_value", "message_value"]
 
 _UTC = datetime.UTC
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
@@ -28,6 +28,9 @@ _EXACT = decimal.Context(prec=80)
 
 class _Invalid(Exception):
     """A value the Spark type cannot hold."""
+
+
+InvalidValue = _Invalid     # the public name (the replica tables list such values in binlog_invalid too)
 
 
 def convert_value(text: str, arrow: pa.DataType) -> Any:
@@ -41,6 +44,44 @@ def convert_value(text: str, arrow: pa.DataType) -> Any:
     if value is None:
         return None
     return _coerce(value, arrow)
+
+
+def message_value(value: Any, arrow: pa.DataType) -> Any:
+    """One model ``Value`` message → a Python value for ``arrow``: ``convert_value``'s rules, read from the
+    message instead of its JSON (the replica tables' writer has messages). Raises ``_Invalid`` likewise."""
+    kind = value.WhichOneof("kind")
+    if kind is None or kind == "null_value":
+        return None
+    raw = getattr(value, kind)
+    if kind in ("date_value", "datetime_value", "geometry_value", "vector_value", "set_value", "json_diff",
+                "raw_text_value"):
+        raw = _MESSAGE_AS_JSON[kind](raw)
+    elif kind == "bytes_value":
+        return _coerce(raw, arrow)
+    plain = _plain(_CAMEL[kind], raw)
+    return None if plain is None else _coerce(plain, arrow)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+_CAMEL = {name: _camel(name) for name in (
+    "int_value", "long_value", "string_value", "bytes_value", "decimal_value", "double_value", "float_value",
+    "datetime_value", "date_value", "timestamp_micros", "time_micros", "uint64_value", "json_value",
+    "set_value", "bit_value", "geometry_value", "vector_value", "raw_text_value", "json_diff")}
+# message fields as the canonical JSON has them (dates by their parts; WKB base64 as in the JSON)
+_MESSAGE_AS_JSON: dict[str, Any] = {
+    "date_value": lambda m: {"year": m.year, "month": m.month, "day": m.day},
+    "datetime_value": lambda m: {"year": m.year, "month": m.month, "day": m.day, "hour": m.hour,
+                                 "minute": m.minute, "second": m.second, "micros": m.micros},
+    "geometry_value": lambda m: {"wkb": base64.b64encode(m.wkb).decode()},
+    "vector_value": lambda m: {"values": list(m.values)},
+    "set_value": lambda m: {"labels": list(m.labels)},
+    "json_diff": lambda m: m,
+    "raw_text_value": lambda m: m,
+}
 
 
 def _plain(kind: str, raw: Any) -> Any:
@@ -86,6 +127,12 @@ def _plain(kind: str, raw: Any) -> Any:
 
 _INT_RANGE = {8: (-(2**7), 2**7 - 1), 16: (-(2**15), 2**15 - 1), 32: (-(2**31), 2**31 - 1),
               64: (-(2**63), 2**63 - 1)}
+
+
+def coerce_value(value: Any, arrow: pa.DataType) -> Any:
+    """A plain Python value (int, Decimal, float, str, bytes, date, datetime) → ``arrow``'s value, by the
+    typed tables' one set of rules; ``_Invalid`` when the type cannot hold it."""
+    return _coerce(value, arrow)
 
 
 def _coerce(value: Any, arrow: pa.DataType) -> Any:

@@ -1,0 +1,174 @@
+"""``binlog-model apply SOURCE --state DIR --to delta:PATH``: keep current-state replica tables in Delta Lake.
+
+SOURCE is binlog files, folders or globs (each run applies what is new since the last, as ``events --state``)
+or a live server ``mysql://USER@HOST:PORT`` (followed as ``tail`` follows it). The engine is
+``binlog_model.replica``; docs/replica.md says what the tables hold and what a reader sees.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from binlog_model.commands import options
+from binlog_model.errors import ConfigError
+from binlog_model.io.snapshots import load_snapshot
+from binlog_model.io.tls import TlsOptions
+from binlog_model.resolve.options import ResolveOptions
+
+__all__ = ["command", "table_selection"]
+
+
+def table_selection(tables: tuple[str, ...], exclude: tuple[str, ...]) -> Callable[[str, str], bool] | None:
+    """``DB.TABLE`` patterns (globs) → whether a table is replicated (None: every table)."""
+    for pattern in (*tables, *exclude):
+        if pattern.count(".") != 1:
+            raise ConfigError(f"--tables/--exclude-tables expect DB.TABLE (globs allowed), got {pattern!r}")
+    if not tables and not exclude:
+        return None
+
+    def selected(db: str, table: str) -> bool:
+        name = f"{db}.{table}"
+        return ((not tables or any(fnmatch.fnmatchcase(name, p) for p in tables))
+                and not any(fnmatch.fnmatchcase(name, p) for p in exclude))
+    return selected
+
+
+def _delta_path(to: str) -> Path:
+    if not to.startswith("delta:"):
+        raise ConfigError(f"--to {to!r}: give delta:PATH (the folder of the replica's Delta tables)")
+    return Path(to[len("delta:"):]).absolute()
+
+
+@click.command("apply")
+@click.argument("source", nargs=-1, required=True)
+@click.option("--state", "state_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="State directory: position, GTIDs and schema history, committed after the tables.")
+@click.option("--to", "to", required=True, metavar="delta:PATH",
+              help="The replica: one Delta table per source table at PATH/<db>/<table>.")
+@click.option("--initial", default="none", show_default=True, metavar="none",
+              help="Initial data of a new state: none (the binlogs start where the tables were created).")
+@click.option("--tables", "tables", multiple=True, metavar="DB.TABLE",
+              help="Replicate only these tables (repeatable; globs such as shop.* allowed).")
+@click.option("--exclude-tables", "exclude_tables", multiple=True, metavar="DB.TABLE",
+              help="Do not replicate these tables (repeatable; globs allowed).")
+@click.option("--snapshot", metavar="FILE|URL", help="Starting schema of a new state (as for `events`).")
+@click.option("--database", "-d", default=None, help="Database of the snapshot's statements before any USE.")
+@click.option("--stop-at-end", is_flag=True, help="Live: stop at the end of the binlog the server has at the "
+              "start.")
+@click.option("--from", "start", default="earliest", show_default=True, metavar="earliest|FILE:POS",
+              help="Live: where a new state starts.")
+@click.option("--commit-every", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Live: commit after this many transactions ...")
+@click.option("--commit-interval", default="5s", show_default=True, help="... or after this long.")
+@click.option("--commit-bytes", type=click.IntRange(min=1), default=64 << 20, show_default=True,
+              help="Files: commit after about this many bytes of binlog.")
+@click.option("--checkpoint-every", type=click.IntRange(min=0), default=100, show_default=True,
+              help="Compact a table's small files and write a Delta checkpoint every this many commits "
+              "(0: never).")
+@click.option("--allow-incomplete-tail", is_flag=True,
+              help="Files: stop before a transaction cut off at the end of the input (a server's active "
+              "binlog); the next run resumes there.")
+@options.lenient_ddl
+@options.no_verify_checksum
+@click.option("--progress/--no-progress", default=None, help="Progress on stderr.")
+@options.live_connection
+def command(source: tuple[str, ...], state_dir: Path, to: str, initial: str, tables: tuple[str, ...],
+            exclude_tables: tuple[str, ...], snapshot: str | None, database: str | None, stop_at_end: bool,
+            start: str, commit_every: int, commit_interval: str, commit_bytes: int, checkpoint_every: int,
+            allow_incomplete_tail: bool, lenient_ddl: bool, no_verify_checksum: bool, progress: bool | None,
+            tls: TlsOptions, connect_timeout: float | None) -> int:
+    """Apply the changes of SOURCE (binlog files, folders, globs, or a live server mysql://USER@HOST:PORT)
+    to current-state replica tables in Delta Lake, exactly once."""
+    from binlog_model.io.live import url_with_options
+    from binlog_model.replica.run import apply_shaping
+    from binlog_model.runs.continuity import snapshot_digest
+    from binlog_model.runs.progress import progress_mode
+
+    if initial != "none":
+        raise ConfigError(f"--initial {initial}: only 'none' is supported so far (the binlogs must start "
+                          "where the tables were created, or give their schema with --snapshot)")
+    target = _delta_path(to)
+    select = table_selection(tables, exclude_tables)
+    snapshot_url = url_with_options(snapshot, tls, connect_timeout) if snapshot else None
+    options = ResolveOptions.parse(image="full", allow_incomplete_tail=allow_incomplete_tail)
+    live = len(source) == 1 and source[0].startswith("mysql://")
+    shaping = apply_shaping(source[0] if live else "files", str(target), lenient_ddl=lenient_ddl,
+                            database=database, tables=[*tables, *(f"!{t}" for t in exclude_tables)])
+
+    def load_history() -> Any:
+        return load_snapshot(snapshot_url, lenient=lenient_ddl, database=database)
+
+    if live:
+        return _live(source[0], state_dir, target, options, shaping, load_history, select,
+                     snapshot_id=snapshot_digest(snapshot), start=start, stop_at_end=stop_at_end,
+                     commit_every=commit_every, commit_interval=commit_interval, tls=tls,
+                     connect_timeout=connect_timeout, lenient_ddl=lenient_ddl,
+                     checkpoint_every=checkpoint_every, verify_checksum=not no_verify_checksum)
+    from binlog_model.replica.run import run_apply_files
+    from binlog_model.spark.partitions import expand_paths
+
+    result = run_apply_files(expand_paths(list(source)), state_dir, target, options=options,
+                             load_history=load_history, shaping_options=shaping,
+                             snapshot_id=snapshot_digest(snapshot), verify_checksum=not no_verify_checksum,
+                             commit_bytes=commit_bytes, select=select, checkpoint_every=checkpoint_every,
+                             progress=progress_mode(progress))
+    stats = result.stats
+    click.echo(f"apply: {stats.row_changes} row changes ({stats.skipped} applied before) to "
+               f"{len(stats.tables)} table(s) in {stats.delta_commits} Delta commits from "
+               f"{len(result.files)} file(s); state at {result.position or 'the start'}", err=True)
+    return 0
+
+
+def _live(url: str, state_dir: Path, target: Path, options: ResolveOptions, shaping: dict[str, Any],
+          load_history: Callable[[], Any], select: Callable[[str, str], bool] | None, *,
+          snapshot_id: str | None, start: str, stop_at_end: bool, commit_every: int, commit_interval: str,
+          tls: TlsOptions, connect_timeout: float | None, lenient_ddl: bool, checkpoint_every: int,
+          verify_checksum: bool
+          ) -> int:
+    from binlog_model.commands.tail import _seconds
+    from binlog_model.io.connector import require_pymysql
+    from binlog_model.io.live import parse_server_url, url_with_options
+    from binlog_model.io.replication_source import parse_start
+    from binlog_model.io.state import RunState
+    from binlog_model.replica.delta import DeltaReplica
+    from binlog_model.replica.run import LiveReplicaOutput, app_id_of
+    from binlog_model.replica.writer import ReplicaWriter
+    from binlog_model.runs.tailing import TailSettings, run_tail
+
+    require_pymysql()
+    server = parse_server_url(url_with_options(url, tls, connect_timeout))
+    parse_start(start)
+    replicas: list[DeltaReplica] = []
+
+    def output(state: RunState, history: Callable[[], Any]) -> LiveReplicaOutput:
+        if not replicas:        # one replica for every session: its token was saved before the first
+            replicas.append(DeltaReplica(target, app_id_of(state), checkpoint_every=checkpoint_every))
+        return LiveReplicaOutput(ReplicaWriter(replicas[0], history, select))
+
+    settings = TailSettings(
+        server=server, state_dir=state_dir, out_dir=state_dir, options=options, shaping=shaping,
+        snapshot_id=snapshot_id, load_history=load_history, verify_checksum=verify_checksum, start=start,
+        stop_at_end=stop_at_end, commit_transactions=commit_every, commit_seconds=_seconds(commit_interval),
+        lenient_ddl=lenient_ddl, output=output)
+    settings.on_reconnect = lambda err, delay: click.echo(f"apply: {err}; reconnecting in {delay:.1f} s",
+                                                          err=True)
+
+    def stop(signum: int, frame: Any) -> None:
+        settings.stop.set()
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        result = run_tail(settings)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    click.echo(f"apply: {result.events} events, {result.commits} commits, {result.reconnects} reconnects; "
+               f"state at {result.position or 'the start'}", err=True)
+    sys.stderr.flush()
+    return 0

@@ -1,0 +1,275 @@
+"""One table's changes between two commits, collapsed to the last change per key.
+
+Strategy: changes are taken in binlog order and kept per key, so whatever happened to a key inside the batch
+(several updates, a delete then an insert, a key changed and changed back) ends as one row to write or one
+key to delete: the last change wins, and a MERGE never sees two source rows for one key. An UPDATE that
+changes the key deletes the old key and writes the new one. Values an image does not carry (a MINIMAL
+image, a JSON partial update) come from the row as it was before the batch: from an earlier change in the
+batch, else from the replica (``needs_base``/``fill``), where a missing row is an error, never a guess.
+
+A table without a key is a multiset: per row digest, how many rows the batch added or removed; ``rows``
+turns that into the copies to write or delete once the replica's counts are known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from binlog_model._pb import binlog_event_pb2 as pb
+from binlog_model.errors import BinlogError
+from binlog_model.replica.defaults import default_value
+from binlog_model.replica.layout import TableLayout, row_hash
+from binlog_model.resolve.json_diff import apply_json_diff_text
+from binlog_model.spark.typed_values import InvalidValue, message_value
+
+__all__ = ["MISSING", "ReplicaError", "TableBatch"]
+
+MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING"})()
+_INSERT, _UPDATE, _DELETE = pb.BinlogEvent.INSERT, pb.BinlogEvent.UPDATE, pb.BinlogEvent.DELETE
+
+
+class ReplicaError(BinlogError):
+    """A change the replica cannot apply exactly (names the table, the key and the position)."""
+
+
+@dataclass
+class Meta:
+    order: int
+    gtid: str
+    file: str
+    offset: int
+
+
+@dataclass
+class Change:
+    """The last change of one key: write ``values`` (``op == "u"``) or delete the key (``"d"``). Values
+    still ``MISSING``, and JSON ``diffs`` on them, are taken from the replica's row at ``base_key``."""
+
+    op: str
+    values: list[Any]
+    meta: Meta
+    invalid: set[str] = field(default_factory=set)
+    diffs: dict[int, list[Any]] = field(default_factory=dict)
+    base_key: tuple[Any, ...] | None = None
+
+
+class TableBatch:
+    """The changes of one table (under one layout) since the last flush."""
+
+    def __init__(self, layout: TableLayout) -> None:
+        self.layout = layout
+        self._index = layout.index()
+        self._key_at = [self._index[k.lower()] for k in layout.key]
+        self.changes: dict[tuple[Any, ...], Change] = {}
+        self.counts: dict[bytes, list[Any]] = {}    # keyless: digest -> [delta, values, invalid, meta]
+        self.events = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.changes or self.counts)
+
+    # --- taking changes -------------------------------------------------------------------------------
+
+    def add(self, event: pb.BinlogEvent, meta: Meta) -> None:
+        self.events += 1
+        for row in event.rows:
+            if event.operation == _INSERT:
+                self._write(None, row.after, meta, inserted=True)
+            elif event.operation == _UPDATE:
+                self._write(row.before, row.after, meta, inserted=False)
+            elif event.operation == _DELETE:
+                self._delete(row.before, meta)
+
+    def _image(self, columns: Sequence[pb.Column], meta: Meta) -> tuple[list[Any], set[str], dict[int, Any]]:
+        values: list[Any] = [MISSING] * len(self._index)
+        invalid: set[str] = set()
+        diffs: dict[int, Any] = {}
+        types = self.layout.types
+        for column in columns:
+            i = self._index.get(column.name.lower())
+            if i is None:
+                continue        # an invisible or hidden column: not in SELECT *
+            value = column.value
+            if value.WhichOneof("kind") == "json_diff":
+                diffs[i] = list(value.json_diff.operations)
+                continue
+            try:
+                values[i] = message_value(value, types[i])
+            except InvalidValue:
+                values[i] = None
+                invalid.add(self.layout.columns[i].name)
+        return values, invalid, diffs
+
+    def _key(self, values: list[Any], meta: Meta, image: str) -> tuple[Any, ...]:
+        key = tuple(values[i] for i in self._key_at)
+        if any(v is MISSING or v is None for v in key):
+            raise ReplicaError(f"{self._where(meta)}: the {image} image lacks the key {self.layout.key} "
+                               "(a row image that does not carry the key cannot be applied)")
+        return key
+
+    def _where(self, meta: Meta) -> str:
+        return f"{self.layout.db}.{self.layout.table} at {meta.file}:{meta.offset}"
+
+    def _write(self, before: Sequence[pb.Column] | None, after: Sequence[pb.Column], meta: Meta, *,
+               inserted: bool) -> None:
+        values, invalid, diffs = self._image(after, meta)
+        if self.layout.keyless:
+            if before is not None:
+                previous = self._image(before, meta)[0]
+                self._count(previous, -1, meta, set())
+                # a MINIMAL after image holds the changed columns; a keyless before image holds them all
+                values = [p if v is MISSING else v for v, p in zip(values, previous, strict=True)]
+            self._count(self._with_defaults(values, invalid) if inserted else values, +1, meta, invalid)
+            return
+        if inserted:
+            key = self._key(self._with_defaults(values, invalid), meta, "after")
+            self.changes.pop(key, None)     # re-inserted after a delete: the newest change goes last
+            self.changes[key] = Change("u", values, meta, invalid)
+            return
+        assert before is not None
+        old = self._key(self._image(before, meta)[0], meta, "before")
+        new = tuple(values[i] if values[i] is not MISSING else old[n] for n, i in enumerate(self._key_at))
+        prior = self.changes.get(old)
+        if prior is not None and prior.op == "u":
+            base = Change("u", list(prior.values), meta, set(prior.invalid), dict(prior.diffs),
+                          prior.base_key)
+        else:
+            base = Change("u", [MISSING] * len(values), meta, base_key=old)
+        for i, value in enumerate(values):
+            if value is not MISSING:
+                base.values[i] = value
+                base.diffs.pop(i, None)
+                name = self.layout.columns[i].name
+                base.invalid.discard(name)
+                if name in invalid:
+                    base.invalid.add(name)
+        for i, ops in diffs.items():
+            self._diff(base, i, ops)
+        if new != old:
+            self.changes.pop(old, None)
+            self.changes[old] = Change("d", [], meta)
+        self.changes.pop(new, None)
+        self.changes[new] = base
+
+    def _diff(self, change: Change, i: int, ops: list[Any]) -> None:
+        current = change.values[i]
+        if current is MISSING:
+            change.diffs.setdefault(i, []).extend(ops)
+        elif current is None:
+            raise ReplicaError(f"{self._where(change.meta)}: a JSON partial update of "
+                               f"{self.layout.columns[i].name}, which is NULL")
+        else:
+            change.values[i] = apply_json_diff_text(current, ops)
+
+    def _delete(self, before: Sequence[pb.Column], meta: Meta) -> None:
+        values = self._image(before, meta)[0]
+        if self.layout.keyless:
+            self._count(values, -1, meta, set())
+            return
+        key = self._key(values, meta, "before")
+        self.changes.pop(key, None)
+        self.changes[key] = Change("d", [], meta)
+
+    def _with_defaults(self, values: list[Any], invalid: set[str]) -> list[Any]:
+        """An INSERT's columns the image lacks (MINIMAL: the statement did not name them) hold their
+        defaults; a default that is not a constant is unknown: null, listed in ``binlog_invalid``."""
+        for i, value in enumerate(values):
+            if value is MISSING:
+                column = self.layout.columns[i]
+                known, values[i] = default_value(column, self.layout.types[i])
+                if not known:
+                    invalid.add(column.name)
+        return values
+
+    def _count(self, values: list[Any], delta: int, meta: Meta, invalid: set[str]) -> None:
+        if any(v is MISSING for v in values):
+            raise ReplicaError(f"{self._where(meta)}: a table without a key needs full row images "
+                               "(binlog_row_image=FULL)")
+        digest = row_hash(values)
+        entry = self.counts.get(digest)
+        if entry is None:
+            self.counts[digest] = [delta, values, invalid, meta]
+        else:
+            entry[0] += delta
+            entry[3] = meta
+            if delta > 0:
+                entry[1], entry[2] = values, invalid
+
+    # --- what to write ----------------------------------------------------------------------------------
+
+    def needs_base(self) -> set[tuple[Any, ...]]:
+        """The replica rows (by key) whose values the batch's changes need."""
+        return {c.base_key for c in self.changes.values()
+                if c.op == "u" and c.base_key is not None and (c.diffs or MISSING in c.values)}
+
+    def fill(self, rows: dict[tuple[Any, ...], tuple[list[Any], set[str]]]) -> None:
+        """Complete the changes from the replica's rows (key → values, invalid columns)."""
+        for change in self.changes.values():
+            if change.op != "u" or change.base_key is None or not (change.diffs or MISSING in change.values):
+                continue
+            found = rows.get(change.base_key)
+            if found is None:
+                raise ReplicaError(f"{self._where(change.meta)}: an update of key {change.base_key} that the "
+                                   "replica does not hold (it does not start from the source's data: give "
+                                   "--initial, or start from the binlog where the table was created)")
+            base, base_invalid = found
+            for i, value in enumerate(change.values):
+                if value is MISSING:
+                    change.values[i] = base[i]
+                    name = self.layout.columns[i].name
+                    if name in base_invalid:
+                        change.invalid.add(name)
+            for i, ops in change.diffs.items():
+                if change.values[i] is None:
+                    raise ReplicaError(f"{self._where(change.meta)}: a JSON partial update of "
+                                       f"{self.layout.columns[i].name}, which is NULL in the replica")
+                change.values[i] = apply_json_diff_text(change.values[i], ops)
+            change.diffs = {}
+
+    def keyed_rows(self) -> pa.Table:
+        """The MERGE source of a keyed table: one row per key, ``binlog_op`` 'u' (write) or 'd' (delete)."""
+        width = len(self._index)
+        rows: list[list[Any]] = []
+        for key, change in self.changes.items():
+            if change.op == "u":
+                values = list(change.values)
+            else:
+                values = [None] * width
+                for n, i in enumerate(self._key_at):
+                    values[i] = key[n]
+            rows.append(values + _meta_values(change.meta, change.invalid) + [change.op])
+        return _table(self.layout, rows, keyless=False)
+
+    def keyless_rows(self, counts: Callable[[list[bytes]], dict[bytes, int]]) -> pa.Table:
+        """The MERGE source of a keyless table, given the replica's row count per digest."""
+        have = counts(list(self.counts))
+        rows: list[list[Any]] = []
+        width = len(self._index)
+        for digest, (delta, values, invalid, meta) in self.counts.items():
+            before = have.get(digest, 0)
+            after = before + delta
+            if after < 0:
+                raise ReplicaError(f"{self._where(meta)}: a delete of a row the replica does not hold (it "
+                                   "does not start from the source's data: give --initial, or start from "
+                                   "the binlog where the table was created)")
+            for copy in range(before + 1, after + 1):
+                rows.append(list(values) + _meta_values(meta, invalid) + [digest, copy, "u"])
+            for copy in range(after + 1, before + 1):
+                rows.append([None] * width + _meta_values(meta, set()) + [digest, copy, "d"])
+        return _table(self.layout, rows, keyless=True)
+
+
+def _meta_values(meta: Meta, invalid: set[str]) -> list[Any]:
+    return [meta.order, meta.gtid or None, meta.file, meta.offset, sorted(invalid)]
+
+
+def _table(layout: TableLayout, rows: list[list[Any]], *, keyless: bool) -> pa.Table:
+    schema = layout.arrow_schema().append(pa.field("binlog_op", pa.string()))
+    columns: list[Any] = list(zip(*rows, strict=True)) if rows else [[] for _ in schema]
+    return pa.table([pa.array(list(col), type=f.type) for col, f in zip(columns, schema, strict=True)],
+                    schema=schema)
+
+

@@ -1,0 +1,308 @@
+"""The replica's Delta tables: ``ROOT/<db>/<table>``, one Delta table per source table, written with
+``deltalake`` (delta-rs, no JVM).
+
+Exactly once: every commit carries ``Transaction(app_id, version)``, where ``version`` is the binlog
+position order (``layout.position_order``) everything before which is applied to that table, and custom
+metadata with the position (``binlog_model.position``) and the run's GTIDs (``binlog_model.gtids``). A run
+that resumes from an older state reads a table's ``transaction_version`` and skips the changes before it:
+a commit that landed in Delta but not in the state is never applied twice.
+
+DROP TABLE moves the table's folder to ``ROOT/_dropped/<db>/<table>@<order>`` (its history is kept; a table
+created again under the name starts a new one); RENAME TABLE moves it to the new name and leaves a marker
+``ROOT/_renamed/<db>/<table>@<order>``. Both tell a resumed run that changes of the old name before that
+order are done (``gone_at``). ``ROOT/_binlog_model.json`` names the app id that owns the tables: a target
+that another state writes is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+
+from binlog_model.errors import ConfigError, MissingExtraError
+from binlog_model.faults import kill_point
+from binlog_model.io.documents import write_bytes_atomic
+from binlog_model.replica.layout import KEYLESS, META, TableLayout, order_of
+
+__all__ = ["OWNER_FILE", "DeltaReplica", "ReplicaOwnerError", "require_deltalake"]
+
+OWNER_FILE = "_binlog_model.json"
+_META_NAMES = {name for name, _ in META} | {name for name, _ in KEYLESS}
+
+
+def require_deltalake() -> Any:
+    """The deltalake module; ``MissingExtraError`` naming the extra when it is not installed."""
+    try:
+        import deltalake
+    except ImportError:
+        raise MissingExtraError("apply's Delta tables need deltalake: pip install 'binlog-model[replica]'"
+                                ) from None
+    return deltalake
+
+
+class ReplicaOwnerError(ConfigError):
+    """The target holds the tables of another state (another app id)."""
+
+
+class DeltaReplica:
+    """The Delta tables under ``root`` that the state with ``app_id`` writes."""
+
+    def __init__(self, root: str | os.PathLike[str], app_id: str, *, checkpoint_every: int = 100) -> None:
+        require_deltalake()
+        if "://" in os.fspath(root):
+            raise ConfigError(f"--to delta:{root}: only local paths are supported for now")
+        self.root = Path(root)
+        self.app_id = app_id
+        self.checkpoint_every = checkpoint_every
+        self._versions: dict[tuple[str, str], int] = {}
+        self.commits = 0
+        self._claim()
+
+    def _claim(self) -> None:
+        owner = self.root / OWNER_FILE
+        if owner.exists():
+            found = json.loads(owner.read_text()).get("app_id")
+            if found != self.app_id:
+                raise ReplicaOwnerError(f"{self.root} holds the replica tables of another state (app id "
+                                        f"{found}, this state's is {self.app_id}): give another --to, or the "
+                                        "state that wrote them")
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(owner, json.dumps({"app_id": self.app_id}).encode())
+
+    # --- where things are -------------------------------------------------------------------------------
+
+    def path(self, db: str, table: str) -> Path:
+        return self.root / db / table
+
+    def exists(self, db: str, table: str) -> bool:
+        return (self.path(db, table) / "_delta_log").is_dir()
+
+    def tables(self) -> list[tuple[str, str]]:
+        """Every table of the replica, as (db, table)."""
+        found = []
+        for db in sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith("_")):
+            found += [(db.name, t.name) for t in sorted(db.iterdir()) if (t / "_delta_log").is_dir()]
+        return found
+
+    def version(self, db: str, table: str) -> int:
+        """The order up to which ``db.table`` is applied (-1: the table does not exist)."""
+        key = (db, table)
+        if key not in self._versions:
+            self._versions[key] = self._read_version(db, table)
+        return self._versions[key]
+
+    def _read_version(self, db: str, table: str) -> int:
+        if not self.exists(db, table):
+            return -1
+        from deltalake import DeltaTable
+
+        found = DeltaTable(str(self.path(db, table))).transaction_version(self.app_id)
+        if found is None:
+            raise ReplicaOwnerError(f"{self.path(db, table)} is a Delta table that this state did not write "
+                                    f"(no transaction of app id {self.app_id})")
+        return int(found)
+
+    def gone_at(self, db: str, table: str) -> int:
+        """The latest order at which ``db.table`` was dropped or renamed away (-1: never)."""
+        latest = -1
+        for kind in ("_dropped", "_renamed"):
+            folder = self.root / kind / db
+            if folder.is_dir():
+                for entry in folder.iterdir():
+                    name, _, order = entry.name.rpartition("@")
+                    if name == table and order.isdigit():
+                        latest = max(latest, int(order))
+        return latest
+
+    # --- commits ----------------------------------------------------------------------------------------
+
+    def _properties(self, at: str, gtids: str) -> Any:
+        """A commit's properties: the transaction version is the order of ``at`` (``FILE:OFFSET``: every
+        change of the table before it is applied), the custom metadata names ``at`` and the GTIDs."""
+        from deltalake import CommitProperties, Transaction
+
+        return CommitProperties(app_transactions=[Transaction(self.app_id, order_of(at))],
+                                custom_metadata={"binlog_model.position": at, "binlog_model.gtids": gtids})
+
+    def _committed(self, db: str, table: str, at: str) -> None:
+        kill_point("replica-commit")      # a commit landed, the state does not say so yet
+        self._versions[(db, table)] = order_of(at)
+        self.commits += 1
+        if self.checkpoint_every and self.commits % self.checkpoint_every == 0:
+            self.upkeep(db, table)
+
+    def create(self, layout: TableLayout, at: str, gtids: str, data: pa.Table | None = None) -> None:
+        """A new table (an existing one at the path is replaced: a re-created table starts anew)."""
+        from deltalake import write_deltalake
+
+        schema = layout.arrow_schema()
+        path = self.path(layout.db, layout.table)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_deltalake(str(path), data if data is not None else schema.empty_table(), mode="overwrite",
+                        schema_mode="overwrite", commit_properties=self._properties(at, gtids))
+        self._committed(layout.db, layout.table, at)
+
+    def overwrite(self, layout: TableLayout, data: pa.Table, at: str, gtids: str) -> None:
+        """Replace the table's rows and schema in one commit (TRUNCATE, a DDL that reshapes the table)."""
+        self.create(layout, at, gtids, data)
+
+    def mark(self, db: str, table: str, at: str, gtids: str) -> None:
+        """A commit without rows: the table is applied up to ``at`` (after a rename)."""
+        from deltalake import DeltaTable, write_deltalake
+
+        dt = DeltaTable(str(self.path(db, table)))
+        write_deltalake(dt, pa.schema(dt.schema().to_arrow()).empty_table(), mode="append",
+                        commit_properties=self._properties(at, gtids))
+        self._committed(db, table, at)
+
+    def merge(self, layout: TableLayout, source: pa.Table, at: str, gtids: str) -> None:
+        """Apply one batch: per key, delete (``binlog_op`` 'd') or write the row ('u')."""
+        from deltalake import DeltaTable
+
+        dt = DeltaTable(str(self.path(layout.db, layout.table)))
+        on = " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in layout.key_names)
+        (dt.merge(source, on, source_alias="s", target_alias="t",
+                  commit_properties=self._properties(at, gtids))
+         .when_matched_delete(predicate="s.binlog_op = 'd'")
+         .when_matched_update_all(predicate="s.binlog_op = 'u'", except_cols=["binlog_op"])
+         .when_not_matched_insert_all(predicate="s.binlog_op = 'u'", except_cols=["binlog_op"])
+         .execute())
+        self._committed(layout.db, layout.table, at)
+
+    def drop(self, db: str, table: str, order: int) -> None:
+        path = self.path(db, table)
+        if path.exists():
+            aside = self.root / "_dropped" / db / f"{table}@{order}"
+            aside.parent.mkdir(parents=True, exist_ok=True)
+            if aside.exists():
+                shutil.rmtree(aside)
+            os.replace(path, aside)
+        self._versions.pop((db, table), None)
+
+    def rename(self, db: str, table: str, new_db: str, new_table: str, order: int) -> None:
+        path, target = self.path(db, table), self.path(new_db, new_table)
+        marker = self.root / "_renamed" / db / f"{table}@{order}"
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            if target.exists():      # a table of that name dropped in the same run, not yet moved aside
+                shutil.rmtree(target)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+        marker.write_text(f"{new_db}.{new_table}\n")
+        self._versions.pop((db, table), None)
+        self._versions.pop((new_db, new_table), None)
+
+    # --- reads ------------------------------------------------------------------------------------------
+
+    def read(self, db: str, table: str, columns: list[str] | None = None, filter: Any = None,
+             version: int | None = None) -> pa.Table:
+        """The table's current rows, read with pyarrow from the files of its current version. Not through
+        ``DeltaTable.to_pyarrow_dataset``: its scan threads call back into delta-rs's filesystem, and a
+        process that used one aborts at exit now and then ("terminate called without an active
+        exception", delta-io/delta-rs#2184). delta-rs writes no deletion vectors, so the files are the
+        rows. ``version``: a Delta version (``as_of``) instead of the current one."""
+        from deltalake import DeltaTable
+
+        dt = DeltaTable(str(self.path(db, table)), version=version)
+        schema = _without_views(pa.schema(dt.schema().to_arrow()))
+        files = dt.file_uris()
+        if not files:
+            empty = schema.empty_table()
+            return empty.select(columns) if columns is not None else empty
+        data = ds.dataset(files, format="parquet")
+        wanted = schema if columns is None else pa.schema([schema.field(c) for c in columns])
+        try:        # pushed into the scan: only the row groups its statistics allow are read
+            return data.to_table(columns=columns, filter=filter).cast(wanted)
+        except pa.ArrowNotImplementedError:
+            # the files' own Arrow schema has view types, which a filter on text or bytes cannot compare
+            # with: filtered after the cast to plain types
+            return data.to_table(columns=columns).cast(wanted).filter(filter)
+
+    def rows_by_key(self, layout: TableLayout, keys: Iterable[tuple[Any, ...]]
+                    ) -> dict[tuple[Any, ...], tuple[list[Any], set[str]]]:
+        """The replica's rows of ``keys``: key → (values in layout order, invalid columns)."""
+        keys = list(keys)
+        if not keys:
+            return {}
+        first = layout.key[0]
+        kind = layout.types[layout.index()[first.lower()]]
+        table = self.read(layout.db, layout.table,
+                          filter=ds.field(first).isin(pa.array({k[0] for k in keys}, type=kind)))
+        wanted = set(keys)
+        found: dict[tuple[Any, ...], tuple[list[Any], set[str]]] = {}
+        names = layout.names
+        for row in table.to_pylist():
+            key = tuple(row[k] for k in layout.key)
+            if key in wanted:
+                found[key] = ([row[n] for n in names], set(row["binlog_invalid"] or ()))
+        return found
+
+    def copies(self, layout: TableLayout, digests: list[bytes]) -> dict[bytes, int]:
+        """A keyless table's row count per digest."""
+        if not digests or not self.exists(layout.db, layout.table):
+            return {}
+        wanted = pa.array(digests, type=pa.binary())
+        table = self.read(layout.db, layout.table, columns=["binlog_row_hash", "binlog_copy"],
+                          filter=ds.field("binlog_row_hash").isin(wanted))
+        counts = table.group_by("binlog_row_hash").aggregate([("binlog_copy", "max")])
+        return dict(zip(counts["binlog_row_hash"].to_pylist(), counts["binlog_copy_max"].to_pylist(),
+                        strict=True))
+
+    def as_of(self, db: str, table: str, position: str) -> int | None:
+        """The Delta version of ``db.table`` that holds exactly the changes before ``position``
+        (``FILE:OFFSET``, a transaction boundary), from the commits' metadata; None before the first."""
+        from deltalake import DeltaTable
+
+        wanted = order_of(position)
+        best: tuple[int, int] | None = None
+        for commit in DeltaTable(str(self.path(db, table))).history():
+            at = commit.get("binlog_model.position")
+            if at is None:
+                continue        # an OPTIMIZE: the same rows as the commit before it
+            found = (order_of(at), int(commit["version"]))
+            if found[0] <= wanted and (best is None or found > best):
+                best = found
+        return None if best is None else best[1]
+
+    # --- upkeep -----------------------------------------------------------------------------------------
+
+    def upkeep(self, db: str, table: str) -> None:
+        """A Delta checkpoint and the small files compacted (every ``checkpoint_every`` commits)."""
+        from deltalake import DeltaTable
+
+        dt = DeltaTable(str(self.path(db, table)))
+        dt.optimize.compact()
+        dt = DeltaTable(str(self.path(db, table)))
+        dt.create_checkpoint()
+
+
+def user_columns(table: pa.Table) -> pa.Table:
+    """A replica table's source columns (the ``binlog_*`` ones left out): what ``SELECT *`` compares to."""
+    return table.select([n for n in table.column_names if n not in _META_NAMES])
+
+
+def _without_views(schema: pa.Schema) -> pa.Schema:
+    """delta-rs gives text and bytes as Arrow view types; the files (and our filters) have plain ones."""
+    def plain(kind: pa.DataType) -> pa.DataType:
+        if pa.types.is_string_view(kind):
+            return pa.string()
+        if pa.types.is_binary_view(kind):
+            return pa.binary()
+        if pa.types.is_list(kind) or pa.types.is_list_view(kind) or pa.types.is_large_list(kind):
+            return pa.list_(plain(kind.value_type))
+        return kind
+    return pa.schema([field.with_type(plain(field.type)) for field in schema])
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+

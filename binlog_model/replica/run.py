@@ -1,0 +1,148 @@
+"""``apply`` runs: binlog files, or a live server, into the replica's Delta tables, with a state.
+
+Strategy: the same machinery as ``events --state`` and ``tail`` (``RunState`` locked for the run,
+``begin_run``, the one runner and its commit points), with a ``ReplicaWriter`` where they have an output
+file. At each of the runner's commits the writer applies the events before the commit point to the Delta
+tables (each table's commit carries its transaction version), then the state is saved. A run killed
+between the two resumes from the older state, and the tables' transaction versions make the changes they
+hold already be skipped: every change is applied exactly once.
+
+The state's ``source.token`` (made on its first run, as the tail's) names the replica's Delta app id,
+``binlog-model-<token>``: tables written by another state are refused.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from binlog_model.faults import kill_point
+from binlog_model.io.file_source import FileSource
+from binlog_model.io.state import RunState, lock_state
+from binlog_model.replica.delta import DeltaReplica
+from binlog_model.replica.writer import ApplyStats, ReplicaWriter
+from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.options import ResolveOptions
+from binlog_model.runs.continuity import begin_run, shaping
+from binlog_model.runs.progress import ProgressDisplay, source_counters
+from binlog_model.runs.runner import Checkpoint, CommitPolicy, Runner
+from binlog_model.runs.source import Position, Resume
+from schema_tracker.history import SchemaHistory
+
+__all__ = ["ApplyResult", "LiveReplicaOutput", "app_id_of", "apply_shaping", "run_apply_files"]
+
+
+@dataclass
+class ApplyResult:
+    files: list[str] = field(default_factory=list)
+    resumed_at: str | None = None
+    position: str | None = None
+    commits: int = 0
+    stats: ApplyStats = field(default_factory=ApplyStats)
+
+
+def app_id_of(state: RunState) -> str:
+    """The Delta app id of the state's replica (its token is made on the first run)."""
+    source = dict(state.source or {})
+    if "token" not in source:
+        source["token"] = secrets.token_hex(4)
+        state.source = source
+    return f"binlog-model-{source['token']}"
+
+
+def apply_shaping(source: str, target: str, *, lenient_ddl: bool, database: str | None,
+                  tables: Iterable[str] = ()) -> dict[str, Any]:
+    """The options an ``apply`` state compares between runs."""
+    doc = shaping(source=source, always_include=(), lenient_ddl=lenient_ddl, database=database,
+                  out=f"delta:{target}", command="apply")
+    doc["tables"] = sorted(tables)
+    return doc
+
+
+def run_apply_files(
+    paths: Iterable[str | os.PathLike[str]],
+    state_dir: str | os.PathLike[str],
+    target: str | os.PathLike[str],
+    *,
+    options: ResolveOptions,
+    load_history: Callable[[], SchemaHistory],
+    shaping_options: dict[str, Any],
+    snapshot_id: str | None = None,
+    verify_checksum: bool = True,
+    commit_bytes: int = 64 << 20,
+    select: Callable[[str, str], bool] | None = None,
+    checkpoint_every: int = 100,
+    progress: str = "off",
+) -> ApplyResult:
+    """One run over the new input of ``paths`` into the replica at ``target``; the state in ``state_dir``.
+    Raises ``StateMismatchError``/``StateLockedError`` as ``events --state``, ``ReplicaError`` for a change
+    that cannot be applied exactly, ``ReplicaOwnerError`` for a target another state writes."""
+    with lock_state(state_dir):
+        state = RunState.load(state_dir)
+        begin_run(state, shaping_options, snapshot_id, lambda done: None)
+        fresh = state.source is None
+        app_id = app_id_of(state)
+        if fresh:
+            state.save()        # the token names the tables' app id: saved before any table is written
+        replica = DeltaReplica(Path(target), app_id, checkpoint_every=checkpoint_every)
+        history = SchemaHistory.from_json(state.history) if state.history is not None else load_history()
+        assembler = StatementAssembler(history, options)
+        writer = ReplicaWriter(replica, lambda: assembler.history, select)
+        result = ApplyResult(stats=writer.stats)
+        source = FileSource(paths, verify_checksum=verify_checksum,
+                            partial_tail=options.allow_incomplete_tail)
+        resume = Resume(Position.from_json(state.position), state.gtids, state.files)
+        result.files = [s.path for s in source.plan(resume)]
+        if state.position is not None:
+            result.resumed_at = result.position = f"{state.position['file']}:{state.position['offset']}"
+
+        def commit(checkpoint: Checkpoint) -> None:
+            writer.commit(checkpoint.output_bytes, str(checkpoint.position), str(checkpoint.gtids))
+            state.position = checkpoint.position.to_json()
+            state.history = checkpoint.history.to_json()
+            state.save()
+            kill_point("state-committed")
+            result.commits += 1
+            result.position = str(checkpoint.position)
+
+        runner = Runner(source, assembler, resume, CommitPolicy(commit_bytes), lambda: writer.size, commit,
+                        files=state.files)
+        display = ProgressDisplay("apply", source_counters(source, lambda: assembler.stats.row_changes),
+                                  mode=progress)
+        with display:
+            for event in runner.events():
+                writer.write(event)
+        writer.close()
+        state.runs += 1
+        state.save()
+        return result
+
+
+class LiveReplicaOutput:
+    """The tail's output part, for ``apply`` from a live server: events go to the ``ReplicaWriter``, and a
+    commit (``checkpoint``, called by the tail before it saves the state) applies them. It records no
+    bytes: the tail commits only where every event taken lies before the commit point."""
+
+    def __init__(self, writer: ReplicaWriter) -> None:
+        self.writer = writer
+
+    size = 0
+
+    def write(self, event: Any) -> None:
+        self.writer.write(event)
+
+    def checkpoint(self, checkpoint: Checkpoint) -> None:
+        self.writer.commit(self.writer.size, str(checkpoint.position), str(checkpoint.gtids))
+
+    def flushed_fd(self) -> int | None:
+        return None
+
+    def sync(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.writer.close()
