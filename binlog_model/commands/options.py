@@ -26,7 +26,9 @@ always_include = click.option(
 lenient_ddl = click.option(
     "--lenient-ddl", is_flag=True,
     help="Skip DDL the tracker cannot follow: the table it names becomes uncertain, and its rows then fail "
-    "loudly (UncertainSchemaError), never resolved from TABLE_MAP metadata.")
+    "loudly (UncertainSchemaError), never resolved from TABLE_MAP metadata. A statement a snapshot newer "
+    "than the binlog is already past (SchemaNewerThanBinlogError) is recorded and followed as the server ran "
+    "it.")
 json_values = click.option(
     "--json-values", type=click.Choice(["typed", "plain"]), default="typed", show_default=True,
     help="JSONL column values: typed (lossless, {\"intValue\": 3}) or plain (\"cid\": 3; big integers and "
