@@ -100,5 +100,3 @@ def qualified(ctx: Ctx, part: list[Token]) -> tuple[str, str]:
     if len(names) == 2 and len(part) == 3:
         return names[0], names[1]
     raise unsupported("cannot read a table name")
-
-
