@@ -23,6 +23,9 @@ TABLES = {
     "t_comp": "CREATE TABLE t_comp (k1 INT, k2 VARCHAR(10), v INT, PRIMARY KEY (k1, k2))",
     "t_uk": "CREATE TABLE t_uk (a INT NOT NULL, b INT, c VARCHAR(10), UNIQUE KEY (a))",
     "t_nokey": "CREATE TABLE t_nokey (a INT, b VARCHAR(5))",
+    # VECTOR only where the server has it (MySQL 9): Workload(vector=True) adds it
+    "t_geo": "CREATE TABLE t_geo (id INT PRIMARY KEY, g GEOMETRY, p POINT, f FLOAT, y YEAR, d DATE, "
+             "c CHAR(3) CHARACTER SET latin1, tiny TINYINT UNSIGNED)",
 }
 _WORDS = ["", "a", "ä", "日本", "🙂", "x'y", "long " * 6, "Z"]
 
@@ -30,8 +33,9 @@ _WORDS = ["", "a", "ä", "日本", "🙂", "x'y", "long " * 6, "Z"]
 class Workload:
     """Statements of a seeded workload, run on ``conn`` (autocommit) in database ``db``."""
 
-    def __init__(self, conn: Any, db: str, seed: int) -> None:
+    def __init__(self, conn: Any, db: str, seed: int, *, vector: bool = False) -> None:
         self.conn = conn
+        self.vector = vector
         self.db = db
         self.rng = random.Random(seed)
         self.statements = 0
@@ -44,7 +48,9 @@ class Workload:
         self.statements += 1
 
     def create(self) -> None:
-        for ddl in TABLES.values():
+        for name, ddl in TABLES.items():
+            if name == "t_geo" and self.vector:
+                ddl = ddl[:-1] + ", v VECTOR(3))"
             self.run(ddl)
 
     # --- values -------------------------------------------------------------------------------------------
@@ -70,8 +76,8 @@ class Workload:
 
     def step(self) -> None:
         r = self.rng
-        kind = r.choices(["pk", "comp", "uk", "nokey", "txn", "ddl", "truncate"],
-                         [30, 15, 15, 15, 15, 6, 1])[0]
+        kind = r.choices(["pk", "comp", "uk", "nokey", "geo", "txn", "ddl", "truncate"],
+                         [30, 15, 15, 15, 10, 15, 6, 1])[0]
         getattr(self, f"_{kind}")()
 
     def _pk(self) -> None:
@@ -144,6 +150,26 @@ class Workload:
         else:
             self.run("DELETE FROM t_nokey WHERE a = %s", (a,))
 
+    def _geo(self) -> None:
+        r = self.rng
+        key = r.randint(1, 20)
+        op = r.choice(["insert", "insert", "update", "delete"])
+        point = f"POINT({r.randint(-90, 90)} {r.randint(-90, 90)})"
+        if op == "insert":
+            vector = ", STRING_TO_VECTOR(%s)" if self.vector else ""
+            day = f"20{r.randint(10, 30)}-0{r.randint(1, 9)}-1{r.randint(0, 9)}"
+            args: tuple[Any, ...] = (key, f"LINESTRING(0 0, {r.randint(1, 9)} 1)", point,
+                                     r.randint(-8, 8) / 2, r.choice([1901, 2000, 2155]), day,
+                                     r.choice(["abc", "é", ""]), r.randint(0, 255))
+            if self.vector:
+                args += (f"[{r.randint(-5, 5) / 4}, {r.random()}, 3]",)
+            self.run("INSERT IGNORE INTO t_geo VALUES (%s, ST_GeomFromText(%s), ST_GeomFromText(%s), %s, %s, "
+                     f"%s, %s, %s{vector})", args)
+        elif op == "update":
+            self.run("UPDATE t_geo SET p = ST_GeomFromText(%s), f = f + 0.5 WHERE id = %s", (point, key))
+        else:
+            self.run("DELETE FROM t_geo WHERE id = %s", (key,))
+
     def _txn(self) -> None:
         """Several changes to the same rows in one transaction, a delete then a re-insert among them."""
         r = self.rng
@@ -192,11 +218,31 @@ def source_rows(conn: Any, table: str) -> tuple[list[str], list[int], list[tuple
     (``canonical``)."""
     cur = conn.cursor()
     cur.execute("SET time_zone = '+00:00'")
-    cur.execute(f"SELECT * FROM `{table}`")
+    cur.execute("SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS "
+                "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s", (table,))
+    vectors = {name for name, kind in cur.fetchall() if str(kind).lower() == "vector"}
+    cur.execute(f"SELECT * FROM `{table}` LIMIT 0")
     names = [d[0] for d in cur.description]
-    kinds = [d[1] for d in cur.description]
-    rows = [tuple(canonical(v, k) for v, k in zip(row, kinds, strict=True)) for row in cur.fetchall()]
+    # pymysql knows no VECTOR type (it would decode the bytes as text): read as hex
+    cur.execute("SELECT " + ", ".join(f"HEX(`{n}`) AS `{n}`" if n in vectors else f"`{n}`" for n in names)
+                + f" FROM `{table}`")
+    kinds = [242 if n in vectors else d[1] for n, d in zip(names, cur.description, strict=True)]
+    rows = [tuple(_as_replica(v, k) for v, k in zip(row, kinds, strict=True)) for row in cur.fetchall()]
+    rows = [tuple(canonical(v, k) for v, k in zip(row, kinds, strict=True)) for row in rows]
     return names, kinds, sorted(rows, key=repr)
+
+
+def _as_replica(value: Any, field_type: int) -> Any:
+    """What the server gives in another form than the model: GEOMETRY as SRID + WKB (the model: WKB),
+    VECTOR as packed floats (the model: a list)."""
+    import struct
+
+    if isinstance(value, bytes) and field_type == 255:          # GEOMETRY
+        return value[4:]
+    if field_type == 242 and value is not None:                 # VECTOR (MySQL 9), read as hex
+        raw = bytes.fromhex(value)
+        return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+    return value
 
 
 def replica_rows(table: Any, names: list[str], kinds: list[int]) -> list[tuple[Any, ...]]:

@@ -52,8 +52,12 @@ def _delta_path(to: str) -> Path:
               help="State directory: position, GTIDs and schema history, committed after the tables.")
 @click.option("--to", "to", required=True, metavar="delta:PATH",
               help="The replica: one Delta table per source table at PATH/<db>/<table>.")
-@click.option("--initial", default="none", show_default=True, metavar="none",
-              help="Initial data of a new state: none (the binlogs start where the tables were created).")
+@click.option("--initial", default="none", show_default=True, metavar="none|live",
+              help="Initial data of a new state: none (the binlogs start where the tables were created), "
+              "or live (the chosen tables read from the server at a recorded position, then followed from "
+              "there). Later runs resume from the state.")
+@click.option("--initial-chunk", type=click.IntRange(min=1), default=50_000, show_default=True,
+              help="--initial live: rows read and written at a time (memory stays bounded by a chunk).")
 @click.option("--tables", "tables", multiple=True, metavar="DB.TABLE",
               help="Replicate only these tables (repeatable; globs such as shop.* allowed).")
 @click.option("--exclude-tables", "exclude_tables", multiple=True, metavar="DB.TABLE",
@@ -64,8 +68,9 @@ def _delta_path(to: str) -> Path:
               "start.")
 @click.option("--from", "start", default="earliest", show_default=True, metavar="earliest|FILE:POS",
               help="Live: where a new state starts.")
-@click.option("--commit-every", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Live: commit after this many transactions ...")
+@click.option("--commit-every", type=click.IntRange(min=1), default=100_000, show_default=True,
+              help="Live: commit after this many transactions ... (each commit is a Delta commit per table "
+              "changed: fewer, larger ones read faster)")
 @click.option("--commit-interval", default="5s", show_default=True, help="... or after this long.")
 @click.option("--commit-bytes", type=click.IntRange(min=1), default=64 << 20, show_default=True,
               help="Files: commit after about this many bytes of binlog.")
@@ -79,7 +84,8 @@ def _delta_path(to: str) -> Path:
 @options.no_verify_checksum
 @click.option("--progress/--no-progress", default=None, help="Progress on stderr.")
 @options.live_connection
-def command(source: tuple[str, ...], state_dir: Path, to: str, initial: str, tables: tuple[str, ...],
+def command(source: tuple[str, ...], state_dir: Path, to: str, initial: str, initial_chunk: int,
+            tables: tuple[str, ...],
             exclude_tables: tuple[str, ...], snapshot: str | None, database: str | None, stop_at_end: bool,
             start: str, commit_every: int, commit_interval: str, commit_bytes: int, checkpoint_every: int,
             allow_incomplete_tail: bool, lenient_ddl: bool, no_verify_checksum: bool, progress: bool | None,
@@ -91,14 +97,16 @@ def command(source: tuple[str, ...], state_dir: Path, to: str, initial: str, tab
     from binlog_model.runs.continuity import snapshot_digest
     from binlog_model.runs.progress import progress_mode
 
-    if initial != "none":
-        raise ConfigError(f"--initial {initial}: only 'none' is supported so far (the binlogs must start "
-                          "where the tables were created, or give their schema with --snapshot)")
+    live = len(source) == 1 and source[0].startswith("mysql://")
+    if initial not in ("none", "live"):
+        raise ConfigError(f"--initial {initial}: give none (the binlogs start where the tables were created) "
+                          "or live (a snapshot of the server's tables; a dump file is not supported yet)")
+    if initial == "live" and not live:
+        raise ConfigError("--initial live reads the tables from the server: give a mysql:// SOURCE")
     target = _delta_path(to)
     select = table_selection(tables, exclude_tables)
     snapshot_url = url_with_options(snapshot, tls, connect_timeout) if snapshot else None
     options = ResolveOptions.parse(image="full", allow_incomplete_tail=allow_incomplete_tail)
-    live = len(source) == 1 and source[0].startswith("mysql://")
     shaping = apply_shaping(source[0] if live else "files", str(target), lenient_ddl=lenient_ddl,
                             database=database, tables=[*tables, *(f"!{t}" for t in exclude_tables)])
 
@@ -110,7 +118,8 @@ def command(source: tuple[str, ...], state_dir: Path, to: str, initial: str, tab
                      snapshot_id=snapshot_digest(snapshot), start=start, stop_at_end=stop_at_end,
                      commit_every=commit_every, commit_interval=commit_interval, tls=tls,
                      connect_timeout=connect_timeout, lenient_ddl=lenient_ddl,
-                     checkpoint_every=checkpoint_every, verify_checksum=not no_verify_checksum)
+                     checkpoint_every=checkpoint_every, verify_checksum=not no_verify_checksum,
+                     initial=initial, initial_chunk=initial_chunk)
     from binlog_model.replica.run import run_apply_files
     from binlog_model.spark.partitions import expand_paths
 
@@ -130,7 +139,7 @@ def _live(url: str, state_dir: Path, target: Path, options: ResolveOptions, shap
           load_history: Callable[[], Any], select: Callable[[str, str], bool] | None, *,
           snapshot_id: str | None, start: str, stop_at_end: bool, commit_every: int, commit_interval: str,
           tls: TlsOptions, connect_timeout: float | None, lenient_ddl: bool, checkpoint_every: int,
-          verify_checksum: bool
+          verify_checksum: bool, initial: str, initial_chunk: int
           ) -> int:
     from binlog_model.commands.tail import _seconds
     from binlog_model.io.connector import require_pymysql
@@ -147,18 +156,35 @@ def _live(url: str, state_dir: Path, target: Path, options: ResolveOptions, shap
     parse_start(start)
     replicas: list[DeltaReplica] = []
 
-    def output(state: RunState, history: Callable[[], Any]) -> LiveReplicaOutput:
+    def replica_of(state: RunState) -> DeltaReplica:
         if not replicas:        # one replica for every session: its token was saved before the first
             replicas.append(DeltaReplica(target, app_id_of(state), checkpoint_every=checkpoint_every))
-        return LiveReplicaOutput(ReplicaWriter(replicas[0], history, select))
+        return replicas[0]
+
+    def output(state: RunState, history: Callable[[], Any]) -> LiveReplicaOutput:
+        return LiveReplicaOutput(ReplicaWriter(replica_of(state), history, select))
+
+    def prepare(state: RunState, connect: Callable[..., Any]) -> None:
+        """--initial live, on a new state: the tables at a position, then the binlog from there."""
+        if initial != "live" or not state.fresh:
+            return
+        from binlog_model.replica.initial import take_initial_snapshot
+        from schema_tracker.history import SchemaHistory
+
+        taken = take_initial_snapshot(connect, replica_of(state), select, chunk=initial_chunk)
+        click.echo(f"apply: initial snapshot of {taken.tables} table(s), {taken.rows} rows, at "
+                   f"{taken.file}:{taken.offset}", err=True)
+        settings.start = f"{taken.file}:{taken.offset}"
+        settings.load_history = lambda: SchemaHistory(taken.catalog, lenient=lenient_ddl)
 
     settings = TailSettings(
         server=server, state_dir=state_dir, out_dir=state_dir, options=options, shaping=shaping,
         snapshot_id=snapshot_id, load_history=load_history, verify_checksum=verify_checksum, start=start,
         stop_at_end=stop_at_end, commit_transactions=commit_every, commit_seconds=_seconds(commit_interval),
-        lenient_ddl=lenient_ddl, output=output)
+        lenient_ddl=lenient_ddl, output=output, prepare=prepare)
     settings.on_reconnect = lambda err, delay: click.echo(f"apply: {err}; reconnecting in {delay:.1f} s",
                                                           err=True)
+    settings.on_session = lambda text: click.echo(f"apply: {text}", err=True)
 
     def stop(signum: int, frame: Any) -> None:
         settings.stop.set()

@@ -64,6 +64,7 @@ class TableBatch:
         self.layout = layout
         self._index = layout.index()
         self._key_at = [self._index[k.lower()] for k in layout.key]
+        self._exact = [_exact_kinds(t) for t in layout.types]
         self.changes: dict[tuple[Any, ...], Change] = {}
         self.counts: dict[bytes, list[Any]] = {}    # keyless: digest -> [delta, values, invalid, meta]
         self.events = 0
@@ -87,13 +88,17 @@ class TableBatch:
         values: list[Any] = [MISSING] * len(self._index)
         invalid: set[str] = set()
         diffs: dict[int, Any] = {}
-        types = self.layout.types
+        types, exact = self.layout.types, self._exact
         for column in columns:
             i = self._index.get(column.name.lower())
             if i is None:
                 continue        # an invisible or hidden column: not in SELECT *
             value = column.value
-            if value.WhichOneof("kind") == "json_diff":
+            kind = value.WhichOneof("kind")
+            if kind in exact[i]:
+                values[i] = getattr(value, kind)       # the type holds every value of this kind as it is
+                continue
+            if kind == "json_diff":
                 diffs[i] = list(value.json_diff.operations)
                 continue
             try:
@@ -260,6 +265,22 @@ class TableBatch:
             for copy in range(after + 1, before + 1):
                 rows.append([None] * width + _meta_values(meta, set()) + [digest, copy, "d"])
         return _table(self.layout, rows, keyless=True)
+
+
+def _exact_kinds(arrow: pa.DataType) -> frozenset[str]:
+    """The value kinds whose Python value an Arrow column of type ``arrow`` takes unchanged (no range or
+    form to check): the rest go through ``message_value``."""
+    if pa.types.is_int32(arrow):
+        return frozenset({"int_value"})
+    if pa.types.is_int64(arrow):
+        return frozenset({"int_value", "long_value", "time_micros"})
+    if pa.types.is_string(arrow):
+        return frozenset({"string_value", "json_value"})
+    if pa.types.is_binary(arrow):
+        return frozenset({"bytes_value"})
+    if pa.types.is_float64(arrow):
+        return frozenset({"double_value"})
+    return frozenset()
 
 
 def _meta_values(meta: Meta, invalid: set[str]) -> list[Any]:

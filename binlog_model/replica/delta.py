@@ -110,6 +110,12 @@ class DeltaReplica:
                                     f"(no transaction of app id {self.app_id})")
         return int(found)
 
+    def schema(self, db: str, table: str) -> pa.Schema:
+        """The table's current Arrow schema (plain types)."""
+        from deltalake import DeltaTable
+
+        return _without_views(pa.schema(DeltaTable(str(self.path(db, table))).schema().to_arrow()))
+
     def gone_at(self, db: str, table: str) -> int:
         """The latest order at which ``db.table`` was dropped or renamed away (-1: never)."""
         latest = -1
@@ -148,6 +154,14 @@ class DeltaReplica:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_deltalake(str(path), data if data is not None else schema.empty_table(), mode="overwrite",
                         schema_mode="overwrite", commit_properties=self._properties(at, gtids))
+        self._committed(layout.db, layout.table, at)
+
+    def append(self, layout: TableLayout, data: pa.Table, at: str, gtids: str) -> None:
+        """Add rows (the initial snapshot's next chunk)."""
+        from deltalake import write_deltalake
+
+        write_deltalake(str(self.path(layout.db, layout.table)), data, mode="append",
+                        commit_properties=self._properties(at, gtids))
         self._committed(layout.db, layout.table, at)
 
     def overwrite(self, layout: TableLayout, data: pa.Table, at: str, gtids: str) -> None:

@@ -60,6 +60,7 @@ class ReplicaWriter:
         self.stats = ApplyStats()
         self._position = ""
         self._gtids = ""
+        self._layouts: dict[int, tuple[TableSchema, TableLayout]] = {}
 
     # --- the runner's side --------------------------------------------------------------------------------
 
@@ -118,7 +119,7 @@ class ReplicaWriter:
         if schema is None:
             raise ReplicaError(f"{db}.{table} at {event.position.file}:{event.position.offset}: rows of a "
                                "table the schema history does not know")
-        layout = TableLayout.of(schema)
+        layout = self._layout(schema)
         batch = self._batches.get((db, table))
         if batch is None or batch.layout != layout:
             if batch is not None:
@@ -130,6 +131,15 @@ class ReplicaWriter:
         batch.add(event, Meta(order, event.gtid, event.position.file, event.position.offset))
         self.stats.row_changes += len(event.rows)
         self.stats.tables.add((db, table))
+
+    def _layout(self, schema: TableSchema) -> TableLayout:
+        """The layout of a table schema (schemas are immutable: one layout per schema object)."""
+        cached = self._layouts.get(id(schema))
+        if cached is None or cached[0] is not schema:
+            if len(self._layouts) > 4096:
+                self._layouts.clear()       # old schemas of a long run (DDL made new ones)
+            cached = self._layouts[id(schema)] = (schema, TableLayout.of(schema))
+        return cached[1]
 
     def _flush(self, db: str, table: str, batch: TableBatch, at: str) -> None:
         """Merge ``batch`` into the table: a commit saying it holds every change before ``at``."""
@@ -168,10 +178,15 @@ class ReplicaWriter:
                     replica.drop(other_db, other, order)
             return
         if "rename_table" in kinds:
+            kinds.discard("rename_table")
             for change in event.schema_changes:
                 if change.HasField("rename_table"):
-                    self._rename(change.rename_table, order, at, done)
-            return
+                    # ALTER TABLE … RENAME TO with column changes: they apply under the new name, in the
+                    # commit that marks the table done up to the DDL
+                    self._rename(change.rename_table, order, at, None if kinds else done)
+                    db, table = change.rename_table.new_db, change.rename_table.new_table
+            if not kinds:
+                return
         if not self.select(db, table):
             return
         version = replica.version(db, table)
@@ -190,10 +205,12 @@ class ReplicaWriter:
         else:
             renamed = {c.rename_column.new_column_name.lower(): c.rename_column.old_column_name
                        for c in event.schema_changes if c.HasField("rename_column")}
+            if not renamed and replica.schema(db, table).equals(layout.arrow_schema()):
+                return      # the same columns and types (an index, a longer VARCHAR, a new key): no commit
             replica.overwrite(layout, reshape(replica.read(db, table), layout, renamed), done, self._gtids)
         self.stats.delta_commits += 1
 
-    def _rename(self, change: Any, order: int, at: str, done: str) -> None:
+    def _rename(self, change: Any, order: int, at: str, done: str | None) -> None:
         replica = self.replica
         old, new = (change.old_db, change.old_table), (change.new_db, change.new_table)
         batch = self._batches.get(old)
@@ -206,8 +223,9 @@ class ReplicaWriter:
         if not self.select(*new):
             replica.drop(*new, order)
             return
-        replica.mark(*new, done, self._gtids)
-        self.stats.delta_commits += 1
+        if done is not None:
+            replica.mark(*new, done, self._gtids)
+            self.stats.delta_commits += 1
 
 
 _EMPTY = TableBatch(TableLayout("", "", (), (), ()))

@@ -120,6 +120,9 @@ class TailSettings:
     #: in place of part files: ``output(history)`` gives the session's output (``apply``'s replica: events
     #: in, and its ``checkpoint(Checkpoint)`` applies them before the state is saved; it records no bytes)
     output: Callable[[RunState, Callable[[], SchemaHistory]], Any] | None = None
+    #: ``prepare(state, connect)``: called with the state locked, before the first session (``apply
+    #: --initial live`` takes its snapshot there, and sets ``start`` and ``load_history`` from it)
+    prepare: Callable[[RunState, Callable[..., Any]], None] | None = None
     stop: threading.Event = field(default_factory=threading.Event)
 
 
@@ -185,6 +188,8 @@ def run_tail(settings: TailSettings) -> TailResult:
             result.committed = (state.position["file"], state.position["offset"])
             result.position = f"{state.position['file']}:{state.position['offset']}"
         password = settings.password if settings.password is not None else server_password(settings.server)
+        if settings.prepare is not None:
+            settings.prepare(state, lambda **kw: server_connection(settings, password, **kw))
         target: tuple[str, int] | None = None
         failing_since: float | None = None
         delay = _BACKOFF_FIRST
@@ -263,34 +268,8 @@ class _Session:
     # --- the server ---------------------------------------------------------------------------------
 
     def connect(self, **kw: Any) -> Any:
-        """A pymysql connection to the server; unreachable is ``ConnectionLostError`` (retried), refused
-        credentials a ``ConfigError``. Every read has a timeout (a server that accepts the connection but
-        never answers, or a stalled network, would otherwise hang the tail): ``CONTROL_READ_TIMEOUT`` for
-        the control queries, the heartbeat's for the dump."""
-        server = self.settings.server
-        params: dict[str, Any] = {"user": server.user, "password": self.password, "charset": "utf8mb4",
-                                  "connect_timeout": 10, "autocommit": True,
-                                  "read_timeout": CONTROL_READ_TIMEOUT, "write_timeout": CONTROL_READ_TIMEOUT}
-        if server.socket:
-            # a local socket is private already: like the MySQL clients, no TLS there (it would only cost
-            # the server's encryption and our decryption of every byte of the dump)
-            params.update(unix_socket=server.socket, ssl_disabled=True)
-        else:
-            params.update(host=server.host, port=server.port)
-        params.update(kw)
-        import pymysql
-        connect = self.settings.connect or pymysql.connect
-        try:
-            return connect(**params)
-        except pymysql.err.OperationalError as err:
-            code = err.args[0] if err.args else None
-            if code in (1044, 1045, 1698):
-                raise ConfigError(f"cannot log in to {server.user}@{self.where}: {err.args[-1]} (the "
-                                  f"password comes from the URL, ${PASSWORD_ENV[0]} or a prompt)") from None
-            raise ConnectionLostError(f"cannot connect to {self.where}: {err.args[-1] if err.args else err}",
-                                      errno=code) from err
-        except (pymysql.Error, OSError) as err:
-            raise ConnectionLostError(f"cannot connect to {self.where}: {err}") from err
+        """``server_connection`` with this session's password."""
+        return server_connection(self.settings, self.password, **kw)
 
     @property
     def where(self) -> str:
@@ -511,6 +490,38 @@ class _Committer:
         if self._error is not None:
             error, self._error = self._error, None
             raise error
+
+
+def server_connection(settings: TailSettings, password: str, **kw: Any) -> Any:
+    """A pymysql connection to the server; unreachable is ``ConnectionLostError`` (retried), refused
+    credentials a ``ConfigError``. Every read has a timeout (a server that accepts the connection but
+    never answers, or a stalled network, would otherwise hang the tail): ``CONTROL_READ_TIMEOUT`` for
+    the control queries, the heartbeat's for the dump."""
+    server = settings.server
+    params: dict[str, Any] = {"user": server.user, "password": password, "charset": "utf8mb4",
+                              "connect_timeout": 10, "autocommit": True,
+                              "read_timeout": CONTROL_READ_TIMEOUT, "write_timeout": CONTROL_READ_TIMEOUT}
+    if server.socket:
+        # a local socket is private already: like the MySQL clients, no TLS there (it would only cost
+        # the server's encryption and our decryption of every byte of the dump)
+        params.update(unix_socket=server.socket, ssl_disabled=True)
+    else:
+        params.update(host=server.host, port=server.port)
+    params.update(kw)
+    import pymysql
+    where = server.socket or f"{server.host}:{server.port}"
+    connect = settings.connect or pymysql.connect
+    try:
+        return connect(**params)
+    except pymysql.err.OperationalError as err:
+        code = err.args[0] if err.args else None
+        if code in (1044, 1045, 1698):
+            raise ConfigError(f"cannot log in to {server.user}@{where}: {err.args[-1]} (the "
+                              f"password comes from the URL, ${PASSWORD_ENV[0]} or a prompt)") from None
+        raise ConnectionLostError(f"cannot connect to {where}: {err.args[-1] if err.args else err}",
+                                  errno=code) from err
+    except (pymysql.Error, OSError) as err:
+        raise ConnectionLostError(f"cannot connect to {where}: {err}") from err
 
 
 def _catalog_of(conn: Any) -> Any:

@@ -9,6 +9,11 @@
   before its first row is written, while a sink behind a runner knows the history only up to the current
   event; and a Parquet file commits whole (its footer), by rename, not by ``sync`` and a committed length.
 
+- ``apply``'s current-state Delta tables (``binlog_model.replica``) are not an event sink either: a sink
+  appends records and a commit makes a byte length durable, while a replica applies each change by key
+  under the schema in force at its event, and commits per table with a transaction version
+  (``replica.writer.ReplicaWriter`` is the runner's side of it).
+
 ``FORMATS`` is the one list of event sinks by ``--format`` name (``register_sink`` adds one); the command
 line's choices, the incremental runs' file suffixes and the choice between messages and serialized bytes
 all come from it. ``open_sink(fmt, path)`` opens the sink of a format. Every event sink has the same

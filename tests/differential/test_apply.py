@@ -59,7 +59,7 @@ def workload(server: LocalServer, fresh_db: str) -> tuple[LocalServer, str, str,
     first = str(server.query("SHOW BINARY LOGS")[-1][0])
     conn = server.connect(fresh_db)
     conn.autocommit(True)
-    work = Workload(conn, fresh_db, seed=20261128)
+    work = Workload(conn, fresh_db, seed=20261128, vector="mariadb" not in server.version.lower())
     work.create()
     return server, fresh_db, first, work
 
@@ -135,8 +135,17 @@ def test_live_apply_follows_the_server_while_it_writes(workload: Any, tmp_path: 
     args = [sys.executable, "-m", "binlog_model.cli", "apply", f"mysql://root@localhost/?socket={server.socket}",
             "--state", str(state), "--to", f"delta:{to}", "--from", f"{first}:4", "--tables", f"{db}.*",
             "--commit-interval", "200ms", "--no-progress"]
-    follower = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    def start() -> subprocess.Popen[str]:
+        """A follower, once it streams (its signal handlers are set by then)."""
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                                 cwd=repo)
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if "streaming from" in line:
+                return proc
+        raise AssertionError(f"the follower ended before it streamed: {proc.wait()}")
+
+    follower = start()
     try:
         for step in range(200):
             work.step()
@@ -144,8 +153,7 @@ def test_live_apply_follows_the_server_while_it_writes(workload: Any, tmp_path: 
                 time.sleep(1.0)
                 follower.send_signal(signal.SIGKILL)        # a crash while following
                 follower.communicate(timeout=60)
-                follower = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                            env=env, cwd=repo)
+                follower = start()
         time.sleep(1.0)
         follower.send_signal(signal.SIGTERM)        # a clean stop: the transaction finished and committed
         _out, err = follower.communicate(timeout=120)
@@ -198,6 +206,9 @@ def test_every_ddl_kind_drop_and_recreate(server: LocalServer, fresh_db: str, tm
         f"ALTER TABLE `{db}`.t CONVERT TO CHARACTER SET utf8mb4",
         f"ALTER TABLE `{db}`.t PARTITION BY HASH (id) PARTITIONS 2",
         f"INSERT INTO `{db}`.t VALUES (4, 'z', 40)",
+        f"ALTER TABLE `{db}`.t ADD COLUMN flag TINYINT NOT NULL DEFAULT 3, RENAME TO `{db}`.t2",
+        f"INSERT INTO `{db}`.t2 VALUES (5, 'w', 50, 1)",
+        f"RENAME TABLE `{db}`.t2 TO `{db}`.t",
         f"CREATE TABLE `{db}`.gone (id INT PRIMARY KEY, v INT)",
         f"INSERT INTO `{db}`.gone VALUES (1, 1), (2, 2)",
         f"TRUNCATE TABLE `{db}`.gone",
@@ -223,3 +234,32 @@ def test_every_ddl_kind_drop_and_recreate(server: LocalServer, fresh_db: str, tm
     old = DeltaReplica(to, replica.app_id)
     old.root = to / "_dropped"
     assert old.read(db, aside[0].name).num_rows == 1          # the dropped table as it was: its last row
+
+
+def test_initial_live_snapshot_then_the_binlog_from_its_position(workload: Any, tmp_path: Path) -> None:
+    """``--initial live``: tables that hold rows before the state starts are read from the server at a
+    recorded position (in chunks), then followed from there; a later run resumes from the state and takes
+    no new snapshot. The replica equals the source after both."""
+    import os
+    import subprocess
+    import sys
+
+    server, db, _first, work = workload
+    for _ in range(150):
+        work.step()
+    state, to = tmp_path / "state", tmp_path / "replica"
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(repo), "BINLOG_MODEL_PASSWORD": ""}
+    args = [sys.executable, "-m", "binlog_model.cli", "apply", f"mysql://root@localhost/?socket={server.socket}",
+            "--state", str(state), "--to", f"delta:{to}", "--initial", "live", "--initial-chunk", "7",
+            "--tables", f"{db}.*", "--stop-at-end", "--no-progress"]
+    first = subprocess.run(args, capture_output=True, text=True, env=env, cwd=repo, timeout=300, check=False)
+    assert first.returncode == 0, first.stderr
+    assert f"initial snapshot of {len(TABLES)} table(s)" in first.stderr
+    assert _assert_equal(server, db, to) > 100
+    for _ in range(100):
+        work.step()
+    again = subprocess.run(args, capture_output=True, text=True, env=env, cwd=repo, timeout=300, check=False)
+    assert again.returncode == 0, again.stderr
+    assert "initial snapshot" not in again.stderr
+    assert _assert_equal(server, db, to) > 100

@@ -1,0 +1,204 @@
+"""``apply --initial live``: the replica's first rows, read from the server at a recorded binlog position.
+
+Strategy: one connection takes ``FLUSH TABLES WITH READ LOCK`` only while it starts a consistent snapshot
+(``START TRANSACTION WITH CONSISTENT SNAPSHOT``), reads the binlog's end and the schema, then unlocks: no
+transaction or DDL commits in between, so the rows the transaction sees, the position and the schema all
+describe one moment. The chosen tables are then read in that transaction, ``--initial-chunk`` rows at a time
+(an unbuffered cursor: memory stays bounded by a chunk), converted to the replica's types
+(``server_value``), and written as each table's first Delta commits, at the position's order. The run then
+follows the binlog from that position with the schema read here. A run killed during the snapshot leaves a
+fresh state, and the next one takes the snapshot again (each table is replaced whole).
+"""
+
+from __future__ import annotations
+
+import datetime
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from binlog_model.errors import ConfigError
+from binlog_model.replica.delta import DeltaReplica
+from binlog_model.replica.layout import META, TableLayout, position_order, row_hash
+from binlog_model.spark.typed_values import InvalidValue, coerce_value
+from schema_tracker.model import Catalog, ColumnSchema
+
+__all__ = ["InitialSnapshot", "server_value", "take_initial_snapshot"]
+
+_UTC = datetime.UTC
+_SYSTEM = {"mysql", "information_schema", "performance_schema", "sys"}
+
+
+@dataclass
+class InitialSnapshot:
+    file: str
+    offset: int
+    gtids: str
+    catalog: Catalog
+    tables: int = 0
+    rows: int = 0
+
+
+def take_initial_snapshot(connect: Callable[..., Any], replica: DeltaReplica,
+                          select: Callable[[str, str], bool] | None, *, chunk: int = 50_000
+                          ) -> InitialSnapshot:
+    """Read the chosen tables at one binlog position into the replica (see the module docstring)."""
+    import pymysql
+    from pymysql.cursors import SSCursor
+
+    from schema_tracker.snapshot import catalog_from_server
+
+    conn = connect(charset="utf8mb4", autocommit=True, read_timeout=3600, write_timeout=3600)
+    try:
+        cur = conn.cursor()
+        cur.execute("SET SESSION time_zone = '+00:00'")
+        try:
+            cur.execute("FLUSH TABLES WITH READ LOCK")
+        except pymysql.err.OperationalError as err:
+            raise ConfigError(f"--initial live needs the RELOAD privilege (FLUSH TABLES WITH READ LOCK, held "
+                              f"while the snapshot starts): {err.args[-1]}") from None
+        try:
+            cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            file, offset = _binlog_end(cur)
+            version = str(cur.connection.get_server_info())
+            mariadb = "mariadb" in version.lower()
+            cur.execute("SELECT @@gtid_binlog_pos" if mariadb else "SELECT @@gtid_executed")
+            gtids = str(cur.fetchone()[0] or "").replace("\n", "")
+            catalog = catalog_from_server(conn)
+        finally:
+            cur.execute("UNLOCK TABLES")
+        snapshot = InitialSnapshot(file, offset, gtids, catalog)
+        at = f"{file}:{offset}"
+        position_order(file, offset)        # a binlog without numbered files fails before any write
+        for schema in sorted(catalog.tables.values(), key=lambda t: (t.db, t.name)):
+            db, name = schema.db, schema.name
+            if db.lower() in _SYSTEM or (select is not None and not select(db, name)):
+                continue
+            layout = TableLayout.of(schema)
+            rows = conn.cursor(SSCursor)
+            rows.execute(f"SELECT {', '.join(_selected(c) for c in layout.columns)} "
+                         f"FROM {_quote(db)}.{_quote(name)}")
+            first = True
+            seen: dict[bytes, int] = {}
+            while True:
+                batch = rows.fetchmany(chunk)
+                if not batch and not first:
+                    break
+                data = _typed_batch(layout, batch, at, seen)
+                if first:
+                    replica.create(layout, at, gtids, data)
+                else:
+                    replica.append(layout, data, at, gtids)
+                snapshot.rows += len(batch)
+                first = False
+                if not batch:
+                    break
+            rows.close()
+            snapshot.tables += 1
+        conn.rollback()
+        return snapshot
+    finally:
+        conn.close()
+
+
+def _binlog_end(cur: Any) -> tuple[str, int]:
+    import pymysql
+
+    for sql in ("SHOW BINARY LOG STATUS", "SHOW MASTER STATUS"):
+        try:
+            cur.execute(sql)
+        except pymysql.err.ProgrammingError:
+            continue
+        row = cur.fetchone()
+        if row is None:
+            raise ConfigError("binary logging is off on the server (log_bin): there is no position to start "
+                              "the replica from")
+        return str(row[0]), int(row[1])
+    raise ConfigError("the server answers neither SHOW BINARY LOG STATUS nor SHOW MASTER STATUS")
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _selected(column: ColumnSchema) -> str:
+    # pymysql knows no VECTOR type and would decode its bytes as text: hex is exact
+    if column.data_type == "vector":
+        return f"HEX({_quote(column.name)})"
+    return _quote(column.name)
+
+
+def _typed_batch(layout: TableLayout, rows: list[tuple[Any, ...]], at: str, seen: dict[bytes, int]
+                 ) -> pa.Table:
+    """One chunk of rows in the replica's layout; ``seen``: a keyless table's copies so far (by digest),
+    across the table's chunks."""
+    file, _, offset = at.rpartition(":")
+    order = position_order(file, int(offset))
+    columns: list[list[Any]] = [[] for _ in layout.columns]
+    invalid: list[list[str]] = []
+    digests: list[bytes] = []
+    copies: list[int] = []
+    for row in rows:
+        bad: list[str] = []
+        values = []
+        for i, (value, column, kind) in enumerate(zip(row, layout.columns, layout.types, strict=True)):
+            try:
+                typed = server_value(value, column, kind)
+            except InvalidValue:
+                typed = None
+                bad.append(column.name)
+            values.append(typed)
+            columns[i].append(typed)
+        invalid.append(bad)
+        if layout.keyless:
+            digest = row_hash(values)
+            seen[digest] = seen.get(digest, 0) + 1
+            digests.append(digest)
+            copies.append(seen[digest])
+    n = len(rows)
+    meta = {"binlog_order": [order] * n, "binlog_gtid": [None] * n, "binlog_file": [file] * n,
+            "binlog_offset": [int(offset)] * n, "binlog_invalid": invalid}
+    arrays = [pa.array(values, type=kind) for values, kind in zip(columns, layout.types, strict=True)]
+    arrays += [pa.array(meta[name], type=kind) for name, kind in META]
+    if layout.keyless:
+        arrays += [pa.array(digests, type=pa.binary()), pa.array(copies, type=pa.int32())]
+    return pa.Table.from_arrays(arrays, schema=layout.arrow_schema())
+
+
+def server_value(value: Any, column: ColumnSchema, arrow: pa.DataType) -> Any:
+    """A value as pymysql reads it from ``SELECT`` (session time zone UTC) → the replica's typed value, by
+    the one mapping ``resolve``'s Parquet uses. ``InvalidValue`` where the type cannot hold it (a zero
+    date, which pymysql hands over as text)."""
+    if value is None:
+        return None
+    kind = column.data_type
+    if kind == "bit":
+        value = int.from_bytes(value, "big") if isinstance(value, bytes) else int(value)
+    elif kind == "time":
+        if isinstance(value, datetime.timedelta):
+            return value // datetime.timedelta(microseconds=1)
+        raise InvalidValue
+    elif kind in ("date", "datetime", "timestamp") and isinstance(value, str | bytes):
+        raise InvalidValue      # a zero or invalid date: pymysql gives its text
+    elif kind == "timestamp" and isinstance(value, datetime.datetime):
+        return value.replace(tzinfo=_UTC)
+    elif kind == "set":
+        labels = value if isinstance(value, set | frozenset) else {v for v in str(value).split(",") if v}
+        return ",".join(label for label in column.enum_values if label in labels)
+    elif kind in ("geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
+                  "multipolygon", "geometrycollection", "geomcollection"):
+        return bytes(value)[4:]     # the server's form is the SRID, then the WKB
+    elif kind == "vector":
+        raw = bytes.fromhex(value) if isinstance(value, str) else bytes(value)
+        return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+    elif kind == "json" and isinstance(value, bytes):
+        value = value.decode("utf-8")
+    elif kind == "decimal" and pa.types.is_string(arrow):
+        return format(value, "f")       # the plain text the binlog's decimal has, never an exponent
+    if pa.types.is_string(arrow) and isinstance(value, bytes) and column.charset not in (None, "binary"):
+        value = value.decode("utf-8")
+    return coerce_value(value, arrow)
