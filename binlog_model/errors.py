@@ -27,6 +27,7 @@ __all__ = [
     "ReplicationError",
     "SchemaError",
     "SchemaMismatchError",
+    "SchemaNewerThanBinlogError",
     "ServerAccessError",
     "ServerAuthenticationError",
     "ServerUnreachableError",
@@ -236,6 +237,16 @@ class SchemaError(BinlogError):
 
 class UnsupportedDDLError(SchemaError):
     """A statement changes schema but could not be understood (strict mode)."""
+
+
+class SchemaNewerThanBinlogError(SchemaError):
+    """A statement finds the tracked schema already past it: CREATE of a table or database the schema
+    has, DROP TABLE of one it lacks, ADD of a column it has. The likely cause is a snapshot taken after
+    the binlog's start, so the schema at the binlog's start is unknown."""
+
+    CAUSE = ("the schema is newer than the binlog: the snapshot was likely taken after the binlog's start "
+             "(take the snapshot before the first binlog, or start at a binlog written after the snapshot; "
+             "--lenient-ddl records the statement and goes on)")
 
 
 class UnknownTableError(SchemaError):

@@ -185,7 +185,9 @@ class DropDatabase:
 
 @dataclass(frozen=True, slots=True)
 class SkippedStatement:
-    """Lenient mode: a schema-changing statement was not understood; ``table`` (if known) is uncertain."""
+    """Lenient mode: a schema-changing statement was not understood; ``table`` (if known) is uncertain.
+    With no ``table``, a record only: a statement the schema was already past (``reason`` names
+    ``SchemaNewerThanBinlogError``), which the replay followed as the server ran it."""
 
     db: str
     table: str

@@ -15,7 +15,7 @@ from binlog_model.errors import SchemaError
 from schema_tracker.changes import CreateTable, apply_change
 from schema_tracker.model import Catalog, DatabaseSchema, ServerSession, TableSchema, charset_of_collation
 
-__all__ = ["catalog_from_dump", "catalog_from_server", "dump_header_database"]
+__all__ = ["catalog_from_dump", "catalog_from_server", "dump_header_database", "dump_server_version"]
 
 _SYSTEM_DBS = ("information_schema", "performance_schema", "mysql", "sys")
 
@@ -44,7 +44,7 @@ def catalog_from_dump(text: str, catalog: Catalog | None = None, *, default_db: 
     """
     from schema_tracker import ddl  # sqlglot, only once a snapshot is read
 
-    session = ServerSession(server_version or _dump_server_version(text))
+    session = ServerSession(server_version or dump_server_version(text))
     cat = catalog if catalog is not None else Catalog()
     db = default_db or dump_header_database(text)
     for sql in ddl.split_statements(text):
@@ -64,7 +64,7 @@ def catalog_from_dump(text: str, catalog: Catalog | None = None, *, default_db: 
     return cat
 
 
-def _dump_server_version(text: str) -> str:
+def dump_server_version(text: str) -> str:
     """The version in a dump's ``-- Server version\t9.7.4`` header line ('' when there is none)."""
     for line in text[:4000].splitlines():
         if line.startswith("-- Server version"):

@@ -60,6 +60,7 @@ from binlog_model.sinks import FORMATS, open_sink, sink_class
 @click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Incremental run: process only what is new since the last run with this state directory "
               "(needs --out DIR).")
+@options.json_values
 @options.lenient_ddl
 @click.option("--allow-incomplete-tail", is_flag=True,
               help="Stop before a transaction or event cut off at the end of the input instead of failing "
@@ -78,9 +79,10 @@ from binlog_model.sinks import FORMATS, open_sink, sink_class
 def command(files: tuple[str, ...], source: str, snapshot: str | None, database: str | None,
             always_include: tuple[str, ...], tables: TableFilter, window: EventRange | None, image: str,
             max_rows: int, max_bytes: int, fmt: str,
-            json_defaults: bool, out: Path | None, state_dir: Path | None, lenient_ddl: bool,
-            allow_incomplete_tail: bool, no_verify_checksum: bool, statement_text: str, stats: bool,
-            progress: bool | None, commit_bytes: int, tls: TlsOptions, connect_timeout: float | None) -> None:
+            json_defaults: bool, out: Path | None, state_dir: Path | None, json_values: str,
+            lenient_ddl: bool, allow_incomplete_tail: bool, no_verify_checksum: bool, statement_text: str,
+            stats: bool, progress: bool | None, commit_bytes: int, tls: TlsOptions,
+            connect_timeout: float | None) -> None:
     """Decode binlog FILES (files, folders or globs; local or s3:// gs:// hdfs:// URIs) into one BinlogEvent
     per statement (and table)."""
     snapshot = url_with_options(snapshot, tls, connect_timeout) if snapshot else snapshot
@@ -94,7 +96,7 @@ def command(files: tuple[str, ...], source: str, snapshot: str | None, database:
                           "last run); drop one or the other")
     if state_dir is not None:
         _incremental(files, state_dir, out, options, snapshot=snapshot, database=database,
-                     lenient_ddl=lenient_ddl, fmt=fmt, json_defaults=json_defaults,
+                     lenient_ddl=lenient_ddl, fmt=fmt, json_defaults=json_defaults, json_values=json_values,
                      verify_checksum=not no_verify_checksum, stats=stats, commit_bytes=commit_bytes,
                      progress=progress_mode(progress))
         return
@@ -114,19 +116,20 @@ def command(files: tuple[str, ...], source: str, snapshot: str | None, database:
                          verify_checksum=not no_verify_checksum)
     mode = progress_mode(progress, output_on_terminal=out is None and sys.stdout.isatty())
     with ProgressDisplay("events", source_counters(binlogs, lambda: assembler.stats.row_changes), mode=mode):
-        _write(Runner(binlogs, assembler).events(), fmt, out, json_defaults)
+        _write(Runner(binlogs, assembler).events(), fmt, out, json_defaults, json_values)
     if stats:
         _print_stats(assembler.stats)
     warn_unmatched_tables(assembler.stats.unmatched_table_patterns)
 
 
 def _write(events: Iterable[BinlogEvent] | Iterable[bytes], fmt: str, out: Path | None,
-           json_defaults: bool) -> int:
+           json_defaults: bool, json_values: str) -> int:
     """Write ``events`` (messages, or serialized ones for a sink that takes them) to ``out`` (a new file)
     or stdout with the sink of ``fmt``; returns the count."""
     if out is None:
         sys.stdout.flush()              # anything already printed as text comes first
-    with open_sink(fmt, out if out is not None else sys.stdout.buffer, json_defaults=json_defaults) as sink:
+    with open_sink(fmt, out if out is not None else sys.stdout.buffer, json_defaults=json_defaults,
+                   json_values=json_values) as sink:
         return sink.write_all(events)
 
 
@@ -139,7 +142,8 @@ def _print_stats(stats: object) -> None:
 
 def _incremental(files: tuple[str, ...], state_dir: Path, out: Path | None, options: ResolveOptions, *,
                  snapshot: str | None, database: str | None, lenient_ddl: bool, fmt: str, json_defaults: bool,
-                 verify_checksum: bool, stats: bool, commit_bytes: int, progress: str) -> None:
+                 json_values: str, verify_checksum: bool, stats: bool, commit_bytes: int, progress: str
+                 ) -> None:
     from binlog_model.runs.continuity import snapshot_digest
     from binlog_model.runs.incremental import run_incremental
 
@@ -153,7 +157,8 @@ def _incremental(files: tuple[str, ...], state_dir: Path, out: Path | None, opti
                              load_history=lambda: load_snapshot(snapshot, lenient=lenient_ddl,
                                                                 database=database),
                              snapshot_id=snapshot_digest(snapshot), verify_checksum=verify_checksum,
-                             json_defaults=json_defaults, commit_bytes=commit_bytes, progress=progress)
+                             json_defaults=json_defaults, json_values=json_values, commit_bytes=commit_bytes,
+                             progress=progress)
     where = f" -> {result.output}" if result.output else " (no new events)"
     click.echo(f"events: {result.events} new events from {len(result.files)} file(s)"
                f"{f', resumed at {result.resumed_at}' if result.resumed_at else ''}, "

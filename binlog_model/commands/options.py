@@ -23,7 +23,7 @@ from binlog_model.io.tls import MODES, TlsOptions
 from binlog_model.resolve.event_range import EventRange
 from binlog_model.resolve.table_filter import TableFilter
 
-__all__ = ["always_include", "binlog_files", "event_range", "lenient_ddl", "live_connection",
+__all__ = ["always_include", "binlog_files", "event_range", "json_values", "lenient_ddl", "live_connection",
            "no_verify_checksum", "table_filter", "warn_unmatched_tables"]
 
 always_include = click.option(
@@ -32,7 +32,13 @@ always_include = click.option(
 lenient_ddl = click.option(
     "--lenient-ddl", is_flag=True,
     help="Skip DDL the tracker cannot follow: the table it names becomes uncertain, and its rows then fail "
-    "loudly (UncertainSchemaError), never resolved from TABLE_MAP metadata.")
+    "loudly (UncertainSchemaError), never resolved from TABLE_MAP metadata. A statement a snapshot newer "
+    "than the binlog is already past (SchemaNewerThanBinlogError) is recorded and followed as the server ran "
+    "it.")
+json_values = click.option(
+    "--json-values", type=click.Choice(["typed", "plain"]), default="typed", show_default=True,
+    help="JSONL column values: typed (lossless, {\"intValue\": 3}) or plain (\"cid\": 3; big integers and "
+    "DECIMAL as strings, ISO-8601 times, base64 bytes; see docs/contracts.md).")
 
 
 def binlog_files(*, required: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

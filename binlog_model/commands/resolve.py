@@ -21,7 +21,7 @@ import shlex
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -281,21 +281,31 @@ def _stream(spark: Any, files: list[str], target: str, checkpoint: Path | None, 
         return
     _echo(f"== {label or '(no source)'}: {result.batches} batches ({result.skipped} already published), "
           f"{result.rows} row changes, {result.seconds:.1f}s -> {target}")
-    for (db, table), ops in sorted(result.tables.items()):
-        _echo(f"   {db}.{table:<40} " + " ".join(f"{op} {n}" for op, n in sorted(ops.items())))
+    for line in table_lines(result.tables):
+        _echo(line)
 
 
 def _summary(label: str, result: Any, target: str) -> None:
     _echo(f"== {label or '(no source)'}: {result.files} files, {result.rows} row changes, "
           f"{result.seconds:.1f}s -> {target}")
-    _echo(f"   {'table':<40} {'INSERT':>7} {'UPDATE':>7} {'DELETE':>7} {'SCHEMA':>7} "
-          f"{'columns':>7} {'versions':>8}")
-    for t in result.tables:
-        name = f"{t.db}.{t.table}" if t.table else f"{t.db} (database)"
+    for line in table_lines(result.tables):
+        _echo(line)
+
+
+def table_lines(tables: Iterable[Any]) -> list[str]:
+    """The per-table lines of a resolve summary, batch or stream (``TableSummary`` s): a header, then one
+    line per table with row changes (none for a table without any)."""
+    lines = [f"   {'table':<40} {'INSERT':>7} {'UPDATE':>7} {'DELETE':>7} {'SCHEMA':>7} "
+             f"{'columns':>7} {'versions':>8}"]
+    for t in tables:
         ops = t.operations
-        _echo(f"   {name:<40} {ops.get('INSERT', 0):>7} {ops.get('UPDATE', 0):>7} "
-              f"{ops.get('DELETE', 0):>7} {ops.get('SCHEMA', 0):>7} {t.columns:>7} "
-              f"{t.schema_versions:>8}")
+        if not any(ops.values()):
+            continue
+        name = f"{t.db}.{t.table}" if t.table else f"{t.db} (database)"
+        lines.append(f"   {name:<40} {ops.get('INSERT', 0):>7} {ops.get('UPDATE', 0):>7} "
+                     f"{ops.get('DELETE', 0):>7} {ops.get('SCHEMA', 0):>7} {t.columns:>7} "
+                     f"{t.schema_versions:>8}")
+    return lines
 
 
 def _append(log: Path, text: str) -> None:

@@ -28,6 +28,7 @@ from binlog_model.io.file_source import FileSource
 from binlog_model.io.live import url_with_options
 from binlog_model.io.snapshots import load_snapshot, read_sql_text, save_history
 from binlog_model.io.tls import TlsOptions
+from binlog_model.position import BinlogPosition
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 from binlog_model.runs.pipeline import history_from_source
 from binlog_model.runs.progress import ProgressDisplay, progress_mode, source_counters
@@ -37,7 +38,8 @@ from schema_tracker.changes import (
     SchemaChange,
 )
 from schema_tracker.model import Catalog, ColumnSchema, charset_of_collation
-from schema_tracker.snapshot import dump_header_database
+from schema_tracker.render import iter_create_statements
+from schema_tracker.snapshot import dump_header_database, dump_server_version
 
 __all__ = ["command", "describe_change", "describe_column"]
 
@@ -84,6 +86,13 @@ def _print_catalog(catalog: Catalog) -> None:
             click.echo(f"    {describe_column(col)}")
 
 
+def _parse_at(text: str) -> BinlogPosition:
+    file, sep, offset = text.rpartition(":")
+    if not sep or not file or not offset.isdigit():
+        raise ConfigError(f"--at {text!r} is not FILE:POS (e.g. binlog.000003:1542)")
+    return BinlogPosition(file.rsplit("/", 1)[-1], int(offset))
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @options.binlog_files(required=False)
 @click.option("--sql", "sql_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
@@ -102,6 +111,16 @@ def _print_catalog(catalog: Catalog) -> None:
 @click.option("--lenient", is_flag=True,
               help="Record DDL that cannot be understood as skipped and mark its table uncertain.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (history and final catalog).")
+@click.option("--ddl", "as_ddl", is_flag=True,
+              help="Print the schema (at the end, or --at a position) as CREATE DATABASE / CREATE TABLE "
+              "statements instead of the history.")
+@click.option("--at", "at", metavar="FILE:POS", default=None,
+              help="With --ddl: the schema in force for an event at this position (after every DDL "
+              "before it).")
+@click.option("--ddl-for", type=click.Choice(["source", "mysql", "mariadb"]), default="source",
+              show_default=True,
+              help="With --ddl: write integer display widths as this server writes them (MySQL 8.0.19+: "
+              "bigint; MariaDB: bigint(20)); 'source' follows the binlog's or the snapshot's server.")
 @click.option("--save", type=click.Path(dir_okay=False, path_type=Path),
               help="Also save the history as JSON to this file.")
 @click.option("--progress/--no-progress", default=None,
@@ -110,7 +129,8 @@ def _print_catalog(catalog: Catalog) -> None:
 @options.live_connection
 def command(files: tuple[str, ...], sql_files: tuple[Path, ...], snapshot: str | None, database: str | None,
             server_charset: str | None, server_collation: str | None, lenient: bool, as_json: bool,
-            save: Path | None, progress: bool | None, tls: TlsOptions, connect_timeout: float | None) -> None:
+            as_ddl: bool, at: str | None, ddl_for: str, save: Path | None, progress: bool | None,
+            tls: TlsOptions, connect_timeout: float | None) -> None:
     """Replay the DDL in binlog FILES (files, folders or globs; local or URIs) or --sql files, and print the
     schema history and final catalog."""
     snapshot = url_with_options(snapshot, tls, connect_timeout) if snapshot else snapshot
@@ -118,6 +138,11 @@ def command(files: tuple[str, ...], sql_files: tuple[Path, ...], snapshot: str |
         raise ConfigError("give binlog FILEs or --sql FILE")
     if files and sql_files:
         raise ConfigError("give either binlog FILEs or --sql files, not both")
+    if (at is not None or ddl_for != "source") and not as_ddl:
+        raise ConfigError("--at and --ddl-for go with --ddl")
+    if as_ddl and as_json:
+        raise ConfigError("give --ddl or --json, not both")
+    at_position = _parse_at(at) if at is not None else None
     if server_charset is not None and normalize_charset(server_charset) not in CHARSET_CODECS:
         known = ", ".join(sorted(CHARSET_CODECS))
         raise ConfigError(f"unknown --server-charset {server_charset!r}; known charsets: {known}")
@@ -133,13 +158,21 @@ def command(files: tuple[str, ...], sql_files: tuple[Path, ...], snapshot: str |
         with ProgressDisplay("schema", source_counters(source), mode=progress_mode(progress)):
             history = history_from_source(source, history, pin_server_charset=server_charset is not None)
     for path in sql_files:
-        # A dump of one database has no USE: its header names the database, as for --snapshot.
         text = read_sql_text(path)
+        # a mysqldump file names its server: MySQL 9's DDL is read (and printed) by MySQL 9's rules
+        history.server_version = history.server_version or dump_server_version(text)
+        # A dump of one database has no USE: its header names the database, as for --snapshot.
         history.apply_script(text, database or dump_header_database(text), source=path.name)
     if save is not None:
         save_history(history, save)
     if as_json:
         click.echo(json.dumps(history.to_json(), indent=1, sort_keys=True))
+        return
+    if as_ddl:
+        catalog = history.catalog if at_position is None else history.at(at_position)
+        target = {"mysql": "8.0.19", "mariadb": "10.11.0-MariaDB"}.get(ddl_for, history.server_version)
+        for statement in iter_create_statements(catalog, server_version=target):
+            click.echo(statement + ";")
         return
     for entry in history:
         gtid = f" gtid {entry.gtid}" if entry.gtid else ""

@@ -4,8 +4,12 @@ Strategy: parse the URL, get the password from the environment (``BINLOG_MODEL_P
 ``MYSQL_PWD``) or, on a terminal, from a prompt, connect with pymysql through ``io.connector.Connector``
 (TLS as the URL's ``ssl-mode``/``ssl-ca``/``ssl-cert``/``ssl-key`` ask, the first connection's patience
 ``connect-timeout``, failures classified once), and hand the connection to
-``schema_tracker.snapshot.catalog_from_server`` (information_schema). A password written in the URL is
-refused: command lines show up in ``ps``, shell history and job logs. Errors never echo the password.
+``schema_tracker.snapshot.catalog_from_server`` (information_schema). A password written in the URL
+(``mysql://user:secret@host``, percent-encoded as in any URL) is taken and wins over the environment, as a
+client's ``-p`` wins over ``MYSQL_PWD``; the environment keeps it out of ``ps``, shell history and job logs,
+so the docs recommend it. The password is never echoed: ``ServerURL`` leaves it out of its repr, errors name
+``user@host:port`` only, and ``redacted_url`` is the URL as it may be shown or stored (a state's snapshot
+fingerprint).
 The command-line flags of the same names go into the URL (``url_with_options``), so a snapshot URL
 carries its TLS settings wherever it is passed (the Spark ``snapshot`` option too).
 """
@@ -26,8 +30,8 @@ from binlog_model.io.tls import TLS_QUERY_KEYS, TlsOptions
 from schema_tracker.model import Catalog
 from schema_tracker.snapshot import catalog_from_server
 
-__all__ = ["PASSWORD_ENV", "ServerURL", "catalog_from_url", "parse_server_url", "server_password",
-           "url_with_options"]
+__all__ = ["PASSWORD_ENV", "ServerURL", "catalog_from_url", "parse_server_url", "redacted_url",
+           "server_password", "url_with_options"]
 
 PASSWORD_ENV = ("BINLOG_MODEL_PASSWORD", "MYSQL_PWD")
 _SCHEMES = ("mysql", "mariadb")
@@ -37,8 +41,8 @@ _QUERY_KEYS = ("socket", _TIMEOUT_KEY, *TLS_QUERY_KEYS.values())
 
 @dataclass(frozen=True)
 class ServerURL:
-    """``mysql://user@host:port/db?socket=/path&ssl-mode=verify-ca&ssl-ca=/ca.pem&connect-timeout=60``:
-    a live server (no password)."""
+    """``mysql://user[:password]@host:port/db?socket=/path&ssl-mode=verify-ca&ssl-ca=/ca.pem&connect-timeout=60``:
+    a live server. ``password``: the URL's, if it has one (never in the repr)."""
 
     user: str
     host: str
@@ -47,6 +51,7 @@ class ServerURL:
     socket: str | None
     tls: TlsOptions = field(default_factory=TlsOptions)
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    password: str | None = field(default=None, repr=False)
 
     @property
     def where(self) -> str:
@@ -82,15 +87,24 @@ def url_with_options(url: str, tls: TlsOptions, connect_timeout: float | None = 
     return urlunsplit(parts._replace(query=urlencode(items + merged.query_items(), safe="/")))
 
 
+def redacted_url(url: str) -> str:
+    """``url`` without the password its user part may hold (``mysql://u:secret@h`` → ``mysql://u@h``): what
+    may be shown, logged or stored. Anything else is returned as it is."""
+    if "://" not in url:
+        return url
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user, _, host = parts.netloc.rpartition("@")
+    return urlunsplit(parts._replace(netloc=f"{user.split(':', 1)[0]}@{host}"))
+
+
 def parse_server_url(url: str) -> ServerURL:
-    """Parse a server URL; ``ConfigError`` for another scheme, a password in the URL, or a query key it
-    does not know (a misspelt ``ssl-mode`` must not quietly mean no verification)."""
+    """Parse a server URL; ``ConfigError`` for another scheme or a query key it does not know (a misspelt
+    ``ssl-mode`` must not quietly mean no verification). A password in the URL is kept in ``password``."""
     parts = urlsplit(url)
     if parts.scheme not in _SCHEMES:
-        raise ConfigError(f"a server snapshot URL starts with mysql:// or mariadb://, not {parts.scheme}://")
-    if parts.password is not None:
-        raise ConfigError("do not put the password in the snapshot URL (command lines show up in ps, shell "
-                          f"history and logs): set {PASSWORD_ENV[0]} or type it at the prompt")
+        raise ConfigError(f"a server URL starts with mysql:// or mariadb://, not {parts.scheme}://")
     try:
         port = parts.port or 3306
     except ValueError as err:
@@ -103,13 +117,16 @@ def parse_server_url(url: str) -> ServerURL:
                           f"{', '.join(_QUERY_KEYS)}")
     socket = query.get("socket", [None])[0]
     timeout = _timeout(query[_TIMEOUT_KEY][0]) if _TIMEOUT_KEY in query else DEFAULT_CONNECT_TIMEOUT
+    password = unquote(parts.password) if parts.password is not None else None
     return ServerURL(unquote(parts.username or getpass.getuser()), parts.hostname or "localhost", port,
-                     database, socket, TlsOptions.from_query(query), timeout)
+                     database, socket, TlsOptions.from_query(query), timeout, password)
 
 
 def server_password(server: ServerURL) -> str:
-    """The password for ``server``: ``$BINLOG_MODEL_PASSWORD`` (else ``$MYSQL_PWD``), else a prompt on a
-    terminal, else empty."""
+    """The password for ``server``: the URL's, else ``$BINLOG_MODEL_PASSWORD`` (else ``$MYSQL_PWD``), else a
+    prompt on a terminal, else empty."""
+    if server.password is not None:
+        return server.password
     for name in PASSWORD_ENV:
         if name in os.environ:
             return os.environ[name]

@@ -100,8 +100,8 @@ def classify(err: BaseException, *, where: str, account: str, grant: str = REPLI
     if errno in _LOGIN_ERRNOS:
         return ServerAuthenticationError(
             f"the server at {where} refused the login of {account}: ({errno}) {message} — check the user, "
-            "the password ($BINLOG_MODEL_PASSWORD or the prompt) and, for an account that REQUIREs X509, "
-            "--ssl-cert/--ssl-key", where=where, errno=errno)
+            "the password (the URL's, $BINLOG_MODEL_PASSWORD or the prompt) and, for an account that"
+            " REQUIREs X509, --ssl-cert/--ssl-key", where=where, errno=errno)
     if errno is None or errno in TRANSIENT_ERRNOS:
         shown = f"({errno}) {message}" if errno is not None else message
         return ConnectionLostError(f"the server at {where} stopped answering ({shown})", errno=errno)

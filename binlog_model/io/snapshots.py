@@ -12,7 +12,7 @@ from binlog_model.errors import ConfigError, SchemaError
 from binlog_model.io.documents import load_json, write_text
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import Catalog
-from schema_tracker.snapshot import catalog_from_dump
+from schema_tracker.snapshot import catalog_from_dump, dump_server_version
 
 __all__ = ["Snapshot", "load_history", "load_snapshot", "read_sql_text", "save_history"]
 
@@ -46,8 +46,10 @@ def load_snapshot(snapshot: Snapshot, *, lenient: bool = False, database: str | 
         if isinstance(doc, dict) and "history" in doc:     # ``binlog-model schema --json`` output
             doc = doc["history"]
         return SchemaHistory.from_json(doc)
-    dump = catalog_from_dump(read_sql_text(path), catalog, default_db=database, lenient=lenient)
-    return SchemaHistory(dump, lenient=lenient)
+    text = read_sql_text(path)
+    dump = catalog_from_dump(text, catalog, default_db=database, lenient=lenient)
+    # the dump's server decides how later DDL reads (and --ddl's integer widths) until a binlog names one
+    return SchemaHistory(dump, lenient=lenient, server_version=dump_server_version(text))
 
 
 def _looks_like_json(path: Path) -> bool:

@@ -24,12 +24,14 @@ __all__ = ["begin_run", "shaping", "snapshot_digest"]
 
 
 def snapshot_digest(snapshot: str | os.PathLike[str] | None) -> str | None:
-    """A fingerprint of a snapshot argument: the SHA-256 of a file's bytes, or the text of a URL."""
+    """A fingerprint of a snapshot argument: the SHA-256 of a file's bytes, or the text of a URL (without
+    its query, and without a password: the state file keeps it)."""
     if snapshot is None:
         return None
     text = os.fspath(snapshot)
     if "://" in text:
-        return text.split("?", 1)[0]
+        from binlog_model.io.live import redacted_url
+        return redacted_url(text.split("?", 1)[0])
     try:
         return sha256_of(text)
     except OSError as err:
@@ -39,12 +41,12 @@ def snapshot_digest(snapshot: str | os.PathLike[str] | None) -> str | None:
 def shaping(*, source: str, always_include: Iterable[str], lenient_ddl: bool, database: str | None,
             out: str, command: str | None = None, events: ResolveOptions | None = None,
             json_defaults: bool = False, fmt: str | None = None,
-            tables: TableFilter | None = None) -> dict[str, Any]:
+            tables: TableFilter | None = None, json_values: str = "typed") -> dict[str, Any]:
     """The options a state compares between runs. ``always_include`` as ``db.table.column`` texts;
     ``events``: the ``events`` command's resolve options (image, splitting, statement text), with its
-    ``json_defaults`` and ``fmt``; ``command``: ``"resolve"`` for the Spark runs (the key layouts are the
-    ones states on disk already hold). ``tables`` (or ``events.tables``): the table filter, recorded only
-    when it filters, so states written before filters existed still compare equal."""
+    ``json_defaults``, ``fmt`` and ``json_values``; ``command``: ``"resolve"`` for the Spark runs (the key
+    layouts are the ones states on disk already hold). ``tables`` (or ``events.tables``): the table filter,
+    recorded only when it filters, so states written before filters existed still compare equal."""
     doc: dict[str, Any] = {} if command is None else {"command": command}
     doc["source"] = source
     doc["always_include"] = sorted(always_include)
@@ -55,6 +57,8 @@ def shaping(*, source: str, always_include: Iterable[str], lenient_ddl: bool, da
     doc["database"] = database
     if events is not None:
         doc.update(json_defaults=json_defaults, format=fmt)
+        if json_values != "typed":     # states written before --json-values hold none: typed
+            doc["json_values"] = json_values
     doc["out"] = out
     table_filter = tables if tables is not None else events.tables if events is not None else None
     if table_filter is not None:

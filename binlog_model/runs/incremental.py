@@ -66,13 +66,14 @@ def run_incremental(
     snapshot_id: str | None = None,
     verify_checksum: bool = True,
     json_defaults: bool = False,
+    json_values: str = "typed",
     commit_bytes: int = 64 << 20,
     on_commit: Callable[[RunState], None] | None = None,
     progress: str = "off",
 ) -> IncrementalResult:
     """One incremental run: new input of ``paths`` → a new output file in ``out_dir``, state in
     ``state_dir``. The options that shape the output (``options``, ``lenient_ddl``, ``database``,
-    ``fmt``, ``json_defaults``) are compared with the state's (``runs.continuity.shaping``);
+    ``fmt``, ``json_defaults``, ``json_values``) are compared with the state's (``runs.continuity.shaping``);
     ``load_history``: the starting schema of the first run (later runs use the state's). Raises
     ``StateMismatchError`` for a run that does not continue the state, ``StateLockedError`` while another
     run holds ``state_dir``, and the pipeline's errors. ``progress``: the ``runs.progress`` mode (bar, log,
@@ -85,7 +86,7 @@ def run_incremental(
         include = [f"{db}.{t}.{c}" for (db, t), cols in options.always_include.items() for c in cols]
         given = shaping(source=options.source, always_include=include, lenient_ddl=lenient_ddl,
                         database=database, out=str(out.resolve()), events=options,
-                        json_defaults=json_defaults, fmt=fmt)
+                        json_defaults=json_defaults, fmt=fmt, json_values=json_values)
         begin_run(state, given, snapshot_id, lambda done: recover_outputs(state, Path(done)))
         history = SchemaHistory.from_json(state.history) if state.history is not None else load_history()
         # A sink that takes serialized events gets the compiled row builder's bytes, never parsed back.
@@ -99,7 +100,7 @@ def run_incremental(
             result.resumed_at = f"{state.position['file']}:{state.position['offset']}"
         name = part_name(state, fmt)
         partial = out / (name + PARTIAL)
-        writer = OutputWriter(partial, fmt, json_defaults)
+        writer = OutputWriter(partial, fmt, json_defaults, json_values)
         run = _Commits(state, writer, name, result, on_commit)
         runner = Runner(source, assembler, resume, CommitPolicy(commit_bytes), lambda: writer.size,
                         run.commit, files=state.files)

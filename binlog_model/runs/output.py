@@ -25,10 +25,11 @@ class OutputWriter:
     """The run's output file: the sink of ``fmt`` (JSON lines or length-delimited protobuf), opened on the
     first event; its byte count is the exact length a step commits."""
 
-    def __init__(self, path: Path, fmt: str, json_defaults: bool) -> None:
+    def __init__(self, path: Path, fmt: str, json_defaults: bool, json_values: str = "typed") -> None:
         self.path = path
         self.fmt = fmt
         self.json_defaults = json_defaults
+        self.json_values = json_values
         self._sink: EventSink | None = None
 
     @property
@@ -37,7 +38,8 @@ class OutputWriter:
 
     def write(self, event: Any) -> None:
         if self._sink is None:
-            self._sink = open_sink(self.fmt, self.path, json_defaults=self.json_defaults)
+            self._sink = open_sink(self.fmt, self.path, json_defaults=self.json_defaults,
+                                   json_values=self.json_values)
         self._sink.write(event)
 
     def sync(self) -> None:

@@ -96,6 +96,7 @@ class TailSettings:
     password: str | None = None
     fmt: str = "jsonl"
     json_defaults: bool = False
+    json_values: str = "typed"
     snapshot_id: str | None = None
     verify_checksum: bool = True
     server_id: int | None = None
@@ -182,6 +183,10 @@ def run_tail(settings: TailSettings) -> TailResult:
         state.source = source
         if settings.output is not None and state.fresh:
             state.save()    # a replica's app id is the state's token: saved before anything is written
+        if state.position is not None:
+            # a resume says where it stands even when nothing new comes to commit
+            result.committed = (state.position["file"], state.position["offset"])
+            result.position = f"{state.position['file']}:{state.position['offset']}"
         password = settings.password if settings.password is not None else server_password(settings.server)
         if settings.prepare is not None:
             settings.prepare(state, lambda **kw: server_connection(settings, password, **kw))
@@ -359,9 +364,13 @@ class _Session:
         document = state.encoded(**update)
         # what the progress line says of this commit, as it is now (printed once it is durable)
         source = self.source
-        lag = 0.0 if source.caught_up else max(0.0, time.time() - source.event_time)
+        # at --stop-at-end, reaching the server's end is being caught up, heartbeat or not
+        target = self.result.target
+        caught_up = source.caught_up or (target is not None and source.same_server
+                                         and _key((position.file, position.offset)) >= _key(target))
+        lag = 0.0 if caught_up else max(0.0, time.time() - source.event_time)
         seen = {"events": self.result.events, "gtids": str(state.gtids), "lag_seconds": round(lag, 3),
-                "caught_up": source.caught_up}
+                "caught_up": caught_up}
         spool = self.settings.spool
         descriptors = [fd for fd in (writer.flushed_fd(), spool.flushed_fd() if spool is not None else None)
                        if fd is not None]
@@ -411,7 +420,8 @@ class _Session:
             return
         fmt = self.settings.fmt
         self.name = part_name(self.state, fmt)
-        self.writer = OutputWriter(self.out / (self.name + PARTIAL), fmt, self.settings.json_defaults)
+        self.writer = OutputWriter(self.out / (self.name + PARTIAL), fmt, self.settings.json_defaults,
+                                   self.settings.json_values)
 
     def finish(self) -> None:
         """The session's output part becomes a finished file, listed in the state."""
@@ -510,7 +520,7 @@ def server_connection(settings: TailSettings, password: str, **kw: Any) -> Any:
         code = err.args[0] if err.args else None
         if code in (1044, 1045, 1698):
             raise ConfigError(f"cannot log in to {server.user}@{where}: {err.args[-1]} (the "
-                              f"password comes from ${PASSWORD_ENV[0]} or a prompt)") from None
+                              f"password comes from the URL, ${PASSWORD_ENV[0]} or a prompt)") from None
         raise ConnectionLostError(f"cannot connect to {where}: {err.args[-1] if err.args else err}",
                                   errno=code) from err
     except (pymysql.Error, OSError) as err:

@@ -57,11 +57,12 @@ def sink_class(fmt: str) -> type[EventSink]:
         raise ConfigError(f"unknown output format {fmt!r}: expected one of {', '.join(FORMATS)}") from None
 
 
-def open_sink(fmt: str, target: str | os.PathLike[str] | IO[bytes], *, json_defaults: bool = False
-              ) -> EventSink:
+def open_sink(fmt: str, target: str | os.PathLike[str] | IO[bytes], *, json_defaults: bool = False,
+              json_values: str = "typed") -> EventSink:
     """The sink for ``fmt`` (a ``FORMATS`` name) writing to ``target``: a path (a new file the sink owns and
-    closes) or a binary stream (left open). ``json_defaults`` applies to text formats (JSON lines)."""
+    closes) or a binary stream (left open). ``json_defaults`` and ``json_values`` (``typed``/``plain``)
+    apply to text formats (JSON lines)."""
     cls = sink_class(fmt)
     if isinstance(target, str | os.PathLike):
-        return cls.open(target, include_defaults=json_defaults)
-    return cls(target, include_defaults=json_defaults)
+        return cls.open(target, include_defaults=json_defaults, json_values=json_values)
+    return cls(target, include_defaults=json_defaults, json_values=json_values)

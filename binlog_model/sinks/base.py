@@ -29,7 +29,8 @@ class EventSink:
     (``binary``: never to a terminal) and whether it takes an event's serialized bytes as they are
     (``takes_serialized``: the runner then never builds messages for it); the registry
     (``binlog_model.sinks.FORMATS``) lists the subclasses by ``format_name``. ``include_defaults``: a text
-    sink also writes fields at their default value; binary sinks ignore it.
+    sink also writes fields at their default value; ``json_values`` (``typed``/``plain``) is the JSON lines
+sink's form of column values; binary sinks ignore both.
     """
 
     format_name: ClassVar[str] = ""
@@ -37,8 +38,8 @@ class EventSink:
     binary: ClassVar[bool] = False
     takes_serialized: ClassVar[bool] = False
 
-    def __init__(self, stream: IO[bytes], *, owns_stream: bool = False, include_defaults: bool = False
-                 ) -> None:
+    def __init__(self, stream: IO[bytes], *, owns_stream: bool = False, include_defaults: bool = False,
+                 json_values: str = "typed") -> None:
         self._stream: IO[bytes] | None = stream
         self._owns = owns_stream
         self.events = 0

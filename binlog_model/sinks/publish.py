@@ -43,9 +43,22 @@ from binlog_model.faults import kill_point
 from binlog_model.io.documents import encode_json, fsync_dir, write_bytes_atomic
 from binlog_model.sinks.parquet import ATTEMPTS, SCHEMA_FILE, table_folder
 
-__all__ = ["MANIFEST", "MOVES_FILE", "SUCCESS_FILE", "check_output", "committed_files", "drop_attempts",
-           "drop_tree", "job_staging", "prepare_stream_output", "publish", "publish_job", "read_manifest",
-           "stage_layout"]
+__all__ = [
+    "MANIFEST",
+    "MOVES_FILE",
+    "SUCCESS_FILE",
+    "check_output",
+    "committed_files",
+    "drop_attempts",
+    "drop_tree",
+    "job_staging",
+    "prepare_stream_output",
+    "publish",
+    "publish_job",
+    "read_manifest",
+    "stage_layout",
+    "table_folders",
+]
 
 MANIFEST = "_manifest.json"
 MANIFEST_FORMAT = "binlog-model/parquet-manifest"
@@ -135,6 +148,25 @@ def committed_files(out: str | os.PathLike[str], db: str, table: str) -> list[st
     base = os.fspath(out).rstrip("/")
     folder = table_folder(db, table)
     return [f"{base}/{folder}/{name}" for name in tables.get(folder, [])]
+
+
+def table_folders(out: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """``(db, table)`` of every table folder (``db=…/table=…``) under ``out``, sorted: the manifest's tables
+    and the folders with a ``_schema.ddl`` (a table without committed rows); without a manifest (a tree
+    written before manifests), every folder holding a file."""
+    from binlog_model.io.files import output_filesystem
+    from binlog_model.sinks.parquet import SCHEMA_FILE
+
+    fs, root = output_filesystem(out)
+    manifest = read_manifest(fs, root)
+    folders = set(manifest)
+    for relative in _files_under(fs, root):
+        parts = relative.split("/")
+        if len(parts) == 3 and parts[0].startswith("db=") and parts[1].startswith("table=") \
+                and (parts[2] == SCHEMA_FILE or not manifest):
+            folders.add(f"{parts[0]}/{parts[1]}")
+    pairs = (folder.split("/") for folder in folders)
+    return sorted((db.removeprefix("db="), table.removeprefix("table=")) for db, table in pairs)
 
 
 def _data_files(relative: Sequence[str]) -> list[str]:

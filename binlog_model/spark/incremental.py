@@ -26,12 +26,12 @@ from binlog_model.io.state import RunState
 from binlog_model.runs.commit import StagedOutput
 from binlog_model.runs.runner import GtidRecorder, resume_of
 from binlog_model.runs.source import Position
-from binlog_model.sinks.parquet import SCHEMA_FILE, table_schema
-from binlog_model.sinks.publish import committed_files, stage_layout
+from binlog_model.sinks.parquet import SCHEMA_FILE, table_folder, table_schema
+from binlog_model.sinks.publish import committed_files, stage_layout, table_folders
 from binlog_model.spark.partitions import FileScan, Slice, build_history, plan_slices, scan_files
 from schema_tracker.history import SchemaHistory
 
-__all__ = ["SCHEMA_FILE", "commit_and_publish", "plan_from_state", "read_table", "run_name",
+__all__ = ["SCHEMA_FILE", "commit_and_publish", "plan_from_state", "read_table", "read_tables", "run_name",
            "stage_schemas"]
 
 
@@ -120,6 +120,17 @@ def read_table(spark: Any, folder: str | os.PathLike[str]) -> Any:
             raise ConfigError(f"{name} has no committed files")
         return spark.createDataFrame([], schema)
     return reader.parquet(*files)
+
+
+def read_tables(spark: Any, out: str | os.PathLike[str]) -> dict[tuple[str, str], Any]:
+    """Every table of a resolve output ``out`` (local or a URI) as its own DataFrame, keyed ``(db, table)``
+    in name order, each read as ``read_table`` reads it (its committed files, its own schema).
+
+    Use this rather than ``spark.read.parquet(out)`` over the tree: Spark takes the schema of one file
+    there, so every table would come back with one table's columns."""
+    base = os.fspath(out).rstrip("/")
+    return {(db, table): read_table(spark, f"{base}/{table_folder(db, table)}")
+            for db, table in table_folders(out)}
 
 
 def summary_options(options: dict[str, Any]) -> dict[str, Any]:

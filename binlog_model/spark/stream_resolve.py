@@ -23,8 +23,8 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ from binlog_model.runs.commit import STAGING, StagedOutput
 from binlog_model.sinks.publish import prepare_stream_output
 from binlog_model.spark import incremental as inc
 from binlog_model.spark.failures import SparkJobError, root_cause
-from binlog_model.spark.job import _reader_options, _resolve
+from binlog_model.spark.job import TableSummary, _reader_options, _resolve
 from binlog_model.spark.partitions import Slice
 from binlog_model.spark.reading import shipped_history
 
@@ -49,13 +49,31 @@ LEGACY_STATE_FILE = "_stream.json"      # what outputs written before it hold in
 @dataclass
 class StreamResolveResult:
     """What a ``run_resolve_stream`` call did: batches published (skipped: already published by an earlier
-    run), row changes, and per table the row changes by operation over those batches."""
+    run), row changes, and per table (``TableSummary``, as the batch job's ``ResolveResult`` has them) the
+    row changes by operation over those batches, with the columns and versions of the last batch."""
 
     batches: int = 0
     skipped: int = 0
     rows: int = 0
     seconds: float = 0.0
-    tables: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
+    tables: list[TableSummary] = field(default_factory=list)
+
+    def add(self, summaries: Iterable[TableSummary]) -> None:
+        """One batch's tables: operations summed per table, a table with none left out."""
+        by_key = {(t.db, t.table): t for t in self.tables}
+        for t in summaries:
+            if not any(t.operations.values()):
+                continue
+            mine = by_key.get((t.db, t.table))
+            if mine is None:
+                by_key[(t.db, t.table)] = replace(t, operations=dict(t.operations))
+                continue
+            for op, count in t.operations.items():
+                mine.operations[op] = mine.operations.get(op, 0) + count
+            mine.columns = t.columns or mine.columns
+            mine.schema_versions = t.schema_versions or mine.schema_versions
+            mine.path, mine.untyped = t.path or mine.path, t.untyped
+        self.tables = sorted(by_key.values(), key=lambda s: (s.db, s.table))
 
 
 class _Sink:
@@ -87,10 +105,7 @@ class _Sink:
                             self.say, started, self.source, job)
             inc.stage_schemas(self.out, name, history)
             self.result.rows += done.rows
-            for table in done.tables:
-                mine = self.result.tables.setdefault((table.db, table.table), {})
-                for op, count in table.operations.items():
-                    mine[op] = mine.get(op, 0) + count
+            self.result.add(done.tables)
         state.stream_batch = batch_id
         state.runs += 1
         self.out.commit(state, name)

@@ -39,7 +39,7 @@ from binlog_model.resolve.types import ValueKind, map_column
 from binlog_model.spark.typed_values import _Invalid, convert_value
 from schema_tracker import changes as ch
 from schema_tracker.history import SchemaHistory
-from schema_tracker.model import ColumnSchema
+from schema_tracker.model import ColumnSchema, TableSchema
 
 __all__ = ["MAPPING_ROWS", "META_FIELDS", "ColumnOut", "TableLineage", "arrow_type_for", "convert_value",
            "spark_type", "table_lineages", "untyped_lineage"]
@@ -212,6 +212,14 @@ class _Building:
         self.generation = 0
         self.alive = False
         self.segments: list[Segment] = [Segment(db, table, key)]
+        self.order: list[int] = []                   # live identities in the table's column order
+
+    def follow_order(self, table: TableSchema | None) -> None:
+        """Take the column order of ``table`` (this lineage's table after a DDL; ADD ... AFTER and FIRST
+        place a column), kept once the table is dropped."""
+        if self.alive and table is not None:
+            names = (c.name.lower() for c in table.columns)
+            self.order = [self.current[n] for n in names if n in self.current]
 
     def _identity_for(self, col: ColumnSchema, reuse: bool) -> int:
         if reuse:
@@ -307,6 +315,7 @@ def table_lineages(history: SchemaHistory) -> dict[tuple[str, str], TableLineage
         b = final[(db, name)] = live[(db, name)] = _Building(db, name, _FIRST)
         b.create(table.columns)
         b.snapshot(_FIRST)
+        b.follow_order(table)
     for entry in history.entries:
         key = entry.position.sort_key() if entry.position is not None else _FIRST
         touched: list[_Building] = []
@@ -314,6 +323,7 @@ def table_lineages(history: SchemaHistory) -> dict[tuple[str, str], TableLineage
             _walk(change, key, live, final, touched)
         for b in dict.fromkeys(touched):
             b.snapshot(key)
+            b.follow_order(entry.catalog.table(*b.final))
     return {k: _lineage(b) for k, b in final.items() if b.defs}
 
 
@@ -384,7 +394,10 @@ def _lineage(b: _Building) -> TableLineage:
         for n, ident in enumerate(idents):
             base = b.defs[ident].name
             names[ident] = base if n == len(idents) - 1 else f"{base}__v{n + 1}"
-    columns = [ColumnOut(names[i], b.types[i], col) for i, col in enumerate(b.defs)]
+    # the table's current column order, then the columns it no longer has (dropped, older __v ones)
+    placed = list(dict.fromkeys(b.order))
+    ordered = placed + [i for i in range(len(b.defs)) if i not in set(placed)]
+    columns = [ColumnOut(names[i], b.types[i], b.defs[i]) for i in ordered]
     segments = [Segment(s.db, s.table, s.start, s.end, list(s.keys),
                         [{logged: names[int(ident)] for logged, ident in v.items()} for v in s.versions],
                         list(s.generations))

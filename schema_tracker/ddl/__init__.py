@@ -63,7 +63,7 @@ def apply(catalog: Catalog, sql: str, default_db: str | None, position: BinlogPo
     ``session`` says which server logged the statement and under which sql_mode (``ServerSession``; the
     default reads it as MariaDB / MySQL 5.7 under the default sql_mode).
     """
-    ctx = Ctx(catalog, default_db)
+    ctx = Ctx(catalog, default_db, lenient=lenient)
     try:
         with in_session(session or ServerSession()):
             try:

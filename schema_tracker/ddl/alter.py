@@ -337,7 +337,8 @@ def _apply_action(ctx: Ctx, db: str, name: str, action: exp.Expression) -> None:
         if t.column(col.name) is not None:
             if action.args.get("exists"):
                 return  # ADD COLUMN IF NOT EXISTS on an existing column
-            raise SchemaError(f"ADD COLUMN {col.name!r}: the column already exists", table=t.qualified_name)
+            ctx.schema_is_past(f"ADD COLUMN {col.name!r}: the column already exists", db, name)
+            return
         first, after = _position(action)
         ctx.emit(CreateOrModifyColumn(db, name, col, first, after))
         if inline_pk:

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
-from binlog_model.errors import SchemaError
+from binlog_model.errors import SchemaError, SchemaNewerThanBinlogError
 from schema_tracker.changes import (
     SchemaChange,
+    SkippedStatement,
     apply_change,
 )
 from schema_tracker.ddl.dialect import session, unsupported
@@ -26,6 +27,16 @@ class Ctx:
     default_db: str | None
     changes: list[SchemaChange] = field(default_factory=list)
     target: tuple[str, str] | None = None  # the table a skipped statement makes uncertain
+    lenient: bool = False
+
+    def schema_is_past(self, what: str, db: str, table: str = "") -> None:
+        """The statement finds the schema already past it (``what``: which object and why): a
+        ``SchemaNewerThanBinlogError``, or under ``lenient`` a record of it, and the replay goes on as the
+        server ran the statement then (nothing becomes uncertain)."""
+        reason = f"{what}; {SchemaNewerThanBinlogError.CAUSE}"
+        if not self.lenient:
+            raise SchemaNewerThanBinlogError(reason, table=f"{db}.{table}" if table else db)
+        self.emit(SkippedStatement(db, "", f"SchemaNewerThanBinlogError: {reason}"))
 
     def emit(self, change: SchemaChange) -> None:
         self.catalog = apply_change(self.catalog, change)
@@ -89,4 +100,3 @@ def qualified(ctx: Ctx, part: list[Token]) -> tuple[str, str]:
     if len(names) == 2 and len(part) == 3:
         return names[0], names[1]
     raise unsupported("cannot read a table name")
-

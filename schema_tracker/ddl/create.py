@@ -183,8 +183,11 @@ def create(ctx: Ctx, tree: exp.Create, options: TableOptions | None = None) -> N
         name = tree.this.name or (tree.this.db if isinstance(tree.this, exp.Table) else "")
         if not name:
             raise unsupported("CREATE DATABASE without a name")
-        if tree.args.get("exists") and ctx.catalog.database(name) is not None:
-            return
+        if ctx.catalog.database(name) is not None:
+            if tree.args.get("exists"):
+                return
+            if not tree.args.get("replace"):
+                ctx.schema_is_past(f"CREATE DATABASE {name!r}: the database already exists", name)
         server = ctx.server_defaults()
         charset, collation = charset_options(props, server) or server
         ctx.emit(CreateDatabase(name, charset, collation))
@@ -197,6 +200,9 @@ def create(ctx: Ctx, tree: exp.Create, options: TableOptions | None = None) -> N
     ctx.target = (db, name)
     if tree.args.get("exists") and (ctx.catalog.table(db, name) is not None or ctx.catalog.is_view(db, name)):
         return  # the name is taken (by a table or a view): the server changes nothing
+    if ctx.catalog.table(db, name) is not None and not tree.args.get("replace"):
+        # (lenient: the binlog's definition replaces the snapshot's, as it is the one in force from here)
+        ctx.schema_is_past(f"CREATE TABLE {name!r}: the table already exists", db, name)
     like = next((p for p in props if isinstance(p, exp.LikeProperty)), None)
     if like is None and isinstance(schema, exp.Schema) and len(schema.expressions) == 1 \
             and isinstance(schema.expressions[0], exp.LikeProperty):
@@ -287,9 +293,16 @@ def drop(ctx: Ctx, tree: exp.Drop) -> None:
         return
     for t in targets:
         db, name = table_name(ctx, t)
-        # Unknown tables are left alone: the result (no such table) is what the catalog already says.
         if ctx.catalog.table(db, name) is not None:
             ctx.emit(DropTable(db, name))
+        elif not tree.args.get("exists") and ctx.catalog.database(db) is not None \
+                and not ctx.catalog.is_view(db, name):
+            # the server refuses to drop a missing table, so a database that holds every table it had
+            # (a snapshot's, or one created in the binlog) cannot lack it
+            ctx.schema_is_past(f"DROP TABLE {name!r}: the table does not exist", db, name)
+        # A table of a database the schema does not know (outside the snapshot, or before the binlog's
+        # start) is left alone: the result (no such table) is what the catalog already says. So is a
+        # database: a snapshot of some databases cannot tell one it lacks from one it leaves out.
 
 
 def truncate(ctx: Ctx, tree: exp.Expression) -> None:

@@ -181,13 +181,18 @@ def test_live_server_snapshot_equals_the_dump(one_db_binlogs: tuple[Any, str, Pa
                        c["charset"], c["nullable"]) for c in t["columns"]])
                     for t in catalog_to_json(catalog)["tables"]]
         assert shape(live) == shape(dumped)
-        # A wrong password is one line that does not echo it; a password in the URL is refused.
+        # A wrong password is one line that does not echo it; a password in the URL wins over the
+        # environment's, and is never echoed either.
         monkeypatch.setenv("BINLOG_MODEL_PASSWORD", "wrong-pw")
         status, _, err = _run([*args, "--snapshot", url], capsys)
         assert status == 2 and "refused the login" in err and "wrong-pw" not in err and err.count("\n") == 1
-        status, _, err = _run([*args, "--snapshot", f"mysql://{user}:{password}@127.0.0.1:{server.port}/{db}"],
-                              capsys)
-        assert status == 2 and "do not put the password" in err and password not in err
+        with_password = url.replace(f"//{user}@", f"//{user}:{password}@")
+        status, from_url_password, err = _run([*args, "--snapshot", with_password], capsys)
+        assert status == 0, err
+        assert from_url_password == from_dump and password not in err
+        bad = url.replace(f"//{user}@", f"//{user}:bad-in-url@")
+        status, _, err = _run([*args, "--snapshot", bad], capsys)
+        assert status == 2 and "refused the login" in err and "bad-in-url" not in err and err.count("\n") == 1
     finally:
         server.execute(f"DROP USER '{user}'@'%'")
 

@@ -55,6 +55,31 @@ def test_resolve_tables_writes_and_summarises_only_the_tables_kept(tmp_path: Pat
     assert "warning: table pattern 'nosuch.t' matched no table" in done.stderr
 
 
+def test_stream_summary_has_the_batch_layout_and_no_empty_rows(tmp_path: Path) -> None:
+    """``resolve --stream``'s per-table lines are the batch summary's (same header, same columns, same
+    counts over the same binlogs), with no line for a table without row changes."""
+    binlogs = REPO / "fixtures" / "golden" / "mariadb" / "ddl_between_dml" / "binlogs"
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+
+    def resolve(*args: str) -> list[str]:
+        done = subprocess.run([sys.executable, "-m", "binlog_model.cli", "resolve", str(binlogs), "--source",
+                               "s:1", "--master", "local[1]", *args], capture_output=True, text=True, env=env,
+                              cwd=REPO, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.splitlines()
+
+    batch = resolve("--out", str(tmp_path / "batch"))
+    stream = resolve("--out", str(tmp_path / "stream"), "--stream", "--checkpoint", str(tmp_path / "ck"),
+                     "--max-files-per-trigger", "1")
+    assert batch[0].startswith("== s:1: 1 files, ")
+    assert re.match(r"== s:1: \d+ batches \(0 already", stream[0]), stream
+    assert batch[1].split() == ["table", "INSERT", "UPDATE", "DELETE", "SCHEMA", "columns", "versions"]
+    assert stream[1:] == batch[1:], "\n".join(stream + batch)
+    rows = [line.split() for line in batch[2:]]
+    # the last six fields: INSERT UPDATE DELETE SCHEMA columns versions ("db (database)" names a database)
+    assert rows and all(sum(map(int, row[-6:-2])) > 0 for row in rows), batch
+
+
 def test_resolve_reads_a_directory_with_gtid_index_files_as_its_binlogs_only(tmp_path: Path) -> None:
     """A directory as MariaDB 11.4+ leaves it (``binlog.000001``, ``binlog.000001.idx``, ``binlog.index``):
     the CLI reads one binlog file from it, also when a glob that matches the side files names it too."""

@@ -34,10 +34,19 @@ def test_recreated_table_is_a_new_generation_not_duplicate_columns() -> None:
     lineage = table_lineages(_history(
         "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, a INT, b TEXT)",
         "DROP TABLE d.t", "CREATE TABLE d.t (id INT PRIMARY KEY, a BIGINT, c DATE)"))[("d", "t")]
-    assert [(c.name, c.spark) for c in lineage.columns] == [
-        ("id", "int"), ("a", "bigint"), ("b", "string"), ("c", "date")]
+    assert [(c.name, c.spark) for c in lineage.columns] == [     # the table's columns, then the dropped one
+        ("id", "int"), ("a", "bigint"), ("c", "date"), ("b", "string")]
     assert lineage.lookup("d", "t", _key(250)) == ({"id": "id", "a": "a", "b": "b"}, 0)
     assert lineage.lookup("d", "t", _key(450)) == ({"id": "id", "a": "a", "c": "c"}, 1)
+
+
+def test_columns_follow_the_tables_current_order_then_the_dropped_ones() -> None:
+    lineage = table_lineages(_history(
+        "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, name TEXT, z INT)",
+        "ALTER TABLE d.t ADD COLUMN nick TEXT AFTER name", "ALTER TABLE d.t ADD COLUMN first_one INT FIRST",
+        "ALTER TABLE d.t DROP COLUMN z", "ALTER TABLE d.t CHANGE name full_name TEXT AFTER nick",
+        "ALTER TABLE d.t DROP COLUMN nick", "ALTER TABLE d.t ADD COLUMN nick INT AFTER id"))[("d", "t")]
+    assert [c.name for c in lineage.columns] == ["first_one", "id", "nick", "full_name", "z", "nick__v1"]
 
 
 def test_query_bigger_corpus_demo_table_has_no_versioned_columns() -> None:
