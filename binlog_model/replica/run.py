@@ -23,7 +23,7 @@ from typing import Any
 from binlog_model.faults import kill_point
 from binlog_model.io.file_source import FileSource
 from binlog_model.io.state import RunState, lock_state
-from binlog_model.replica.delta import DeltaReplica
+from binlog_model.sinks.delta import DeltaReplica
 from binlog_model.replica.writer import ApplyStats, ReplicaWriter
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import ResolveOptions

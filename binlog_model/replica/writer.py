@@ -8,7 +8,7 @@ applies the first ``upto`` events taken since the last commit, in order: row cha
 (create, reshape, truncate, drop, rename) in a commit of its own; at the end every table's batch is merged,
 one Delta commit per table. Each commit's transaction version is the order of the position it covers: a
 table's changes before its version are skipped, so a run resumed from an older state applies nothing
-twice (``replica.delta``).
+twice (``sinks.delta``).
 
 This is not an ``EventSink``: a sink appends encoded records to a stream and a commit makes a byte length
 durable, while the replica needs the schema in force at each event and commits per table, by key.
@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.replica.batch import Meta, ReplicaError, TableBatch
 from binlog_model.replica.defaults import default_value
-from binlog_model.replica.delta import DeltaReplica
+from binlog_model.sinks.delta import DeltaReplica
 from binlog_model.replica.layout import KEYLESS, META, TableLayout, position_order, row_hash
 from binlog_model.spark.typed_values import InvalidValue, coerce_value
 from schema_tracker.history import SchemaHistory

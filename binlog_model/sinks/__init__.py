@@ -9,7 +9,8 @@
   before its first row is written, while a sink behind a runner knows the history only up to the current
   event; and a Parquet file commits whole (its footer), by rename, not by ``sync`` and a committed length.
 
-- ``apply``'s current-state Delta tables (``binlog_model.replica``) are not an event sink either: a sink
+- ``delta.DeltaReplica``: ``apply``'s current-state Delta tables (one per source table, exactly once by
+  transaction version). Fed by ``replica.writer.ReplicaWriter``, which is not an event sink either: a sink
   appends records and a commit makes a byte length durable, while a replica applies each change by key
   under the schema in force at its event, and commits per table with a transaction version
   (``replica.writer.ReplicaWriter`` is the runner's side of it).

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from binlog_model.faults import KILL_AT
-from binlog_model.replica.delta import DeltaReplica
+from binlog_model.sinks.delta import DeltaReplica
 from binlog_model.testing.localserver import LocalServer
 from tests._replica_workload import TABLES, Workload, replica_rows, source_rows
 
