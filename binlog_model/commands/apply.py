@@ -130,10 +130,10 @@ def _live(url: str, state_dir: Path, target: Path, options: ResolveOptions, shap
     from binlog_model.io.live import parse_server_url, url_with_options
     from binlog_model.io.replication_source import parse_start
     from binlog_model.io.state import RunState
-    from binlog_model.sinks.delta import DeltaReplica
     from binlog_model.replica.run import LiveReplicaOutput, app_id_of
     from binlog_model.replica.writer import ReplicaWriter
     from binlog_model.runs.tailing import TailSettings, run_tail
+    from binlog_model.sinks.delta import DeltaReplica
 
     require_pymysql()
     server = parse_server_url(url_with_options(url, tls, connect_timeout))

@@ -21,8 +21,8 @@ from typing import Any
 import pyarrow as pa
 
 from binlog_model.errors import ConfigError
-from binlog_model.sinks.delta import DeltaReplica
 from binlog_model.replica.layout import META, TableLayout, position_order, row_hash
+from binlog_model.sinks.delta import DeltaReplica
 from binlog_model.spark.typed_values import InvalidValue, coerce_value
 from schema_tracker.model import Catalog, ColumnSchema
 

@@ -23,7 +23,6 @@ from typing import Any
 from binlog_model.faults import kill_point
 from binlog_model.io.file_source import FileSource
 from binlog_model.io.state import RunState, lock_state
-from binlog_model.sinks.delta import DeltaReplica
 from binlog_model.replica.writer import ApplyStats, ReplicaWriter
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
@@ -32,6 +31,7 @@ from binlog_model.runs.continuity import begin_run, shaping
 from binlog_model.runs.progress import ProgressDisplay, source_counters
 from binlog_model.runs.runner import Checkpoint, CommitPolicy, Runner
 from binlog_model.runs.source import Position, Resume
+from binlog_model.sinks.delta import DeltaReplica
 from schema_tracker.history import SchemaHistory
 
 __all__ = ["ApplyResult", "LiveReplicaOutput", "app_id_of", "apply_shaping", "run_apply_files"]

@@ -26,8 +26,8 @@ import pyarrow.compute as pc
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.replica.batch import Meta, ReplicaError, TableBatch
 from binlog_model.replica.defaults import default_value
-from binlog_model.sinks.delta import DeltaReplica
 from binlog_model.replica.layout import KEYLESS, META, TableLayout, position_order, row_hash
+from binlog_model.sinks.delta import DeltaReplica
 from binlog_model.spark.typed_values import InvalidValue, coerce_value
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import TableSchema
