@@ -12,8 +12,9 @@ side by side, whole processes:
   binlogs for both).
 
 Each is run ``--rounds`` times, interleaved; it prints row changes/s per round and the median ratio. The
-read cost after many small commits is measured by ``--small-commits N``: N commits of one change each into a
-table, then the time to read it, before and after ``optimize.compact()`` + a checkpoint.
+read cost after many small commits is measured by ``--small-commits N`` (with ``--skip-rounds``, alone): N
+one-row commits into a table, then the time to read it with no upkeep, with ``apply``'s upkeep
+(``optimize.compact()`` and a checkpoint every ``--checkpoint-every`` commits) and fully compacted.
 """
 
 from __future__ import annotations
@@ -96,27 +97,33 @@ def _peer(files: list[Path]) -> float:
     return seconds
 
 
-def small_commits(work: Path, commits: int) -> dict[str, float]:
-    """Read time of a table after ``commits`` one-row commits, before and after compaction."""
+def small_commits(work: Path, commits: int, every: int) -> dict[str, float]:
+    """Read time of a table after ``commits`` one-row commits: with no upkeep, with ``apply``'s upkeep
+    (``sinks.delta.DeltaReplica.upkeep`` every ``every`` commits), and fully compacted."""
     import pyarrow as pa
     from deltalake import DeltaTable, write_deltalake
 
-    path = work / "small"
-    shutil.rmtree(path, ignore_errors=True)
-    for i in range(commits):
-        write_deltalake(str(path), pa.table({"id": [i], "v": [f"value {i}"]}), mode="append")
-
-    def read() -> float:
+    def read(path: Path) -> float:
         began = time.monotonic()
         rows = DeltaTable(str(path)).to_pyarrow_table().num_rows
         assert rows == commits
         return time.monotonic() - began
-    small = statistics.median(read() for _ in range(3))
-    dt = DeltaTable(str(path))
-    dt.optimize.compact()
+
+    result: dict[str, float] = {"commits": commits, "upkeep_every": every}
+    for upkeep in (False, True):
+        path = work / f"small-{upkeep}"
+        shutil.rmtree(path, ignore_errors=True)
+        for i in range(commits):
+            write_deltalake(str(path), pa.table({"id": [i], "v": [f"value {i}"]}), mode="append")
+            if upkeep and (i + 1) % every == 0:
+                DeltaTable(str(path)).optimize.compact()
+                DeltaTable(str(path)).create_checkpoint()
+        result["read_upkept_s" if upkeep else "read_no_upkeep_s"] = round(
+            statistics.median(read(path) for _ in range(3)), 3)
+    DeltaTable(str(path)).optimize.compact()
     DeltaTable(str(path)).create_checkpoint()
-    compacted = statistics.median(read() for _ in range(3))
-    return {"commits": commits, "read_small_s": round(small, 3), "read_compacted_s": round(compacted, 3)}
+    result["read_compacted_s"] = round(statistics.median(read(path) for _ in range(3)), 3)
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,10 +135,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commit-bytes", type=int, default=16 << 20)
     parser.add_argument("--checkpoint-every", type=int, default=100)
     parser.add_argument("--small-commits", type=int, default=0)
+    parser.add_argument("--skip-rounds", action="store_true", help="only the --small-commits measurement")
     parser.add_argument("--dir", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     work = args.dir or Path(tempfile.mkdtemp(prefix="bench-apply-"))
+    if args.skip_rounds:
+        print(json.dumps(small_commits(work, args.small_commits, args.checkpoint_every)))
+        return 0
     binlogs = work / "binlogs"
     files = sorted(binlogs.iterdir()) if binlogs.is_dir() and any(binlogs.iterdir()) else \
         generate(binlogs, args.rows, args.changes, args.seed)
@@ -153,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {"files": len(files), "bytes": size, "row_changes": total, "rounds": rounds,
                               "median_ratio": round(ratio, 3)}
     if args.small_commits:
-        result["small_commits"] = small_commits(work, args.small_commits)
+        result["small_commits"] = small_commits(work, args.small_commits, args.checkpoint_every)
         print(json.dumps(result["small_commits"]))
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=2))
