@@ -162,8 +162,21 @@ def test_spark_doc_blocks_run(sandbox: Path, tmp_path: Path) -> None:
     assert any((tmp_path / "work" / "live-tables" / "db=ppc" / "table=campaigns").glob("batch-*.parquet"))
 
 
+@pytest.mark.spark
+def test_replica_doc_blocks_run(sandbox: Path, tmp_path: Path) -> None:
+    """docs/replica.md: ``apply`` over the sandbox's binlogs, read back with deltalake and with Spark."""
+    pytest.importorskip("deltalake")
+    pytest.importorskip("pyspark")
+    from binlog_model.spark.session import check_java
+    check_java()
+    ran, out = _run_doc(REPO / "docs" / "replica.md", sandbox, tmp_path)
+    assert len(ran) == 3, ran
+    assert "'cid': 1" in out and "'cid': 3" in out and "'cid': 2" not in out     # 2 was deleted
+    assert (tmp_path / "work" / "replica" / "ppc" / "campaigns" / "_delta_log").is_dir()
+
+
 def test_other_docs_have_no_runnable_blocks_left_untested() -> None:
-    tested = {REPO / "README.md", REPO / "docs" / "spark.md"}
+    tested = {REPO / "README.md", REPO / "docs" / "spark.md", REPO / "docs" / "replica.md"}
     for doc in DOCS:
         if doc in tested:
             continue
