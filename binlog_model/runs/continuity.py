@@ -37,11 +37,12 @@ def snapshot_digest(snapshot: str | os.PathLike[str] | None) -> str | None:
 
 def shaping(*, source: str, always_include: Iterable[str], lenient_ddl: bool, database: str | None,
             out: str, command: str | None = None, events: ResolveOptions | None = None,
-            json_defaults: bool = False, fmt: str | None = None) -> dict[str, Any]:
+            json_defaults: bool = False, fmt: str | None = None, compress: bool = False) -> dict[str, Any]:
     """The options a state compares between runs. ``always_include`` as ``db.table.column`` texts;
     ``events``: the ``events`` command's resolve options (image, splitting, statement text), with its
-    ``json_defaults`` and ``fmt``; ``command``: ``"resolve"`` for the Spark runs (the key layouts are the
-    ones states on disk already hold)."""
+    ``json_defaults`` and ``fmt``; ``compress``: the parts are zstd (only stated when true, so the states
+    written before the option continue); ``command``: ``"resolve"`` for the Spark runs (the key layouts are
+    the ones states on disk already hold)."""
     doc: dict[str, Any] = {} if command is None else {"command": command}
     doc["source"] = source
     doc["always_include"] = sorted(always_include)
@@ -52,6 +53,8 @@ def shaping(*, source: str, always_include: Iterable[str], lenient_ddl: bool, da
     doc["database"] = database
     if events is not None:
         doc.update(json_defaults=json_defaults, format=fmt)
+    if compress:
+        doc["compress"] = "zstd"      # the level is not: any level's frames read the same
     doc["out"] = out
     return doc
 

@@ -96,6 +96,7 @@ class TailSettings:
     password: str | None = None
     fmt: str = "jsonl"
     json_defaults: bool = False
+    zstd_level: int | None = None           # compress the parts: zstd frames, one ending at each commit
     snapshot_id: str | None = None
     verify_checksum: bool = True
     server_id: int | None = None
@@ -356,7 +357,7 @@ class _Session:
         position = checkpoint.position
         state = self.state
         self.gtids_complete = self.gtids_complete or checkpoint.gtids_based
-        size = checkpoint.output_bytes
+        size = writer.commit_length(checkpoint.output_bytes)     # a frame ends here when compressed
         # the position is now this server's (after a failover: the new one's, from here on it is followed)
         update = {"position": {**position.to_json(), "gtids_complete": self.gtids_complete},
                   "history": self._history_json(checkpoint.history),
@@ -397,7 +398,7 @@ class _Session:
             committer.run(durable)      # the spool's file list changes on this thread: not concurrently
         else:
             committer.submit(durable)
-        if writer.size >= self.settings.part_bytes:
+        if writer.stored_size >= self.settings.part_bytes:
             self.finish()
             self._new_part()
 
@@ -413,8 +414,10 @@ class _Session:
 
     def _new_part(self) -> None:
         fmt = self.settings.fmt
-        self.name = part_name(self.state, fmt)
-        self.writer = OutputWriter(self.out / (self.name + PARTIAL), fmt, self.settings.json_defaults)
+        zstd_level = self.settings.zstd_level
+        self.name = part_name(self.state, fmt, zstd_level)
+        self.writer = OutputWriter(self.out / (self.name + PARTIAL), fmt, self.settings.json_defaults,
+                                   zstd_level)
 
     def finish(self) -> None:
         """The session's output part becomes a finished file, listed in the state."""

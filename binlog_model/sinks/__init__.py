@@ -52,11 +52,21 @@ def sink_class(fmt: str) -> type[EventSink]:
         raise ConfigError(f"unknown output format {fmt!r}: expected one of {', '.join(FORMATS)}") from None
 
 
-def open_sink(fmt: str, target: str | os.PathLike[str] | IO[bytes], *, json_defaults: bool = False
-              ) -> EventSink:
+def open_sink(fmt: str, target: str | os.PathLike[str] | IO[bytes], *, json_defaults: bool = False,
+              zstd_level: int | None = None) -> EventSink:
     """The sink for ``fmt`` (a ``FORMATS`` name) writing to ``target``: a path (a new file the sink owns and
-    closes) or a binary stream (left open). ``json_defaults`` applies to text formats (JSON lines)."""
+    closes) or a binary stream (left open). ``json_defaults`` applies to text formats (JSON lines).
+    ``zstd_level``: compress the output as zstd frames at that level (``io.compression.ZstdFrameWriter``:
+    a frame ends at each ``flush``/``sync``); the sink's ``bytes_written`` then counts uncompressed bytes."""
     cls = sink_class(fmt)
+    if zstd_level is not None:
+        from binlog_model.io.compression import ZstdFrameWriter, create_zstd
+
+        if isinstance(target, str | os.PathLike):
+            stream = create_zstd(target, zstd_level)
+        else:
+            stream = ZstdFrameWriter(target, level=zstd_level, owns_raw=False)
+        return cls(stream, owns_stream=True, include_defaults=json_defaults)  # type: ignore[arg-type]
     if isinstance(target, str | os.PathLike):
         return cls.open(target, include_defaults=json_defaults)
     return cls(target, include_defaults=json_defaults)

@@ -1,0 +1,235 @@
+"""zstd-compressed output files (``--compress zstd``): a writer whose frames end where a run commits, and
+the reader every reader of our output goes through.
+
+Strategy: a compressed output file is a sequence of whole zstd frames (RFC 8878 allows concatenated frames;
+``zstd -d`` and every zstd library read them as one stream). ``ZstdFrameWriter`` is the binary stream an
+event sink writes to: it compresses what it is given and ends the current frame at ``end_frame`` (also at
+``flush``), so the file's length after a commit is a frame boundary. A run that is killed mid-frame is cut
+back to the committed length by ``io.state.recover_outputs`` exactly as a plain part is: the bytes before
+that length are whole frames. Frames carry zstd's content checksum, so damage inside a frame is found.
+
+Readers sniff zstd's magic number rather than trusting a suffix (a file redirected from stdout has none):
+``open_output`` opens a file, ``ZstdFrameReader`` is the decompressing stream, and a frame that ends before
+its last block is a ``TruncatedEventError`` naming the file and the compressed offset of that frame.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import IO, Any
+
+import zstandard
+
+from binlog_model.errors import DecodeError, TruncatedEventError
+
+__all__ = ["DEFAULT_LEVEL", "MAX_LEVEL", "ZSTD_MAGIC", "ZSTD_SUFFIX", "ZstdFrameReader", "ZstdFrameWriter",
+           "create_zstd", "decompress_frames", "is_zstd", "open_output", "sniffed"]
+
+ZSTD_SUFFIX = ".zst"
+#: the first four bytes of every zstd frame (RFC 8878, 3.1.1: 0xFD2FB528, little-endian)
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+DEFAULT_LEVEL = 3
+MAX_LEVEL = 22
+# Compressing each small record separately costs a call into zstd per record; a batch of this many bytes
+# is handed over at once (the frame boundary is still exactly where end_frame is called).
+_BATCH = 128 << 10
+# Compressed bytes fed to the decompressor per step: bounds what one step inflates to.
+_READ_CHUNK = 64 << 10
+
+
+def is_zstd(head: bytes) -> bool:
+    """Whether bytes starting a file are a zstd frame's."""
+    return head[:4] == ZSTD_MAGIC
+
+
+class ZstdFrameWriter:
+    """A binary write stream that zstd-compresses into ``raw``; ``end_frame`` ends the current frame.
+
+    ``stored_bytes``: the compressed bytes handed to ``raw`` so far; right after ``end_frame`` it is the
+    length of whole frames. ``close`` ends the frame and closes ``raw`` when ``owns_raw``, else flushes it.
+    """
+
+    def __init__(self, raw: IO[bytes], *, level: int = DEFAULT_LEVEL, owns_raw: bool = True) -> None:
+        self._raw: IO[bytes] | None = raw
+        self._owns = owns_raw
+        self._compressor = zstandard.ZstdCompressor(level=level, write_checksum=True)
+        self._frame: Any = None          # the open frame's compressobj, None between frames
+        self._pending = bytearray()
+        self.stored_bytes = 0
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:
+        pending = self._pending
+        pending += data
+        if len(pending) >= _BATCH:
+            self._compress_pending()
+        return len(data)
+
+    def _compress_pending(self) -> None:
+        if self._frame is None:
+            self._frame = self._compressor.compressobj()
+        self._emit(self._frame.compress(bytes(self._pending)))
+        self._pending.clear()
+
+    def _emit(self, data: bytes) -> None:
+        if data:
+            assert self._raw is not None
+            self._raw.write(data)
+            self.stored_bytes += len(data)
+
+    def end_frame(self) -> None:
+        """End the current frame (nothing when no byte was written since the last one: no empty frames)."""
+        if self._pending:
+            self._compress_pending()
+        if self._frame is not None:
+            self._emit(self._frame.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH))
+            self._frame = None
+
+    def flush(self) -> None:
+        """End the frame and flush ``raw``: what was written is whole frames with the OS."""
+        if self._raw is None:
+            return
+        self.end_frame()
+        self._raw.flush()
+
+    def fileno(self) -> int:
+        if self._raw is None:
+            raise ValueError("fileno of a closed ZstdFrameWriter")
+        return self._raw.fileno()
+
+    def isatty(self) -> bool:
+        return self._raw is not None and self._raw.isatty()
+
+    def close(self) -> None:
+        if self._raw is None:
+            return
+        self.flush()
+        raw, self._raw = self._raw, None
+        if self._owns:
+            raw.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._raw is None
+
+
+class ZstdFrameReader:
+    """A binary read stream of the decompressed bytes of ``raw``, a sequence of zstd frames.
+
+    ``read(n)`` returns up to ``n`` bytes (fewer only at the end). Raises ``TruncatedEventError`` when
+    ``raw`` ends inside a frame and ``DecodeError`` for bytes that are not zstd frames; both name ``file``
+    and the compressed offset of the frame.
+    """
+
+    def __init__(self, raw: IO[bytes], *, file: str | None = None, owns_raw: bool = True) -> None:
+        self._raw = raw
+        self._owns = owns_raw
+        self.file = file
+        self._decompressor = zstandard.ZstdDecompressor()
+        self._frame: Any = None          # the decompressobj of the frame being read
+        self._frame_offset = 0           # compressed offset where that frame starts
+        self._consumed = 0               # compressed bytes fed to decompressobjs so far
+        self._input = b""                # compressed bytes read but not fed yet (the next frame's)
+        self._output = bytearray()
+        self._ended = False
+
+    def read(self, n: int = -1) -> bytes:
+        output = self._output
+        while (n < 0 or len(output) < n) and not self._ended:
+            self._step()
+        if n < 0 or n >= len(output):
+            data = bytes(output)
+            output.clear()
+        else:
+            data = bytes(output[:n])
+            del output[:n]
+        return data
+
+    def _step(self) -> None:
+        data = self._input or self._raw.read(_READ_CHUNK)
+        self._input = b""
+        if not data:
+            self._ended = True
+            if self._frame is not None:
+                raise TruncatedEventError("the file ends inside a zstd frame (a part cut off mid-write?)",
+                                          file=self.file, offset=self._frame_offset,
+                                          expected="the rest of the zstd frame")
+            return
+        if self._frame is None:
+            self._frame_offset = self._consumed
+            # (a chunk shorter than the magic, past the first, is left to zstd to judge)
+            if (self._frame_offset == 0 or len(data) >= 4) and not is_zstd(data):
+                raise DecodeError("bytes that are not a zstd frame", file=self.file,
+                                  offset=self._frame_offset, expected="zstd magic 28 b5 2f fd")
+            self._frame = self._decompressor.decompressobj()
+        try:
+            self._output += self._frame.decompress(data)
+        except zstandard.ZstdError as err:
+            raise DecodeError(f"corrupt zstd frame ({err})", file=self.file, offset=self._frame_offset,
+                              expected="a valid zstd frame") from err
+        if self._frame.eof:
+            rest = self._frame.unused_data
+            self._consumed += len(data) - len(rest)
+            self._input = rest
+            self._frame = None
+        else:
+            self._consumed += len(data)
+
+    def close(self) -> None:
+        if self._owns:
+            self._raw.close()
+
+    def __enter__(self) -> ZstdFrameReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Prefixed:
+    """``head`` (bytes already read from ``rest``) and then ``rest``, as one read stream."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        self._head = head
+        self._rest = rest
+
+    def read(self, n: int = -1) -> bytes:
+        if not self._head:
+            return self._rest.read(n)
+        if n < 0:
+            data, self._head = self._head + self._rest.read(), b""
+            return data
+        data, self._head = self._head[:n], self._head[n:]
+        if len(data) < n:
+            data += self._rest.read(n - len(data))
+        return data
+
+
+def sniffed(stream: IO[bytes], *, file: str | None = None) -> IO[bytes]:
+    """``stream``'s bytes, decompressed when they are zstd frames (by the magic number at the start). Only
+    ``read`` is offered; ``stream`` stays open."""
+    head = stream.read(4)
+    prefixed = _Prefixed(head, stream)
+    if is_zstd(head):
+        return ZstdFrameReader(prefixed, file=file, owns_raw=False)  # type: ignore[arg-type,return-value]
+    return prefixed  # type: ignore[return-value]
+
+
+def create_zstd(path: str | os.PathLike[str], level: int = DEFAULT_LEVEL) -> ZstdFrameWriter:
+    """A new file at ``path`` (replacing one that exists), written through a ``ZstdFrameWriter`` that owns
+    it."""
+    return ZstdFrameWriter(open(path, "wb"), level=level)  # the writer closes it
+
+
+def open_output(path: str | os.PathLike[str]) -> IO[bytes] | ZstdFrameReader:
+    """One of our output files opened for reading: its bytes, decompressed when it is zstd (by its magic
+    number, whatever its name). The caller closes it."""
+    raw = open(path, "rb")  # noqa: SIM115  # handed to the caller, who closes it
+    if is_zstd(raw.peek(4)[:4]):
+        return ZstdFrameReader(raw, file=os.fspath(path))
+    return raw
+
+
+def decompress_frames(data: bytes | bytearray | memoryview, *, file: str | None = None) -> bytes:
+    """The decompressed bytes of a whole sequence of zstd frames (errors as ``ZstdFrameReader``'s)."""
+    return ZstdFrameReader(io.BytesIO(bytes(data)), file=file).read()
