@@ -9,13 +9,12 @@ back to the committed length by ``io.state.recover_outputs`` exactly as a plain 
 that length are whole frames. Frames carry zstd's content checksum, so damage inside a frame is found.
 
 Readers sniff zstd's magic number rather than trusting a suffix (a file redirected from stdout has none):
-``open_output`` opens a file, ``ZstdFrameReader`` is the decompressing stream, and a frame that ends before
+``sniffed`` wraps a stream, ``ZstdFrameReader`` is the decompressing stream, and a frame that ends before
 its last block is a ``TruncatedEventError`` naming the file and the compressed offset of that frame.
 """
 
 from __future__ import annotations
 
-import io
 import os
 from typing import IO, Any
 
@@ -23,8 +22,8 @@ import zstandard
 
 from binlog_model.errors import DecodeError, TruncatedEventError
 
-__all__ = ["DEFAULT_LEVEL", "MAX_LEVEL", "ZSTD_MAGIC", "ZSTD_SUFFIX", "ZstdFrameReader", "ZstdFrameWriter",
-           "create_zstd", "decompress_frames", "is_zstd", "open_output", "sniffed"]
+__all__ = ["DEFAULT_LEVEL", "MAX_LEVEL", "ZSTD_MAGIC", "ZSTD_SUFFIX", "PrefixedStream", "ZstdFrameReader",
+           "ZstdFrameWriter", "create_zstd", "is_zstd", "sniffed"]
 
 ZSTD_SUFFIX = ".zst"
 #: the first four bytes of every zstd frame (RFC 8878, 3.1.1: 0xFD2FB528, little-endian)
@@ -151,7 +150,9 @@ class ZstdFrameReader:
         if not data:
             self._ended = True
             if self._frame is not None:
-                raise TruncatedEventError("the file ends inside a zstd frame (a part cut off mid-write?)",
+                raise TruncatedEventError("the file ends inside a zstd frame: it was cut short (a copy in "
+                                          "progress, or a killed run's .partial part, which the next run "
+                                          "with its --state cuts back to whole frames)",
                                           file=self.file, offset=self._frame_offset,
                                           expected="the rest of the zstd frame")
             return
@@ -186,8 +187,9 @@ class ZstdFrameReader:
         self.close()
 
 
-class _Prefixed:
-    """``head`` (bytes already read from ``rest``) and then ``rest``, as one read stream."""
+class PrefixedStream:
+    """``head`` (bytes already read from ``rest`` to judge its format) and then ``rest``, as one read
+    stream."""
 
     def __init__(self, head: bytes, rest: IO[bytes]) -> None:
         self._head = head
@@ -209,7 +211,7 @@ def sniffed(stream: IO[bytes], *, file: str | None = None) -> IO[bytes]:
     """``stream``'s bytes, decompressed when they are zstd frames (by the magic number at the start). Only
     ``read`` is offered; ``stream`` stays open."""
     head = stream.read(4)
-    prefixed = _Prefixed(head, stream)
+    prefixed = PrefixedStream(head, stream)
     if is_zstd(head):
         return ZstdFrameReader(prefixed, file=file, owns_raw=False)  # type: ignore[arg-type,return-value]
     return prefixed  # type: ignore[return-value]
@@ -219,17 +221,3 @@ def create_zstd(path: str | os.PathLike[str], level: int = DEFAULT_LEVEL) -> Zst
     """A new file at ``path`` (replacing one that exists), written through a ``ZstdFrameWriter`` that owns
     it."""
     return ZstdFrameWriter(open(path, "wb"), level=level)  # the writer closes it
-
-
-def open_output(path: str | os.PathLike[str]) -> IO[bytes] | ZstdFrameReader:
-    """One of our output files opened for reading: its bytes, decompressed when it is zstd (by its magic
-    number, whatever its name). The caller closes it."""
-    raw = open(path, "rb")  # noqa: SIM115  # handed to the caller, who closes it
-    if is_zstd(raw.peek(4)[:4]):
-        return ZstdFrameReader(raw, file=os.fspath(path))
-    return raw
-
-
-def decompress_frames(data: bytes | bytearray | memoryview, *, file: str | None = None) -> bytes:
-    """The decompressed bytes of a whole sequence of zstd frames (errors as ``ZstdFrameReader``'s)."""
-    return ZstdFrameReader(io.BytesIO(bytes(data)), file=file).read()
