@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from binlog_model.errors import BinlogError
+from binlog_model.faults import kill_point
 from binlog_model.io.file_source import FileSource
 from binlog_model.io.state import PARTIAL, RunState, finish_output, lock_state, recover_outputs
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
@@ -139,11 +140,13 @@ class _Commits:
     def commit(self, checkpoint: Checkpoint) -> None:
         size = self.writer.commit_length(checkpoint.output_bytes)     # a frame ends here when compressed
         self.writer.sync()
+        kill_point("output-synced")
         state = self.state
         state.position = checkpoint.position.to_json()
         state.history = checkpoint.history.to_json()
         state.open_output = {"file": self.name, "bytes": size} if size else None
         state.save()
+        kill_point("state-saved")
         self.result.commits += 1
         self.result.last_commit_at = str(checkpoint.position)
         if self.on_commit is not None:

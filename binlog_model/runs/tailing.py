@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from binlog_model.errors import ConfigError, ConnectionLostError
+from binlog_model.faults import kill_point
 from binlog_model.io.connector import Connector
 from binlog_model.io.live import PASSWORD_ENV, ServerURL, server_password
 from binlog_model.io.replication_source import (
@@ -380,9 +381,11 @@ class _Session:
             finally:
                 for fd in descriptors:
                     os.close(fd)
+            kill_point("output-synced")
             if spool is not None and position.rotated_to is not None:
                 spool.ended(position.file, position.offset)     # at a file's end: the spool's copy is whole
             state.save(document)
+            kill_point("state-saved")
             # only now does the state in memory move on: it always says what is on disk
             state.position, state.history = update["position"], update["history"]
             state.source, state.open_output = update["source"], update["open_output"]
