@@ -76,10 +76,10 @@ LEVELS = (1, 3, 9, 19)
 #: the rate cases: name -> extra `events` options
 RATE_CASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("proto", ("--format", "proto")),
-    ("proto+zstd1", ("--format", "proto", "--compress", "zstd", "--compress-level", "1")),
-    ("proto+zstd3", ("--format", "proto", "--compress", "zstd")),
+    ("proto+zstd1", ("--format", "proto", "--compress", "zstd")),          # the default level
+    ("proto+zstd3", ("--format", "proto", "--compress", "zstd", "--compress-level", "3")),
     ("jsonl", ("--format", "jsonl")),
-    ("jsonl+zstd3", ("--format", "jsonl", "--compress", "zstd")),
+    ("jsonl+zstd1", ("--format", "jsonl", "--compress", "zstd")),
 )
 
 
@@ -418,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.size", description=__doc__.split("\n")[0])
     parser.add_argument("--changes", type=int, default=100_000, help="row changes of the size workload")
-    parser.add_argument("--rate-changes", type=int, default=600_000,
+    parser.add_argument("--rate-changes", type=int, default=300_000,
                         help="row changes of the workload the rows/s cost of compression is timed on")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the rate cases")
     parser.add_argument("--output", type=Path, help="JSON result path (default benchmarks/results/)")

@@ -28,7 +28,9 @@ __all__ = ["DEFAULT_LEVEL", "MAX_LEVEL", "ZSTD_MAGIC", "ZSTD_SUFFIX", "PrefixedS
 ZSTD_SUFFIX = ".zst"
 #: the first four bytes of every zstd frame (RFC 8878, 3.1.1: 0xFD2FB528, little-endian)
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-DEFAULT_LEVEL = 3
+# Level 1: a third of the CPU of level 3 on our output for ~6% more bytes (docs/benchmarks.md, "Compressed
+# output"); archives that can spend the CPU take a higher --compress-level.
+DEFAULT_LEVEL = 1
 MAX_LEVEL = 22
 # Compressing each small record separately costs a call into zstd per record; a batch of this many bytes
 # is handed over at once (the frame boundary is still exactly where end_frame is called).
@@ -52,7 +54,9 @@ class ZstdFrameWriter:
     def __init__(self, raw: IO[bytes], *, level: int = DEFAULT_LEVEL, owns_raw: bool = True) -> None:
         self._raw: IO[bytes] | None = raw
         self._owns = owns_raw
-        self._compressor = zstandard.ZstdCompressor(level=level, write_checksum=True)
+        # One zstd worker thread: the compression runs beside the decoding (on another core where one is
+        # free) instead of after it; its output is the same for any worker count >= 1.
+        self._compressor = zstandard.ZstdCompressor(level=level, write_checksum=True, threads=1)
         self._frame: Any = None          # the open frame's compressobj, None between frames
         self._pending = bytearray()
         self.stored_bytes = 0

@@ -265,9 +265,12 @@ def test_recovery_cuts_a_torn_frame_back_to_the_committed_frames(tmp_path: Path)
     writer.write(b"committed " * 100)
     writer.end_frame()
     committed = writer.stored_bytes
-    writer.write(os.urandom(300_000))       # past the batch size: compressed bytes reach the file
-    torn = raw.getvalue()
-    assert len(torn) > committed
+    writer.write(os.urandom(300_000))
+    writer.end_frame()
+    # what a kill while the next frame was being written leaves: part of that frame
+    torn = raw.getvalue()[:committed + (writer.stored_bytes - committed) // 2]
+    with pytest.raises(TruncatedEventError):
+        ZstdFrameReader(io.BytesIO(torn)).read()
     out = tmp_path / "out"
     out.mkdir()
     (out / "part-000001.pb.zst.partial").write_bytes(torn)
