@@ -344,3 +344,20 @@ def test_cat_names_a_json_line_cut_short(tmp_path: Path, capsysbinary: pytest.Ca
 def test_cat_refuses_a_table_that_is_not_db_dot_table(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     assert main(["cat", str(SPEC / "expected.jsonl"), "--table", "orders"]) == 2
     assert b"give DB.TABLE" in capsysbinary.readouterr().err
+
+
+def test_events_to_stdout_compressed_is_one_frame(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    args = _events_args(SPEC)
+    plain = _run(args, capsysbinary)
+    packed = _run([*args, "--compress", "zstd"], capsysbinary)
+    assert _frames(packed) == [len(packed)]
+    assert _plain(packed) == plain
+
+
+def test_table_matcher_needs_a_table_and_matches_without_case() -> None:
+    from binlog_model.commands.cat import TableMatcher
+
+    matcher = TableMatcher(["Shop.order_*", "ppc.campaigns"])
+    assert matcher.matches("shop", "ORDER_items") and matcher.matches("PPC", "campaigns")
+    assert not matcher.matches("shop", "orders") and not matcher.matches("shop", "")
+    assert TableMatcher([]).matches("any", "")
