@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from binlog_model._pb import binlog_event_pb2 as pb
-from binlog_model.io.compression import ZstdFrameWriter
+from binlog_model.io.compression import DEFAULT_LEVEL, ZstdFrameWriter
 from binlog_model.io.snapshots import load_snapshot
 from binlog_model.runs.pipeline import iter_binlog_events
 from binlog_model.sinks.delimited import encode_delimited
@@ -438,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
           "(full images, JsonConverter, schemas.enable=true; '-schema': false)")
     head = "".join(f"{c:>10}" for c in ("proto", *(f"pb+z{lv}" for lv in LEVELS), "jsonl",
                                          *(f"js+z{lv}" for lv in LEVELS), "dbz", "dbz+z3", "-schema",
-                                         "dbz/pb+z3"))
+                                         f"dbz/pb+z{DEFAULT_LEVEL}"))
     print(f"{'data set':<40}{'changes':>8}{head}")
     for name, r in results.items():
         p, j, d = r["proto"], r["jsonl"], r["debezium"]
@@ -446,7 +446,7 @@ def main(argv: list[str] | None = None) -> int:
                  j["bytes_per_change"], *(j["zstd"][str(lv)]["bytes_per_change"] for lv in LEVELS),
                  d["bytes_per_change"], d["zstd"]["3"]["bytes_per_change"],
                  r["debezium_no_schema"]["bytes_per_change"],
-                 d["bytes_per_change"] / p["zstd"]["3"]["bytes_per_change"]]
+                 d["bytes_per_change"] / p["zstd"][str(DEFAULT_LEVEL)]["bytes_per_change"]]
         print(f"{name:<40}{r['row_changes']:>8}" + "".join(f"{c:>10.1f}" for c in cells))
     rate_workload = Workload.for_changes(args.rate_changes)
     rate_cached = ensure_workload(rate_workload)
