@@ -44,6 +44,7 @@ import base64
 import datetime
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -377,13 +378,19 @@ def measure_rates(files: list[Path], snapshot: Path, row_changes: int, rounds: i
                 out = Path(tmp) / "out"
                 argv = [sys.executable, "-m", "binlog_model.cli", "events", *map(str, files), "--snapshot",
                         str(snapshot), "--out", str(out), *extra]
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 started = time.perf_counter()
                 subprocess.run(argv, check=True, cwd=ROOT)
                 seconds = time.perf_counter() - started
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                # CPU seconds (every thread: the zstd worker's too) say the cost when the machine is shared
+                cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
                 runs[name].append({"seconds": seconds, "rows_per_s": row_changes / seconds,
+                                   "cpu_seconds": cpu, "rows_per_cpu_s": row_changes / cpu,
                                    "output_bytes": out.stat().st_size})
                 out.unlink()
-    return {name: {"rounds": r, "median_rows_per_s": statistics.median(x["rows_per_s"] for x in r)}
+    return {name: {"rounds": r, "median_rows_per_s": statistics.median(x["rows_per_s"] for x in r),
+                   "median_rows_per_cpu_s": statistics.median(x["rows_per_cpu_s"] for x in r)}
             for name, r in runs.items()}
 
 
@@ -421,15 +428,55 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate-changes", type=int, default=300_000,
                         help="row changes of the workload the rows/s cost of compression is timed on")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the rate cases")
+    parser.add_argument("--rate-cases", default=",".join(name for name, _ in RATE_CASES),
+                        help="the rate cases to time, comma-separated")
+    parser.add_argument("--no-sizes", action="store_true", help="time the rate cases only")
     parser.add_argument("--output", type=Path, help="JSON result path (default benchmarks/results/)")
     args = parser.parse_args(argv)
     results: dict[str, Any] = {}
+    if not args.no_sizes:
+        _print_sizes(results, args.changes)
+    wanted = args.rate_cases.split(",")
+    rate_workload = Workload.for_changes(args.rate_changes)
+    rate_cached = ensure_workload(rate_workload)
+    size = sum(p.stat().st_size for p in rate_cached.binlogs)
+    rates = measure_rates(rate_cached.binlogs, rate_cached.snapshot, rate_workload.row_changes, args.rounds,
+                          [case for case in RATE_CASES if case[0] in wanted])
+    print(f"rows/s of `events` to a file, {rate_workload.row_changes} row changes ({size / 1e6:.0f} MB of "
+          f"binlog), {args.rounds} interleaved rounds (whole processes; wall and CPU seconds):")
+    for name, r in rates.items():
+        per_round = ", ".join(f"{x['rows_per_s']:,.0f}" for x in r["rounds"])
+        per_cpu = ", ".join(f"{x['rows_per_cpu_s']:,.0f}" for x in r["rounds"])
+        print(f"  {name:<12} median {r['median_rows_per_s']:>9,.0f} rows/s (rounds {per_round}), "
+              f"{r['median_rows_per_cpu_s']:>9,.0f} rows/CPU-s (rounds {per_cpu}); output "
+              f"{r['rounds'][0]['output_bytes'] / 1e6:.1f} MB")
+    for fmt in ("proto", "jsonl"):
+        if fmt not in rates:
+            continue
+        plain, plain_cpu = rates[fmt]["median_rows_per_s"], rates[fmt]["median_rows_per_cpu_s"]
+        for name, r in rates.items():
+            if name.startswith(fmt + "+"):
+                print(f"  cost of {name}: {1 - r['median_rows_per_s'] / plain:+.1%} rows/s, "
+                      f"{1 - r['median_rows_per_cpu_s'] / plain_cpu:+.1%} rows/CPU-s")
+    doc = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "load": os.getloadavg(),
+           "results": results, "rates": {"row_changes": rate_workload.row_changes, "binlog_bytes": size,
+                                          "cases": rates}}
+    path = args.output or Path(__file__).resolve().parent / "results" / f"size-{doc['when']}.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"(results written to {path})")
+    return 0
+
+
+def _print_sizes(results: dict[str, Any], changes: int) -> None:
+    from benchmarks.workload import Workload, ensure_workload
+
     results["spec_example (MariaDB fixture)"] = measure_output(_spec_fixture)
     try:
         results["spec examples (MySQL 5.7 seed events)"] = measure_output(_spec_seed)
     except Exception as err:  # the shared seeds are optional outside this machine
         print(f"spec seed events not measured: {type(err).__name__}: {err}")
-    workload = Workload.for_changes(args.changes)
+    workload = Workload.for_changes(changes)
     cached = ensure_workload(workload)
     history = load_snapshot(cached.snapshot)
     results[f"workload ({workload.row_changes} row changes)"] = measure_output(
@@ -448,29 +495,6 @@ def main(argv: list[str] | None = None) -> int:
                  r["debezium_no_schema"]["bytes_per_change"],
                  d["bytes_per_change"] / p["zstd"][str(DEFAULT_LEVEL)]["bytes_per_change"]]
         print(f"{name:<40}{r['row_changes']:>8}" + "".join(f"{c:>10.1f}" for c in cells))
-    rate_workload = Workload.for_changes(args.rate_changes)
-    rate_cached = ensure_workload(rate_workload)
-    size = sum(p.stat().st_size for p in rate_cached.binlogs)
-    rates = measure_rates(rate_cached.binlogs, rate_cached.snapshot, rate_workload.row_changes, args.rounds)
-    print(f"rows/s of `events` to a file, {rate_workload.row_changes} row changes ({size / 1e6:.0f} MB of "
-          f"binlog), {args.rounds} interleaved rounds (whole processes):")
-    for name, r in rates.items():
-        per_round = ", ".join(f"{x['rows_per_s']:,.0f}" for x in r["rounds"])
-        print(f"  {name:<22} median {r['median_rows_per_s']:>10,.0f} rows/s  (rounds: {per_round}; output "
-              f"{r['rounds'][0]['output_bytes'] / 1e6:.1f} MB)")
-    for fmt in ("proto", "jsonl"):
-        plain = rates[fmt]["median_rows_per_s"]
-        for name, r in rates.items():
-            if name.startswith(fmt + "+"):
-                print(f"  cost of {name}: {1 - r['median_rows_per_s'] / plain:+.1%} rows/s")
-    doc = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "load": os.getloadavg(),
-           "results": results, "rates": {"row_changes": rate_workload.row_changes, "binlog_bytes": size,
-                                          "cases": rates}}
-    path = args.output or Path(__file__).resolve().parent / "results" / f"size-{doc['when']}.json"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(json.dumps(doc, indent=2) + "\n")
-    print(f"(results written to {path})")
-    return 0
 
 
 if __name__ == "__main__":
