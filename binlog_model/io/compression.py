@@ -28,8 +28,8 @@ __all__ = ["DEFAULT_LEVEL", "MAX_LEVEL", "ZSTD_MAGIC", "ZSTD_SUFFIX", "PrefixedS
 ZSTD_SUFFIX = ".zst"
 #: the first four bytes of every zstd frame (RFC 8878, 3.1.1: 0xFD2FB528, little-endian)
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-# Level 1: a third of the CPU of level 3 on our output for ~6% more bytes (docs/benchmarks.md, "Compressed
-# output"); archives that can spend the CPU take a higher --compress-level.
+# Level 1: half the CPU of level 3 on our output for ~7% more bytes (docs/benchmarks.md, "Compressed output
+# and Debezium's JSON"); archives that can spend the CPU take a higher --compress-level.
 DEFAULT_LEVEL = 1
 MAX_LEVEL = 22
 # Compressing each small record separately costs a call into zstd per record; a batch of this many bytes
