@@ -48,8 +48,16 @@ class ZstdFrameWriter:
     """A binary write stream that zstd-compresses into ``raw``; ``end_frame`` ends the current frame.
 
     ``stored_bytes``: the compressed bytes handed to ``raw`` so far; right after ``end_frame`` it is the
-    length of whole frames. ``close`` ends the frame and closes ``raw`` when ``owns_raw``, else flushes it.
+    length of whole frames. ``written``: the uncompressed bytes written. ``close`` ends the frame and closes
+    ``raw`` when ``owns_raw``, else flushes it.
+
+    ``mark()`` names a place a frame may still end at after more is written (a run's commit may come for
+    a point it passed: the last transaction start before an input cut short): bytes after the latest mark
+    stay uncompressed until the next mark, up to ``HOLD_MAX``; past that they are compressed and the mark
+    is given up (``end_frame(at=mark)`` then raises ``ValueError``).
     """
+
+    HOLD_MAX = 64 << 20
 
     def __init__(self, raw: IO[bytes], *, level: int = DEFAULT_LEVEL, owns_raw: bool = True) -> None:
         self._raw: IO[bytes] | None = raw
@@ -58,21 +66,44 @@ class ZstdFrameWriter:
         # free) instead of after it; its output is the same for any worker count >= 1.
         self._compressor = zstandard.ZstdCompressor(level=level, write_checksum=True, threads=1)
         self._frame: Any = None          # the open frame's compressobj, None between frames
-        self._pending = bytearray()
+        self._pending = bytearray()      # written, not handed to zstd yet
+        self._fed = 0                    # uncompressed bytes handed to zstd
+        self._mark: int | None = None    # the latest mark, while nothing after it was handed to zstd
         self.stored_bytes = 0
+
+    @property
+    def written(self) -> int:
+        return self._fed + len(self._pending)
+
+    def mark(self) -> int:
+        """Keep the current place one a frame can end at (``end_frame(at=...)``); returns ``written``."""
+        self._mark = self.written
+        return self._mark
 
     def write(self, data: bytes | bytearray | memoryview) -> int:
         pending = self._pending
         pending += data
         if len(pending) >= _BATCH:
-            self._compress_pending()
+            mark = self._mark
+            if mark is None:
+                self._compress(len(pending))
+            elif len(pending) - (mark - self._fed) > self.HOLD_MAX:
+                self._mark = None       # too much after the mark to hold: compress it, give the mark up
+                self._compress(len(pending))
+            elif mark - self._fed >= _BATCH:
+                self._compress(mark - self._fed)
         return len(data)
 
-    def _compress_pending(self) -> None:
+    def _compress(self, size: int) -> None:
+        """Hand the first ``size`` pending bytes to zstd."""
+        if not size:
+            return
         if self._frame is None:
             self._frame = self._compressor.compressobj()
-        self._emit(self._frame.compress(bytes(self._pending)))
-        self._pending.clear()
+        pending = self._pending
+        self._emit(self._frame.compress(bytes(pending[:size])))
+        del pending[:size]
+        self._fed += size
 
     def _emit(self, data: bytes) -> None:
         if data:
@@ -80,10 +111,17 @@ class ZstdFrameWriter:
             self._raw.write(data)
             self.stored_bytes += len(data)
 
-    def end_frame(self) -> None:
-        """End the current frame (nothing when no byte was written since the last one: no empty frames)."""
-        if self._pending:
-            self._compress_pending()
+    def end_frame(self, at: int | None = None) -> None:
+        """End the current frame after ``at`` uncompressed bytes (default: all written; else the latest
+        mark, or a place after it); what was written after ``at`` starts the next frame. No empty frames.
+        Raises ``ValueError`` for a place already compressed past."""
+        end = self.written if at is None else at
+        if not self._fed <= end <= self.written:
+            raise ValueError(f"no frame can end at {end} uncompressed bytes: {self._fed} are compressed "
+                             f"and {self.written} written")
+        self._compress(end - self._fed)
+        if self._mark is not None and self._mark <= self._fed:
+            self._mark = None           # the frame ends there now
         if self._frame is not None:
             self._emit(self._frame.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH))
             self._frame = None

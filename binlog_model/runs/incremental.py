@@ -105,7 +105,7 @@ def run_incremental(
         partial = out / (name + PARTIAL)
         writer = OutputWriter(partial, fmt, json_defaults, zstd_level)
         run = _Commits(state, writer, name, result, on_commit)
-        runner = Runner(source, assembler, resume, CommitPolicy(commit_bytes), lambda: writer.size,
+        runner = Runner(source, assembler, resume, CommitPolicy(commit_bytes), writer.mark,
                         run.commit, files=state.files)
         display = ProgressDisplay("events", source_counters(source, lambda: assembler.stats.row_changes),
                                   mode=progress)

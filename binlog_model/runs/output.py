@@ -31,9 +31,9 @@ class OutputWriter:
     """The run's output file: the sink of ``fmt`` (JSON lines or length-delimited protobuf), opened on the
     first event, zstd-compressed at ``zstd_level`` when it is given.
 
-    ``size`` is the output's length as the sink wrote it (uncompressed): cheap, what the runner records at
-    each mark. ``commit_length(size)`` turns a mark's ``size`` into the file length to commit; ``stored_size``
-    is the file's length as written so far."""
+    ``mark()`` is what the runner records at each place it may commit: the output's length as the sink
+    wrote it (uncompressed). ``commit_length(mark)`` turns it into the file length to commit;
+    ``stored_size`` is the file's length as written so far."""
 
     def __init__(self, path: Path, fmt: str, json_defaults: bool, zstd_level: int | None = None) -> None:
         self.path = path
@@ -47,28 +47,40 @@ class OutputWriter:
 
     @property
     def size(self) -> int:
+        """The output's length as the sink wrote it (uncompressed)."""
         return self._sink.bytes_written if self._sink is not None else 0
+
+    def mark(self) -> int:
+        """``size``, where the runner marks a place it may commit later: compressed output keeps a frame
+        end possible there (``ZstdFrameWriter.mark``)."""
+        if self._zstd is not None:
+            self._zstd.mark()
+        return self.size
 
     @property
     def stored_size(self) -> int:
+        """The file's length as written so far."""
         if self.zstd_level is None:
             return self.size
         return self._zstd.stored_bytes if self._zstd is not None else self._frame_end[1]
 
     def commit_length(self, size: int) -> int:
-        """The file length that holds exactly the output up to ``size`` (a ``size`` value): ``size`` itself
-        for plain output; for compressed output the frame is ended here (when ``size`` is now) and its
-        compressed length returned. Raises ``BinlogError`` for a compressed length asked for a point that
-        is neither now nor the last frame end (no frame ends there to cut back to)."""
+        """The file length that holds exactly the output up to ``size`` (a ``mark``/``size`` value):
+        ``size`` itself for plain output; for compressed output a frame is ended there and its compressed
+        length returned. Raises ``BinlogError`` when no frame can end there any more (more than
+        ``ZstdFrameWriter.HOLD_MAX`` bytes written since that mark)."""
         if self.zstd_level is None:
             return size
         if size == self._frame_end[0]:
             return self._frame_end[1]
         stream = self._zstd
-        if stream is None or size != self.size:
+        try:
+            if stream is None:
+                raise ValueError("nothing was written")
+            stream.end_frame(at=size)
+        except ValueError as err:
             raise BinlogError(f"compressed output {self.path} cannot be committed at {size} uncompressed "
-                              f"bytes: its frames end at {self._frame_end[0]} and it is at {self.size}")
-        stream.end_frame()
+                              f"bytes ({err})") from err
         self._frame_end = (size, stream.stored_bytes)
         return stream.stored_bytes
 

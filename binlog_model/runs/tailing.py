@@ -337,7 +337,7 @@ class _Session:
         runner = Runner(self.source, self.assembler, resume,
                         CommitPolicy(commit_seconds=settings.commit_seconds,
                                      commit_transactions=settings.commit_transactions),
-                        output_size=lambda: self.writer.size if self.writer is not None else 0,
+                        output_size=lambda: self.writer.mark() if self.writer is not None else 0,
                         on_commit=self.commit, stop=stop)
         result = self.result
         for event in runner.events():

@@ -145,16 +145,51 @@ def test_output_writer_commits_only_at_frame_ends(tmp_path: Path) -> None:
     writer = OutputWriter(tmp_path / "p.pb.zst", "proto", False, zstd_level=3)
     assert writer.commit_length(0) == 0
     writer.write(b"\x08\x01")       # a serialized BinlogEvent (utc_timestamp absent; field 1 varint)
-    mark = writer.size
+    mark = writer.mark()
     first = writer.commit_length(mark)
     assert first == writer.stored_size > 0
     assert writer.commit_length(mark) == first, "the last frame end again: no new frame"
     writer.write(b"\x08\x02")
     with pytest.raises(BinlogError, match="cannot be committed"):
-        writer.commit_length(mark + 1)
+        writer.commit_length(writer.size + 1)
     writer.close()
     data = (tmp_path / "p.pb.zst").read_bytes()
     assert _plain(data[:first]) == b"\x02\x08\x01"
+
+
+def test_a_commit_at_an_earlier_mark_ends_the_frame_there(tmp_path: Path) -> None:
+    """The runner commits the last transaction start before an input cut short, after more output was
+    written (an XA transaction prepared and held, others committed after it): the frame ends at that mark,
+    and what came after it goes on in the next frame."""
+    from binlog_model.framing import frame
+
+    writer = OutputWriter(tmp_path / "p.pb.zst", "proto", False, zstd_level=1)
+    before = [os.urandom(60_000) for _ in range(4)]     # past the batch size on both sides of the mark
+    after = [os.urandom(70_000) for _ in range(3)]
+    for body in before:
+        writer.write(body)
+    mark = writer.mark()
+    for body in after:
+        writer.write(body)
+    committed = writer.commit_length(mark)
+    writer.close()
+    data = (tmp_path / "p.pb.zst").read_bytes()
+    assert committed in _frames(data)
+    assert _plain(data[:committed]) == b"".join(map(frame, before))
+    assert _plain(data) == b"".join(map(frame, before + after))
+
+
+def test_a_mark_given_up_past_the_hold_limit_cannot_be_cut_at(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ZstdFrameWriter, "HOLD_MAX", 100_000)
+    raw = io.BytesIO()
+    writer = ZstdFrameWriter(raw, owns_raw=False)
+    writer.write(b"a" * 1000)
+    mark = writer.mark()
+    writer.write(os.urandom(300_000))       # more than HOLD_MAX after the mark: compressed
+    with pytest.raises(ValueError, match="no frame can end"):
+        writer.end_frame(at=mark)
+    writer.end_frame()
+    assert _plain(raw.getvalue())[:1000] == b"a" * 1000
 
 
 # -- compressed output read back equals the plain output (golden fixtures) ---------------------------------
