@@ -21,7 +21,7 @@ from binlog_model.compiled import compiled_core
 from binlog_model.errors import BinlogError
 
 # modules under binlog_model.commands; the subcommand's name is the module's with "-" for "_"
-_COMMANDS = ("dump", "schema", "events", "tail", "apply", "fixtures", "resolve", "spark_pack")
+_COMMANDS = ("dump", "schema", "events", "tail", "apply", "fixtures", "resolve", "spark_pack", "cat")
 
 
 class _ReaderGone(Exception):

@@ -55,6 +55,7 @@ from binlog_model.sinks import FORMATS, open_sink, sink_class
 @click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="jsonl", show_default=True)
 @click.option("--json-defaults", is_flag=True,
               help="JSONL: also write fields at their default (0, false, empty), e.g. queryIndex 0.")
+@options.compression
 @click.option("--out", type=click.Path(path_type=Path),
               help="Write here instead of stdout (with --state: a directory, one new file per run).")
 @click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -79,9 +80,9 @@ from binlog_model.sinks import FORMATS, open_sink, sink_class
 def command(files: tuple[str, ...], source: str, snapshot: str | None, database: str | None,
             always_include: tuple[str, ...], tables: TableFilter, window: EventRange | None, image: str,
             max_rows: int, max_bytes: int, fmt: str,
-            json_defaults: bool, out: Path | None, state_dir: Path | None, json_values: str,
-            lenient_ddl: bool, allow_incomplete_tail: bool, no_verify_checksum: bool, statement_text: str,
-            stats: bool, progress: bool | None, commit_bytes: int, tls: TlsOptions,
+            json_defaults: bool, zstd_level: int | None, out: Path | None, state_dir: Path | None,
+            json_values: str, lenient_ddl: bool, allow_incomplete_tail: bool, no_verify_checksum: bool,
+            statement_text: str, stats: bool, progress: bool | None, commit_bytes: int, tls: TlsOptions,
             connect_timeout: float | None) -> None:
     """Decode binlog FILES (files, folders or globs; local or s3:// gs:// hdfs:// URIs) into one BinlogEvent
     per statement (and table)."""
@@ -97,6 +98,7 @@ def command(files: tuple[str, ...], source: str, snapshot: str | None, database:
     if state_dir is not None:
         _incremental(files, state_dir, out, options, snapshot=snapshot, database=database,
                      lenient_ddl=lenient_ddl, fmt=fmt, json_defaults=json_defaults, json_values=json_values,
+                     zstd_level=zstd_level,
                      verify_checksum=not no_verify_checksum, stats=stats, commit_bytes=commit_bytes,
                      progress=progress_mode(progress))
         return
@@ -105,8 +107,9 @@ def command(files: tuple[str, ...], source: str, snapshot: str | None, database:
     if out is not None and out.is_dir():
         raise ConfigError(f"--out {out} is a directory (a directory is for --state runs): give a file name")
     sink = sink_class(fmt)
-    if sink.binary and out is None and sys.stdout.isatty():
-        raise click.UsageError(f"--format {fmt} writes binary: give --out FILE or redirect stdout")
+    if (sink.binary or zstd_level is not None) and out is None and sys.stdout.isatty():
+        what = "--compress zstd" if zstd_level is not None else f"--format {fmt}"
+        raise click.UsageError(f"{what} writes binary: give --out FILE or redirect stdout")
     # The snapshot is read here, before any output is opened, so a bad one leaves no empty --out file.
     # A sink that takes serialized events (protobuf) gets each event's bytes as the compiled row builder
     # made them, never parsed back.
@@ -116,20 +119,21 @@ def command(files: tuple[str, ...], source: str, snapshot: str | None, database:
                          verify_checksum=not no_verify_checksum)
     mode = progress_mode(progress, output_on_terminal=out is None and sys.stdout.isatty())
     with ProgressDisplay("events", source_counters(binlogs, lambda: assembler.stats.row_changes), mode=mode):
-        _write(Runner(binlogs, assembler).events(), fmt, out, json_defaults, json_values)
+        _write(Runner(binlogs, assembler).events(), fmt, out, json_defaults, json_values, zstd_level)
     if stats:
         _print_stats(assembler.stats)
     warn_unmatched_tables(assembler.stats.unmatched_table_patterns)
 
 
 def _write(events: Iterable[BinlogEvent] | Iterable[bytes], fmt: str, out: Path | None,
-           json_defaults: bool, json_values: str) -> int:
+           json_defaults: bool, json_values: str, zstd_level: int | None) -> int:
     """Write ``events`` (messages, or serialized ones for a sink that takes them) to ``out`` (a new file)
-    or stdout with the sink of ``fmt``; returns the count."""
+    or stdout with the sink of ``fmt``, zstd-compressed at ``zstd_level`` when given (one frame: the
+    sink flushes once, at its end); returns the count."""
     if out is None:
         sys.stdout.flush()              # anything already printed as text comes first
     with open_sink(fmt, out if out is not None else sys.stdout.buffer, json_defaults=json_defaults,
-                   json_values=json_values) as sink:
+                   json_values=json_values, zstd_level=zstd_level) as sink:
         return sink.write_all(events)
 
 
@@ -142,8 +146,8 @@ def _print_stats(stats: object) -> None:
 
 def _incremental(files: tuple[str, ...], state_dir: Path, out: Path | None, options: ResolveOptions, *,
                  snapshot: str | None, database: str | None, lenient_ddl: bool, fmt: str, json_defaults: bool,
-                 json_values: str, verify_checksum: bool, stats: bool, commit_bytes: int, progress: str
-                 ) -> None:
+                 json_values: str, zstd_level: int | None, verify_checksum: bool, stats: bool,
+                 commit_bytes: int, progress: str) -> None:
     from binlog_model.runs.continuity import snapshot_digest
     from binlog_model.runs.incremental import run_incremental
 
@@ -157,7 +161,8 @@ def _incremental(files: tuple[str, ...], state_dir: Path, out: Path | None, opti
                              load_history=lambda: load_snapshot(snapshot, lenient=lenient_ddl,
                                                                 database=database),
                              snapshot_id=snapshot_digest(snapshot), verify_checksum=verify_checksum,
-                             json_defaults=json_defaults, json_values=json_values, commit_bytes=commit_bytes,
+                             json_defaults=json_defaults, json_values=json_values, zstd_level=zstd_level,
+                             commit_bytes=commit_bytes,
                              progress=progress)
     where = f" -> {result.output}" if result.output else " (no new events)"
     click.echo(f"events: {result.events} new events from {len(result.files)} file(s)"

@@ -17,14 +17,15 @@ from typing import Any
 
 import click
 
+from binlog_model.io.compression import DEFAULT_LEVEL, MAX_LEVEL
 from binlog_model.io.connector import DEFAULT_CONNECT_TIMEOUT
 from binlog_model.io.files import expand_paths
 from binlog_model.io.tls import MODES, TlsOptions
 from binlog_model.resolve.event_range import EventRange
 from binlog_model.resolve.table_filter import TableFilter
 
-__all__ = ["always_include", "binlog_files", "event_range", "json_values", "lenient_ddl", "live_connection",
-           "no_verify_checksum", "table_filter", "warn_unmatched_tables"]
+__all__ = ["always_include", "binlog_files", "compression", "event_range", "json_values", "lenient_ddl",
+           "live_connection", "no_verify_checksum", "table_filter", "warn_unmatched_tables"]
 
 always_include = click.option(
     "--always-include", "always_include", multiple=True, metavar="DB.TABLE.COLUMN",
@@ -142,3 +143,23 @@ def warn_unmatched_tables(patterns: list[str], say: Callable[[str], None] | None
             click.echo(text, err=True)
         else:
             say(text)
+
+
+def compression(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--compress none|zstd`` and ``--compress-level N``, handed to the command as one ``zstd_level``: the
+    level to compress at, or None for plain output. A level without ``--compress zstd`` is a usage error."""
+    @functools.wraps(command)
+    def with_level(*args: Any, compress: str, compress_level: int | None, **kwargs: Any) -> Any:
+        if compress_level is not None and compress != "zstd":
+            raise click.UsageError("--compress-level needs --compress zstd")
+        level = (DEFAULT_LEVEL if compress_level is None else compress_level) if compress == "zstd" else None
+        return command(*args, zstd_level=level, **kwargs)
+
+    with_level = click.option(
+        "--compress-level", type=click.IntRange(1, MAX_LEVEL), default=None, metavar="N",
+        help=f"zstd level, 1 (fastest) to {MAX_LEVEL} (smallest) [default: {DEFAULT_LEVEL}].")(with_level)
+    return click.option(
+        "--compress", type=click.Choice(["none", "zstd"]), default="none", show_default=True,
+        help="Compress the output as zstd frames (parts get a .zst suffix; with --state a frame ends at "
+        "every commit, so a killed run is cut back to whole frames). `binlog-model cat` reads it.",
+    )(with_level)

@@ -73,6 +73,7 @@ def _seconds(text: str) -> float:
               show_default=True)
 @click.option("--json-defaults", is_flag=True, help="JSONL: also write fields at their default.")
 @options.json_values
+@options.compression
 @options.lenient_ddl
 @options.no_verify_checksum
 @click.option("--stats", is_flag=True, help="Print a JSON line to stderr at each commit.")
@@ -86,8 +87,9 @@ def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_i
             snapshot: str | None, database: str | None, always_include: tuple[str, ...], tables: TableFilter,
             image: str,
             max_rows: int, max_bytes: int,
-            statement_text: str, json_defaults: bool, json_values: str, lenient_ddl: bool,
-            no_verify_checksum: bool, stats: bool, resume_by: str, progress: bool | None, tls: TlsOptions,
+            statement_text: str, json_defaults: bool, json_values: str, zstd_level: int | None,
+            lenient_ddl: bool, no_verify_checksum: bool, stats: bool, resume_by: str, progress: bool | None,
+            tls: TlsOptions,
             connect_timeout: float | None) -> int:
     """Follow the binlog of the server at URL (mysql://user@host:port, optionally ?ssl-mode=...&ssl-ca=...;
     the password comes from $BINLOG_MODEL_PASSWORD or a prompt) into BinlogEvents, restartably."""
@@ -110,12 +112,14 @@ def command(url: str, state_dir: Path, out: Path, fmt: str, start: str, server_i
     include = sorted(f"{db}.{t}.{c}" for (db, t), cols in options.always_include.items() for c in cols)
     shaping = run_shaping(source=options.source, always_include=include, lenient_ddl=lenient_ddl,
                           database=database, out=str(out.resolve()), command="tail", events=options,
-                          json_defaults=json_defaults, fmt=fmt, json_values=json_values)
+                          json_defaults=json_defaults, fmt=fmt, json_values=json_values,
+                          compress=zstd_level is not None)
     settings = TailSettings(
         server=server, state_dir=state_dir, out_dir=out, options=options, shaping=shaping,
         snapshot_id=snapshot_digest(snapshot),
         load_history=lambda: load_snapshot(snapshot_url, lenient=lenient_ddl, database=database),
-        fmt=fmt, json_defaults=json_defaults, json_values=json_values, verify_checksum=not no_verify_checksum,
+        fmt=fmt, json_defaults=json_defaults, json_values=json_values, zstd_level=zstd_level,
+        verify_checksum=not no_verify_checksum,
         server_id=server_id,
         start=start, stop_at_end=stop_at_end, heartbeat=_seconds(heartbeat), commit_transactions=commit_every,
         commit_seconds=_seconds(commit_interval), resume_by=resume_by, lenient_ddl=lenient_ddl,

@@ -41,12 +41,14 @@ def snapshot_digest(snapshot: str | os.PathLike[str] | None) -> str | None:
 def shaping(*, source: str, always_include: Iterable[str], lenient_ddl: bool, database: str | None,
             out: str, command: str | None = None, events: ResolveOptions | None = None,
             json_defaults: bool = False, fmt: str | None = None,
-            tables: TableFilter | None = None, json_values: str = "typed") -> dict[str, Any]:
+            tables: TableFilter | None = None, json_values: str = "typed", compress: bool = False
+            ) -> dict[str, Any]:
     """The options a state compares between runs. ``always_include`` as ``db.table.column`` texts;
     ``events``: the ``events`` command's resolve options (image, splitting, statement text), with its
-    ``json_defaults``, ``fmt`` and ``json_values``; ``command``: ``"resolve"`` for the Spark runs (the key
-    layouts are the ones states on disk already hold). ``tables`` (or ``events.tables``): the table filter,
-    recorded only when it filters, so states written before filters existed still compare equal."""
+    ``json_defaults``, ``fmt`` and ``json_values``; ``compress``: the parts are zstd; ``command``:
+    ``"resolve"`` for the Spark runs (the key layouts are the ones states on disk already hold). ``tables``
+    (or ``events.tables``): the table filter. The newer options are stated only when they differ from the
+    old behaviour, so states written before them still compare equal."""
     doc: dict[str, Any] = {} if command is None else {"command": command}
     doc["source"] = source
     doc["always_include"] = sorted(always_include)
@@ -59,6 +61,8 @@ def shaping(*, source: str, always_include: Iterable[str], lenient_ddl: bool, da
         doc.update(json_defaults=json_defaults, format=fmt)
         if json_values != "typed":     # states written before --json-values hold none: typed
             doc["json_values"] = json_values
+    if compress:
+        doc["compress"] = "zstd"      # the level is not: any level's frames read the same
     doc["out"] = out
     table_filter = tables if tables is not None else events.tables if events is not None else None
     if table_filter is not None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from binlog_model.errors import BinlogError
+from binlog_model.faults import kill_point
 from binlog_model.io.file_source import FileSource
 from binlog_model.io.state import PARTIAL, RunState, finish_output, lock_state, recover_outputs
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
@@ -67,16 +68,19 @@ def run_incremental(
     verify_checksum: bool = True,
     json_defaults: bool = False,
     json_values: str = "typed",
+    zstd_level: int | None = None,
     commit_bytes: int = 64 << 20,
     on_commit: Callable[[RunState], None] | None = None,
     progress: str = "off",
 ) -> IncrementalResult:
     """One incremental run: new input of ``paths`` → a new output file in ``out_dir``, state in
     ``state_dir``. The options that shape the output (``options``, ``lenient_ddl``, ``database``,
-    ``fmt``, ``json_defaults``, ``json_values``) are compared with the state's (``runs.continuity.shaping``);
+    ``fmt``, ``json_defaults``, ``json_values``, whether ``zstd_level`` compresses) are compared with the
+    state's (``runs.continuity.shaping``);
     ``load_history``: the starting schema of the first run (later runs use the state's). Raises
     ``StateMismatchError`` for a run that does not continue the state, ``StateLockedError`` while another
-    run holds ``state_dir``, and the pipeline's errors. ``progress``: the ``runs.progress`` mode (bar, log,
+    run holds ``state_dir``, and the pipeline's errors. ``zstd_level``: the part is zstd frames at that level,
+    one frame ending at each commit. ``progress``: the ``runs.progress`` mode (bar, log,
     off)."""
     sink = sink_class(fmt)
     out = Path(out_dir)
@@ -86,7 +90,8 @@ def run_incremental(
         include = [f"{db}.{t}.{c}" for (db, t), cols in options.always_include.items() for c in cols]
         given = shaping(source=options.source, always_include=include, lenient_ddl=lenient_ddl,
                         database=database, out=str(out.resolve()), events=options,
-                        json_defaults=json_defaults, fmt=fmt, json_values=json_values)
+                        json_defaults=json_defaults, fmt=fmt, json_values=json_values,
+                        compress=zstd_level is not None)
         begin_run(state, given, snapshot_id, lambda done: recover_outputs(state, Path(done)))
         history = SchemaHistory.from_json(state.history) if state.history is not None else load_history()
         # A sink that takes serialized events gets the compiled row builder's bytes, never parsed back.
@@ -98,11 +103,11 @@ def run_incremental(
         result.files = [s.path for s in source.plan(resume)]    # checked against the state before any output
         if state.position is not None:
             result.resumed_at = f"{state.position['file']}:{state.position['offset']}"
-        name = part_name(state, fmt)
+        name = part_name(state, fmt, zstd_level)
         partial = out / (name + PARTIAL)
-        writer = OutputWriter(partial, fmt, json_defaults, json_values)
+        writer = OutputWriter(partial, fmt, json_defaults, json_values, zstd_level)
         run = _Commits(state, writer, name, result, on_commit)
-        runner = Runner(source, assembler, resume, CommitPolicy(commit_bytes), lambda: writer.size,
+        runner = Runner(source, assembler, resume, CommitPolicy(commit_bytes), writer.mark,
                         run.commit, files=state.files)
         display = ProgressDisplay("events", source_counters(source, lambda: assembler.stats.row_changes),
                                   mode=progress)
@@ -135,13 +140,15 @@ class _Commits:
         self.on_commit = on_commit
 
     def commit(self, checkpoint: Checkpoint) -> None:
+        size = self.writer.commit_length(checkpoint.output_bytes)     # a frame ends here when compressed
         self.writer.sync()
+        kill_point("output-synced")
         state = self.state
         state.position = checkpoint.position.to_json()
         state.history = checkpoint.history.to_json()
-        size = checkpoint.output_bytes
         state.open_output = {"file": self.name, "bytes": size} if size else None
         state.save()
+        kill_point("state-saved")
         self.result.commits += 1
         self.result.last_commit_at = str(checkpoint.position)
         if self.on_commit is not None:

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from binlog_model.errors import ConfigError, ConnectionLostError
+from binlog_model.faults import kill_point
 from binlog_model.io.connector import Connector
 from binlog_model.io.live import PASSWORD_ENV, ServerURL, server_password
 from binlog_model.io.replication_source import (
@@ -97,6 +98,7 @@ class TailSettings:
     fmt: str = "jsonl"
     json_defaults: bool = False
     json_values: str = "typed"
+    zstd_level: int | None = None           # compress the parts: zstd frames, one ending at each commit
     snapshot_id: str | None = None
     verify_checksum: bool = True
     server_id: int | None = None
@@ -331,7 +333,7 @@ class _Session:
         runner = Runner(self.source, self.assembler, resume,
                         CommitPolicy(commit_seconds=settings.commit_seconds,
                                      commit_transactions=settings.commit_transactions),
-                        output_size=lambda: self.writer.size if self.writer is not None else 0,
+                        output_size=lambda: self.writer.mark() if self.writer is not None else 0,
                         on_commit=self.commit, stop=stop)
         result = self.result
         for event in runner.events():
@@ -355,7 +357,7 @@ class _Session:
             applied(checkpoint)     # the replica's tables first: its commits are what the state then names
         state = self.state
         self.gtids_complete = self.gtids_complete or checkpoint.gtids_based
-        size = checkpoint.output_bytes
+        size = writer.commit_length(checkpoint.output_bytes)     # a frame ends here when compressed
         # the position is now this server's (after a failover: the new one's, from here on it is followed)
         update = {"position": {**position.to_json(), "gtids_complete": self.gtids_complete},
                   "history": self._history_json(checkpoint.history),
@@ -382,9 +384,11 @@ class _Session:
             finally:
                 for fd in descriptors:
                     os.close(fd)
+            kill_point("output-synced")
             if spool is not None and position.rotated_to is not None:
                 spool.ended(position.file, position.offset)     # at a file's end: the spool's copy is whole
             state.save(document)
+            kill_point("state-saved")
             # only now does the state in memory move on: it always says what is on disk
             state.position, state.history = update["position"], update["history"]
             state.source, state.open_output = update["source"], update["open_output"]
@@ -400,7 +404,7 @@ class _Session:
             committer.run(durable)      # the spool's file list changes on this thread: not concurrently
         else:
             committer.submit(durable)
-        if writer.size >= self.settings.part_bytes:
+        if writer.stored_size >= self.settings.part_bytes:
             self.finish()
             self._new_part()
 
@@ -419,9 +423,10 @@ class _Session:
             self.writer = self.settings.output(self.state, lambda: self.assembler.history)
             return
         fmt = self.settings.fmt
-        self.name = part_name(self.state, fmt)
+        zstd_level = self.settings.zstd_level
+        self.name = part_name(self.state, fmt, zstd_level)
         self.writer = OutputWriter(self.out / (self.name + PARTIAL), fmt, self.settings.json_defaults,
-                                   self.settings.json_values)
+                                   self.settings.json_values, zstd_level)
 
     def finish(self) -> None:
         """The session's output part becomes a finished file, listed in the state."""

@@ -59,11 +59,22 @@ def sink_class(fmt: str) -> type[EventSink]:
 
 
 def open_sink(fmt: str, target: str | os.PathLike[str] | IO[bytes], *, json_defaults: bool = False,
-              json_values: str = "typed") -> EventSink:
+              json_values: str = "typed", zstd_level: int | None = None) -> EventSink:
     """The sink for ``fmt`` (a ``FORMATS`` name) writing to ``target``: a path (a new file the sink owns and
     closes) or a binary stream (left open). ``json_defaults`` and ``json_values`` (``typed``/``plain``)
-    apply to text formats (JSON lines)."""
+    apply to text formats (JSON lines). ``zstd_level``: compress the output as zstd frames at that level
+    (``io.compression.ZstdFrameWriter``: a frame ends at each ``flush``/``sync``); the sink's
+    ``bytes_written`` then counts uncompressed bytes."""
     cls = sink_class(fmt)
+    if zstd_level is not None:
+        from binlog_model.io.compression import ZstdFrameWriter, create_zstd
+
+        if isinstance(target, str | os.PathLike):
+            stream = create_zstd(target, zstd_level)
+        else:
+            stream = ZstdFrameWriter(target, level=zstd_level, owns_raw=False)
+        return cls(stream, owns_stream=True, include_defaults=json_defaults,  # type: ignore[arg-type]
+                   json_values=json_values)
     if isinstance(target, str | os.PathLike):
         return cls.open(target, include_defaults=json_defaults, json_values=json_values)
     return cls(target, include_defaults=json_defaults, json_values=json_values)

@@ -20,6 +20,7 @@ from google.protobuf.message import Message
 
 from binlog_model.errors import DecodeError
 from binlog_model.framing import MAX_RECORD_SIZE, frame, iter_frames, varint
+from binlog_model.io.compression import sniffed
 from binlog_model.messages import BinlogEvent
 from binlog_model.sinks.base import EventSink
 
@@ -64,13 +65,16 @@ def write_delimited(stream: IO[bytes], events: Message | Iterable[Message]) -> i
 
 
 def iter_delimited(stream: IO[bytes], *, file: str | None = None) -> Iterator[BinlogEvent]:
-    """Yield the ``BinlogEvent`` records of a length-delimited binary stream, reading lazily.
+    """Yield the ``BinlogEvent`` records of a length-delimited binary stream, reading lazily; a stream of
+    zstd frames (``--compress zstd``) is decompressed on the way (``io.compression.sniffed``).
 
-    ``file`` names the stream in errors. Raises ``TruncatedEventError`` when the stream ends inside a
-    record (length prefix or body) and ``DecodeError`` for a malformed length prefix, a length above
-    ``MAX_RECORD_SIZE``, or bytes that do not parse as a ``BinlogEvent``; errors carry the record's offset.
+    ``file`` names the stream in errors (a zstd frame cut short: ``TruncatedEventError`` at its compressed
+    offset; record offsets are in the decompressed bytes). Raises ``TruncatedEventError`` when the stream
+    ends inside a record (length prefix or body) and ``DecodeError`` for a malformed length prefix, a
+    length above ``MAX_RECORD_SIZE``, or bytes that do not parse as a ``BinlogEvent``; errors carry the
+    record's offset.
     """
-    for offset, body in iter_frames(stream, file=file):
+    for offset, body in iter_frames(sniffed(stream, file=file), file=file):
         event = BinlogEvent()
         try:
             event.ParseFromString(body)
@@ -84,7 +88,8 @@ read_delimited = iter_delimited  # an alias kept for callers of the earlier name
 
 
 def parse_delimited(data: bytes | bytearray | memoryview, *, file: str | None = None) -> list[BinlogEvent]:
-    """All records of a length-delimited byte string (see ``iter_delimited`` for errors)."""
+    """All records of a length-delimited byte string, plain or zstd frames (see ``iter_delimited`` for
+    errors)."""
     return list(iter_delimited(io.BytesIO(bytes(data)), file=file))
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import zstandard
 
 from binlog_model.cli import main
 from binlog_model.io.state import RunState
@@ -115,9 +116,12 @@ def _tail_args(server: LocalServer, work: Path, *extra: str) -> list[str]:
             *extra]
 
 
-def _spawn(args: list[str], log: Path | None = None) -> subprocess.Popen[bytes]:
-    """The tail as users run it. ``log``: stderr goes to this file (read while it runs), else a pipe."""
+def _spawn(args: list[str], log: Path | None = None, kill_at: str | None = None) -> subprocess.Popen[bytes]:
+    """The tail as users run it. ``log``: stderr goes to this file (read while it runs), else a pipe.
+    ``kill_at``: the run kills itself there (``BINLOG_MODEL_KILL_AT``, ``binlog_model.faults``)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "BINLOG_MODEL_PASSWORD": ""}
+    if kill_at is not None:
+        env["BINLOG_MODEL_KILL_AT"] = kill_at
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "wb") as err:
@@ -128,10 +132,23 @@ def _spawn(args: list[str], log: Path | None = None) -> subprocess.Popen[bytes]:
 
 
 def _concatenated(work: Path) -> bytes:
+    """The committed parts in order; compressed ones decompressed by the zstandard library (each part must be
+    whole frames)."""
     state = RunState.load(work / "state")
     names = [o["file"] for o in state.outputs]
     assert sorted(p.name for p in (work / "out").iterdir()) == sorted(names), "stray or missing output files"
-    return b"".join((work / "out" / name).read_bytes() for name in names)
+    return b"".join(_unpacked((work / "out" / name).read_bytes()) if name.endswith(".zst")
+                    else (work / "out" / name).read_bytes() for name in names)
+
+
+def _unpacked(data: bytes) -> bytes:
+    out = bytearray()
+    while data:
+        frame = zstandard.ZstdDecompressor().decompressobj()
+        out += frame.decompress(data)
+        assert frame.eof, "a part ends inside a zstd frame"
+        data = frame.unused_data
+    return bytes(out)
 
 
 def _catch_up_and_compare(server: LocalServer, work: Path, *extra: str, min_events: int = 100,
@@ -197,6 +214,38 @@ def test_kill9_restarts_equal_one_run(own_server: LocalServer, tmp_path: Path) -
     assert state.position is not None and state.position["gtids_complete"]
     assert state.gtids, "the state records the GTIDs done"
     _check_spool(own_server, tmp_path / "spool", tmp_path / "binlogs", every=True)
+
+
+@pytest.mark.parametrize("own_server", ONE_MYSQL, indirect=True)
+def test_compressed_parts_killed_at_commit_steps_equal_one_run(own_server: LocalServer, tmp_path: Path,
+                                                               capsysbinary: pytest.CaptureFixture[bytes]
+                                                               ) -> None:
+    """``--compress zstd``: the tail kills itself between a commit's fsync of the output and its state (a
+    whole frame past the committed length) and right after a state, then is SIGKILLed at a seeded moment
+    (mid-frame). Every restart cuts its part back to the committed frames: the parts read back equal
+    ``events``' plain output, and ``cat`` prints what ``events --format jsonl`` prints."""
+    rng = random.Random(f"tail-zstd-{own_server.label}")
+    writer = Writer(own_server, seed=27, units=UNITS // 2, pause=0.01)
+    writer.start()
+    extra = ("--format", "proto", "--compress", "zstd", "--compress-level", "5")
+    for n, kill_at in enumerate(("output-synced:3", "state-saved:2", None)):
+        log = tmp_path / "logs" / f"run{n}.txt"
+        tail = _spawn(_tail_args(own_server, tmp_path, *extra), log, kill_at=kill_at)
+        if kill_at is None:
+            _wait_for(tail, lambda: _committed(tmp_path))
+            seeded_moment(tmp_path, rng, tail, writer)
+            tail.send_signal(signal.SIGKILL)
+        tail.wait(timeout=120)
+        assert tail.returncode == -signal.SIGKILL, (kill_at, log.read_bytes().decode())
+        assert list((tmp_path / "out").glob("*.zst.partial")), "a killed run leaves its open part"
+    writer.join(timeout=300)
+    assert writer.error is None, writer.error
+    _catch_up_and_compare(own_server, tmp_path, *extra[2:], fmt="proto")
+    capsysbinary.readouterr()
+    assert main(["events", *map(str, sorted((tmp_path / "binlogs").iterdir())), "--source", SOURCE]) == 0
+    want = capsysbinary.readouterr().out
+    assert main(["cat", str(tmp_path / "out")]) == 0
+    assert capsysbinary.readouterr().out == want
 
 
 def _wait_for(tail: subprocess.Popen[bytes], ready: Any) -> None:
