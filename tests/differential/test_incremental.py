@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import zstandard
 
 from binlog_model.cli import main
 from binlog_model.io.state import RunState
 from binlog_model.testing.mariadb import MariaDBServer, mariadb_available
 from binlog_model.testing.workload import Workload
+from tests._zstd import unpacked
 
 UNITS = 360
 ROTATE_EVERY = 60
@@ -78,18 +78,10 @@ def _concatenated(out: Path) -> bytes:
     state = RunState.load(out.parent / "state")
     names = [o["file"] for o in state.outputs]
     assert sorted(p.name for p in out.iterdir()) == sorted(names), "stray or missing output files"
-    return b"".join(_unpacked((out / n).read_bytes()) if n.endswith(".zst") else (out / n).read_bytes()
+    return b"".join(unpacked((out / n).read_bytes()) if n.endswith(".zst") else (out / n).read_bytes()
                     for n in names)
 
 
-def _unpacked(data: bytes) -> bytes:
-    out = bytearray()
-    while data:
-        frame = zstandard.ZstdDecompressor().decompressobj()
-        out += frame.decompress(data)
-        assert frame.eof, "a part ends inside a zstd frame"
-        data = frame.unused_data
-    return bytes(out)
 
 
 def test_split_at_every_file_boundary_equals_one_run(binlogs: list[Path], full_run: bytes,

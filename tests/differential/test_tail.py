@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import zstandard
 
 from binlog_model.cli import main
 from binlog_model.io.state import RunState
 from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.workload import Workload
 from tests._waiting import wait_until
+from tests._zstd import unpacked
 from tests.differential._tail_moments import seeded_moment
 
 KILLS = int(os.environ.get("BINLOG_MODEL_TAIL_KILLS", "3"))
@@ -137,18 +137,10 @@ def _concatenated(work: Path) -> bytes:
     state = RunState.load(work / "state")
     names = [o["file"] for o in state.outputs]
     assert sorted(p.name for p in (work / "out").iterdir()) == sorted(names), "stray or missing output files"
-    return b"".join(_unpacked((work / "out" / name).read_bytes()) if name.endswith(".zst")
+    return b"".join(unpacked((work / "out" / name).read_bytes()) if name.endswith(".zst")
                     else (work / "out" / name).read_bytes() for name in names)
 
 
-def _unpacked(data: bytes) -> bytes:
-    out = bytearray()
-    while data:
-        frame = zstandard.ZstdDecompressor().decompressobj()
-        out += frame.decompress(data)
-        assert frame.eof, "a part ends inside a zstd frame"
-        data = frame.unused_data
-    return bytes(out)
 
 
 def _catch_up_and_compare(server: LocalServer, work: Path, *extra: str, min_events: int = 100,

@@ -26,6 +26,7 @@ from binlog_model.runs.output import OutputWriter
 from binlog_model.sinks.delimited import parse_delimited
 from binlog_model.testing.golden import binlog_files, fixture_options, iter_fixture_dirs, read_meta
 from tests._paths import REPO
+from tests._zstd import unpacked
 
 GOLDEN = REPO / "fixtures" / "golden"
 FIXTURES = sorted(iter_fixture_dirs(GOLDEN))
@@ -33,15 +34,6 @@ SPEC = GOLDEN / "mariadb" / "spec_example"
 MULTI = GOLDEN / "mysql" / "ddl_between_dml"
 
 
-def _plain(data: bytes) -> bytes:
-    """zstd frames decompressed by the zstandard library (not our reader)."""
-    out = bytearray()
-    while data:
-        obj = zstandard.ZstdDecompressor().decompressobj()
-        out += obj.decompress(data)
-        assert obj.eof, "the data ends inside a frame"
-        data = obj.unused_data
-    return bytes(out)
 
 
 def _frames(data: bytes) -> list[int]:
@@ -95,7 +87,7 @@ def test_frames_end_exactly_at_each_end_frame_and_never_empty() -> None:
     assert len(data) == writer.stored_bytes == lengths[-1]
     assert _frames(data) == sorted(set(lengths)), "one frame per end_frame that had data"
     for n, end in enumerate(lengths):
-        assert _plain(data[:end]) == b"".join(pieces[:n + 1])
+        assert unpacked(data[:end]) == b"".join(pieces[:n + 1])
 
 
 def test_a_frame_cut_short_is_named_with_its_file_and_offset() -> None:
@@ -154,7 +146,7 @@ def test_output_writer_commits_only_at_frame_ends(tmp_path: Path) -> None:
         writer.commit_length(writer.size + 1)
     writer.close()
     data = (tmp_path / "p.pb.zst").read_bytes()
-    assert _plain(data[:first]) == b"\x02\x08\x01"
+    assert unpacked(data[:first]) == b"\x02\x08\x01"
 
 
 def test_a_commit_at_an_earlier_mark_ends_the_frame_there(tmp_path: Path) -> None:
@@ -175,8 +167,8 @@ def test_a_commit_at_an_earlier_mark_ends_the_frame_there(tmp_path: Path) -> Non
     writer.close()
     data = (tmp_path / "p.pb.zst").read_bytes()
     assert committed in _frames(data)
-    assert _plain(data[:committed]) == b"".join(map(frame, before))
-    assert _plain(data) == b"".join(map(frame, before + after))
+    assert unpacked(data[:committed]) == b"".join(map(frame, before))
+    assert unpacked(data) == b"".join(map(frame, before + after))
 
 
 def test_a_mark_given_up_past_the_hold_limit_cannot_be_cut_at(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -189,7 +181,7 @@ def test_a_mark_given_up_past_the_hold_limit_cannot_be_cut_at(monkeypatch: pytes
     with pytest.raises(ValueError, match="no frame can end"):
         writer.end_frame(at=mark)
     writer.end_frame()
-    assert _plain(raw.getvalue())[:1000] == b"a" * 1000
+    assert unpacked(raw.getvalue())[:1000] == b"a" * 1000
 
 
 # -- compressed output read back equals the plain output (golden fixtures) ---------------------------------
@@ -207,7 +199,7 @@ def test_compressed_output_reads_back_as_the_plain_output(fixture: Path, tmp_pat
         _run([*args, "--format", fmt, "--compress", "zstd", "--compress-level", "9", "--out", str(packed)],
              capsysbinary)
         assert packed.read_bytes()[:4] == ZSTD_MAGIC
-        assert _plain(packed.read_bytes()) == plain
+        assert unpacked(packed.read_bytes()) == plain
         # every reader of ours: cat (JSON lines as events printed them) and parse_delimited
         assert _run(["cat", str(packed)], capsysbinary) == jsonl
     assert parse_delimited((tmp_path / "e.proto.zst").read_bytes()) == parse_delimited(proto.read_bytes())
@@ -241,7 +233,7 @@ def test_state_runs_write_zst_parts_whose_frames_end_at_each_commit(
     data = (out / "part-000001.jsonl.zst").read_bytes()
     assert len(commits) >= 5, "small --commit-bytes: many commits"
     assert set(commits) <= set(_frames(data)), "every committed length is a frame end"
-    assert _plain(data) == want
+    assert unpacked(data) == want
     assert _run(["cat", str(out)], capsysbinary) == want
     assert doc.options["compress"] == "zstd"
 
@@ -287,7 +279,7 @@ def test_killed_at_a_commit_step_then_rerun_equals_one_run(
         _run(argv, capsysbinary)
         parts = output_files([root / "out"])
         assert [p.name for p in parts] == [o["file"] for o in RunState.load(root / "state").outputs]
-        assert _plain(b"".join(p.read_bytes() for p in parts)) == want, (point, nth)
+        assert unpacked(b"".join(p.read_bytes() for p in parts)) == want, (point, nth)
 
 
 def test_recovery_cuts_a_torn_frame_back_to_the_committed_frames(tmp_path: Path) -> None:
@@ -314,7 +306,7 @@ def test_recovery_cuts_a_torn_frame_back_to_the_committed_frames(tmp_path: Path)
     state.open_output = {"file": "part-000001.pb.zst", "bytes": committed}
     recover_outputs(state, out)
     assert (out / "part-000001.pb.zst").read_bytes() == torn[:committed]
-    assert _plain(torn[:committed]) == b"committed " * 100
+    assert unpacked(torn[:committed]) == b"committed " * 100
     assert state.outputs == [{"file": "part-000001.pb.zst", "bytes": committed}]
 
 
@@ -386,7 +378,7 @@ def test_events_to_stdout_compressed_is_one_frame(capsysbinary: pytest.CaptureFi
     plain = _run(args, capsysbinary)
     packed = _run([*args, "--compress", "zstd"], capsysbinary)
     assert _frames(packed) == [len(packed)]
-    assert _plain(packed) == plain
+    assert unpacked(packed) == plain
 
 
 def test_table_matcher_matches_without_case_and_database_events_by_database() -> None:
