@@ -144,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     work = args.dir or Path(tempfile.mkdtemp(prefix="bench-apply-"))
     if args.skip_rounds:
-        print(json.dumps(small_commits(work, args.small_commits, args.checkpoint_every, args.without_upkeep)))
+        print(json.dumps(small_commits(work, args.small_commits, args.checkpoint_every,
+                                       args.without_upkeep)))
         return 0
     binlogs = work / "binlogs"
     files = sorted(binlogs.iterdir()) if binlogs.is_dir() and any(binlogs.iterdir()) else \
@@ -167,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {"files": len(files), "bytes": size, "row_changes": total, "rounds": rounds,
                               "median_ratio": round(ratio, 3)}
     if args.small_commits:
-        result["small_commits"] = small_commits(work, args.small_commits, args.checkpoint_every, args.without_upkeep)
+        result["small_commits"] = small_commits(work, args.small_commits, args.checkpoint_every,
+                                                args.without_upkeep)
         print(json.dumps(result["small_commits"]))
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=2))
