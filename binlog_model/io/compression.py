@@ -18,8 +18,6 @@ from __future__ import annotations
 import os
 from typing import IO, Any
 
-import zstandard
-
 from binlog_model.errors import DecodeError, TruncatedEventError
 
 __all__ = ["DEFAULT_LEVEL", "MAX_LEVEL", "ZSTD_MAGIC", "ZSTD_SUFFIX", "PrefixedStream", "ZstdFrameReader",
@@ -37,6 +35,14 @@ MAX_LEVEL = 22
 _BATCH = 128 << 10
 # Compressed bytes fed to the decompressor per step: bounds what one step inflates to.
 _READ_CHUNK = 64 << 10
+
+
+def _zstandard() -> Any:
+    # imported on first use: a Spark task that reads plain records (the packed executors have no zstandard)
+    # never needs it
+    import zstandard
+
+    return zstandard
 
 
 def is_zstd(head: bytes) -> bool:
@@ -64,7 +70,7 @@ class ZstdFrameWriter:
         self._owns = owns_raw
         # One zstd worker thread: the compression runs beside the decoding (on another core where one is
         # free) instead of after it; its output is the same for any worker count >= 1.
-        self._compressor = zstandard.ZstdCompressor(level=level, write_checksum=True, threads=1)
+        self._compressor = _zstandard().ZstdCompressor(level=level, write_checksum=True, threads=1)
         self._frame: Any = None          # the open frame's compressobj, None between frames
         self._pending = bytearray()      # written, not handed to zstd yet
         self._fed = 0                    # uncompressed bytes handed to zstd
@@ -123,7 +129,7 @@ class ZstdFrameWriter:
         if self._mark is not None and self._mark <= self._fed:
             self._mark = None           # the frame ends there now
         if self._frame is not None:
-            self._emit(self._frame.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH))
+            self._emit(self._frame.flush(_zstandard().COMPRESSOBJ_FLUSH_FINISH))
             self._frame = None
 
     def flush(self) -> None:
@@ -166,7 +172,7 @@ class ZstdFrameReader:
         self._raw = raw
         self._owns = owns_raw
         self.file = file
-        self._decompressor = zstandard.ZstdDecompressor()
+        self._decompressor = _zstandard().ZstdDecompressor()
         self._frame: Any = None          # the decompressobj of the frame being read
         self._frame_offset = 0           # compressed offset where that frame starts
         self._consumed = 0               # compressed bytes fed to decompressobjs so far
@@ -207,7 +213,7 @@ class ZstdFrameReader:
             self._frame = self._decompressor.decompressobj()
         try:
             self._output += self._frame.decompress(data)
-        except zstandard.ZstdError as err:
+        except _zstandard().ZstdError as err:
             raise DecodeError(f"corrupt zstd frame ({err})", file=self.file, offset=self._frame_offset,
                               expected="a valid zstd frame") from err
         if self._frame.eof:

@@ -131,7 +131,13 @@ class LiveReplicaOutput:
     def __init__(self, writer: ReplicaWriter) -> None:
         self.writer = writer
 
-    size = 0
+    size = stored_size = 0
+
+    def mark(self) -> int:
+        return 0
+
+    def commit_length(self, mark: int) -> int:
+        return 0
 
     def write(self, event: Any) -> None:
         self.writer.write(event)
