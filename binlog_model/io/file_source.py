@@ -35,7 +35,7 @@ from binlog_model.runs.source import (
 from binlog_model.wire.events import Event
 from binlog_model.wire.parsers.control import format_description_difference
 
-__all__ = ["FileSource", "FileStart"]
+__all__ = ["FileSource", "FileStart", "format_description_of"]
 
 PathLike = str | os.PathLike[str]
 
@@ -199,6 +199,16 @@ class FileSource:
         self.files_done += 1
         decoder = reader.decoder
         yield FileEnd(name, decoder.offset, reader.read_until - decoder.offset)
+
+
+def format_description_of(path: PathLike) -> bytes | None:
+    """The raw FORMAT_DESCRIPTION event of a binlog file (what resuming inside it needs): among its first
+    events; None when the file has none."""
+    reader = SliceReader(path, verify_checksum=False, chunk_size=1 << 16, partial_tail=True)
+    for seen, _ in enumerate(reader, start=1):
+        if reader.decoder.format_description_bytes is not None or seen >= 4:
+            break
+    return reader.decoder.format_description_bytes
 
 
 def _check_same_file(path: str, offset: int, fde: bytes | None) -> None:

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.replica.batch import Meta, ReplicaError, TableBatch
 from binlog_model.replica.defaults import default_value
-from binlog_model.replica.layout import KEYLESS, META, TableLayout, position_order, row_hash
+from binlog_model.replica.layout import KEYLESS, META, TableLayout, position_order
 from binlog_model.sinks.delta import DeltaReplica
 from binlog_model.spark.typed_values import InvalidValue, coerce_value
 from schema_tracker.history import SchemaHistory
@@ -282,7 +282,7 @@ def reshape(data: pa.Table, layout: TableLayout, renamed: dict[str, str]) -> pa.
     meta["binlog_invalid"] = pa.array([sorted(m) for m in invalid], type=pa.list_(pa.string()))
     arrays = columns + [meta[name] for name, _ in META]
     if layout.keyless:
-        arrays += _keyless_columns(columns)
+        arrays += _keyless_columns(layout, columns)
     return pa.Table.from_arrays([a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays],
                                 schema=layout.arrow_schema())
 
@@ -304,12 +304,12 @@ def _convert(values: Any, kind: pa.DataType, name: str, invalid: list[set[str]])
     return pa.array(out, type=kind)
 
 
-def _keyless_columns(columns: list[Any]) -> list[pa.Array]:
+def _keyless_columns(layout: TableLayout, columns: list[Any]) -> list[pa.Array]:
     rows = list(zip(*(c.to_pylist() for c in columns), strict=True)) if columns else []
     seen: dict[bytes, int] = {}
     digests, copies = [], []
     for row in rows:
-        digest = row_hash(list(row))
+        digest = layout.row_hash(list(row))
         seen[digest] = seen.get(digest, 0) + 1
         digests.append(digest)
         copies.append(seen[digest])
