@@ -36,8 +36,9 @@ def _mariadb(server: LocalServer) -> bool:
 def _dump(server: LocalServer, db: str, dest: Path, *extra: str) -> Path:
     position = ["--master-data=2", "--gtid"] if _mariadb(server) else ["--source-data=2"]
     with open(dest, "wb") as out:
-        done = subprocess.run([*server.dump_command(), f"--socket={server.socket}", "-uroot", "--single-transaction",
-                               *position, "--routines", "--triggers", "--databases", db, *extra],
+        done = subprocess.run([*server.dump_command(), f"--socket={server.socket}", "-uroot",
+                               "--single-transaction", *position, "--routines", "--triggers",
+                               "--databases", db, *extra],
                               stdout=out, stderr=subprocess.PIPE, text=False, check=False, timeout=300)
     assert done.returncode == 0, done.stderr.decode()
     return dest
@@ -93,7 +94,8 @@ def workload(server: LocalServer, fresh_db: str) -> tuple[LocalServer, str, str,
     return server, fresh_db, first, work
 
 
-@pytest.mark.parametrize("style", [(), ("--hex-blob", "--skip-extended-insert")], ids=["extended", "hex-rows"])
+@pytest.mark.parametrize("style", [(), ("--hex-blob", "--skip-extended-insert")],
+                         ids=["extended", "hex-rows"])
 def test_archive_from_a_dump_then_increments(workload: Any, tmp_path: Path, style: tuple[str, ...]) -> None:
     server, db, first, work = workload
     for _ in range(120):
@@ -106,9 +108,9 @@ def test_archive_from_a_dump_then_increments(workload: Any, tmp_path: Path, styl
     state, to = tmp_path / "state", tmp_path / "replica"
 
     def apply() -> int:
-        return main(["apply", *_files(server, first), "--state", str(state), "--to", f"delta:{to}", "--initial",
-                     str(dump), "--initial-chunk", "5", "--tables", f"{db}.*", "--allow-incomplete-tail",
-                     "--no-progress"])
+        return main(["apply", *_files(server, first), "--state", str(state), "--to", f"delta:{to}",
+                     "--initial", str(dump), "--initial-chunk", "5", "--tables", f"{db}.*",
+                     "--allow-incomplete-tail", "--no-progress"])
 
     assert apply() == 0
     assert _assert_equal(server, db, to) > 300
@@ -153,10 +155,12 @@ def test_a_dump_without_a_position_is_refused(workload: Any, tmp_path: Path) -> 
         subprocess.run([*server.dump_command(), f"--socket={server.socket}", "-uroot", "--single-transaction",
                         "--databases", db], stdout=out, check=True, timeout=300)
     state, to = tmp_path / "state", tmp_path / "replica"
-    failed = subprocess.run([sys.executable, "-m", "binlog_model.cli", "apply", *_files(server, first), "--state",
-                             str(state), "--to", f"delta:{to}", "--initial", str(dump), "--tables", f"{db}.*",
-                             "--allow-incomplete-tail", "--no-progress"], capture_output=True, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=REPO, timeout=300, check=False)
+    failed = subprocess.run([sys.executable, "-m", "binlog_model.cli", "apply", *_files(server, first),
+                             "--state", str(state), "--to", f"delta:{to}", "--initial", str(dump),
+                             "--tables", f"{db}.*", "--allow-incomplete-tail", "--no-progress"],
+                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+                            cwd=REPO, timeout=300, check=False)
     assert failed.returncode == 2
-    assert failed.stderr.count("\n") == 1 and "DumpError" in failed.stderr and "--source-data=2" in failed.stderr
+    assert failed.stderr.count("\n") == 1, failed.stderr        # one line, with the cause and the remedy
+    assert "DumpError" in failed.stderr and "--source-data=2" in failed.stderr
     assert not to.exists() or not any((to / db).glob("*/_delta_log"))
