@@ -58,6 +58,7 @@ class ReplicaWriter:
         self._current: tuple[str, int] | None = None      # its GTID
         self._batches: dict[tuple[str, str], TableBatch] = {}
         self.taken = 0
+        self._drained = 0       # the run's index of the last event drained into the batches
         self.stats = ApplyStats()
         self._position = ""
         self._gtids = ""
@@ -82,6 +83,8 @@ class ReplicaWriter:
         identity = (event.gtid, event.transaction_id)
         if event.gtid and identity != self._current:
             self._drain(self._pending)
+            if self._pending:
+                self._drained = self._pending[-1][0]
             self._pending = []
         self._current = identity
         catalog = self.history().catalog
@@ -99,7 +102,12 @@ class ReplicaWriter:
         """Apply the first ``upto`` events taken (counted from the run's start) to the replica; the rest
         (an open transaction at the end of the input) is dropped."""
         self._position, self._gtids = position, gtids
-        # (a commit point is a transaction boundary: a transaction drained already lies before it)
+        if self._drained > upto:
+            # a commit point is a transaction boundary, and a drained transaction is whole: it lies before
+            # the point, or the tables would hold changes past the position they say
+            raise ReplicaError(f"a commit at {position} comes before a transaction already taken into the "
+                               f"tables' batches (event {self._drained} of the run; the commit covers "
+                               f"{upto}): the input has a transaction without its end before this point")
         self._drain([item for item in self._pending if item[0] <= upto])
         self._pending, self._current = [], None
         for (db, table), batch in list(self._batches.items()):
