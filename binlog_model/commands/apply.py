@@ -7,6 +7,7 @@ or a live server ``mysql://USER@HOST:PORT`` (followed as ``tail`` follows it). T
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -17,6 +18,7 @@ import click
 
 from binlog_model.commands import options
 from binlog_model.errors import ConfigError
+from binlog_model.io.files import is_uri
 from binlog_model.io.snapshots import load_snapshot
 from binlog_model.io.tls import TlsOptions
 from binlog_model.resolve.options import ResolveOptions
@@ -25,10 +27,12 @@ from binlog_model.resolve.table_filter import TableFilter
 __all__ = ["command"]
 
 
-def _delta_path(to: str) -> Path:
+def _delta_path(to: str) -> str:
+    """--to delta:PATH → the replica's root: a local folder (made absolute) or a URI."""
     if not to.startswith("delta:"):
-        raise ConfigError(f"--to {to!r}: give delta:PATH (the folder of the replica's Delta tables)")
-    return Path(to[len("delta:"):]).absolute()
+        raise ConfigError(f"--to {to!r}: give delta:PATH (the folder or URI of the replica's Delta tables)")
+    root = to[len("delta:"):]
+    return root if is_uri(root) else os.path.abspath(root)
 
 
 @click.command("apply")
@@ -36,7 +40,8 @@ def _delta_path(to: str) -> Path:
 @click.option("--state", "state_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="State directory: position, GTIDs and schema history, committed after the tables.")
 @click.option("--to", "to", required=True, metavar="delta:PATH",
-              help="The replica: one Delta table per source table at PATH/<db>/<table>.")
+              help="The replica: one Delta table per source table at PATH/<db>/<table> (a folder, or a URI "
+              "such as s3://bucket/replica).")
 @click.option("--initial", default="none", show_default=True, metavar="none|live|DUMP.sql",
               help="Initial data of a new state: none (the binlogs start where the tables were created), "
               "live (the chosen tables read from the server at a recorded position, then followed from "
@@ -131,7 +136,7 @@ def command(source: tuple[str, ...], state_dir: Path, to: str, initial: str, ini
     return 0
 
 
-def _live(url: str, state_dir: Path, target: Path, options: ResolveOptions, shaping: dict[str, Any],
+def _live(url: str, state_dir: Path, target: str, options: ResolveOptions, shaping: dict[str, Any],
           load_history: Callable[[], Any], select: Callable[[str, str], bool] | None, *,
           snapshot_id: str | None, start: str, stop_at_end: bool, commit_every: int, commit_interval: str,
           tls: TlsOptions, connect_timeout: float | None, lenient_ddl: bool, checkpoint_every: int,

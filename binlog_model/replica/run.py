@@ -17,7 +17,6 @@ import os
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from binlog_model.errors import ConfigError
@@ -97,7 +96,7 @@ def run_apply_files(
         app_id = app_id_of(state)
         if fresh:
             state.save()        # the token names the tables' app id: saved before any table is written
-        replica = DeltaReplica(Path(target), app_id, checkpoint_every=checkpoint_every)
+        replica = DeltaReplica(target, app_id, checkpoint_every=checkpoint_every)
         paths = list(paths)
         if initial is not None and state.fresh:
             _start_at(state, paths, initial(replica), lenient_ddl)

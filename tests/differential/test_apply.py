@@ -231,9 +231,8 @@ def test_every_ddl_kind_drop_and_recreate(server: LocalServer, fresh_db: str, tm
         conn.close()
     aside = list((to / "_dropped" / db).iterdir())
     assert len(aside) == 1 and aside[0].name.startswith("gone@")
-    old = DeltaReplica(to, replica.app_id)
-    old.root = to / "_dropped"
-    assert old.read(db, aside[0].name).num_rows == 1          # the dropped table as it was: its last row
+    # the dropped table as it was: its last row
+    assert replica.read(db, aside[0].name, dropped=True).num_rows == 1
 
 
 def test_initial_live_snapshot_then_the_binlog_from_its_position(workload: Any, tmp_path: Path) -> None:
