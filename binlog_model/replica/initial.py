@@ -1,13 +1,16 @@
 """``apply --initial live``: the replica's first rows, read from the server at a recorded binlog position.
 
-Strategy: one connection takes ``FLUSH TABLES WITH READ LOCK`` only while it starts a consistent snapshot
-(``START TRANSACTION WITH CONSISTENT SNAPSHOT``), reads the binlog's end and the schema, then unlocks: no
-transaction or DDL commits in between, so the rows the transaction sees, the position and the schema all
-describe one moment. The chosen tables are then read in that transaction, ``--initial-chunk`` rows at a time
-(an unbuffered cursor: memory stays bounded by a chunk), converted to the replica's types
-(``server_value``), and written as each table's first Delta commits, at the position's order. The run then
-follows the binlog from that position with the schema read here. A run killed during the snapshot leaves a
-fresh state, and the next one takes the snapshot again (each table is replaced whole).
+Strategy: on MySQL, one connection takes ``FLUSH TABLES WITH READ LOCK`` only while it starts a consistent
+snapshot (``START TRANSACTION WITH CONSISTENT SNAPSHOT``), reads the binlog's end, the GTIDs and the schema,
+then unlocks: no transaction or DDL commits in between, so the rows the transaction sees, the position and
+the schema all describe one moment. MariaDB gives the snapshot's own binlog position
+(``binlog_snapshot_file``/``_position``), so it takes no lock (and needs no RELOAD privilege); the schema is
+read before and after the snapshot starts and must not differ. The chosen tables are then read in that
+transaction, ``--initial-chunk`` rows at a time (an unbuffered cursor: memory stays bounded by a chunk),
+converted to the replica's types (``server_value``), and written as each table's first Delta commits, at
+the position's order. The run then follows the binlog from that position with the schema read here. A run
+killed during the snapshot leaves a fresh state, and the next one takes the snapshot again (each table is
+replaced whole).
 """
 
 from __future__ import annotations
@@ -71,22 +74,25 @@ def take_initial_snapshot(connect: Callable[..., Any], replica: DeltaReplica,
     try:
         cur = conn.cursor()
         cur.execute("SET SESSION time_zone = '+00:00'")
-        try:
-            cur.execute("FLUSH TABLES WITH READ LOCK")
-        except pymysql.err.OperationalError as err:
-            raise ConfigError(f"--initial live needs the RELOAD privilege (FLUSH TABLES WITH READ LOCK, held "
-                              f"while the snapshot starts): {err.args[-1]}") from None
-        try:
-            cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
-            file, offset = _binlog_end(cur)
-            version = str(cur.connection.get_server_info())
-            mariadb = "mariadb" in version.lower()
-            cur.execute("SELECT @@gtid_binlog_pos" if mariadb else "SELECT @@gtid_executed")
-            gtids = str(cur.fetchone()[0] or "").replace("\n", "")
-            catalog = catalog_from_server(conn)
-        finally:
-            cur.execute("UNLOCK TABLES")
+        cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        version = str(conn.get_server_info())
+        if "mariadb" in version.lower():
+            file, offset, catalog = _mariadb_snapshot(conn, catalog_from_server)
+            gtids = ""      # not read without a lock: the position is exact, @@gtid_binlog_pos would not be
+        else:
+            try:
+                cur.execute("FLUSH TABLES WITH READ LOCK")
+            except pymysql.err.OperationalError as err:
+                raise ConfigError(f"--initial live needs the RELOAD privilege (FLUSH TABLES WITH READ LOCK, "
+                                  f"held while the snapshot starts): {err.args[-1]}") from None
+            try:
+                cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+                file, offset = _binlog_end(cur)
+                cur.execute("SELECT @@gtid_executed")
+                gtids = str(cur.fetchone()[0] or "").replace("\n", "")
+                catalog = catalog_from_server(conn)
+            finally:
+                cur.execute("UNLOCK TABLES")
         snapshot = InitialSnapshot(file, offset, gtids, catalog, server_version=version)
         at = f"{file}:{offset}"
         position_order(file, offset)        # a binlog without numbered files fails before any write
@@ -108,6 +114,27 @@ def take_initial_snapshot(connect: Callable[..., Any], replica: DeltaReplica,
         return snapshot
     finally:
         conn.close()
+
+
+def _mariadb_snapshot(conn: Any, read_catalog: Callable[[Any], Catalog]) -> tuple[str, int, Catalog]:
+    """MariaDB's lock-free snapshot: ``binlog_snapshot_file``/``_position`` are the binlog position of the
+    consistent snapshot. The schema is not transactional, so it is read before and after the snapshot
+    starts, and a DDL in between (the two differ) starts it over."""
+    cur = conn.cursor()
+    for _ in range(10):
+        before = read_catalog(conn)
+        cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        cur.execute("SHOW STATUS LIKE 'binlog_snapshot_%'")
+        status = {str(k).lower(): str(v) for k, v in cur.fetchall()}
+        catalog = read_catalog(conn)
+        if catalog == before:
+            if not status.get("binlog_snapshot_file"):
+                raise ConfigError("binary logging is off on the server (log_bin): there is no position to "
+                                  "start the replica from")
+            return status["binlog_snapshot_file"], int(status["binlog_snapshot_position"]), catalog
+        conn.rollback()
+    raise ConfigError("--initial live: the schema changed during each of 10 attempts to start the snapshot "
+                      "(DDL running all the time); try again when it is quieter")
 
 
 class InitialTable:

@@ -262,3 +262,65 @@ def test_initial_live_snapshot_then_the_binlog_from_its_position(workload: Any, 
     assert again.returncode == 0, again.stderr
     assert "initial snapshot" not in again.stderr
     assert _assert_equal(server, db, to) > 100
+
+
+def test_initial_live_without_reload_privilege(workload: Any, tmp_path: Path) -> None:
+    """An account with replication privileges and SELECT, but no RELOAD: MariaDB's snapshot takes no lock
+    and works; MySQL's needs FLUSH TABLES WITH READ LOCK, and the run fails at once with one line naming
+    RELOAD, before anything is written."""
+    import os
+    import secrets
+    import subprocess
+    import sys
+
+    server, db, _first, work = workload
+    for _ in range(40):
+        work.step()
+    user, password = f"nr_{secrets.token_hex(3)}", "no-reload-pw-1"
+    server.execute(["SET SESSION sql_log_bin = 0", f"CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'",
+                    f"GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{user}'@'%'",
+                    f"GRANT SELECT ON `{db}`.* TO '{user}'@'%'"])
+    try:
+        repo = Path(__file__).resolve().parents[2]
+        state, to = tmp_path / "state", tmp_path / "replica"
+        done = subprocess.run(
+            [sys.executable, "-m", "binlog_model.cli", "apply", f"mysql://{user}@127.0.0.1:{server.port}",
+             "--state", str(state), "--to", f"delta:{to}", "--initial", "live", "--tables", f"{db}.*",
+             "--stop-at-end", "--no-progress"], capture_output=True, text=True, cwd=repo, timeout=300,
+            env={**os.environ, "PYTHONPATH": str(repo), "BINLOG_MODEL_PASSWORD": password}, check=False)
+        if "mariadb" in server.version.lower():
+            assert done.returncode == 0, done.stderr
+            assert _assert_equal(server, db, to) > 100
+        else:
+            assert done.returncode == 2, done.stderr
+            assert done.stderr.count("\n") == 1 and "RELOAD" in done.stderr, done.stderr
+            assert not any(to.glob("*/*/_delta_log"))
+    finally:
+        server.execute(["SET SESSION sql_log_bin = 0", f"DROP USER '{user}'@'%'"])
+
+
+def test_mariadb_snapshot_starts_over_when_ddl_races_it(mariadb: LocalServer, mariadb_db: str) -> None:
+    """MariaDB's lock-free snapshot reads the schema before and after the snapshot starts: an ALTER in
+    between (here, right after the first read) makes it start over, and the schema it returns is the one
+    the snapshot's rows have."""
+    from binlog_model.replica.initial import _mariadb_snapshot
+    from schema_tracker.snapshot import catalog_from_server
+
+    mariadb.execute(f"CREATE TABLE `{mariadb_db}`.t (id INT PRIMARY KEY)")
+    reads: list[int] = []
+
+    def read_catalog(conn: Any) -> Any:
+        catalog = catalog_from_server(conn, databases=[mariadb_db])
+        reads.append(len(catalog.table(mariadb_db, "t").columns))    # type: ignore[union-attr]
+        if len(reads) == 1:
+            mariadb.execute(f"ALTER TABLE `{mariadb_db}`.t ADD COLUMN extra INT")   # another session's DDL
+        return catalog
+
+    conn = mariadb.connect(mariadb_db)
+    try:
+        file, offset, catalog = _mariadb_snapshot(conn, read_catalog)
+    finally:
+        conn.close()
+    assert reads == [1, 2, 2, 2]          # the first attempt saw the ALTER land: a second one
+    assert [c.name for c in catalog.table(mariadb_db, "t").columns] == ["id", "extra"]  # type: ignore[union-attr]
+    assert file and offset > 4
