@@ -82,6 +82,29 @@ def server(request: pytest.FixtureRequest) -> LocalServer:
     return request.getfixturevalue(request.param)  # type: ignore[no-any-return]
 
 
+@pytest.fixture(scope="session")
+def _scratch_servers() -> Iterator[dict[str, LocalServer]]:
+    """The scratch servers started so far, by kind; all stopped at session end."""
+    started: dict[str, LocalServer] = {}
+    try:
+        yield started
+    finally:
+        for scratch in started.values():
+            scratch.stop()
+
+
+@pytest.fixture
+def scratch(server: LocalServer, _scratch_servers: dict[str, LocalServer]) -> LocalServer:
+    """A second server of ``server``'s kind, empty of test data, to replay into (an oracle that shares nothing
+    with the session server). Started on first use, then shared by the session's tests of that kind: each
+    replays into a database of its own."""
+    if server.label not in _scratch_servers:
+        started = type(server)(row_image="FULL", row_metadata="FULL")   # type: ignore[call-arg]
+        started.start()
+        _scratch_servers[server.label] = started
+    return _scratch_servers[server.label]
+
+
 def _fresh_database(server: LocalServer) -> Iterator[str]:
     name = f"t_{next(_db_counter)}_{secrets.token_hex(3)}"
     server.execute(f"CREATE DATABASE `{name}`")
