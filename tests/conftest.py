@@ -5,7 +5,8 @@ Strategy: the session-scoped ``mariadb`` (the machine's 10.11), ``mariadb11`` (D
 ``mysql`` (Debian sid's 9.7) servers start once (about a second each) and are always stopped at session
 end, even when tests fail. ``server`` is parametrized over the three kinds, so a test that takes it runs
 once per server (ids ``[mariadb]`` / ``[mariadb11]`` / ``[mysql]``); ``fresh_db`` is a uniquely named
-database on that same server, dropped afterwards. Tests set per-session options such as
+database on that same server, dropped afterwards. ``scratch`` is a second server of the same kind, started on
+first use and shared by the session's tests of that kind (an independent replay target). Tests set per-session options such as
 ``binlog_row_image`` on their own connection. Where a server cannot exist (no mariadbd, the pinned sid
 build of MySQL or MariaDB 11.8 not to be had, no Docker engine) the fixture skips with the reason, and the
 run ends with one line naming each missing server kind and why (``pytest_terminal_summary``); in CI
