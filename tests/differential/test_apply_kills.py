@@ -122,7 +122,7 @@ def test_kill_anywhere_then_resume_equals_one_run(history: Any, tmp_path: Path, 
     kills = 0
     rng = random.Random(f"{server.label}:{plan}")
     landed: list[str] = []      # per attempt: where it stopped (for the campaign's summary line)
-    orphans = 0
+    orphans = before = 0
     for attempt in range(MOMENTS) if plan == "moments" else (1, 3, 7):
         if plan == "moments":
             after = rng.uniform(0.8, 4.0)
@@ -131,9 +131,11 @@ def test_kill_anywhere_then_resume_equals_one_run(history: Any, tmp_path: Path, 
             hit, where = _killed(args, kill_at=f"{plan}:{attempt}"), f"{plan}:{attempt}"
         kills += hit
         commits, now = _landing(to)
-        landed.append(f"{where}->" + ("ran to the end" if not hit else
-                                      f"c{commits}" + ("+in-write" if now > orphans else "")))
-        orphans = now
+        # c<N>: the Delta commits (OPTIMIZE included) after the kill; "+0": the killed run added none
+        landed.append(f"{where}->" + ("ran to the end" if not hit else f"c{commits}"
+                                      + ("+0" if commits == before else "")
+                                      + ("+in-write" if now > orphans else "")))
+        orphans, before = now, commits
     assert kills >= (1 if plan == "moments" else 3), "the kills must land before the run ends"
     began = time.monotonic()
     done = subprocess.run(args, capture_output=True, text=True, env=ENV, cwd=REPO, timeout=600, check=False)
