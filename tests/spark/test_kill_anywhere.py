@@ -278,6 +278,9 @@ def test_resolve_stream_killed_anywhere_equals_uninterrupted_runs(
             assert again.returncode == 0, again.stderr[-3000:]
         assert _tables(str(out), db) == expected, (seed, point, moment)
         assert RunState.load(out / "_stream").publishing is None
+        if LARGE:       # progress of a long campaign (run with -s): each case once its tables are equal
+            print(f"\ncase {seed}: {point or f'moment {moment:.1f}s'}: exits {[c for _, c in hits[-2:]]}, "
+                  "tables equal", flush=True)
     assert any(code == -9 for _, code in hits), hits
     if LARGE:       # the campaign's figures (run with -s): kills per point
         from collections import Counter
