@@ -278,6 +278,8 @@ class _Load:
         name = m.group(1).decode("utf-8").replace("``", "`")
         if self.db is None:
             raise self.fail(f"rows of `{name}` before any USE statement: dump with --databases")
+        if self.db.lower() in _SYSTEM:
+            return      # never replicated (and MySQL dumps the rows of some without their CREATE TABLE)
         table = self.table(self.db, name)
         if table is None:
             return

@@ -33,12 +33,14 @@ def _mariadb(server: LocalServer) -> bool:
     return "mariadb" in server.version.lower()
 
 
-def _dump(server: LocalServer, db: str, dest: Path, *extra: str) -> Path:
+def _dump(server: LocalServer, db: str | None, dest: Path, *extra: str) -> Path:
+    """The server's own dump of ``db`` (None: --all-databases), with its binlog position."""
     position = ["--master-data=2", "--gtid"] if _mariadb(server) else ["--source-data=2"]
+    chosen = ["--databases", db] if db else ["--all-databases", "--events"]
     with open(dest, "wb") as out:
         done = subprocess.run([*server.dump_command(), f"--socket={server.socket}", "-uroot",
-                               "--single-transaction", *position, "--routines", "--triggers",
-                               "--databases", db, *extra],
+                               "--single-transaction", *position, "--routines", "--triggers", *chosen,
+                               *extra],
                               stdout=out, stderr=subprocess.PIPE, text=False, check=False, timeout=300)
     assert done.returncode == 0, done.stderr.decode()
     return dest
@@ -164,3 +166,27 @@ def test_a_dump_without_a_position_is_refused(workload: Any, tmp_path: Path) -> 
     assert failed.stderr.count("\n") == 1, failed.stderr        # one line, with the cause and the remedy
     assert "DumpError" in failed.stderr and "--source-data=2" in failed.stderr
     assert not to.exists() or not any((to / db).glob("*/_delta_log"))
+
+
+def test_a_dump_of_all_databases(scratch: LocalServer, tmp_path: Path) -> None:
+    """``--all-databases``: the system databases' tables (MySQL dumps some of their rows without a CREATE
+    TABLE) are passed over, the chosen table is loaded at the dump's position."""
+    import secrets
+
+    from binlog_model.replica.dump import load_initial_dump
+
+    db = f"all_{secrets.token_hex(3)}"
+    scratch.execute([f"CREATE DATABASE {db}", f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v TEXT)",
+                     f"INSERT INTO {db}.t VALUES (1, 'a\\nb'), (2, NULL)"])
+    try:
+        dump = _dump(scratch, None, tmp_path / "all.sql")
+        replica = DeltaReplica(tmp_path / "replica", "binlog-model-test")
+        with open(dump, "rb") as fh:
+            taken = load_initial_dump(fh, str(dump), replica, lambda d, t: d == db)
+        assert (taken.tables, taken.rows) == (1, 2)
+        assert replica.tables() == [(db, "t")]
+        rows = sorted((r["id"], r["v"]) for r in replica.read(db, "t").to_pylist())
+        assert rows == [(1, "a\nb"), (2, None)]
+        assert taken.file == str(scratch.query("SHOW BINARY LOGS")[-1][0])
+    finally:
+        scratch.execute(f"DROP DATABASE {db}")
