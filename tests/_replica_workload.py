@@ -30,6 +30,18 @@ TABLES = {
 _WORDS = ["", "a", "ä", "日本", "🙂", "x'y", "long " * 6, "Z"]
 
 
+def start_workload(server: Any, db: str, seed: int) -> tuple[str, Workload]:
+    """A new binlog file on ``server`` (a ``LocalServer``), then the workload's tables created in ``db``:
+    (the file's name, the workload on an autocommit connection). VECTOR where the server has it."""
+    server.execute("FLUSH BINARY LOGS")
+    first = str(server.query("SHOW BINARY LOGS")[-1][0])
+    conn = server.connect(db)
+    conn.autocommit(True)
+    work = Workload(conn, db, seed=seed, vector="mariadb" not in server.version.lower())
+    work.create()
+    return first, work
+
+
 class Workload:
     """Statements of a seeded workload, run on ``conn`` (autocommit) in database ``db``."""
 

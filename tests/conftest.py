@@ -207,3 +207,18 @@ def pytest_terminal_summary(terminalreporter: Any) -> Iterator[None]:
                 else "missing here: their tests skipped")
         terminalreporter.write_line(f"server kinds {what}: " + "; ".join(
             f"{kind}: {reason}" for kind, reason in sorted(missing.items())), yellow=True, bold=True)
+
+
+@pytest.fixture(scope="session")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The S3 test server (moto in a child process), for the session; each test module uses a bucket of
+    its own (the readers' filesystems are cached per bucket)."""
+    pytest.importorskip("moto")
+    from binlog_model.testing.s3server import S3Server
+
+    server = S3Server(log_dir=tmp_path_factory.mktemp("s3"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

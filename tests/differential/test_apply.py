@@ -19,7 +19,7 @@ from binlog_model.cli import main
 from binlog_model.sinks.delta import DeltaReplica
 from binlog_model.testing.localserver import LocalServer
 from tests._replay import replay
-from tests._replica_workload import TABLES, Workload, replica_rows, source_rows
+from tests._replica_workload import TABLES, Workload, replica_rows, source_rows, start_workload
 
 pytest.importorskip("deltalake")
 
@@ -58,12 +58,7 @@ def _assert_equal(server: LocalServer, db: str, to: Path, version_of: Any = None
 
 @pytest.fixture
 def workload(server: LocalServer, fresh_db: str) -> tuple[LocalServer, str, str, Workload]:
-    server.execute("FLUSH BINARY LOGS")
-    first = str(server.query("SHOW BINARY LOGS")[-1][0])
-    conn = server.connect(fresh_db)
-    conn.autocommit(True)
-    work = Workload(conn, fresh_db, seed=20261128, vector="mariadb" not in server.version.lower())
-    work.create()
+    first, work = start_workload(server, fresh_db, seed=20261128)
     return server, fresh_db, first, work
 
 

@@ -22,7 +22,7 @@ from binlog_model.cli import main
 from binlog_model.faults import KILL_AT
 from binlog_model.sinks.delta import DeltaReplica
 from binlog_model.testing.localserver import LocalServer
-from tests._replica_workload import TABLES, Workload, replica_rows, source_rows
+from tests._replica_workload import TABLES, Workload, replica_rows, source_rows, start_workload
 
 pytest.importorskip("deltalake")
 
@@ -82,12 +82,7 @@ def _assert_equal(server: LocalServer, db: str, to: Path) -> int:
 
 @pytest.fixture
 def workload(server: LocalServer, fresh_db: str) -> tuple[LocalServer, str, str, Workload]:
-    server.execute("FLUSH BINARY LOGS")
-    first = str(server.query("SHOW BINARY LOGS")[-1][0])
-    conn = server.connect(fresh_db)
-    conn.autocommit(True)
-    work = Workload(conn, fresh_db, seed=4711, vector=not _mariadb(server))
-    work.create()
+    first, work = start_workload(server, fresh_db, seed=4711)
     # what a dump writes beside the rows: a view, a trigger, a generated column
     work.run("CREATE TABLE t_gen (id INT PRIMARY KEY, a INT, g INT AS (a * 2) STORED)")
     work.run("INSERT INTO t_gen (id, a) VALUES (1, 1), (2, 2), (3, NULL)")

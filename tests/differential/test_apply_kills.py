@@ -24,7 +24,7 @@ import pytest
 from binlog_model.faults import KILL_AT
 from binlog_model.sinks.delta import DeltaReplica
 from binlog_model.testing.localserver import LocalServer
-from tests._replica_workload import TABLES, Workload, replica_rows, source_rows
+from tests._replica_workload import TABLES, replica_rows, source_rows, start_workload
 
 pytest.importorskip("deltalake")
 
@@ -55,15 +55,10 @@ def _versions_strictly_grow(table: Path) -> int:
 
 @pytest.fixture
 def history(server: LocalServer, fresh_db: str) -> tuple[LocalServer, str, list[Path]]:
-    server.execute("FLUSH BINARY LOGS")
-    first = str(server.query("SHOW BINARY LOGS")[-1][0])
-    conn = server.connect(fresh_db)
-    conn.autocommit(True)
-    work = Workload(conn, fresh_db, seed=39, vector="mariadb" not in server.version.lower())
-    work.create()
+    first, work = start_workload(server, fresh_db, seed=39)
     for _ in range(300):
         work.step()
-    conn.close()
+    work.conn.close()
     server.execute("FLUSH BINARY LOGS")
     names = [row[0] for row in server.query("SHOW BINARY LOGS")]
     return server, fresh_db, [server.binlog_dir / n for n in names[names.index(first):-1]]

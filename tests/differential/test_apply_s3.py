@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,26 +18,12 @@ import pytest
 from binlog_model.faults import KILL_AT
 from binlog_model.sinks.delta import OWNER_FILE, DeltaReplica
 from binlog_model.testing.localserver import LocalServer
-from tests._replica_workload import TABLES, Workload, replica_rows, source_rows
+from tests._replica_workload import TABLES, replica_rows, source_rows, start_workload
 
 pytest.importorskip("deltalake")
 
 REPO = Path(__file__).resolve().parents[2]
 BUCKET = "replica-bkt"      # its own bucket: the filesystem cache is per bucket
-
-
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    pytest.importorskip("moto")
-    from binlog_model.testing.s3server import S3Server
-
-    server = S3Server(log_dir=tmp_path_factory.mktemp("s3"))
-    server.start()
-    try:
-        server.filesystem().create_dir(BUCKET)
-        yield server
-    finally:
-        server.stop()
 
 
 def _run(args: list[str], env: dict[str, str], kill_at: str | None = None
@@ -52,12 +37,8 @@ def test_replica_on_s3_equals_the_source_and_survives_a_kill_inside_a_move(
         server: LocalServer, fresh_db: str, s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = fresh_db
-    server.execute("FLUSH BINARY LOGS")
-    first = str(server.query("SHOW BINARY LOGS")[-1][0])
-    conn = server.connect(db)
-    conn.autocommit(True)
-    work = Workload(conn, db, seed=20261129, vector="mariadb" not in server.version.lower())
-    work.create()
+    first, work = start_workload(server, db, seed=20261129)
+    conn = work.conn
     for _ in range(150):
         work.step()
     work.run("CREATE TABLE gone (id INT PRIMARY KEY, v INT)")
@@ -71,6 +52,7 @@ def test_replica_on_s3_equals_the_source_and_survives_a_kill_inside_a_move(
     server.execute("FLUSH BINARY LOGS")
     names = [row[0] for row in server.query("SHOW BINARY LOGS")]
     files = [str(server.binlog_dir / n) for n in names[names.index(first):]]
+    s3.filesystem().create_dir(BUCKET)
     root = f"s3://{BUCKET}/{db}"
     args = [*files, "--state", str(tmp_path / "state"), "--to", f"delta:{root}", "--tables", f"{db}.*",
             "--allow-incomplete-tail", "--no-progress"]

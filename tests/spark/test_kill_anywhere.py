@@ -199,19 +199,6 @@ def _parquet_files(fs: Any, root: str) -> list[str]:
             if i.type == pafs.FileType.File and i.path.endswith(".parquet")]
 
 
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    pytest.importorskip("moto")
-    from binlog_model.testing.s3server import S3Server
-
-    server = S3Server(log_dir=tmp_path_factory.mktemp("s3"))
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 def test_resolve_out_on_s3_one_job_and_state_runs_killed_while_publishing(
         days: tuple[str, list[Path]], expected: dict[str, list[tuple[Any, ...]]], s3: Any,
         tmp_path: Path) -> None:
