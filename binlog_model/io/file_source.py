@@ -26,12 +26,12 @@ from binlog_model.io.state import StateMismatchError
 from binlog_model.position import BinlogPosition
 from binlog_model.runs.source import (
     Boundary,
-    BoundaryTracker,
     FileBegin,
     FileEnd,
     FormatDescription,
     Resume,
 )
+from binlog_model.runs.transactions import BoundaryTracker
 from binlog_model.wire.events import Event
 from binlog_model.wire.parsers.control import format_description_difference
 

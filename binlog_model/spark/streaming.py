@@ -63,8 +63,7 @@ from binlog_model.position import file_sequence
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 from binlog_model.resolve.options import ResolveOptions
-from binlog_model.resolve.transactions import TransactionStarts
-from binlog_model.runs.runner import GtidRecorder
+from binlog_model.runs.transactions import GtidRecorder, TransactionStarts
 from binlog_model.spark.partitions import KEEP_TYPES, MIN_AUTO_SLICE_BYTES, Slice
 from binlog_model.spark.reading import ReadOptions, SlicePartition, pack_history, prepare_worker, read_slice
 from binlog_model.spark.stream_offsets import StreamLimits, StreamOffset, history_digest

@@ -1,4 +1,5 @@
-"""resolve.transactions: the routing tables (transaction states, QUERY routes) and the identity rules."""
+"""resolve.transactions: the routing tables (transaction states, QUERY routes) and the identity rules; and
+runs.transactions.TransactionStarts, which routes QUERY events with them."""
 
 from __future__ import annotations
 
@@ -13,13 +14,13 @@ from binlog_model.resolve.transactions import (
     STATEMENT_OPEN,
     QueryKind,
     Step,
-    TransactionStarts,
     TxState,
     classify_query,
     fallback_identity,
     parse_xa_end,
     savepoint_name,
 )
+from binlog_model.runs.transactions import TransactionStarts
 
 
 def test_every_state_has_a_next_state_for_every_step() -> None:
