@@ -23,7 +23,7 @@ from pathlib import Path
 from binlog_model.errors import ConfigError, DecodeError, TruncatedEventError
 from binlog_model.io.files import SliceReader, base_name, binlog_size, is_uri, open_binlog, sort_binlog_names
 from binlog_model.io.state import StateMismatchError
-from binlog_model.position import BinlogPosition
+from binlog_model.position import file_key
 from binlog_model.runs.source import (
     Boundary,
     FileBegin,
@@ -137,11 +137,11 @@ class FileSource:
         pos = resume.position
         if pos is None:
             return [FileStart(n) for n in self.names]
-        here = BinlogPosition(pos.file, 0).sort_key()[:2]
+        here = file_key(pos.file)
         starts: list[FileStart] = []
         for path in self.names:
             name = base_name(path)
-            key = BinlogPosition(name, 0).sort_key()[:2]
+            key = file_key(name)
             if key < here:
                 if name not in resume.files:
                     raise StateMismatchError(f"{path} comes before the state's position {pos} but was never "

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from binlog_model.position import BinlogPosition, file_sequence
+from binlog_model.position import EventPosition, file_sequence
 from binlog_model.wire import events as ev
 
 __all__ = ["IN_TRANSACTION", "NEXT", "QUERY_ROUTES", "STATEMENT_OPEN", "Identity", "QueryKind", "Step",
@@ -147,7 +147,7 @@ def mariadb_identity(event: ev.MariadbGtidEvent) -> Identity:
     return Identity("", event.seq_no, f"{event.domain_id}-{server_id}-{event.seq_no}", event.domain_id)
 
 
-def fallback_identity(first: BinlogPosition | None) -> Identity:
+def fallback_identity(first: EventPosition | None) -> Identity:
     """Without a GTID: ``transaction_id`` = ``(file sequence << 40) | offset`` of the transaction's first
     event (unique, deterministic and increasing in binlog order), ``server_uuid`` empty."""
     if first is None:

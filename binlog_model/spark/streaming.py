@@ -62,7 +62,7 @@ from binlog_model.io.files import (
     sort_binlog_names,
 )
 from binlog_model.io.snapshots import load_snapshot
-from binlog_model.position import file_sequence
+from binlog_model.position import file_key, file_sequence
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 from binlog_model.resolve.options import ResolveOptions
@@ -355,8 +355,7 @@ class _Advance:
                                   f"in {list(self.reader.options.read.paths)}")
             files = files[names.index(start.file):]
         if self.until is not None:
-            files = [f for f in files if (file_sequence(f[0]), f[0]) <= (file_sequence(self.until[0]),
-                                                                         self.until[0])]
+            files = [f for f in files if file_key(f[0]) <= file_key(self.until[0])]
         if self.target is not None:
             files = [f for f in files if f[0] in self.target]
         newest = files[-1][0] if files else None

@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from binlog_model.resolve.transactions import (
     IN_TRANSACTION,
     NEXT,
@@ -71,9 +71,9 @@ def test_xa_and_savepoint_names() -> None:
 
 
 def test_fallback_identity_orders_transactions_by_file_and_offset() -> None:
-    first = fallback_identity(BinlogPosition("mysql-bin.000002", 4))
-    later = fallback_identity(BinlogPosition("mysql-bin.000002", 900))
-    next_file = fallback_identity(BinlogPosition("mysql-bin.000003", 4))
+    first = fallback_identity(EventPosition("mysql-bin.000002", 4))
+    later = fallback_identity(EventPosition("mysql-bin.000002", 900))
+    next_file = fallback_identity(EventPosition("mysql-bin.000003", 4))
     assert first.transaction_id == (2 << 40) | 4 and first.server_uuid == "" and first.gtid == ""
     assert first.transaction_id < later.transaction_id < next_file.transaction_id
 
