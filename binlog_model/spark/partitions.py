@@ -48,8 +48,9 @@ from schema_tracker.history import SchemaHistory
 if TYPE_CHECKING:
     from binlog_model.resolve.options import AssemblerOptions
 
-__all__ = ["MIN_AUTO_SLICE_BYTES", "FileScan", "Slice", "build_history", "expand_paths", "fork_scans",
-           "iter_slice_events", "plan_slices", "scan_file", "scan_file_or_none", "scan_files", "slice_source"]
+__all__ = ["MIN_AUTO_SLICE_BYTES", "FileScan", "Slice", "auto_slice_bytes", "build_history", "expand_paths",
+           "fork_scans", "iter_slice_events", "plan_slices", "scan_file", "scan_file_or_none", "scan_files",
+           "slice_source"]
 
 # What the DDL replay needs; FORMAT_DESCRIPTION too: its server version picks the DDL rules (MySQL 8+ or
 # MariaDB) the history follows. A file's PREVIOUS_GTIDS / GTID_LIST: the one GtidRecorder makes a state's
@@ -252,6 +253,14 @@ def build_history(scans: Sequence[FileScan], *, history: SchemaHistory | None = 
                       source=options.source if options is not None else "")
 
 
+def auto_slice_bytes(total: int, slice_bytes: int, min_slices: int) -> int:
+    """``slice_bytes``, made smaller (not below ``MIN_AUTO_SLICE_BYTES``) when ``total`` bytes cut into
+    slices of it would give fewer than ``min_slices``: the batch planner's and the stream's rule."""
+    if min_slices <= 1:
+        return slice_bytes
+    return min(slice_bytes, max(MIN_AUTO_SLICE_BYTES, total // min_slices))
+
+
 def plan_slices(scans: Sequence[FileScan], *, slice_bytes: int = 64 << 20, min_slices: int = 1
                 ) -> list[Slice]:
     """Cut each file at transaction starts into slices of at least ``slice_bytes`` (the last may be
@@ -260,9 +269,7 @@ def plan_slices(scans: Sequence[FileScan], *, slice_bytes: int = 64 << 20, min_s
     work (a few large files on many cores)."""
     if slice_bytes < 1 or min_slices < 1:
         raise ConfigError(f"slice_bytes and min_slices must be positive, got {slice_bytes}, {min_slices}")
-    if min_slices > 1:
-        total = sum(scan.size for scan in scans)
-        slice_bytes = min(slice_bytes, max(MIN_AUTO_SLICE_BYTES, total // min_slices))
+    slice_bytes = auto_slice_bytes(sum(scan.size for scan in scans), slice_bytes, min_slices)
     out: list[Slice] = []
     for index, scan in enumerate(scans):
         cuts = [0]

@@ -74,7 +74,7 @@ from binlog_model.runs.source import (
     TransactionStart,
 )
 from binlog_model.runs.transactions import GtidRecorder
-from binlog_model.spark.partitions import KEEP_TYPES, MIN_AUTO_SLICE_BYTES, Slice
+from binlog_model.spark.partitions import KEEP_TYPES, MIN_AUTO_SLICE_BYTES, Slice, auto_slice_bytes
 from binlog_model.spark.reading import ReadOptions, SlicePartition, pack_history, prepare_worker, read_slice
 from binlog_model.spark.stream_offsets import StreamLimits, StreamOffset, history_digest
 from binlog_model.spark.stream_schemas import SchemaStore, unpack_history
@@ -470,9 +470,7 @@ def _slices(planned: _Planned, slice_bytes: int, min_slices: int) -> list[Slice]
     """The batch's ranges cut at transaction starts into slices of at least ``slice_bytes``, made smaller
     (not below ``MIN_AUTO_SLICE_BYTES``) when the batch would give fewer than ``min_slices`` (as the batch
     source's ``plan_slices``)."""
-    if min_slices > 1:
-        total = sum(r.end - r.start for r in planned.ranges)
-        slice_bytes = min(slice_bytes, max(MIN_AUTO_SLICE_BYTES, total // min_slices))
+    slice_bytes = auto_slice_bytes(sum(r.end - r.start for r in planned.ranges), slice_bytes, min_slices)
     out: list[Slice] = []
     for rng in planned.ranges:
         points = [rng.start]
