@@ -2,16 +2,17 @@
 database per test.
 
 Strategy: the session-scoped ``mariadb`` (the machine's 10.11), ``mariadb11`` (Debian sid's 11.8 LTS) and
-``mysql`` (Debian sid's 9.7) servers start once (about a second each) and are always stopped at session
-end, even when tests fail. ``server`` is parametrized over the three kinds, so a test that takes it runs
-once per server (ids ``[mariadb]`` / ``[mariadb11]`` / ``[mysql]``); ``fresh_db`` is a uniquely named
-database on that same server, dropped afterwards. Tests set per-session options such as
-``binlog_row_image`` on their own connection. Where a server cannot exist (no mariadbd, the pinned sid
-build of MySQL or MariaDB 11.8 not to be had, no Docker engine) the fixture skips with the reason, and the
-run ends with one line naming each missing server kind and why (``pytest_terminal_summary``); in CI
+``mysql`` (Debian sid's 9.7) servers start once (about a second each) and are always stopped at session end,
+even when tests fail. ``server`` is parametrized over the three kinds, so a test that takes it runs once per
+server (ids ``[mariadb]`` / ``[mariadb11]`` / ``[mysql]``); ``fresh_db`` is a uniquely named database on that
+same server, dropped afterwards. ``scratch`` is a second server of the same kind, started on first use and
+shared by the session's tests of that kind (an independent replay target). Tests set per-session options such
+as ``binlog_row_image`` on their own connection. Where a server cannot exist (no mariadbd, the pinned sid
+build of MySQL or MariaDB 11.8 not to be had, no Docker engine) the fixture skips with the reason, and the run
+ends with one line naming each missing server kind and why (``pytest_terminal_summary``); in CI
 (``BINLOG_MODEL_REQUIRE_SERVERS`` or ``CI`` set) a missing local server kind fails instead
-(``binlog_model.testing.availability``). A test never runs on another server instead, and a started
-server of the wrong product or series fails the fixture.
+(``binlog_model.testing.availability``). A test never runs on another server instead, and a started server of
+the wrong product or series fails the fixture.
 """
 
 from __future__ import annotations
@@ -80,6 +81,29 @@ def mysql() -> Iterator[MySQLServer]:
 def server(request: pytest.FixtureRequest) -> LocalServer:
     """The session server of each kind in turn: the test runs on MariaDB 10.11, MariaDB 11.8 and MySQL."""
     return request.getfixturevalue(request.param)  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="session")
+def _scratch_servers() -> Iterator[dict[str, LocalServer]]:
+    """The scratch servers started so far, by kind; all stopped at session end."""
+    started: dict[str, LocalServer] = {}
+    try:
+        yield started
+    finally:
+        for scratch in started.values():
+            scratch.stop()
+
+
+@pytest.fixture
+def scratch(server: LocalServer, _scratch_servers: dict[str, LocalServer]) -> LocalServer:
+    """A second server of ``server``'s kind, empty of test data, to replay into (an oracle that shares nothing
+    with the session server). Started on first use, then shared by the session's tests of that kind: each
+    replays into a database of its own."""
+    if server.label not in _scratch_servers:
+        started = type(server)(row_image="FULL", row_metadata="FULL")   # type: ignore[call-arg]
+        started.start()
+        _scratch_servers[server.label] = started
+    return _scratch_servers[server.label]
 
 
 def _fresh_database(server: LocalServer) -> Iterator[str]:

@@ -7,6 +7,7 @@ or a live server ``mysql://USER@HOST:PORT`` (followed as ``tail`` follows it). T
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -17,6 +18,7 @@ import click
 
 from binlog_model.commands import options
 from binlog_model.errors import ConfigError
+from binlog_model.io.files import is_uri
 from binlog_model.io.snapshots import load_snapshot
 from binlog_model.io.tls import TlsOptions
 from binlog_model.resolve.options import ResolveOptions
@@ -25,10 +27,12 @@ from binlog_model.resolve.table_filter import TableFilter
 __all__ = ["command"]
 
 
-def _delta_path(to: str) -> Path:
+def _delta_path(to: str) -> str:
+    """--to delta:PATH → the replica's root: a local folder (made absolute) or a URI."""
     if not to.startswith("delta:"):
-        raise ConfigError(f"--to {to!r}: give delta:PATH (the folder of the replica's Delta tables)")
-    return Path(to[len("delta:"):]).absolute()
+        raise ConfigError(f"--to {to!r}: give delta:PATH (the folder or URI of the replica's Delta tables)")
+    root = to[len("delta:"):]
+    return root if is_uri(root) else os.path.abspath(root)
 
 
 @click.command("apply")
@@ -36,13 +40,15 @@ def _delta_path(to: str) -> Path:
 @click.option("--state", "state_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="State directory: position, GTIDs and schema history, committed after the tables.")
 @click.option("--to", "to", required=True, metavar="delta:PATH",
-              help="The replica: one Delta table per source table at PATH/<db>/<table>.")
-@click.option("--initial", default="none", show_default=True, metavar="none|live",
+              help="The replica: one Delta table per source table at PATH/<db>/<table> (a folder, or a URI "
+              "such as s3://bucket/replica).")
+@click.option("--initial", default="none", show_default=True, metavar="none|live|DUMP.sql",
               help="Initial data of a new state: none (the binlogs start where the tables were created), "
-              "or live (the chosen tables read from the server at a recorded position, then followed from "
-              "there). Later runs resume from the state.")
+              "live (the chosen tables read from the server at a recorded position, then followed from "
+              "there), or a mysqldump/mariadb-dump --single-transaction --source-data=2 file (its rows, "
+              "then the binlog from its position; local, URI or .gz). Later runs resume from the state.")
 @click.option("--initial-chunk", type=click.IntRange(min=1), default=50_000, show_default=True,
-              help="--initial live: rows read and written at a time (memory stays bounded by a chunk).")
+              help="--initial: rows written at a time (memory stays bounded by a chunk).")
 @options.table_filter
 @click.option("--snapshot", metavar="FILE|URL", help="Starting schema of a new state (as for `events`).")
 @click.option("--database", "-d", default=None, help="Database of the snapshot's statements before any USE.")
@@ -79,11 +85,10 @@ def command(source: tuple[str, ...], state_dir: Path, to: str, initial: str, ini
     from binlog_model.runs.progress import progress_mode
 
     live = len(source) == 1 and source[0].startswith("mysql://")
-    if initial not in ("none", "live"):
-        raise ConfigError(f"--initial {initial}: give none (the binlogs start where the tables were created) "
-                          "or live (a snapshot of the server's tables; a dump file is not supported yet)")
     if initial == "live" and not live:
         raise ConfigError("--initial live reads the tables from the server: give a mysql:// SOURCE")
+    if initial not in ("none", "live") and snapshot is not None:
+        raise ConfigError("--initial DUMP.sql gives the starting schema too: leave out --snapshot")
     target = _delta_path(to)
     select = tables if tables.active else None
     snapshot_url = url_with_options(snapshot, tls, connect_timeout) if snapshot else None
@@ -96,13 +101,25 @@ def command(source: tuple[str, ...], state_dir: Path, to: str, initial: str, ini
     def load_history() -> Any:
         return load_snapshot(snapshot_url, lenient=lenient_ddl, database=database)
 
+    def load_dump(replica: Any) -> Any:
+        """--initial DUMP.sql: the dump's rows into the replica; where the binlog continues."""
+        from binlog_model.io.files import iter_lines
+        from binlog_model.replica.dump import load_initial_dump
+
+        taken = load_initial_dump(iter_lines(initial, "dump file"), initial, replica, select,
+                                  chunk=initial_chunk, lenient=lenient_ddl)
+        click.echo(f"apply: initial data of {taken.tables} table(s), {taken.rows} rows, from {initial} at "
+                   f"{taken.file}:{taken.offset}", err=True)
+        return taken
+    dump = load_dump if initial not in ("none", "live") else None
+
     if live:
         return _live(source[0], state_dir, target, resolve_options, shaping, load_history, select,
                      snapshot_id=snapshot_digest(snapshot), start=start, stop_at_end=stop_at_end,
                      commit_every=commit_every, commit_interval=commit_interval, tls=tls,
                      connect_timeout=connect_timeout, lenient_ddl=lenient_ddl,
                      checkpoint_every=checkpoint_every, verify_checksum=not no_verify_checksum,
-                     initial=initial, initial_chunk=initial_chunk)
+                     initial=initial, initial_chunk=initial_chunk, load_dump=dump)
     from binlog_model.replica.run import run_apply_files
     from binlog_model.spark.partitions import expand_paths
 
@@ -110,7 +127,7 @@ def command(source: tuple[str, ...], state_dir: Path, to: str, initial: str, ini
                              load_history=load_history, shaping_options=shaping,
                              snapshot_id=snapshot_digest(snapshot), verify_checksum=not no_verify_checksum,
                              commit_bytes=commit_bytes, select=select, checkpoint_every=checkpoint_every,
-                             progress=progress_mode(progress))
+                             progress=progress_mode(progress), initial=dump, lenient_ddl=lenient_ddl)
     stats = result.stats
     click.echo(f"apply: {stats.row_changes} row changes ({stats.skipped} applied before) to "
                f"{len(stats.tables)} table(s) in {stats.delta_commits} Delta commits from "
@@ -119,11 +136,11 @@ def command(source: tuple[str, ...], state_dir: Path, to: str, initial: str, ini
     return 0
 
 
-def _live(url: str, state_dir: Path, target: Path, options: ResolveOptions, shaping: dict[str, Any],
+def _live(url: str, state_dir: Path, target: str, options: ResolveOptions, shaping: dict[str, Any],
           load_history: Callable[[], Any], select: Callable[[str, str], bool] | None, *,
           snapshot_id: str | None, start: str, stop_at_end: bool, commit_every: int, commit_interval: str,
           tls: TlsOptions, connect_timeout: float | None, lenient_ddl: bool, checkpoint_every: int,
-          verify_checksum: bool, initial: str, initial_chunk: int
+          verify_checksum: bool, initial: str, initial_chunk: int, load_dump: Callable[[Any], Any] | None
           ) -> int:
     from binlog_model.commands.tail import _seconds
     from binlog_model.io.connector import require_pymysql
@@ -149,17 +166,20 @@ def _live(url: str, state_dir: Path, target: Path, options: ResolveOptions, shap
         return LiveReplicaOutput(ReplicaWriter(replica_of(state), history, select))
 
     def prepare(state: RunState, connect: Callable[..., Any]) -> None:
-        """--initial live, on a new state: the tables at a position, then the binlog from there."""
-        if initial != "live" or not state.fresh:
+        """--initial, on a new state: the tables at a position (the server's, or a dump's), then the binlog
+        from there."""
+        if initial == "none" or not state.fresh:
             return
         from binlog_model.replica.initial import take_initial_snapshot
-        from schema_tracker.history import SchemaHistory
 
-        taken = take_initial_snapshot(connect, replica_of(state), select, chunk=initial_chunk)
-        click.echo(f"apply: initial snapshot of {taken.tables} table(s), {taken.rows} rows, at "
-                   f"{taken.file}:{taken.offset}", err=True)
+        if load_dump is not None:
+            taken = load_dump(replica_of(state))
+        else:
+            taken = take_initial_snapshot(connect, replica_of(state), select, chunk=initial_chunk)
+            click.echo(f"apply: initial snapshot of {taken.tables} table(s), {taken.rows} rows, at "
+                       f"{taken.file}:{taken.offset}", err=True)
         settings.start = f"{taken.file}:{taken.offset}"
-        settings.load_history = lambda: SchemaHistory(taken.catalog, lenient=lenient_ddl)
+        settings.load_history = lambda: taken.history(lenient_ddl)
 
     settings = TailSettings(
         server=server, state_dir=state_dir, out_dir=state_dir, options=options, shaping=shaping,

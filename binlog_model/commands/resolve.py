@@ -264,21 +264,36 @@ def command(paths: tuple[str, ...], out: str, source: str, snapshot: str | None,
                     close_driver_jvm()      # a first run's JVM writes its class archive as it exits
 
 
+_WORKER_LATE = "Python worker failed to connect back"
+_STREAM_STARTS = 4
+
+
 def _stream(spark: Any, files: list[str], target: str, checkpoint: Path | None, label: str,
             snapshot: str | None, lenient_ddl: bool, always_include: tuple[str, ...], slice_mb: int,
             every: float | None, max_files: int | None, max_bytes: int | None, tables: TableFilter) -> None:
+    from binlog_model.spark.failures import SparkJobError
     from binlog_model.spark.stream_resolve import run_resolve_stream
 
     assert checkpoint is not None
     _say(f"streaming {', '.join(files)} -> {target} (checkpoint {checkpoint})")
-    try:
-        result = run_resolve_stream(spark, files, target, checkpoint, source=label, snapshot=snapshot,
-                                    lenient_ddl=lenient_ddl, always_include=always_include,
-                                    slice_bytes=slice_mb << 20, every=every, max_files_per_trigger=max_files,
-                                    max_bytes_per_trigger=max_bytes, progress=_say, tables=tables)
-    except KeyboardInterrupt:
-        _say("interrupted: the next run goes on from the checkpoint")
-        return
+    for attempt in range(1, _STREAM_STARTS + 1):
+        try:
+            result = run_resolve_stream(spark, files, target, checkpoint, source=label, snapshot=snapshot,
+                                        lenient_ddl=lenient_ddl, always_include=always_include,
+                                        slice_bytes=slice_mb << 20, every=every,
+                                        max_files_per_trigger=max_files, max_bytes_per_trigger=max_bytes,
+                                        progress=_say, tables=tables)
+            break
+        except KeyboardInterrupt:
+            _say("interrupted: the next run goes on from the checkpoint")
+            return
+        except SparkJobError as err:
+            # Spark gives the stream source's Python worker a fixed 10 s to start; a busy machine can miss
+            # it. The query goes on from its checkpoint, exactly once, so it is started again.
+            if _WORKER_LATE not in str(err) or attempt == _STREAM_STARTS:
+                raise
+            _say(f"Spark's Python worker did not start within Spark's 10 s (a busy machine); starting the "
+                 f"query again from its checkpoint ({attempt}/{_STREAM_STARTS - 1})")
     _echo(f"== {label or '(no source)'}: {result.batches} batches ({result.skipped} already published), "
           f"{result.rows} row changes, {result.seconds:.1f}s -> {target}")
     for line in table_lines(result.tables):

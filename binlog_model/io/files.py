@@ -42,11 +42,13 @@ __all__ = [
     "expand_paths",
     "is_uri",
     "iter_events",
+    "iter_lines",
     "iter_slice",
     "list_binlog_files",
     "missing_local_path",
     "name_like",
     "open_binlog",
+    "open_input",
     "output_filesystem",
     "sort_binlog_files",
     "sort_binlog_names",
@@ -274,6 +276,11 @@ def open_binlog(path: PathLike) -> IO[bytes] | gzip.GzipFile:
     ``n`` bytes only.
 
     Raises ``ConfigError`` when the file cannot be opened."""
+    return open_input(path, "binlog file")
+
+
+def open_input(path: PathLike, what: str) -> IO[bytes] | gzip.GzipFile:
+    """Open an input file (a local path or a URI; ``what`` names it in errors) as ``open_binlog`` does."""
     text = os.fspath(path)
     try:
         if is_uri(text):
@@ -284,10 +291,23 @@ def open_binlog(path: PathLike) -> IO[bytes] | gzip.GzipFile:
         magic = fh.read(2)
         fh.seek(0)
     except OSError as err:
-        raise ConfigError(f"cannot open binlog file {text}: {err}") from err
+        raise ConfigError(f"cannot open {what} {text}: {err}") from err
     if magic == _GZIP_MAGIC:
         return gzip.GzipFile(fileobj=fh, mode="rb")
     return fh
+
+
+def iter_lines(path: PathLike, what: str) -> Iterator[bytes]:
+    """The lines of an input file (``open_input``), without their ends, read a megabyte at a time: memory
+    holds a line, not the file."""
+    with open_input(path, what) as fh:
+        rest = b""
+        while chunk := fh.read(1 << 20):
+            lines = (rest + chunk).split(b"\n")
+            rest = lines.pop()
+            yield from lines
+        if rest:
+            yield rest
 
 
 def expand_paths(paths: PathLike | Iterable[PathLike]) -> list[str]:

@@ -22,7 +22,7 @@ import pyarrow as pa
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import BinlogError
 from binlog_model.replica.defaults import default_value
-from binlog_model.replica.layout import TableLayout, row_hash
+from binlog_model.replica.layout import TableLayout
 from binlog_model.resolve.json_diff import apply_json_diff_text
 from binlog_model.spark.typed_values import InvalidValue, message_value
 
@@ -65,6 +65,7 @@ class TableBatch:
         self._index = layout.index()
         self._key_at = [self._index[k.lower()] for k in layout.key]
         self._exact = [_exact_kinds(t) for t in layout.types]
+        self._generated = layout.generated()
         self.changes: dict[tuple[Any, ...], Change] = {}
         self.counts: dict[bytes, list[Any]] = {}    # keyless: digest -> [delta, values, invalid, meta]
         self.events = 0
@@ -121,12 +122,15 @@ class TableBatch:
     def _write(self, before: Sequence[pb.Column] | None, after: Sequence[pb.Column], meta: Meta, *,
                inserted: bool) -> None:
         values, invalid, diffs = self._image(after, meta)
+        previous = self._image(before, meta)[0] if before is not None else None
+        if previous is not None and self._generated:
+            self._unknown_generated(values, previous, diffs, invalid)
         if self.layout.keyless:
-            if before is not None:
-                previous = self._image(before, meta)[0]
-                self._count(previous, -1, meta, set())
+            if previous is not None:
                 # a MINIMAL after image holds the changed columns; a keyless before image holds them all
-                values = [p if v is MISSING else v for v, p in zip(values, previous, strict=True)]
+                merged = [p if v is MISSING else v for v, p in zip(values, previous, strict=True)]
+                self._count(previous, -1, meta, set())
+                values = merged
             self._count(self._with_defaults(values, invalid) if inserted else values, +1, meta, invalid)
             return
         if inserted:
@@ -134,8 +138,8 @@ class TableBatch:
             self.changes.pop(key, None)     # re-inserted after a delete: the newest change goes last
             self.changes[key] = Change("u", values, meta, invalid)
             return
-        assert before is not None
-        old = self._key(self._image(before, meta)[0], meta, "before")
+        assert previous is not None
+        old = self._key(previous, meta, "before")
         new = tuple(values[i] if values[i] is not MISSING else old[n] for n, i in enumerate(self._key_at))
         prior = self.changes.get(old)
         if prior is not None and prior.op == "u":
@@ -158,6 +162,18 @@ class TableBatch:
             self.changes[old] = Change("d", [], meta)
         self.changes.pop(new, None)
         self.changes[new] = base
+
+    def _unknown_generated(self, values: list[Any], previous: list[Any], diffs: dict[int, Any],
+                           invalid: set[str]) -> None:
+        """An update's generated column that the after image leaves out keeps its value only while the
+        columns it reads keep theirs; otherwise it is unknown: null, listed in ``binlog_invalid``."""
+        for i, inputs in self._generated.items():
+            if values[i] is not MISSING:
+                continue
+            if inputs is None or any(j in diffs or (values[j] is not MISSING and values[j] != previous[j])
+                                     for j in inputs):
+                values[i] = None
+                invalid.add(self.layout.columns[i].name)
 
     def _diff(self, change: Change, i: int, ops: list[Any]) -> None:
         current = change.values[i]
@@ -190,10 +206,14 @@ class TableBatch:
         return values
 
     def _count(self, values: list[Any], delta: int, meta: Meta, invalid: set[str]) -> None:
+        for i in self._generated:       # left out of the image (MariaDB 11): not known, and not hashed
+            if values[i] is MISSING:
+                values[i] = None
+                invalid.add(self.layout.columns[i].name)
         if any(v is MISSING for v in values):
             raise ReplicaError(f"{self._where(meta)}: a table without a key needs full row images "
                                "(binlog_row_image=FULL)")
-        digest = row_hash(values)
+        digest = self.layout.row_hash(values)
         entry = self.counts.get(digest)
         if entry is None:
             self.counts[digest] = [delta, values, invalid, meta]

@@ -1,13 +1,16 @@
 """``apply --initial live``: the replica's first rows, read from the server at a recorded binlog position.
 
-Strategy: one connection takes ``FLUSH TABLES WITH READ LOCK`` only while it starts a consistent snapshot
-(``START TRANSACTION WITH CONSISTENT SNAPSHOT``), reads the binlog's end and the schema, then unlocks: no
-transaction or DDL commits in between, so the rows the transaction sees, the position and the schema all
-describe one moment. The chosen tables are then read in that transaction, ``--initial-chunk`` rows at a time
-(an unbuffered cursor: memory stays bounded by a chunk), converted to the replica's types
-(``server_value``), and written as each table's first Delta commits, at the position's order. The run then
-follows the binlog from that position with the schema read here. A run killed during the snapshot leaves a
-fresh state, and the next one takes the snapshot again (each table is replaced whole).
+Strategy: on MySQL, one connection takes ``FLUSH TABLES WITH READ LOCK`` only while it starts a consistent
+snapshot (``START TRANSACTION WITH CONSISTENT SNAPSHOT``), reads the binlog's end, the GTIDs and the schema,
+then unlocks: no transaction or DDL commits in between, so the rows the transaction sees, the position and
+the schema all describe one moment. MariaDB gives the snapshot's own binlog position
+(``binlog_snapshot_file``/``_position``), so it takes no lock (and needs no RELOAD privilege); the schema is
+read before and after the snapshot starts and must not differ. The chosen tables are then read in that
+transaction, ``--initial-chunk`` rows at a time (an unbuffered cursor: memory stays bounded by a chunk),
+converted to the replica's types (``server_value``), and written as each table's first Delta commits, at
+the position's order. The run then follows the binlog from that position with the schema read here. A run
+killed during the snapshot leaves a fresh state, and the next one takes the snapshot again (each table is
+replaced whole).
 """
 
 from __future__ import annotations
@@ -21,12 +24,13 @@ from typing import Any
 import pyarrow as pa
 
 from binlog_model.errors import ConfigError
-from binlog_model.replica.layout import META, TableLayout, position_order, row_hash
+from binlog_model.replica.layout import META, TableLayout, position_order
 from binlog_model.sinks.delta import DeltaReplica
 from binlog_model.spark.typed_values import InvalidValue, coerce_value
+from schema_tracker.history import SchemaHistory
 from schema_tracker.model import Catalog, ColumnSchema
 
-__all__ = ["InitialSnapshot", "server_value", "take_initial_snapshot"]
+__all__ = ["NOT_GIVEN", "InitialSnapshot", "InitialTable", "server_value", "take_initial_snapshot"]
 
 _UTC = datetime.UTC
 _SYSTEM = {"mysql", "information_schema", "performance_schema", "sys"}
@@ -34,12 +38,27 @@ _SYSTEM = {"mysql", "information_schema", "performance_schema", "sys"}
 
 @dataclass
 class InitialSnapshot:
+    """Where the initial data was taken: the binlog continues at ``file:offset`` with ``catalog``, written
+    by a server of ``server_version``."""
+
     file: str
     offset: int
     gtids: str
     catalog: Catalog
     tables: int = 0
     rows: int = 0
+    server_version: str = ""
+
+    def history(self, lenient: bool) -> SchemaHistory:
+        """The schema history the binlog continues with."""
+        return SchemaHistory(self.catalog, lenient=lenient, server_version=self.server_version)
+
+
+class _NotGiven:
+    """A column value the initial data does not give (a generated column a dump leaves out)."""
+
+
+NOT_GIVEN = _NotGiven()
 
 
 def take_initial_snapshot(connect: Callable[..., Any], replica: DeltaReplica,
@@ -55,54 +74,92 @@ def take_initial_snapshot(connect: Callable[..., Any], replica: DeltaReplica,
     try:
         cur = conn.cursor()
         cur.execute("SET SESSION time_zone = '+00:00'")
-        try:
-            cur.execute("FLUSH TABLES WITH READ LOCK")
-        except pymysql.err.OperationalError as err:
-            raise ConfigError(f"--initial live needs the RELOAD privilege (FLUSH TABLES WITH READ LOCK, held "
-                              f"while the snapshot starts): {err.args[-1]}") from None
-        try:
-            cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
-            file, offset = _binlog_end(cur)
-            version = str(cur.connection.get_server_info())
-            mariadb = "mariadb" in version.lower()
-            cur.execute("SELECT @@gtid_binlog_pos" if mariadb else "SELECT @@gtid_executed")
-            gtids = str(cur.fetchone()[0] or "").replace("\n", "")
-            catalog = catalog_from_server(conn)
-        finally:
-            cur.execute("UNLOCK TABLES")
-        snapshot = InitialSnapshot(file, offset, gtids, catalog)
+        cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        version = str(conn.get_server_info())
+        if "mariadb" in version.lower():
+            file, offset, catalog = _mariadb_snapshot(conn, catalog_from_server)
+            gtids = ""      # not read without a lock: the position is exact, @@gtid_binlog_pos would not be
+        else:
+            try:
+                cur.execute("FLUSH TABLES WITH READ LOCK")
+            except pymysql.err.OperationalError as err:
+                raise ConfigError(f"--initial live needs the RELOAD privilege (FLUSH TABLES WITH READ LOCK, "
+                                  f"held while the snapshot starts): {err.args[-1]}") from None
+            try:
+                cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+                file, offset = _binlog_end(cur)
+                cur.execute("SELECT @@gtid_executed")
+                gtids = str(cur.fetchone()[0] or "").replace("\n", "")
+                catalog = catalog_from_server(conn)
+            finally:
+                cur.execute("UNLOCK TABLES")
+        snapshot = InitialSnapshot(file, offset, gtids, catalog, server_version=version)
         at = f"{file}:{offset}"
         position_order(file, offset)        # a binlog without numbered files fails before any write
         for schema in sorted(catalog.tables.values(), key=lambda t: (t.db, t.name)):
             db, name = schema.db, schema.name
             if db.lower() in _SYSTEM or (select is not None and not select(db, name)):
                 continue
-            layout = TableLayout.of(schema)
+            table = InitialTable(replica, TableLayout.of(schema), at, gtids)
             rows = conn.cursor(SSCursor)
-            rows.execute(f"SELECT {', '.join(_selected(c) for c in layout.columns)} "
+            rows.execute(f"SELECT {', '.join(_selected(c) for c in table.layout.columns)} "
                          f"FROM {_quote(db)}.{_quote(name)}")
-            first = True
-            seen: dict[bytes, int] = {}
-            while True:
-                batch = rows.fetchmany(chunk)
-                if not batch and not first:
-                    break
-                data = _typed_batch(layout, batch, at, seen)
-                if first:
-                    replica.create(layout, at, gtids, data)
-                else:
-                    replica.append(layout, data, at, gtids)
+            while batch := rows.fetchmany(chunk):
+                table.write(batch)
                 snapshot.rows += len(batch)
-                first = False
-                if not batch:
-                    break
+            table.finish()
             rows.close()
             snapshot.tables += 1
         conn.rollback()
         return snapshot
     finally:
         conn.close()
+
+
+def _mariadb_snapshot(conn: Any, read_catalog: Callable[[Any], Catalog]) -> tuple[str, int, Catalog]:
+    """MariaDB's lock-free snapshot: ``binlog_snapshot_file``/``_position`` are the binlog position of the
+    consistent snapshot. The schema is not transactional, so it is read before and after the snapshot
+    starts, and a DDL in between (the two differ) starts it over."""
+    cur = conn.cursor()
+    for _ in range(10):
+        before = read_catalog(conn)
+        cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        cur.execute("SHOW STATUS LIKE 'binlog_snapshot_%'")
+        status = {str(k).lower(): str(v) for k, v in cur.fetchall()}
+        catalog = read_catalog(conn)
+        if catalog == before:
+            if not status.get("binlog_snapshot_file"):
+                raise ConfigError("binary logging is off on the server (log_bin): there is no position to "
+                                  "start the replica from")
+            return status["binlog_snapshot_file"], int(status["binlog_snapshot_position"]), catalog
+        conn.rollback()
+    raise ConfigError("--initial live: the schema changed during each of 10 attempts to start the snapshot "
+                      "(DDL running all the time); try again when it is quieter")
+
+
+class InitialTable:
+    """One table's initial rows, written chunk by chunk at the snapshot's position: the first chunk creates
+    the table (replacing one a killed run left), the next ones append; a keyless table's copy numbers run
+    on across chunks."""
+
+    def __init__(self, replica: DeltaReplica, layout: TableLayout, at: str, gtids: str) -> None:
+        self.replica, self.layout, self.at, self.gtids = replica, layout, at, gtids
+        self.created = False
+        self._seen: dict[bytes, int] = {}
+
+    def write(self, rows: list[tuple[Any, ...]]) -> None:
+        """Rows as a server's ``SELECT`` gives them (``server_value``'s input)."""
+        data = _typed_batch(self.layout, rows, self.at, self._seen)
+        if self.created:
+            self.replica.append(self.layout, data, self.at, self.gtids)
+        else:
+            self.replica.create(self.layout, self.at, self.gtids, data)
+            self.created = True
+
+    def finish(self) -> None:
+        """An empty table still exists in the replica."""
+        if not self.created:
+            self.write([])
 
 
 def _binlog_end(cur: Any) -> tuple[str, int]:
@@ -155,7 +212,7 @@ def _typed_batch(layout: TableLayout, rows: list[tuple[Any, ...]], at: str, seen
             columns[i].append(typed)
         invalid.append(bad)
         if layout.keyless:
-            digest = row_hash(values)
+            digest = layout.row_hash(values)
             seen[digest] = seen.get(digest, 0) + 1
             digests.append(digest)
             copies.append(seen[digest])
@@ -175,6 +232,8 @@ def server_value(value: Any, column: ColumnSchema, arrow: pa.DataType) -> Any:
     date, which pymysql hands over as text)."""
     if value is None:
         return None
+    if value is NOT_GIVEN:
+        raise InvalidValue
     kind = column.data_type
     if kind == "bit":
         value = int.from_bytes(value, "big") if isinstance(value, bytes) else int(value)

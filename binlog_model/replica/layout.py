@@ -10,6 +10,7 @@ for n equal rows), so that deleting one of two equal rows leaves one.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,6 +96,34 @@ class TableLayout:
     def index(self) -> dict[str, int]:
         """Column name (lower case) → its position."""
         return {c.name.lower(): i for i, c in enumerate(self.columns)}
+
+    def generated(self) -> dict[int, frozenset[int] | None]:
+        """Generated column position → the positions of the columns its expression may read (None: it reads
+        one the replica does not have). A server may leave generated columns out of a row image (MariaDB 11
+        does, even with FULL images), and a dump leaves them out: their value is known only while these
+        inputs do not change. Words of the expression are matched against the column names, so a function
+        or a string literal named like a column only counts as one more input."""
+        index = self.index()
+        out: dict[int, frozenset[int] | None] = {}
+        for i, column in enumerate(self.columns):
+            if column.generated is None:
+                continue
+            words = {(quoted or bare).replace("``", "`").lower()
+                     for quoted, bare in _WORDS.findall(column.generated)}
+            inputs = {index[w] for w in words if w in index}
+            quoted = {q.replace("``", "`").lower() for q, _ in _WORDS.findall(column.generated) if q}
+            out[i] = None if quoted - index.keys() else frozenset(inputs)
+        return out
+
+    def row_hash(self, values: list[Any]) -> bytes:
+        """The digest a keyless row is stored under (``row_hash``), over its columns that are not generated:
+        they follow from the others, and row images may leave them out."""
+        generated = {i for i, c in enumerate(self.columns) if c.generated is not None}
+        return row_hash([v for i, v in enumerate(values) if i not in generated] if generated else values)
+
+
+# a backquoted name, or a bare word
+_WORDS = re.compile(r"`((?:[^`]|``)+)`|\b([A-Za-z_][A-Za-z0-9_$]*)\b")
 
 
 def row_hash(values: list[Any]) -> bytes:

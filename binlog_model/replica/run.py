@@ -17,12 +17,16 @@ import os
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from binlog_model.errors import ConfigError
 from binlog_model.faults import kill_point
-from binlog_model.io.file_source import FileSource
+from binlog_model.gtid import GtidSet
+from binlog_model.io.file_source import FileSource, format_description_of
+from binlog_model.io.files import base_name, binlog_size
 from binlog_model.io.state import RunState, lock_state
+from binlog_model.position import file_sequence
+from binlog_model.replica.initial import InitialSnapshot
 from binlog_model.replica.writer import ApplyStats, ReplicaWriter
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
@@ -77,10 +81,14 @@ def run_apply_files(
     select: Callable[[str, str], bool] | None = None,
     checkpoint_every: int = 100,
     progress: str = "off",
+    initial: Callable[[DeltaReplica], InitialSnapshot] | None = None,
+    lenient_ddl: bool = False,
 ) -> ApplyResult:
     """One run over the new input of ``paths`` into the replica at ``target``; the state in ``state_dir``.
-    Raises ``StateMismatchError``/``StateLockedError`` as ``events --state``, ``ReplicaError`` for a change
-    that cannot be applied exactly, ``ReplicaOwnerError`` for a target another state writes."""
+    ``initial``: on a new state, writes the tables' initial data (a dump's rows, ``dump.load_initial_dump``)
+    and says where it was taken; the run starts there. Raises ``StateMismatchError``/``StateLockedError``
+    as ``events --state``, ``ReplicaError`` for a change that cannot be applied exactly,
+    ``ReplicaOwnerError`` for a target another state writes."""
     with lock_state(state_dir):
         state = RunState.load(state_dir)
         begin_run(state, shaping_options, snapshot_id, lambda done: None)
@@ -88,7 +96,10 @@ def run_apply_files(
         app_id = app_id_of(state)
         if fresh:
             state.save()        # the token names the tables' app id: saved before any table is written
-        replica = DeltaReplica(Path(target), app_id, checkpoint_every=checkpoint_every)
+        replica = DeltaReplica(target, app_id, checkpoint_every=checkpoint_every)
+        paths = list(paths)
+        if initial is not None and state.fresh:
+            _start_at(state, paths, initial(replica), lenient_ddl)
         history = SchemaHistory.from_json(state.history) if state.history is not None else load_history()
         assembler = StatementAssembler(history, options)
         writer = ReplicaWriter(replica, lambda: assembler.history, select)
@@ -121,6 +132,23 @@ def run_apply_files(
         state.runs += 1
         state.save()
         return result
+
+
+def _start_at(state: RunState, paths: list[str | os.PathLike[str]], taken: InitialSnapshot,
+              lenient_ddl: bool) -> None:
+    """A new state starts where the initial data was taken: the binlog files given before that position's
+    file count as done, and the state is saved (the initial load's commit: a run killed before it loads
+    the initial data again)."""
+    names = {base_name(p): p for p in paths}
+    if taken.file not in names:
+        raise ConfigError(f"the initial data was taken at {taken.file}:{taken.offset}, but {taken.file} is "
+                          f"not among the binlog files given: give the files from {taken.file} on")
+    here = file_sequence(taken.file)
+    state.files = {name: binlog_size(path) for name, path in names.items() if file_sequence(name) < here}
+    state.position = Position(taken.file, taken.offset, format_description_of(names[taken.file])).to_json()
+    state.history = taken.history(lenient_ddl).to_json()
+    state.gtids = GtidSet.parse(taken.gtids)
+    state.save()
 
 
 class LiveReplicaOutput:

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.replica.batch import Meta, ReplicaError, TableBatch
 from binlog_model.replica.defaults import default_value
-from binlog_model.replica.layout import KEYLESS, META, TableLayout, position_order, row_hash
+from binlog_model.replica.layout import KEYLESS, META, TableLayout, position_order
 from binlog_model.sinks.delta import DeltaReplica
 from binlog_model.spark.typed_values import InvalidValue, coerce_value
 from schema_tracker.history import SchemaHistory
@@ -58,6 +58,7 @@ class ReplicaWriter:
         self._current: tuple[str, int] | None = None      # its GTID
         self._batches: dict[tuple[str, str], TableBatch] = {}
         self.taken = 0
+        self._drained = 0       # the run's index of the last event drained into the batches
         self.stats = ApplyStats()
         self._position = ""
         self._gtids = ""
@@ -82,6 +83,8 @@ class ReplicaWriter:
         identity = (event.gtid, event.transaction_id)
         if event.gtid and identity != self._current:
             self._drain(self._pending)
+            if self._pending:
+                self._drained = self._pending[-1][0]
             self._pending = []
         self._current = identity
         catalog = self.history().catalog
@@ -99,7 +102,12 @@ class ReplicaWriter:
         """Apply the first ``upto`` events taken (counted from the run's start) to the replica; the rest
         (an open transaction at the end of the input) is dropped."""
         self._position, self._gtids = position, gtids
-        # (a commit point is a transaction boundary: a transaction drained already lies before it)
+        if self._drained > upto:
+            # a commit point is a transaction boundary, and a drained transaction is whole: it lies before
+            # the point, or the tables would hold changes past the position they say
+            raise ReplicaError(f"a commit at {position} comes before a transaction already taken into the "
+                               f"tables' batches (event {self._drained} of the run; the commit covers "
+                               f"{upto}): the input has a transaction without its end before this point")
         self._drain([item for item in self._pending if item[0] <= upto])
         self._pending, self._current = [], None
         for (db, table), batch in list(self._batches.items()):
@@ -282,7 +290,7 @@ def reshape(data: pa.Table, layout: TableLayout, renamed: dict[str, str]) -> pa.
     meta["binlog_invalid"] = pa.array([sorted(m) for m in invalid], type=pa.list_(pa.string()))
     arrays = columns + [meta[name] for name, _ in META]
     if layout.keyless:
-        arrays += _keyless_columns(columns)
+        arrays += _keyless_columns(layout, columns)
     return pa.Table.from_arrays([a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays],
                                 schema=layout.arrow_schema())
 
@@ -304,12 +312,12 @@ def _convert(values: Any, kind: pa.DataType, name: str, invalid: list[set[str]])
     return pa.array(out, type=kind)
 
 
-def _keyless_columns(columns: list[Any]) -> list[pa.Array]:
+def _keyless_columns(layout: TableLayout, columns: list[Any]) -> list[pa.Array]:
     rows = list(zip(*(c.to_pylist() for c in columns), strict=True)) if columns else []
     seen: dict[bytes, int] = {}
     digests, copies = [], []
     for row in rows:
-        digest = row_hash(list(row))
+        digest = layout.row_hash(list(row))
         seen[digest] = seen.get(digest, 0) + 1
         digests.append(digest)
         copies.append(seen[digest])

@@ -12,23 +12,31 @@ created again under the name starts a new one); RENAME TABLE moves it to the new
 ``ROOT/_renamed/<db>/<table>@<order>``. Both tell a resumed run that changes of the old name before that
 order are done (``gone_at``). ``ROOT/_binlog_model.json`` names the app id that owns the tables: a target
 that another state writes is refused.
+
+ROOT is a local folder or an object store URI (``s3://bucket/replica``, any ``pyarrow.fs`` filesystem).
+The folder work (the owner file, listing, moving a dropped or renamed table) goes through ``pyarrow.fs``; a
+move on an object store is a copy, then a delete, which a run killed in between repeats. On S3 delta-rs
+commits need a lock or conditional writes to be safe against concurrent writers; a replica has one writer
+(the state is locked, the owner file names it), so ``AWS_S3_ALLOW_UNSAFE_RENAME`` is set unless the
+environment configures a locking provider or conditional puts.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.fs as pafs
 
 from binlog_model.errors import ConfigError, MissingExtraError
 from binlog_model.faults import kill_point
 from binlog_model.io.documents import write_bytes_atomic
+from binlog_model.io.files import is_uri, name_like, output_filesystem
 from binlog_model.replica.layout import KEYLESS, META, TableLayout, order_of
 
 __all__ = ["OWNER_FILE", "DeltaReplica", "ReplicaOwnerError", "require_deltalake"]
@@ -52,44 +60,82 @@ class ReplicaOwnerError(ConfigError):
 
 
 class DeltaReplica:
-    """The Delta tables under ``root`` that the state with ``app_id`` writes."""
+    """The Delta tables under ``root`` (a local folder or a URI) that the state with ``app_id`` writes.
+    Raises ``ReplicaOwnerError`` for a root another state owns, ``ConfigError`` for a store it cannot
+    reach (before anything is written)."""
 
     def __init__(self, root: str | os.PathLike[str], app_id: str, *, checkpoint_every: int = 100) -> None:
         require_deltalake()
-        if "://" in os.fspath(root):
-            raise ConfigError(f"--to delta:{root}: only local paths are supported for now")
-        self.root = Path(root)
+        text = os.fspath(root)
+        self.root = text if is_uri(text) else os.path.abspath(text)
         self.app_id = app_id
         self.checkpoint_every = checkpoint_every
+        self._fs, self._base = output_filesystem(self.root)
+        self._local = isinstance(self._fs, pafs.LocalFileSystem)
+        self._options = _storage_options(self.root)
         self._versions: dict[tuple[str, str], int] = {}
         self.commits = 0
-        self._claim()
+        try:
+            self._claim()
+        except OSError as err:
+            raise ConfigError(f"cannot reach the replica's store {self.root}: {err}") from None
 
     def _claim(self) -> None:
-        owner = self.root / OWNER_FILE
-        if owner.exists():
-            found = json.loads(owner.read_text()).get("app_id")
+        owner = f"{self._base}/{OWNER_FILE}"
+        if self._info(owner).type == pafs.FileType.File:
+            with self._fs.open_input_stream(owner) as fh:
+                found = json.loads(fh.read()).get("app_id")
             if found != self.app_id:
                 raise ReplicaOwnerError(f"{self.root} holds the replica tables of another state (app id "
                                         f"{found}, this state's is {self.app_id}): give another --to, or the "
                                         "state that wrote them")
             return
-        self.root.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(owner, json.dumps({"app_id": self.app_id}).encode())
+        self._write(owner, json.dumps({"app_id": self.app_id}).encode())
 
     # --- where things are -------------------------------------------------------------------------------
 
+    def location(self, db: str, table: str, kind: str = "") -> str:
+        """Where ``db.table`` lives (a path or a URI); ``kind``: ``_dropped`` for a table moved aside."""
+        return name_like(self.root, self._inside(db, table, kind))
+
     def path(self, db: str, table: str) -> Path:
-        return self.root / db / table
+        """A local replica's table folder."""
+        return Path(self.location(db, table))
+
+    def _inside(self, db: str, table: str, kind: str = "") -> str:
+        return "/".join(p for p in (self._base, kind, db, table) if p)
+
+    def _info(self, path: str) -> Any:
+        return self._fs.get_file_info(path)
+
+    def _children(self, path: str) -> list[Any]:
+        if self._info(path).type != pafs.FileType.Directory:
+            return []
+        return sorted(self._fs.get_file_info(pafs.FileSelector(path)), key=lambda i: i.base_name)
+
+    def _write(self, path: str, data: bytes) -> None:
+        if self._local:
+            write_bytes_atomic(Path(path), data)
+            return
+        with self._fs.open_output_stream(path) as fh:      # one PUT: whole or not at all
+            fh.write(data)
+
+    def _table(self, db: str, table: str, version: int | None = None, kind: str = "") -> Any:
+        from deltalake import DeltaTable
+
+        return DeltaTable(_delta_uri(self.location(db, table, kind)), version=version,
+                          storage_options=self._options)
 
     def exists(self, db: str, table: str) -> bool:
-        return (self.path(db, table) / "_delta_log").is_dir()
+        return self._info(f"{self._inside(db, table)}/_delta_log").type == pafs.FileType.Directory
 
     def tables(self) -> list[tuple[str, str]]:
         """Every table of the replica, as (db, table)."""
         found = []
-        for db in sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith("_")):
-            found += [(db.name, t.name) for t in sorted(db.iterdir()) if (t / "_delta_log").is_dir()]
+        for db in self._children(self._base):
+            if db.type == pafs.FileType.Directory and not db.base_name.startswith("_"):
+                found += [(db.base_name, t.base_name) for t in self._children(db.path)
+                          if self.exists(db.base_name, t.base_name)]
         return found
 
     def version(self, db: str, table: str) -> int:
@@ -102,30 +148,24 @@ class DeltaReplica:
     def _read_version(self, db: str, table: str) -> int:
         if not self.exists(db, table):
             return -1
-        from deltalake import DeltaTable
-
-        found = DeltaTable(str(self.path(db, table))).transaction_version(self.app_id)
+        found = self._table(db, table).transaction_version(self.app_id)
         if found is None:
-            raise ReplicaOwnerError(f"{self.path(db, table)} is a Delta table that this state did not write "
-                                    f"(no transaction of app id {self.app_id})")
+            raise ReplicaOwnerError(f"{self.location(db, table)} is a Delta table that this state did not "
+                                    f"write (no transaction of app id {self.app_id})")
         return int(found)
 
     def schema(self, db: str, table: str) -> pa.Schema:
         """The table's current Arrow schema (plain types)."""
-        from deltalake import DeltaTable
-
-        return _without_views(pa.schema(DeltaTable(str(self.path(db, table))).schema().to_arrow()))
+        return _without_views(pa.schema(self._table(db, table).schema().to_arrow()))
 
     def gone_at(self, db: str, table: str) -> int:
         """The latest order at which ``db.table`` was dropped or renamed away (-1: never)."""
         latest = -1
         for kind in ("_dropped", "_renamed"):
-            folder = self.root / kind / db
-            if folder.is_dir():
-                for entry in folder.iterdir():
-                    name, _, order = entry.name.rpartition("@")
-                    if name == table and order.isdigit():
-                        latest = max(latest, int(order))
+            for entry in self._children(self._inside(db, "", kind)):
+                name, _, order = entry.base_name.rpartition("@")
+                if name == table and order.isdigit():
+                    latest = max(latest, int(order))
         return latest
 
     # --- commits ----------------------------------------------------------------------------------------
@@ -150,18 +190,18 @@ class DeltaReplica:
         from deltalake import write_deltalake
 
         schema = layout.arrow_schema()
-        path = self.path(layout.db, layout.table)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_deltalake(str(path), data if data is not None else schema.empty_table(), mode="overwrite",
-                        schema_mode="overwrite", commit_properties=self._properties(at, gtids))
+        write_deltalake(_delta_uri(self.location(layout.db, layout.table)),
+                        data if data is not None else schema.empty_table(), mode="overwrite",
+                        schema_mode="overwrite", commit_properties=self._properties(at, gtids),
+                        storage_options=self._options)
         self._committed(layout.db, layout.table, at)
 
     def append(self, layout: TableLayout, data: pa.Table, at: str, gtids: str) -> None:
         """Add rows (the initial snapshot's next chunk)."""
         from deltalake import write_deltalake
 
-        write_deltalake(str(self.path(layout.db, layout.table)), data, mode="append",
-                        commit_properties=self._properties(at, gtids))
+        write_deltalake(_delta_uri(self.location(layout.db, layout.table)), data, mode="append",
+                        commit_properties=self._properties(at, gtids), storage_options=self._options)
         self._committed(layout.db, layout.table, at)
 
     def overwrite(self, layout: TableLayout, data: pa.Table, at: str, gtids: str) -> None:
@@ -170,18 +210,16 @@ class DeltaReplica:
 
     def mark(self, db: str, table: str, at: str, gtids: str) -> None:
         """A commit without rows: the table is applied up to ``at`` (after a rename)."""
-        from deltalake import DeltaTable, write_deltalake
+        from deltalake import write_deltalake
 
-        dt = DeltaTable(str(self.path(db, table)))
+        dt = self._table(db, table)
         write_deltalake(dt, pa.schema(dt.schema().to_arrow()).empty_table(), mode="append",
                         commit_properties=self._properties(at, gtids))
         self._committed(db, table, at)
 
     def merge(self, layout: TableLayout, source: pa.Table, at: str, gtids: str) -> None:
         """Apply one batch: per key, delete (``binlog_op`` 'd') or write the row ('u')."""
-        from deltalake import DeltaTable
-
-        dt = DeltaTable(str(self.path(layout.db, layout.table)))
+        dt = self._table(layout.db, layout.table)
         on = " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in layout.key_names)
         (dt.merge(source, on, source_alias="s", target_alias="t",
                   commit_properties=self._properties(at, gtids))
@@ -192,46 +230,51 @@ class DeltaReplica:
         self._committed(layout.db, layout.table, at)
 
     def drop(self, db: str, table: str, order: int) -> None:
-        path = self.path(db, table)
-        if path.exists():
-            aside = self.root / "_dropped" / db / f"{table}@{order}"
-            aside.parent.mkdir(parents=True, exist_ok=True)
-            if aside.exists():
-                shutil.rmtree(aside)
-            os.replace(path, aside)
+        """Move the table aside to ``_dropped/<db>/<table>@<order>`` (its history kept)."""
+        self._move(self._inside(db, table), self._inside(db, f"{table}@{order}", "_dropped"))
         self._versions.pop((db, table), None)
 
     def rename(self, db: str, table: str, new_db: str, new_table: str, order: int) -> None:
-        path, target = self.path(db, table), self.path(new_db, new_table)
-        marker = self.root / "_renamed" / db / f"{table}@{order}"
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists():
-            if target.exists():      # a table of that name dropped in the same run, not yet moved aside
-                shutil.rmtree(target)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(path, target)
-        marker.write_text(f"{new_db}.{new_table}\n")
+        """Move the table to its new name, and leave the marker ``_renamed/<db>/<table>@<order>``."""
+        self._move(self._inside(db, table), self._inside(new_db, new_table))
+        self._write(self._inside(db, f"{table}@{order}", "_renamed"), f"{new_db}.{new_table}\n".encode())
         self._versions.pop((db, table), None)
         self._versions.pop((new_db, new_table), None)
+
+    def _move(self, source: str, target: str) -> None:
+        """A table folder to ``target``, replacing what is there (a table of that name dropped in the same
+        run, not yet moved aside, or a copy a killed run left). Locally one rename; on an object store a
+        copy of every object, then the source deleted: a run killed in between moves it again."""
+        if self._info(source).type != pafs.FileType.Directory:
+            return
+        if self._info(target).type != pafs.FileType.NotFound:
+            self._fs.delete_dir(target)
+        if self._local:
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(source, target)
+            return
+        pafs.copy_files(source, target, source_filesystem=self._fs, destination_filesystem=self._fs)
+        kill_point("replica-moved")       # copied, the source not yet deleted
+        self._fs.delete_dir(source)
 
     # --- reads ------------------------------------------------------------------------------------------
 
     def read(self, db: str, table: str, columns: list[str] | None = None, filter: Any = None,
-             version: int | None = None) -> pa.Table:
+             version: int | None = None, *, dropped: bool = False) -> pa.Table:
         """The table's current rows, read with pyarrow from the files of its current version. Not through
         ``DeltaTable.to_pyarrow_dataset``: its scan threads call back into delta-rs's filesystem, and a
         process that used one aborts at exit now and then ("terminate called without an active
         exception", delta-io/delta-rs#2184). delta-rs writes no deletion vectors, so the files are the
-        rows. ``version``: a Delta version (``as_of``) instead of the current one."""
-        from deltalake import DeltaTable
-
-        dt = DeltaTable(str(self.path(db, table)), version=version)
+        rows. ``version``: a Delta version (``as_of``) instead of the current one; ``dropped``: ``table``
+        names a table moved aside (``<table>@<order>`` in ``_dropped/<db>``)."""
+        dt = self._table(db, table, version, "_dropped" if dropped else "")
         schema = _without_views(pa.schema(dt.schema().to_arrow()))
         files = dt.file_uris()
         if not files:
             empty = schema.empty_table()
             return empty.select(columns) if columns is not None else empty
-        data = ds.dataset(files, format="parquet")
+        paths = [f if self._local else f.split("://", 1)[1] for f in files]
+        data = ds.dataset(paths, format="parquet", filesystem=self._fs)
         wanted = schema if columns is None else pa.schema([schema.field(c) for c in columns])
         try:        # pushed into the scan: only the row groups its statistics allow are read
             return data.to_table(columns=columns, filter=filter).cast(wanted)
@@ -273,11 +316,9 @@ class DeltaReplica:
     def as_of(self, db: str, table: str, position: str) -> int | None:
         """The Delta version of ``db.table`` that holds exactly the changes before ``position``
         (``FILE:OFFSET``, a transaction boundary), from the commits' metadata; None before the first."""
-        from deltalake import DeltaTable
-
         wanted = order_of(position)
         best: tuple[int, int] | None = None
-        for commit in DeltaTable(str(self.path(db, table))).history():
+        for commit in self._table(db, table).history():
             at = commit.get("binlog_model.position")
             if at is None:
                 continue        # an OPTIMIZE: the same rows as the commit before it
@@ -290,12 +331,8 @@ class DeltaReplica:
 
     def upkeep(self, db: str, table: str) -> None:
         """A Delta checkpoint and the small files compacted (every ``checkpoint_every`` commits)."""
-        from deltalake import DeltaTable
-
-        dt = DeltaTable(str(self.path(db, table)))
-        dt.optimize.compact()
-        dt = DeltaTable(str(self.path(db, table)))
-        dt.create_checkpoint()
+        self._table(db, table).optimize.compact()
+        self._table(db, table).create_checkpoint()
 
 
 def user_columns(table: pa.Table) -> pa.Table:
@@ -314,6 +351,26 @@ def _without_views(schema: pa.Schema) -> pa.Schema:
             return pa.list_(plain(kind.value_type))
         return kind
     return pa.schema([field.with_type(plain(field.type)) for field in schema])
+
+
+def _delta_uri(location: str) -> str:
+    """A table's location as delta-rs names it (``s3a://`` is ``s3://`` there)."""
+    return "s3://" + location[len("s3a://"):] if location.startswith("s3a://") else location
+
+
+def _storage_options(root: str) -> dict[str, str]:
+    """delta-rs options for an S3 root, beside the standard ``AWS_*`` environment it reads itself: plain
+    HTTP when the endpoint is one (a local test server), and single-writer commits unless a locking
+    provider or conditional puts are configured (see the module docstring)."""
+    if not root.startswith(("s3://", "s3a://")):
+        return {}
+    options = {}
+    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL") or ""
+    if endpoint.startswith("http://"):
+        options["AWS_ALLOW_HTTP"] = "true"
+    if not {"AWS_S3_LOCKING_PROVIDER", "AWS_CONDITIONAL_PUT"} & os.environ.keys():
+        options["AWS_S3_ALLOW_UNSAFE_RENAME"] = "true"
+    return options
 
 
 def _quote(name: str) -> str:

@@ -126,6 +126,10 @@ def describe_failure(error: str, log: str, slices: Sequence[str], conf: Mapping[
                 if code and code.group(1) in ("137", "-9") else "")
         return (f"a Python worker crashed or was killed{how}{where}{hint}; lower --slice-mb, or see the "
                 "worker's output in the log")
+    if "Python worker failed to connect back" in text:
+        return ("a Spark Python worker did not start within Spark's fixed 10 s" + where + " (the machine is "
+                "too busy: see its load average); run again when it is less busy, or give the job fewer "
+                "cores (--master local[1])")
     if re.search(r"Connection refused|Answer from Java side is empty|Error while receiving|"
                  r"Py4JNetworkError|java gateway", error):
         return ("the Spark JVM exited during the job" + where + f"; {memory} {smaller}, or see the end of "

@@ -78,6 +78,10 @@ class LocalServer(SqlServer):
         """The argv prefix of this server's own dump tool (``mariadb-dump`` / ``mysqldump``)."""
         raise NotImplementedError
 
+    def tool(self, name: str) -> list[str]:  # pragma: no cover - abstract
+        """The argv prefix of a client tool of this server's build (``mysqlbinlog``, ``mariadb`` …)."""
+        raise NotImplementedError
+
     def _prepare_datadir(self) -> None:  # pragma: no cover - abstract
         """Create ``self.datadir`` with the system tables, ready for ``_server_args``."""
         raise NotImplementedError

@@ -100,6 +100,14 @@ class MariaDBServer(LocalServer):
             raise HarnessError("mariadb-dump not found (install the Debian package mariadb-client)")
         return [str(found)]
 
+    def tool(self, name: str) -> list[str]:
+        """The argv prefix of a client tool of the machine's installation (``mariadb-binlog``, ``mariadb``
+        …), as ``SidBuild.tool`` gives a sid build's; ``HarnessError`` if missing."""
+        found = _which(name)
+        if found is None:
+            raise HarnessError(f"{name} not found (install the Debian package mariadb-client)")
+        return [str(found)]
+
     def _server_command(self) -> list[str]:
         self._mariadbd, self._install_db = find_mariadb_binaries()
         return [str(self._mariadbd)]

@@ -2,7 +2,9 @@
 workload (``tests/_replica_workload``) runs on the server, ``apply`` reads the server's own binlog folder,
 and every replica table equals ``SELECT *`` on the source, value for value (as a multiset for the table
 without a key). Increments (a run, more writes and rotations, another run) give the same tables, and the
-replica's version at each recorded position equals the snapshot taken there.
+replica's version at each recorded position equals the snapshot taken there. An independent oracle: the same
+binlog files replayed by the server's own tools into a scratch server of the same kind (``tests/_replay``)
+give the replica's tables.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pytest
 from binlog_model.cli import main
 from binlog_model.sinks.delta import DeltaReplica
 from binlog_model.testing.localserver import LocalServer
+from tests._replay import replay
 from tests._replica_workload import TABLES, Workload, replica_rows, source_rows
 
 pytest.importorskip("deltalake")
@@ -82,6 +85,34 @@ def test_replica_equals_the_source_after_a_random_workload(workload: Any, tmp_pa
     before = {t: len(list((p / "_delta_log").glob("*.json"))) for t, p in versions.items()}
     assert _apply(server, first, state, to) == 0
     assert {t: len(list((p / "_delta_log").glob("*.json"))) for t, p in versions.items()} == before
+
+
+def test_replica_equals_an_independent_replay(workload: Any, scratch: LocalServer, tmp_path: Path) -> None:
+    """The oracle that shares no code with ours: the binlog files ``apply`` read, replayed by the server's
+    own tools (``mysqlbinlog | mysql``, ``mariadb-binlog | mariadb``) into a scratch server of the same
+    kind, give tables equal to the replica's, value for value (as a multiset for the keyless table)."""
+    server, db, first, work = workload
+    for _ in range(150):        # the small workload: the replay and a second server are the cost here
+        work.step()
+    server.execute("FLUSH BINARY LOGS")
+    files = _binlogs_since(server, first)
+    state, to = tmp_path / "state", tmp_path / "replica"
+    assert _apply(server, first, state, to) == 0
+    replay(server, files, scratch, db)
+    try:
+        # the replay's own tables are what the source shows, or the oracle says nothing
+        assert _tables(scratch, db) == _tables(server, db)
+        assert _assert_equal(scratch, db, to) > 300
+    finally:
+        scratch.execute(f"DROP DATABASE IF EXISTS `{db}`")
+
+
+def _tables(server: LocalServer, db: str) -> dict[str, Any]:
+    conn = server.connect(db)
+    try:
+        return {table: source_rows(conn, table) for table in TABLES}
+    finally:
+        conn.close()
 
 
 def test_version_at_each_position_equals_the_snapshot_there(workload: Any, tmp_path: Path) -> None:
@@ -231,9 +262,8 @@ def test_every_ddl_kind_drop_and_recreate(server: LocalServer, fresh_db: str, tm
         conn.close()
     aside = list((to / "_dropped" / db).iterdir())
     assert len(aside) == 1 and aside[0].name.startswith("gone@")
-    old = DeltaReplica(to, replica.app_id)
-    old.root = to / "_dropped"
-    assert old.read(db, aside[0].name).num_rows == 1          # the dropped table as it was: its last row
+    # the dropped table as it was: its last row
+    assert replica.read(db, aside[0].name, dropped=True).num_rows == 1
 
 
 def test_initial_live_snapshot_then_the_binlog_from_its_position(workload: Any, tmp_path: Path) -> None:
@@ -263,3 +293,65 @@ def test_initial_live_snapshot_then_the_binlog_from_its_position(workload: Any, 
     assert again.returncode == 0, again.stderr
     assert "initial snapshot" not in again.stderr
     assert _assert_equal(server, db, to) > 100
+
+
+def test_initial_live_without_reload_privilege(workload: Any, tmp_path: Path) -> None:
+    """An account with replication privileges and SELECT, but no RELOAD: MariaDB's snapshot takes no lock
+    and works; MySQL's needs FLUSH TABLES WITH READ LOCK, and the run fails at once with one line naming
+    RELOAD, before anything is written."""
+    import os
+    import secrets
+    import subprocess
+    import sys
+
+    server, db, _first, work = workload
+    for _ in range(40):
+        work.step()
+    user, password = f"nr_{secrets.token_hex(3)}", "no-reload-pw-1"
+    server.execute(["SET SESSION sql_log_bin = 0", f"CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'",
+                    f"GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{user}'@'%'",
+                    f"GRANT SELECT ON `{db}`.* TO '{user}'@'%'"])
+    try:
+        repo = Path(__file__).resolve().parents[2]
+        state, to = tmp_path / "state", tmp_path / "replica"
+        done = subprocess.run(
+            [sys.executable, "-m", "binlog_model.cli", "apply", f"mysql://{user}@127.0.0.1:{server.port}",
+             "--state", str(state), "--to", f"delta:{to}", "--initial", "live", "--tables", f"{db}.*",
+             "--stop-at-end", "--no-progress"], capture_output=True, text=True, cwd=repo, timeout=300,
+            env={**os.environ, "PYTHONPATH": str(repo), "BINLOG_MODEL_PASSWORD": password}, check=False)
+        if "mariadb" in server.version.lower():
+            assert done.returncode == 0, done.stderr
+            assert _assert_equal(server, db, to) > 100
+        else:
+            assert done.returncode == 2, done.stderr
+            assert done.stderr.count("\n") == 1 and "RELOAD" in done.stderr, done.stderr
+            assert not any(to.glob("*/*/_delta_log"))
+    finally:
+        server.execute(["SET SESSION sql_log_bin = 0", f"DROP USER '{user}'@'%'"])
+
+
+def test_mariadb_snapshot_starts_over_when_ddl_races_it(mariadb: LocalServer, mariadb_db: str) -> None:
+    """MariaDB's lock-free snapshot reads the schema before and after the snapshot starts: an ALTER in
+    between (here, right after the first read) makes it start over, and the schema it returns is the one
+    the snapshot's rows have."""
+    from binlog_model.replica.initial import _mariadb_snapshot
+    from schema_tracker.snapshot import catalog_from_server
+
+    mariadb.execute(f"CREATE TABLE `{mariadb_db}`.t (id INT PRIMARY KEY)")
+    reads: list[int] = []
+
+    def read_catalog(conn: Any) -> Any:
+        catalog = catalog_from_server(conn, databases=[mariadb_db])
+        reads.append(len(catalog.table(mariadb_db, "t").columns))    # type: ignore[union-attr]
+        if len(reads) == 1:
+            mariadb.execute(f"ALTER TABLE `{mariadb_db}`.t ADD COLUMN extra INT")   # another session's DDL
+        return catalog
+
+    conn = mariadb.connect(mariadb_db)
+    try:
+        file, offset, catalog = _mariadb_snapshot(conn, read_catalog)
+    finally:
+        conn.close()
+    assert reads == [1, 2, 2, 2]          # the first attempt saw the ALTER land: a second one
+    assert [c.name for c in catalog.table(mariadb_db, "t").columns] == ["id", "extra"]  # type: ignore[union-attr]
+    assert file and offset > 4

@@ -4,7 +4,8 @@ commit that landed before the state said so is recognised, not applied again.
 
 Kills are seeded: at the n-th Delta commit (``replica-commit``: the table has it, the state not yet), right
 after a state commit (``state-committed``), and at seeded moments (inside a Delta write as likely as not).
-``BINLOG_MODEL_APPLY_KILLS=N`` runs N seeded moments instead of CI's few.
+``BINLOG_MODEL_APPLY_KILLS=N`` runs N seeded moments instead of CI's few, and prints one summary line per
+test (where each kill landed); CI, without the variable, prints nothing.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ pytest.importorskip("deltalake")
 REPO = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 MOMENTS = int(os.environ.get("BINLOG_MODEL_APPLY_KILLS", "3"))
+# a measured campaign (the variable set) says where its kills landed; CI's few stay quiet
+REPORT = "BINLOG_MODEL_APPLY_KILLS" in os.environ
 
 
 def _args(files: list[Path], state: Path, to: Path) -> list[str]:
@@ -79,6 +82,22 @@ def _check(server: LocalServer, db: str, to: Path) -> None:
         conn.close()
 
 
+def _landing(to: Path) -> tuple[int, int]:
+    """Where a run stopped: the Delta commits of the replica so far, and its data files no commit names
+    (a kill inside a Delta write leaves such files behind)."""
+    commits = orphans = 0
+    for log in to.glob("*/*/_delta_log"):
+        named: set[str] = set()
+        for entry in log.glob("*.json"):
+            commits += 1
+            for line in entry.read_text().splitlines():
+                add = json.loads(line).get("add")
+                if add:
+                    named.add(Path(add["path"]).name)
+        orphans += sum(1 for f in log.parent.glob("*.parquet") if f.name not in named)
+    return commits, orphans
+
+
 def _killed(args: list[str], kill_at: str | None = None, after: float | None = None) -> bool:
     """Run once, killed at a named point or after ``after`` seconds; True when the kill happened."""
     env = {**ENV, **({KILL_AT: kill_at} if kill_at else {})}
@@ -95,18 +114,28 @@ def _killed(args: list[str], kill_at: str | None = None, after: float | None = N
 
 
 @pytest.mark.parametrize("plan", ["replica-commit", "state-committed", "moments"])
-def test_kill_anywhere_then_resume_equals_one_run(history: Any, tmp_path: Path, plan: str) -> None:
+def test_kill_anywhere_then_resume_equals_one_run(history: Any, tmp_path: Path, plan: str,
+                                                  capsys: Any) -> None:
     server, db, files = history
     state, to = tmp_path / "state", tmp_path / "replica"
     args = _args(files, state, to)
     kills = 0
     rng = random.Random(f"{server.label}:{plan}")
-    if plan == "moments":
-        for _ in range(MOMENTS):
-            kills += _killed(args, after=rng.uniform(0.8, 4.0))
-    else:
-        for n in (1, 3, 7):
-            kills += _killed(args, kill_at=f"{plan}:{n}")
+    landed: list[str] = []      # per attempt: where it stopped (for the campaign's summary line)
+    orphans = before = 0
+    for attempt in range(MOMENTS) if plan == "moments" else (1, 3, 7):
+        if plan == "moments":
+            after = rng.uniform(0.8, 4.0)
+            hit, where = _killed(args, after=after), f"{after:.2f}s"
+        else:
+            hit, where = _killed(args, kill_at=f"{plan}:{attempt}"), f"{plan}:{attempt}"
+        kills += hit
+        commits, now = _landing(to)
+        # c<N>: the Delta commits (OPTIMIZE included) after the kill; "+0": the killed run added none
+        landed.append(f"{where}->" + ("ran to the end" if not hit else f"c{commits}"
+                                      + ("+0" if commits == before else "")
+                                      + ("+in-write" if now > orphans else "")))
+        orphans, before = now, commits
     assert kills >= (1 if plan == "moments" else 3), "the kills must land before the run ends"
     began = time.monotonic()
     done = subprocess.run(args, capture_output=True, text=True, env=ENV, cwd=REPO, timeout=600, check=False)
@@ -118,6 +147,11 @@ def test_kill_anywhere_then_resume_equals_one_run(history: Any, tmp_path: Path, 
     again = subprocess.run(args, capture_output=True, text=True, env=ENV, cwd=REPO, timeout=600, check=False)
     assert again.returncode == 0, again.stderr
     assert {t: sorted((to / db / t / "_delta_log").glob("*.json")) for t in TABLES} == logs
+    if REPORT:
+        with capsys.disabled():
+            print(f"\n[{server.label} {plan}] {kills}/{len(landed)} kills landed, resumed and equal to "
+                  f"SELECT * ({sum(map(_versions_strictly_grow, (to / db / t for t in TABLES)))} commits, "
+                  f"versions strictly growing): " + " ".join(landed))
 
 
 def test_two_runs_on_one_state_the_second_is_refused(history: Any, tmp_path: Path) -> None:

@@ -255,6 +255,7 @@ def test_resolve_stream_killed_anywhere_equals_uninterrupted_runs(
     import shutil
 
     db, files = days
+    hits: list[tuple[str, int]] = []
     for seed, point, moment in _cases(STREAM_SEEDS):
         work = tmp_path / f"case{seed}"
         folder, out, ck = work / "binlogs", work / "out", work / "ck"
@@ -271,9 +272,20 @@ def test_resolve_stream_killed_anywhere_equals_uninterrupted_runs(
                                     cwd=REPO)
             if point is None:
                 _kill_after(proc, moment)
-            _finish(proc)
+            hits.append((point or "moment", _finish(proc)))
             again = subprocess.run(args, capture_output=True, text=True, env=ENV, cwd=REPO, timeout=300,
                                    check=False)
             assert again.returncode == 0, again.stderr[-3000:]
         assert _tables(str(out), db) == expected, (seed, point, moment)
         assert RunState.load(out / "_stream").publishing is None
+        if LARGE:       # progress of a long campaign (run with -s): each case once its tables are equal
+            print(f"\ncase {seed}: {point or f'moment {moment:.1f}s'}: exits {[c for _, c in hits[-2:]]}, "
+                  "tables equal", flush=True)
+    assert any(code == -9 for _, code in hits), hits
+    if LARGE:       # the campaign's figures (run with -s): kills per point
+        from collections import Counter
+
+        killed = Counter(p for p, c in hits if c == -9)
+        ended = Counter(p for p, c in hits if c == 0)
+        print(f"\nresolve --stream: {len(hits)} runs, {sum(killed.values())} killed; killed per point "
+              f"{dict(killed)}; ended before their kill {dict(ended)}")

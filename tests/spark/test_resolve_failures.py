@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,3 +82,53 @@ def test_a_jvm_that_does_not_start_is_one_line_with_its_own_reason(tmp_path: Pat
                     "--driver-memory (now 1k), the spark.driver.* settings given with --conf, and JAVA_HOME "
                     f"(full Spark log: {log})"), line
     assert "GATEWAY" not in done.stderr
+
+
+def _late_python(tmp_path: Path, late_starts: int) -> Path:
+    """A PYSPARK_PYTHON whose first ``late_starts`` stream source workers start 12 s late: past the fixed
+    10 s Spark gives that worker to connect back, as on a machine too busy to start it in time."""
+    counter = tmp_path / "starts"
+    wrapper = tmp_path / "late-python"
+    wrapper.write_text(f"""#!/bin/sh
+case "$*" in *python_streaming_source_runner*)
+  n=$(cat {counter} 2>/dev/null || echo 0)
+  echo $((n + 1)) > {counter}
+  [ "$n" -lt {late_starts} ] && sleep 12 ;;
+esac
+exec {sys.executable} "$@"
+""")
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def test_a_stream_worker_that_starts_late_is_started_again(tmp_path: Path) -> None:
+    """``resolve --stream``: the stream source's worker misses Spark's fixed 10 s once; the query is started
+    again from its checkpoint and finishes, with the same tables as a run that was not disturbed."""
+    def stream(out: Path, python: str) -> subprocess.CompletedProcess[str]:
+        env = dict(os.environ, PYSPARK_PYTHON=python, PYTHONPATH=str(REPO))
+        return subprocess.run([sys.executable, "-m", "binlog_model.cli", "resolve", str(BINLOGS), "--stream",
+                               "--out", str(out), "--checkpoint", str(out.with_suffix(".ck")), "--master",
+                               "local[1]", "--no-progress"], capture_output=True, text=True, env=env,
+                              cwd=tmp_path, timeout=600, check=False)
+
+    late = stream(tmp_path / "late", str(_late_python(tmp_path, 1)))
+    assert late.returncode == 0, late.stderr
+    assert "did not start within Spark's 10 s" in late.stderr and "starting the query again" in late.stderr
+    calm = stream(tmp_path / "calm", sys.executable)
+    assert calm.returncode == 0, calm.stderr
+    assert _rows(tmp_path / "late") == _rows(tmp_path / "calm") != {}
+
+
+def _rows(out: Path) -> dict[str, list[Any]]:
+    """Each table's rows, as the output's manifest commits them."""
+    import pyarrow.parquet as pq
+
+    from binlog_model.sinks.publish import committed_files
+
+    found = {}
+    for folder in sorted(out.glob("db=*/table=*")):
+        db, table = folder.parent.name.split("=", 1)[1], folder.name.split("=", 1)[1]
+        rows = [row for path in committed_files(str(out), db, table) or []
+                for row in pq.read_table(path).to_pylist()]
+        found[f"{db}.{table}"] = sorted(rows, key=repr)
+    return found
