@@ -33,7 +33,7 @@ from binlog_model.errors import (
     UnsupportedDDLError,
     UnsupportedEventError,
 )
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 
 # public name -> module that defines it (imported on first attribute access)
 _LAZY = {
@@ -75,12 +75,12 @@ __all__ = [
     *_LAZY,
     "BadMagicError",
     "BinlogError",
-    "BinlogPosition",
     "ChecksumMismatchError",
     "ConfigError",
     "DecodeError",
     "DecoderStateError",
     "EncryptedBinlogError",
+    "EventPosition",
     "IncompleteTransactionError",
     "JsonDiffError",
     "SchemaError",

@@ -1,7 +1,11 @@
-"""Binlog positions: where an event starts, ordered across rotated files.
+"""Where an event starts in the binlog, and the order of binlog files and positions across rotated files.
 
 Binlog file names end in a zero-padded sequence number (``mysql-bin.000042``), so ordering by
 (sequence, name, offset) matches the server's write order. Names without a numeric suffix sort by name.
+``file_key`` and ``position_key`` are those orders as plain tuples; ``EventPosition`` is a place an event
+starts at (what the schema history is keyed by), ordered by ``position_key``. The output model's position
+of an event (file, offset, next offset, index inside a compressed transaction) is the protobuf message
+``binlog_model.messages.BinlogPosition``; where a run stopped, and resumes, is ``runs.source.Position``.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-__all__ = ["BinlogPosition", "file_sequence"]
+__all__ = ["EventPosition", "file_key", "file_sequence", "position_key"]
 
 _SEQ = re.compile(r"\.(\d+)$")
 
@@ -23,27 +27,38 @@ def file_sequence(name: str) -> int:
     return int(m.group(1)) if m else -1
 
 
+def file_key(name: str) -> tuple[int, str]:
+    """A binlog file's place in rotation order: (numeric suffix, base name) of a name, path or URI."""
+    base = name.rsplit("/", 1)[-1]
+    return (file_sequence(base), base)
+
+
+def position_key(file: str, offset: int) -> tuple[int, str, int]:
+    """The place of ``offset`` of ``file`` in binlog order, across rotated files."""
+    return (*file_key(file), offset)
+
+
 @dataclass(frozen=True, slots=True)
-class BinlogPosition:
-    """A point in the binlog: file base name and byte offset of an event's first header byte."""
+class EventPosition:
+    """Where an event starts: file base name and byte offset of its first header byte, ordered across
+    rotated files (``position_key``)."""
 
     file: str
     offset: int
 
     def sort_key(self) -> tuple[int, str, int]:
-        base = self.file.rsplit("/", 1)[-1]
-        return (file_sequence(base), base, self.offset)
+        return position_key(self.file, self.offset)
 
-    def __lt__(self, other: BinlogPosition) -> bool:
+    def __lt__(self, other: EventPosition) -> bool:
         return self.sort_key() < other.sort_key()
 
-    def __le__(self, other: BinlogPosition) -> bool:
+    def __le__(self, other: EventPosition) -> bool:
         return self.sort_key() <= other.sort_key()
 
-    def __gt__(self, other: BinlogPosition) -> bool:
+    def __gt__(self, other: EventPosition) -> bool:
         return self.sort_key() > other.sort_key()
 
-    def __ge__(self, other: BinlogPosition) -> bool:
+    def __ge__(self, other: EventPosition) -> bool:
         return self.sort_key() >= other.sort_key()
 
     def __str__(self) -> str:

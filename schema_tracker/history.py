@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from binlog_model.errors import ConfigError, SchemaError
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from schema_tracker import changes as _changes
 from schema_tracker.changes import SchemaChange, apply_change
 from schema_tracker.model import (
@@ -48,7 +48,7 @@ _CHANGE_TYPES: dict[str, type] = {name: getattr(_changes, name) for name in _cha
 class HistoryEntry:
     """One statement that changed the schema (or was skipped in lenient mode)."""
 
-    position: BinlogPosition | None
+    position: EventPosition | None
     gtid: str | None
     default_db: str | None
     statement: str
@@ -91,7 +91,7 @@ class SchemaHistory:
     def __iter__(self) -> Iterator[HistoryEntry]:
         return iter(self._entries)
 
-    def apply(self, sql: str, default_db: str | None, position: BinlogPosition | None = None,
+    def apply(self, sql: str, default_db: str | None, position: EventPosition | None = None,
               gtid: str | None = None, *, session: ServerSession | None = None) -> tuple[SchemaChange, ...]:
         """Apply one statement (see ``ddl.apply``) and record it when it changed anything. Without
         ``session``, the statement is read as ``server_version`` logged it under the default sql_mode."""
@@ -120,7 +120,7 @@ class SchemaHistory:
     def apply_script(self, text: str, default_db: str | None = None, *, source: str = "<sql>"
                      ) -> list[tuple[str, tuple[SchemaChange, ...]]]:
         """Apply a script of ``;``-separated statements, following ``USE``. Statement n (from 1) is
-        recorded at ``BinlogPosition(source, n)``. Returns (statement, changes) for every statement."""
+        recorded at ``EventPosition(source, n)``. Returns (statement, changes) for every statement."""
         from schema_tracker import ddl
 
         out = []
@@ -130,7 +130,7 @@ class SchemaHistory:
             if used is not None:
                 db = used
                 continue
-            out.append((sql, self.apply(sql, db, BinlogPosition(source, n))))
+            out.append((sql, self.apply(sql, db, EventPosition(source, n))))
         return out
 
     def copy(self) -> SchemaHistory:
@@ -152,7 +152,7 @@ class SchemaHistory:
             raise ConfigError("an entry without a position cannot follow positioned entries")
         self._entries.append(entry)
 
-    def at(self, position: BinlogPosition) -> Catalog:
+    def at(self, position: EventPosition) -> Catalog:
         """The catalog in force for an event at ``position``: after every DDL recorded strictly before it."""
         unpositioned = len(self._entries) - len(self._keys)
         i = bisect.bisect_left(self._keys, position.sort_key()) + unpositioned
@@ -194,7 +194,7 @@ class SchemaHistory:
                           server_version=str(doc.get("server_version", "")))
             for item in doc["entries"]:
                 pos = item["position"]
-                position = None if pos is None else BinlogPosition(pos["file"], int(pos["offset"]))
+                position = None if pos is None else EventPosition(pos["file"], int(pos["offset"]))
                 changes = tuple(change_from_json(c) for c in item["changes"])
                 catalog = history.catalog
                 for change in changes:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 
 __all__ = ["Statement"]
 
@@ -30,7 +30,7 @@ class Statement:
 
     sql: str
     default_db: str | None = None
-    position: BinlogPosition | None = None
+    position: EventPosition | None = None
     gtid: str | None = None
     sql_mode: int = 0
     utf8mb4_collation: str | None = None

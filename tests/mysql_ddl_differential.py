@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from binlog_model.errors import BinlogError
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, statement_of
 from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
 from binlog_model.wire.events import FormatDescriptionEvent, QueryEvent
@@ -286,7 +286,7 @@ def run_file(server: Any, path: Path, statements: list[str], report: Report, lab
             report.query_events += len(events)
             stopped = None
             for event in events:
-                position = BinlogPosition(active.name, event.header.offset)
+                position = EventPosition(active.name, event.header.offset)
                 try:
                     statement = statement_of(event, position)
                     catalog, _ = apply(catalog, statement.sql, statement.default_db, position,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from binlog_model.errors import BinlogError
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
 from binlog_model.wire.rows import RowsEvent
 
@@ -149,7 +149,7 @@ def run_ddl(data: bytes, options: dict[str, Any]) -> str:
         start.apply_script(options["setup"], "db")
         catalog = start.catalog
     history = SchemaHistory(catalog, lenient=bool(options.get("lenient")))
-    changes = history.apply(sql, options.get("db", "db"), BinlogPosition("mysql-bin.000001", 4))
+    changes = history.apply(sql, options.get("db", "db"), EventPosition("mysql-bin.000001", 4))
     return f"{len(changes)} changes"
 
 

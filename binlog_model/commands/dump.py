@@ -33,7 +33,7 @@ from binlog_model.commands import options
 from binlog_model.errors import BinlogError
 from binlog_model.io.file_source import FileSource
 from binlog_model.io.snapshots import load_snapshot
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from binlog_model.resolve.ddl_pass import apply_query
 from binlog_model.resolve.event_range import EventRange
 from binlog_model.resolve.table_filter import TableFilter
@@ -455,7 +455,7 @@ class _ColumnNames:
         elif isinstance(event, ev.QueryEvent) and classify_query(event.query) is QueryKind.SCHEMA:
             h = event.header
             try:
-                apply_query(self.history, event, BinlogPosition(os.path.basename(h.file or ""), h.offset))
+                apply_query(self.history, event, EventPosition(os.path.basename(h.file or ""), h.offset))
             except BinlogError as err:
                 self.failure = f"{err} (at {h.file}:{h.offset})"
                 self.history = None

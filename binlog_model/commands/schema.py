@@ -28,7 +28,7 @@ from binlog_model.io.file_source import FileSource
 from binlog_model.io.live import url_with_options
 from binlog_model.io.snapshots import load_snapshot, read_sql_text, save_history
 from binlog_model.io.tls import TlsOptions
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 from binlog_model.runs.pipeline import history_from_source
 from binlog_model.runs.progress import ProgressDisplay, progress_mode, source_counters
@@ -86,11 +86,11 @@ def _print_catalog(catalog: Catalog) -> None:
             click.echo(f"    {describe_column(col)}")
 
 
-def _parse_at(text: str) -> BinlogPosition:
+def _parse_at(text: str) -> EventPosition:
     file, sep, offset = text.rpartition(":")
     if not sep or not file or not offset.isdigit():
         raise ConfigError(f"--at {text!r} is not FILE:POS (e.g. binlog.000003:1542)")
-    return BinlogPosition(file.rsplit("/", 1)[-1], int(offset))
+    return EventPosition(file.rsplit("/", 1)[-1], int(offset))
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

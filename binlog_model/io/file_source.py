@@ -23,15 +23,15 @@ from pathlib import Path
 from binlog_model.errors import ConfigError, DecodeError, TruncatedEventError
 from binlog_model.io.files import SliceReader, base_name, binlog_size, is_uri, open_binlog, sort_binlog_names
 from binlog_model.io.state import StateMismatchError
-from binlog_model.position import BinlogPosition
+from binlog_model.position import file_key
 from binlog_model.runs.source import (
     Boundary,
-    BoundaryTracker,
     FileBegin,
     FileEnd,
     FormatDescription,
     Resume,
 )
+from binlog_model.runs.transactions import BoundaryTracker
 from binlog_model.wire.events import Event
 from binlog_model.wire.parsers.control import format_description_difference
 
@@ -84,11 +84,13 @@ class FileSource:
     @classmethod
     def byte_range(cls, path: PathLike, start: int, end: int | None, format_description: bytes | None, *,
                    verify_checksum: bool = True, chunk_size: int = 1 << 20,
-                   skip_types: frozenset[int] = frozenset(), drop_skipped: bool = False) -> FileSource:
+                   skip_types: frozenset[int] = frozenset(), drop_skipped: bool = False,
+                   partial_tail: bool = False) -> FileSource:
         """The events of ``[start, end)`` of one file (a Spark slice): ``start`` 0 or an event boundary
-        with the file's FORMAT_DESCRIPTION bytes."""
+        with the file's FORMAT_DESCRIPTION bytes. ``partial_tail``: the range may end inside an event (a
+        file still being written)."""
         source = cls([path], verify_checksum=verify_checksum, chunk_size=chunk_size, skip_types=skip_types,
-                     drop_skipped=drop_skipped)
+                     drop_skipped=drop_skipped, partial_tail=partial_tail)
         source._range = FileStart(source.names[0], start, format_description, end)
         return source
 
@@ -135,11 +137,11 @@ class FileSource:
         pos = resume.position
         if pos is None:
             return [FileStart(n) for n in self.names]
-        here = BinlogPosition(pos.file, 0).sort_key()[:2]
+        here = file_key(pos.file)
         starts: list[FileStart] = []
         for path in self.names:
             name = base_name(path)
-            key = BinlogPosition(name, 0).sort_key()[:2]
+            key = file_key(name)
             if key < here:
                 if name not in resume.files:
                     raise StateMismatchError(f"{path} comes before the state's position {pos} but was never "
@@ -202,13 +204,19 @@ class FileSource:
 
 
 def format_description_of(path: PathLike) -> bytes | None:
-    """The raw FORMAT_DESCRIPTION event of a binlog file (what resuming inside it needs): among its first
-    events; None when the file has none."""
-    reader = SliceReader(path, verify_checksum=False, chunk_size=1 << 16, partial_tail=True)
-    for seen, _ in enumerate(reader, start=1):
-        if reader.decoder.format_description_bytes is not None or seen >= 4:
+    """The raw FORMAT_DESCRIPTION event of a binlog file (header, body and checksum: what a read that starts
+    inside the file needs, ``FileStart.format_description``), from the ``FormatDescription`` marker of a
+    read of its head. None when the file has none among its first events (a binlog v1/v3 file, or one too
+    short yet). Raises ``ConfigError`` for an unreadable file."""
+    head = FileSource.byte_range(path, 0, None, None, verify_checksum=False, chunk_size=1 << 16,
+                                 partial_tail=True)
+    # (the read is left unfinished: its generator, and the file with it, close when this returns)
+    for seen, item in enumerate(head.read()):
+        if type(item) is FormatDescription:
+            return item.raw
+        if seen >= 8:        # the FORMAT_DESCRIPTION is a file's first event, right after FileBegin
             break
-    return reader.decoder.format_description_bytes
+    return None
 
 
 def _check_same_file(path: str, offset: int, fde: bytes | None) -> None:

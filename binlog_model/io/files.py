@@ -30,7 +30,7 @@ from typing import IO, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from binlog_model.errors import ConfigError, DecodeError, DecoderStateError
-from binlog_model.position import file_sequence
+from binlog_model.position import file_key
 from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
 from binlog_model.wire.events import RotateEvent
 
@@ -93,12 +93,12 @@ def base_name(name: PathLike) -> str:
 
 def sort_binlog_names(names: Iterable[PathLike]) -> list[str]:
     """Order binlog paths or URIs as the server wrote them: by numeric suffix, then by name."""
-    return sorted((os.fspath(n) for n in names), key=lambda n: (file_sequence(base_name(n)), base_name(n)))
+    return sorted((os.fspath(n) for n in names), key=lambda n: file_key(base_name(n)))
 
 
 def sort_binlog_files(paths: Iterable[PathLike]) -> list[Path]:
     """Order binlog files as the server wrote them: by numeric suffix, then by name."""
-    return sorted((Path(p) for p in paths), key=lambda p: (file_sequence(p.name), p.name))
+    return sorted((Path(p) for p in paths), key=lambda p: file_key(p.name))
 
 
 # One filesystem object per scheme and bucket/host: building one (an S3 client) costs far more than a read.

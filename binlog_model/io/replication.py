@@ -55,7 +55,6 @@ from binlog_model.errors import ConfigError, ConnectionLostError, DecodeError, R
 from binlog_model.gtid import GtidSet
 from binlog_model.io.server_errors import classify
 from binlog_model.runs.source import (
-    BoundaryTracker,
     FileBegin,
     FileEnd,
     FlushPoint,
@@ -63,6 +62,7 @@ from binlog_model.runs.source import (
     TransactionEnd,
     TransactionStart,
 )
+from binlog_model.runs.transactions import BoundaryTracker
 from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
 from binlog_model.wire.header import EventType
 from binlog_model.wire.structs import HEADER_V4, U32, U64

@@ -45,7 +45,7 @@ from binlog_model.io.replication import (
 )
 from binlog_model.io.server_errors import REPLICATION_GRANT, account_name, classify
 from binlog_model.io.state import StateMismatchError
-from binlog_model.position import BinlogPosition
+from binlog_model.position import position_key
 from binlog_model.runs.source import (
     BOUNDARY_TYPES,
     Boundary,
@@ -101,7 +101,7 @@ def _looks_like_uuid(text: str) -> bool:
 
 
 def _key(file: str, offset: int) -> tuple[Any, ...]:
-    return BinlogPosition(file, offset).sort_key()
+    return position_key(file, offset)
 
 
 class ReplicationSource:

@@ -86,13 +86,13 @@ class Spool:
     def recover(self, file: str, offset: int) -> None:
         """Cut the spool back to the committed position ``file:offset``: that file truncated there (when
         longer), later files removed."""
-        from binlog_model.position import BinlogPosition
-        here = BinlogPosition(file, 0).sort_key()[:2]
+        from binlog_model.position import file_key
+        here = file_key(file)
         for path in self.directory.iterdir():
             if not path.is_file() or not _NAME.fullmatch(path.name):
                 continue
             try:
-                key = BinlogPosition(path.name, 0).sort_key()[:2]
+                key = file_key(path.name)
             except Exception:       # not a binlog name: not ours
                 continue
             if key > here or (key < here and path.name not in self.whole):

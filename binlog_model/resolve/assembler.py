@@ -36,7 +36,7 @@ from binlog_model.errors import (
     JsonDiffError,
     SchemaMismatchError,
 )
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from binlog_model.resolve.compiled_rows import RawImages, RawImagesRefused, merge_frames, with_rows
 from binlog_model.resolve.ddl_pass import apply_query
 from binlog_model.resolve.event_range import EventRange
@@ -73,7 +73,7 @@ from schema_tracker.model import collation_name
 
 __all__ = ["AssemblerStats", "StatementAssembler", "replay_ddl"]
 
-_new_position = maker(BinlogPosition)     # BinlogPosition(file, offset), made in C where the core is on
+_new_position = maker(EventPosition)     # EventPosition(file, offset), made in C where the core is on
 
 _OPERATION = {"insert": pb.BinlogEvent.INSERT, "update": pb.BinlogEvent.UPDATE,
               "partial_update": pb.BinlogEvent.UPDATE, "delete": pb.BinlogEvent.DELETE}
@@ -166,11 +166,11 @@ class StatementAssembler:
         self._savepoints: dict[str, tuple[int, int]] = {}   # name → (events held, query_index) at it
         self._identity: Identity | None = None     # from the last GTID event, until the transaction ends
         self._state = TxState.IDLE
-        self._tx_first: BinlogPosition | None = None
+        self._tx_first: EventPosition | None = None
         self._query_index = 0
         self._statement: RowStatement | None = None
         self._pieces: dict[tuple[str, str], _Piece] = {}   # (db, table) → rows not yet emitted
-        self._last_position: BinlogPosition | None = None
+        self._last_position: EventPosition | None = None
         self._charset_pinned = False
         # --tables/--exclude-tables: None when every table is output (no check per rows event then)
         self._filter = self.options.tables if self.options.tables.active else None
@@ -190,7 +190,7 @@ class StatementAssembler:
             ev.XidEvent: self._on_commit,
             ev.XaPrepareEvent: self._on_xa_prepare,
         }
-        self._query_handlers: dict[QueryKind, Callable[[ev.QueryEvent, BinlogPosition],
+        self._query_handlers: dict[QueryKind, Callable[[ev.QueryEvent, EventPosition],
                                                        Iterator[pb.BinlogEvent]]] = {
             QueryKind.BEGIN: self._on_begin,
             QueryKind.COMMIT: lambda event, position: self._commit(),
@@ -252,7 +252,7 @@ class StatementAssembler:
         or a history continued from an earlier run) are checked before any row, not at the first one."""
         self._always_checked = True
         h = event.header
-        self._tables.check_at_start(self.history.at(BinlogPosition(_base_name(h.file), h.offset)))
+        self._tables.check_at_start(self.history.at(EventPosition(_base_name(h.file), h.offset)))
 
     def seen_tables(self) -> set[tuple[str, str]]:
         """Every (db, table) the history ever held (its start, each statement's changes, its end) or a
@@ -322,19 +322,19 @@ class StatementAssembler:
         position = self._position(event)
         return self._query_handlers[classify_query(event.query)](event, position)
 
-    def _on_begin(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+    def _on_begin(self, event: ev.QueryEvent, position: EventPosition) -> Iterator[pb.BinlogEvent]:
         if self._tx_first is None:
             self._tx_first = position
         self._begin()
         return iter(())
 
-    def _on_rollback(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+    def _on_rollback(self, event: ev.QueryEvent, position: EventPosition) -> Iterator[pb.BinlogEvent]:
         self._close_statement()
         self.stats.rolled_back_transactions += 1
         self._end_transaction()
         return iter(())
 
-    def _on_rollback_to(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+    def _on_rollback_to(self, event: ev.QueryEvent, position: EventPosition) -> Iterator[pb.BinlogEvent]:
         self._close_statement()
         name = savepoint_name(event.query, after="TO")
         if name is not None and name in self._savepoints:
@@ -343,14 +343,14 @@ class StatementAssembler:
             self._query_index = self._savepoints[name][1]
         return iter(())
 
-    def _on_savepoint(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+    def _on_savepoint(self, event: ev.QueryEvent, position: EventPosition) -> Iterator[pb.BinlogEvent]:
         self._close_statement()
         name = savepoint_name(event.query, after="SAVEPOINT")
         if name is not None:
             self._savepoints[name] = (len(self._buffer), self._query_index)
         return iter(())
 
-    def _on_ddl(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+    def _on_ddl(self, event: ev.QueryEvent, position: EventPosition) -> Iterator[pb.BinlogEvent]:
         text, charset = query_text(event)
         recorded = self._recorded.get(position)
         gtid = self._identity.gtid if self._identity else None
@@ -423,7 +423,7 @@ class StatementAssembler:
         self._end_transaction()
         return iter(())
 
-    def _on_xa_end(self, event: ev.QueryEvent, position: BinlogPosition) -> Iterator[pb.BinlogEvent]:
+    def _on_xa_end(self, event: ev.QueryEvent, position: EventPosition) -> Iterator[pb.BinlogEvent]:
         commit, xid = parse_xa_end(event.query)
         held = self._prepared.pop(xid, None) if xid is not None else None
         if held is None:
@@ -602,7 +602,7 @@ class StatementAssembler:
 
     @staticmethod
     def _resolve_partial_json(event: RowsEvent, plan: RowPlan,
-                              position: BinlogPosition) -> list[tuple[Row, Row]]:
+                              position: EventPosition) -> list[tuple[Row, Row]]:
         """binlog_row_value_options=PARTIAL_JSON logs JSON changes as diffs: apply them to the before image's
         document where it holds one (the update then carries the new document like any other), else keep
         them for the ``json_diff`` value (see json_diff.py)."""
@@ -659,7 +659,7 @@ class StatementAssembler:
 
     # -- helpers -------------------------------------------------------------------------------------------
 
-    def _position(self, event: Event) -> BinlogPosition:
+    def _position(self, event: Event) -> EventPosition:
         h = event.header
         pos = _new_position(_base_name(h.file), h.offset)
         self._last_position = pos

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from binlog_model.charsets import charset_for_collation_id, make_text_decoder
 from binlog_model.errors import UnsupportedDDLError
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from binlog_model.wire.events import QueryEvent
 from binlog_model.wire.header import ROWS_EVENT_TYPES, EventType
 from schema_tracker.changes import SchemaChange
@@ -35,7 +35,7 @@ DDL_SKIP_TYPES: frozenset[int] = frozenset(ROWS_EVENT_TYPES) | frozenset(
     int(t) for t in EventType if "ROWS" in t.name or t.name == "TABLE_MAP_EVENT")
 
 
-def statement_of(event: QueryEvent, position: BinlogPosition | None = None,
+def statement_of(event: QueryEvent, position: EventPosition | None = None,
                  gtid: str | None = None, server_version: str = "") -> Statement:
     """A QUERY event as the tracker reads it: its text in its client charset (``statement_text``), its
     default database, sql_mode, MySQL ``default_collation_for_utf8mb4``, the session's ``collation_server``
@@ -58,7 +58,7 @@ def statement_of(event: QueryEvent, position: BinlogPosition | None = None,
                      tuple(pairs))
 
 
-def apply_query(history: SchemaHistory, event: QueryEvent, position: BinlogPosition,
+def apply_query(history: SchemaHistory, event: QueryEvent, position: EventPosition,
                 gtid: str | None = None) -> tuple[SchemaChange, ...]:
     """Apply one decoded QUERY event to ``history`` at ``position`` (the assembler's call)."""
     return history.apply_statement(statement_of(event, position, gtid, history.server_version))

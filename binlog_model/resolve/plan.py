@@ -20,7 +20,7 @@ from binlog_model.charsets import (
     normalize_charset,
 )
 from binlog_model.errors import SchemaMismatchError
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from binlog_model.resolve.statement_text import printable
 from binlog_model.resolve.types import (
     ColumnLike,
@@ -139,7 +139,7 @@ def plan_column(column: ColumnLike, *, index: int = 0, type_code: int = 0, meta:
 
 
 def build_plan(table_map: TableMapEvent, schema: TableSchema, always_include: Sequence[str],
-               position: BinlogPosition) -> RowPlan:
+               position: EventPosition) -> RowPlan:
     """The RowPlan of ``table_map`` under the tracked ``schema`` (the catalog in force at ``position``).
 
     ``always_include``: the column names always put in UPDATE/DELETE before images (lowercase).
@@ -180,7 +180,7 @@ def logged_columns(table_map: TableMapEvent, schema: TableSchema) -> Sequence[Co
     return columns
 
 
-def check_table_map(table_map: TableMapEvent, schema: TableSchema, position: BinlogPosition,
+def check_table_map(table_map: TableMapEvent, schema: TableSchema, position: EventPosition,
                     columns: Sequence[ColumnSchema]) -> None:
     """``SchemaMismatchError`` when the TABLE_MAP's column count, names (FULL metadata) or types disagree
     with the tracked ``columns``."""
@@ -273,7 +273,7 @@ def tracked_charset(column: ColumnLike) -> str | None:
 
 
 def _indexes(wanted: Sequence[str], lowered: Sequence[str], what: str, table: str,
-             position: BinlogPosition) -> tuple[int, ...]:
+             position: EventPosition) -> tuple[int, ...]:
     """Column indexes of ``wanted`` names (case-insensitive); a name the table lacks is an error."""
     out = []
     for name in wanted:

@@ -12,7 +12,7 @@ from typing import Any
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import SchemaError, UnsupportedDDLError
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from binlog_model.resolve.options import StatementText
 from binlog_model.resolve.statement_text import printable, put_statement
 from binlog_model.resolve.types import map_column
@@ -91,7 +91,7 @@ def schema_change_to_proto(change: SchemaChange) -> pb.SchemaChange:
 
 
 def schema_events(changes: Sequence[SchemaChange], common: Mapping[str, Any], *, text: str, charset: str,
-                  statement_text: StatementText, position: BinlogPosition) -> list[pb.BinlogEvent]:
+                  statement_text: StatementText, position: EventPosition) -> list[pb.BinlogEvent]:
     """The SCHEMA BinlogEvents of one DDL statement: consecutive changes of one table form one event.
 
     ``common``: the fields every event of the statement shares (identity, query index, server id...).

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from binlog_model.errors import ConfigError, SchemaMismatchError, UncertainSchemaError, UnknownTableError
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from binlog_model.resolve.compiled_rows import compile_rows
 from binlog_model.resolve.from_table_map import table_from_table_map
 from binlog_model.resolve.options import ImageMode
@@ -64,7 +64,7 @@ class TableResolver:
             if known is not None:
                 _check_always_include(known, cols)
 
-    def builders(self, table_map: TableMapEvent, catalog: Catalog, position: BinlogPosition) -> RowBuilders:
+    def builders(self, table_map: TableMapEvent, catalog: Catalog, position: EventPosition) -> RowBuilders:
         key = (table_map.table_id, id(catalog))
         cached = self._by_id.get(key)
         if cached is not None and cached[0] is table_map and cached[1] is catalog:
@@ -85,7 +85,7 @@ class TableResolver:
         self._by_id[key] = (table_map, catalog, built)
         return built
 
-    def _build(self, table_map: TableMapEvent, catalog: Catalog, position: BinlogPosition) -> RowBuilders:
+    def _build(self, table_map: TableMapEvent, catalog: Catalog, position: EventPosition) -> RowBuilders:
         schema = catalog.table(table_map.schema, table_map.table)
         if schema is None and (table_map.schema.lower(), table_map.table.lower()) in self.skipped_tables:
             raise UncertainSchemaError(

@@ -8,9 +8,9 @@ Seed 001's order of events, per transaction:
 ``TxState`` is where the assembler stands; ``NEXT`` gives the state after each ``Step`` from each state
 (every pair is listed, so an event order the servers never write still has a defined outcome).
 ``classify_query`` routes a QUERY event by its first keywords (``QUERY_ROUTES``, first match wins): the
-transaction-control statements each have a handler, everything else goes to the schema tracker.
-``TransactionStarts`` finds where transactions start without the assembler (to cut a file into slices, or
-to commit an incremental run), routing keywords the same way. The identity of a transaction (GTID or the
+transaction-control statements each have a handler, everything else goes to the schema tracker (and
+``runs.transactions.TransactionStarts``, which finds units of work without the assembler, routes keywords
+with it too). The identity of a transaction (GTID or the
 documented fallback) and the XA / savepoint parsing live here too.
 """
 
@@ -21,11 +21,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from binlog_model.position import BinlogPosition, file_sequence
+from binlog_model.position import EventPosition, file_sequence
 from binlog_model.wire import events as ev
 
 __all__ = ["IN_TRANSACTION", "NEXT", "QUERY_ROUTES", "STATEMENT_OPEN", "Identity", "QueryKind", "Step",
-           "TransactionStarts", "TxState", "classify_query", "fallback_identity", "gtid_identity",
+           "TxState", "classify_query", "fallback_identity", "gtid_identity",
            "mariadb_identity", "parse_xa_end", "savepoint_name"]
 
 
@@ -118,57 +118,6 @@ def _first_words(query: str) -> str:
     return " ".join(m.group(1).upper().split())
 
 
-class TransactionStarts:
-    """Where units of work start in one file's top-level events, told one event at a time (``starts_at``):
-    at every GTID event (MySQL, ANONYMOUS_GTID, MariaDB), else at a QUERY outside a transaction that no GTID
-    started (BEGIN or XA START without GTIDs, or a DDL statement as its own unit). Keywords route as the
-    assembler routes them (``classify_query``). Only GTID, QUERY, XID and XA_PREPARE events count: rows and
-    table maps, which a DDL scan skips unparsed, change nothing; a ``SkippedTransaction`` (a whole one the
-    decoder passed over) starts and ends a unit, as its GTID and its commit would. A transaction never
-    spans files: use a new detector per file. After each event, ``ended`` says whether that event ended a
-    unit (a commit, rollback, XA PREPARE, or a statement that is its own unit)."""
-
-    def __init__(self) -> None:
-        self._open = False          # inside a transaction (its GTID or BEGIN seen, its end not yet)
-        self._after_gtid = False    # the last counted event was a GTID: its QUERY does not start another
-        self.ended = False          # the last event told ended a unit (its commit, rollback or DDL)
-
-    @property
-    def in_transaction(self) -> bool:
-        """A transaction started and has not ended yet (the stream source cuts batches only outside one)."""
-        return self._open
-
-    def starts_at(self, event: object) -> bool:
-        self.ended = False
-        if isinstance(event, ev.GtidEvent | ev.MariadbGtidEvent):
-            self._open = self._after_gtid = True
-            return True
-        if isinstance(event, ev.XidEvent | ev.XaPrepareEvent):
-            self.ended = self._open
-            self._open = self._after_gtid = False
-            return False
-        if type(event) is ev.SkippedTransaction:
-            self._open = self._after_gtid = False
-            self.ended = True
-            return True
-        if not isinstance(event, ev.QueryEvent):
-            return False
-        after_gtid, self._after_gtid = self._after_gtid, False
-        kind = classify_query(event.query)
-        if kind in (QueryKind.COMMIT, QueryKind.ROLLBACK):
-            self.ended = self._open
-            self._open = False
-            return False
-        if not self._open and not after_gtid:
-            self._open = kind is QueryKind.BEGIN
-            self.ended = not self._open      # a statement as its own unit ends with itself
-            return True
-        if after_gtid and kind is not QueryKind.BEGIN:
-            self._open = False      # GTID + DDL: the DDL commits implicitly
-            self.ended = True
-        return False
-
-
 # --- identity -------------------------------------------------------------------------------------------
 
 
@@ -198,7 +147,7 @@ def mariadb_identity(event: ev.MariadbGtidEvent) -> Identity:
     return Identity("", event.seq_no, f"{event.domain_id}-{server_id}-{event.seq_no}", event.domain_id)
 
 
-def fallback_identity(first: BinlogPosition | None) -> Identity:
+def fallback_identity(first: EventPosition | None) -> Identity:
     """Without a GTID: ``transaction_id`` = ``(file sequence << 40) | offset`` of the transaction's first
     event (unique, deterministic and increasing in binlog order), ``server_uuid`` empty."""
     if first is None:

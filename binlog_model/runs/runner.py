@@ -31,7 +31,7 @@ bookkeeping.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +52,7 @@ from binlog_model.runs.source import (
     TransactionEnd,
     TransactionStart,
 )
+from binlog_model.runs.transactions import GtidRecorder
 from binlog_model.wire import events as ev
 from binlog_model.wire.header import EventHeader
 from schema_tracker.history import SchemaHistory
@@ -59,62 +60,13 @@ from schema_tracker.history import SchemaHistory
 if TYPE_CHECKING:
     from binlog_model.io.state import RunState
 
-__all__ = ["Checkpoint", "CommitPolicy", "GtidRecorder", "Runner", "resume_of"]
-
-_TRANSACTION_GTIDS = (ev.GtidEvent, ev.MariadbGtidEvent)
-_GTIDS = (*_TRANSACTION_GTIDS, ev.PreviousGtidsEvent, ev.GtidListEvent)
+__all__ = ["Checkpoint", "CommitPolicy", "Runner", "resume_of"]
 
 
 def resume_of(state: RunState) -> Resume:
     """Where a run continues the saved ``state``: its position, its GtidSet (updated in place by the
     commits) and its finished files."""
     return Resume(Position.from_json(state.position), state.gtids, state.files)
-
-
-class GtidRecorder:
-    """The one GTID recorder: GTID events are seen as the run reads them and go into the run's ``GtidSet``
-    only up to a commit point (``record(upto)``), so the set never names a transaction a crash would make
-    the next run read again. A file's PREVIOUS_GTIDS (MySQL) / GTID_LIST (MariaDB) adds the GTIDs before
-    the file: from there on the set is complete (``based``), which a resume by GTID set needs.
-    ``previous=False``: only the transactions' own GTIDs, what a Spark stream's offsets name (the GTIDs read
-    since the stream's origin)."""
-
-    __slots__ = ("_kinds", "_seen", "based", "gtids")
-
-    def __init__(self, gtids: GtidSet, *, previous: bool = True) -> None:
-        self.gtids = gtids
-        self._kinds = _GTIDS if previous else _TRANSACTION_GTIDS
-        self._seen: list[Any] = []
-        self.based = False
-
-    def see(self, event: Any) -> None:
-        if isinstance(event, self._kinds):
-            self._seen.append(event)
-
-    def see_all(self, events: Iterable[Any]) -> None:
-        for event in events:
-            self.see(event)
-
-    @property
-    def seen(self) -> int:
-        """How many GTID events were seen and not recorded yet (a commit point's count)."""
-        return len(self._seen)
-
-    def record(self, upto: int | None = None) -> GtidSet:
-        """Add the first ``upto`` GTIDs seen (all by default) to the set, and forget them."""
-        upto = len(self._seen) if upto is None else upto
-        gtids = self.gtids
-        for event in self._seen[:upto]:
-            if isinstance(event, ev.PreviousGtidsEvent):
-                gtids.add_previous_gtids(event)
-                self.based = True
-            elif isinstance(event, ev.GtidListEvent):
-                gtids.add_gtid_list(event)
-                self.based = True
-            else:
-                gtids.add_event(event)
-        del self._seen[:upto]
-        return self.gtids
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,9 +23,9 @@ read, so nothing re-opens a file to learn its FORMAT_DESCRIPTION or where it rot
                        commits where it is, so the last transaction of a burst is not left waiting
 
 ``file`` is always the name events carry in ``header.file`` (a path or URI as given to a file source, the
-server's file name for a replication source). Transaction boundaries are found by
-``resolve.transactions.TransactionStarts`` (the one detector; keywords routed as the assembler routes them)
-through ``BoundaryTracker``, which every source uses per file: ``tracker.wrap(events, decoder)``.
+server's file name for a replication source). The markers other than ``FileBegin``, ``FileEnd`` and
+``FlushPoint`` come from ``runs.transactions.BoundaryTracker`` (the one detector of units of work), which
+every source uses per file: ``tracker.wrap(events, decoder)``.
 
 Resuming: the runner hands a source a ``Resume``: the saved ``Position`` (file, offset, the file's
 FORMAT_DESCRIPTION bytes, the file a ROTATE before it named), the ``GtidSet`` done so far, and the files
@@ -42,11 +42,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from binlog_model.gtid import GtidSet
-from binlog_model.resolve.transactions import TransactionStarts
 from binlog_model.wire import events as ev
-from binlog_model.wire.decoder import BinlogDecoder
 
-__all__ = ["BOUNDARY_TYPES", "Boundary", "BoundaryTracker", "EventSource", "FileBegin", "FileEnd",
+__all__ = ["BOUNDARY_TYPES", "Boundary", "EventSource", "FileBegin", "FileEnd",
            "FlushPoint", "FormatDescription", "Position", "Resume", "Rotate", "TransactionEnd",
            "TransactionStart", "decoded"]
 
@@ -191,67 +189,3 @@ class EventSource(Protocol):
     def bytes_read(self) -> int: ...
 
     def read(self, resume: Resume | None = None) -> Iterator[ev.Event | Boundary]: ...
-
-
-# --- the one boundary tracker -------------------------------------------------------------------------------
-
-# The event types the transaction detector looks at.
-_COUNTED: frozenset[type] = frozenset({ev.GtidEvent, ev.MariadbGtidEvent, ev.XidEvent, ev.XaPrepareEvent,
-                                       ev.QueryEvent, ev.SkippedTransaction})
-
-
-class BoundaryTracker:
-    """Boundary markers around one file's (or byte range's, or replication file's) decoded events:
-    ``wrap(events, decoder)`` yields the events with ``FormatDescription``, ``TransactionStart``,
-    ``TransactionEnd`` and ``Rotate`` markers in place (``FileBegin`` / ``FileEnd`` are the source's). It
-    tracks transactions with ``TransactionStarts`` (a transaction never spans files: one tracker per file).
-    Events of other types pass through with one type test: the hot path of every source."""
-
-    __slots__ = ("_payload_end", "_starts", "file", "rotated_to")
-
-    # Every type the tracker acts on; anything else passes straight through.
-    INTERESTING: frozenset[type] = _COUNTED | {ev.RotateEvent, ev.FormatDescriptionEvent,
-                                               ev.TransactionPayloadEvent}
-
-    def __init__(self, file: str) -> None:
-        self.file = file
-        self._starts = TransactionStarts()
-        self._payload_end = 0           # end of the last TRANSACTION_PAYLOAD (its inner events' unit end)
-        self.rotated_to: str | None = None
-
-    def wrap(self, events: Iterable[ev.Event], decoder: BinlogDecoder) -> Iterator[ev.Event | Boundary]:
-        """``events`` (decoded by ``decoder``, whose ``format_description_bytes`` gives the raw FDE) with
-        the markers in place."""
-        interesting = self.INTERESTING
-        for event in events:
-            if type(event) not in interesting:
-                yield event
-                continue
-            header = event.header
-            kind = type(event)
-            if kind in _COUNTED:
-                starts = self._starts
-                if starts.starts_at(event) and header.inner_index is None:
-                    yield TransactionStart(self.file, header.offset)
-                yield event
-                if starts.ended:
-                    # A compressed transaction ends inside its payload (its XID is the payload's last
-                    # event): the unit ends where the payload ends. A skipped one ends after its length.
-                    if header.inner_index is not None:
-                        end = self._payload_end
-                    elif isinstance(event, ev.SkippedTransaction):
-                        end = header.offset + event.length
-                    else:
-                        end = header.offset + header.event_size
-                    yield TransactionEnd(self.file, end)
-                continue
-            yield event
-            if header.inner_index is not None:
-                continue
-            if kind is ev.TransactionPayloadEvent:
-                self._payload_end = header.offset + header.event_size
-            elif isinstance(event, ev.RotateEvent):
-                self.rotated_to = event.next_file
-                yield Rotate(self.file, header.offset + header.event_size, event.next_file, event.position)
-            else:       # FORMAT_DESCRIPTION: its raw bytes, as the decoder keeps them for a resume
-                yield FormatDescription(self.file, header.offset, decoder.format_description_bytes)

@@ -64,7 +64,7 @@ from binlog_model.io.replication_source import (
     parse_start,
 )
 from binlog_model.io.state import PARTIAL, RunState, finish_output, lock_state, recover_outputs
-from binlog_model.position import BinlogPosition
+from binlog_model.position import position_key
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.runs.continuity import begin_run
@@ -538,4 +538,4 @@ def _catalog_of(conn: Any) -> Any:
 
 
 def _key(position: tuple[str, int]) -> tuple[Any, ...]:
-    return BinlogPosition(position[0], position[1]).sort_key()
+    return position_key(*position)

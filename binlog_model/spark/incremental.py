@@ -24,8 +24,9 @@ from binlog_model.io.file_source import FileSource, FileStart
 from binlog_model.io.files import base_name
 from binlog_model.io.state import RunState
 from binlog_model.runs.commit import StagedOutput
-from binlog_model.runs.runner import GtidRecorder, resume_of
+from binlog_model.runs.runner import resume_of
 from binlog_model.runs.source import Position
+from binlog_model.runs.transactions import GtidRecorder
 from binlog_model.sinks.parquet import SCHEMA_FILE, table_folder, table_schema
 from binlog_model.sinks.publish import committed_files, stage_layout, table_folders
 from binlog_model.spark.partitions import FileScan, Slice, build_history, plan_slices, scan_files

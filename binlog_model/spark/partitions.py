@@ -35,15 +35,22 @@ from binlog_model.io.files import binlog_size, expand_paths, is_uri
 from binlog_model.resolve.assembler import replay_ddl
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 from binlog_model.resolve.transactions import QueryKind, classify_query
-from binlog_model.runs.source import BOUNDARY_TYPES, FileEnd, FormatDescription, TransactionStart
+from binlog_model.runs.source import (
+    BOUNDARY_TYPES,
+    FileEnd,
+    FormatDescription,
+    TransactionEnd,
+    TransactionStart,
+)
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory
 
 if TYPE_CHECKING:
     from binlog_model.resolve.options import AssemblerOptions
 
-__all__ = ["MIN_AUTO_SLICE_BYTES", "FileScan", "Slice", "build_history", "expand_paths", "fork_scans",
-           "iter_slice_events", "plan_slices", "scan_file", "scan_file_or_none", "scan_files", "slice_source"]
+__all__ = ["MIN_AUTO_SLICE_BYTES", "FileScan", "Slice", "auto_slice_bytes", "build_history", "expand_paths",
+           "fork_scans", "iter_slice_events", "plan_slices", "scan_file", "scan_file_or_none", "scan_files",
+           "slice_source"]
 
 # What the DDL replay needs; FORMAT_DESCRIPTION too: its server version picks the DDL rules (MySQL 8+ or
 # MariaDB) the history follows. A file's PREVIOUS_GTIDS / GTID_LIST: the one GtidRecorder makes a state's
@@ -100,8 +107,9 @@ def scan_file(path: str | os.PathLike[str], *, verify_checksum: bool = True,
               row_transactions: bool = True) -> FileScan:
     """The cheap pass over one file (rows and table maps skipped by their header length), read as an
     ``EventSource``: transaction starts, the FORMAT_DESCRIPTION bytes and the decoded end come from the
-    source's markers. ``row_transactions=False``: leave out of ``events`` the transactions of rows only (see
-    ``_schema_events``), for a caller that needs only the schema history, not every GTID. Raises the
+    source's markers. ``row_transactions=False``: leave out of ``events`` the units of work of rows only (see
+    ``_rows_only``; the units are the ones the source's ``TransactionStart`` / ``TransactionEnd`` markers
+    delimit), for a caller that needs only the schema history, not every GTID. Raises the
     reader's ``DecodeError`` for the first damaged event, skipped ones included."""
     name = os.fspath(path)
     try:
@@ -118,6 +126,7 @@ def _scan(name: str, verify_checksum: bool, row_transactions: bool, *, lean: boo
                         chunk_size=_CHUNK, sort=False, verify_skipped=not lean,
                         skip_transactions=lean and not row_transactions)
     kept: list[Any] = []
+    unit: list[Any] | None = None   # the kept events of the unit of work open (None: between units)
     starts: list[int] = []
     fde: bytes | None = None
     end = 0
@@ -126,49 +135,41 @@ def _scan(name: str, verify_checksum: bool, row_transactions: bool, *, lean: boo
         if kind not in BOUNDARY_TYPES:
             if kind is ev.SkippedTransaction or (isinstance(item, KEEP_TYPES)
                                                  and item.header.inner_index is None):
-                kept.append(item)
+                (kept if unit is None else unit).append(item)
         elif isinstance(item, TransactionStart):
+            if unit:                # a unit that never ended (a GTID over an open one): kept as it is
+                kept.extend(unit)
+            unit = []
             starts.append(item.offset)
+        elif isinstance(item, TransactionEnd):
+            if unit is not None and (row_transactions or not _rows_only(unit)):
+                kept.extend(unit)
+            unit = None
         elif isinstance(item, FormatDescription):
             fde = item.raw
         elif isinstance(item, FileEnd):
             end = item.offset
-    events = kept if row_transactions else _schema_events(kept)
-    return FileScan(name, binlog_size(name), fde, tuple(events), tuple(sorted(set(starts))), end)
+    if unit:                        # the file ends inside a transaction
+        kept.extend(unit)
+    return FileScan(name, binlog_size(name), fde, tuple(kept), tuple(sorted(set(starts))), end)
 
 
-_OPENING = (QueryKind.BEGIN,)
-_CLOSING = (QueryKind.COMMIT,)
-
-
-def _schema_events(kept: list[Any]) -> list[Any]:
-    """``kept`` without the transactions whose kept events are only their GTID, BEGIN and commit (XID or
-    COMMIT): a transaction of rows (skipped unparsed) changes no schema, and most of a binlog is those, so
-    the history's replay, and a pre-pass that ships its events between processes, do a fraction of the
-    work. Anything else in a transaction (a DDL, a SAVEPOINT, a statement-based DML, XA) keeps it whole.
-    A ``SkippedTransaction`` is one of those the decoder already recognised: left out as its GTID and
-    commit would have been."""
-    out: list[Any] = []
-    envelope: list[Any] = []        # the open transaction's events, while they are only its GTID and BEGIN
-    for event in kept:
-        if type(event) is ev.SkippedTransaction:
-            out.extend(envelope)
-            envelope = []
-            continue
-        kind = classify_query(event.query) if isinstance(event, ev.QueryEvent) else None
-        if isinstance(event, ev.GtidEvent | ev.MariadbGtidEvent):
-            out.extend(envelope)
-            envelope = [event]
-        elif kind in _OPENING and not any(isinstance(e, ev.QueryEvent) for e in envelope):
-            envelope.append(event)
-        elif envelope and (isinstance(event, ev.XidEvent) or kind in _CLOSING):
-            envelope = []           # the transaction ends having held only rows: left out whole
-        else:
-            out.extend(envelope)
-            envelope = []
-            out.append(event)
-    out.extend(envelope)
-    return out
+def _rows_only(unit: list[Any]) -> bool:
+    """A unit of work whose kept events are only its GTID, BEGIN and commit (XID or COMMIT), or one the
+    decoder passed over whole (``SkippedTransaction``): a transaction of rows (skipped unparsed), which
+    changes no schema. Most of a binlog is those, so a scan for the history leaves them out, and the
+    history's replay, and a pre-pass that ships its events between processes, do a fraction of the work.
+    Anything else in a unit (a DDL, a SAVEPOINT, a statement-based DML, XA, a ROLLBACK) keeps it whole."""
+    if len(unit) == 1 and type(unit[0]) is ev.SkippedTransaction:
+        return True
+    *envelope, last = unit
+    if not (isinstance(last, ev.XidEvent)
+            or (isinstance(last, ev.QueryEvent) and classify_query(last.query) is QueryKind.COMMIT)):
+        return False
+    if envelope and isinstance(envelope[0], ev.GtidEvent | ev.MariadbGtidEvent):
+        envelope = envelope[1:]
+    return not envelope or (len(envelope) == 1 and isinstance(envelope[0], ev.QueryEvent)
+                            and classify_query(envelope[0].query) is QueryKind.BEGIN)
 
 
 def scan_file_or_none(path: str, verify_checksum: bool = True, row_transactions: bool = True
@@ -252,6 +253,14 @@ def build_history(scans: Sequence[FileScan], *, history: SchemaHistory | None = 
                       source=options.source if options is not None else "")
 
 
+def auto_slice_bytes(total: int, slice_bytes: int, min_slices: int) -> int:
+    """``slice_bytes``, made smaller (not below ``MIN_AUTO_SLICE_BYTES``) when ``total`` bytes cut into
+    slices of it would give fewer than ``min_slices``: the batch planner's and the stream's rule."""
+    if min_slices <= 1:
+        return slice_bytes
+    return min(slice_bytes, max(MIN_AUTO_SLICE_BYTES, total // min_slices))
+
+
 def plan_slices(scans: Sequence[FileScan], *, slice_bytes: int = 64 << 20, min_slices: int = 1
                 ) -> list[Slice]:
     """Cut each file at transaction starts into slices of at least ``slice_bytes`` (the last may be
@@ -260,9 +269,7 @@ def plan_slices(scans: Sequence[FileScan], *, slice_bytes: int = 64 << 20, min_s
     work (a few large files on many cores)."""
     if slice_bytes < 1 or min_slices < 1:
         raise ConfigError(f"slice_bytes and min_slices must be positive, got {slice_bytes}, {min_slices}")
-    if min_slices > 1:
-        total = sum(scan.size for scan in scans)
-        slice_bytes = min(slice_bytes, max(MIN_AUTO_SLICE_BYTES, total // min_slices))
+    slice_bytes = auto_slice_bytes(sum(scan.size for scan in scans), slice_bytes, min_slices)
     out: list[Slice] = []
     for index, scan in enumerate(scans):
         cuts = [0]

@@ -28,7 +28,7 @@ from pyspark.sql.datasource import InputPartition
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import ConfigError
 from binlog_model.gtid import GtidSet
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.compiled_rows import RawImages
 from binlog_model.resolve.options import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ResolveOptions
@@ -59,8 +59,8 @@ class ReadOptions:
     mode: str = "rows"
     slice_bytes: int = 64 << 20
     min_slices: int = 1
-    start: BinlogPosition | None = None
-    stop: BinlogPosition | None = None
+    start: EventPosition | None = None
+    stop: EventPosition | None = None
     skip_gtids: GtidSet | None = None
     plan_file: str | None = None
 
@@ -122,13 +122,13 @@ def _bool(opts: dict[str, str], key: str, default: bool) -> bool:
     return value.lower() == "true"
 
 
-def _position(text: str | None) -> BinlogPosition | None:
+def _position(text: str | None) -> EventPosition | None:
     if not text:
         return None
     name, sep, offset = text.rpartition(":")
     if not sep or not offset.isdigit():
         raise ConfigError(f"mysql-binlog: a position is FILE:OFFSET (mysql-bin.000003:4), got {text!r}")
-    return BinlogPosition(name, int(offset))
+    return EventPosition(name, int(offset))
 
 
 def _in_range(event: pb.BinlogEvent, options: ReadOptions) -> bool:
@@ -136,7 +136,7 @@ def _in_range(event: pb.BinlogEvent, options: ReadOptions) -> bool:
         return False
     if options.start is None and options.stop is None:
         return True
-    here = BinlogPosition(event.position.file, event.position.offset)
+    here = EventPosition(event.position.file, event.position.offset)
     if options.start is not None and here < options.start:
         return False
     return options.stop is None or here < options.stop

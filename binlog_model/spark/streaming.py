@@ -6,13 +6,16 @@ event read there, the GTIDs seen so far and the digest of the schema history in 
 JSON with its keys in one fixed order, so the same place always prints the same text (Spark compares
 offsets as text).
 
-The driver-side reader (one long-lived Python process per query) advances from an offset with the DDL
-pre-pass of the batch source (``partitions.scan_file``'s reader: rows and table maps skipped unparsed,
-or decoded only to count rows when ``maxRowsPerTrigger`` asks for it): it lists the archive, reads each
-file from where the stream stands (the newest file, possibly still written, up to its last complete event),
-and stops at the last transaction boundary that the read limits admit (at least one transaction, so a
-stream always moves). On the way it replays the DDL of what it admits into the schema history (the same
-``StatementAssembler`` as every DDL pass), adds the GTIDs, and notes where slices may be cut. A batch
+The driver-side reader (one long-lived Python process per query) advances from an offset by reading the
+archive as the batch source's pre-pass does (``io.file_source.FileSource``, rows and table maps skipped
+unparsed, or decoded only to count rows when ``maxRowsPerTrigger`` asks for it): it lists the archive, reads
+each file from where the stream stands (the newest file, possibly still written, up to its last complete
+event), and admits whole units of work, as the source's ``TransactionStart`` / ``TransactionEnd`` markers
+(``runs.transactions``) delimit them, up to the last one the read limits admit (at least one, so a stream
+always moves); the events between units (FORMAT_DESCRIPTION, PREVIOUS_GTIDS, ROTATE ...) are admitted one
+by one. On the way it replays the DDL of what it admits into the schema history (the same
+``StatementAssembler`` as every DDL pass), adds the GTIDs (``runs.transactions.GtidRecorder``), keeps each
+file's FORMAT_DESCRIPTION from the source's marker, and notes where slices may be cut. A batch
 ``(start, end)`` then becomes slices of the batch source (``reading.SlicePartition``: a byte range of one
 file plus the packed history at ``end``), so ``read()`` on the executors is the batch source's and is
 stateless: the same ``(start, end)`` gives the same rows.
@@ -49,8 +52,8 @@ from pyspark.sql.streaming.datasource import (
 
 from binlog_model.errors import ConfigError, IncompleteTransactionError
 from binlog_model.gtid import GtidSet
+from binlog_model.io.file_source import FileSource, format_description_of
 from binlog_model.io.files import (
-    SliceReader,
     base_name,
     binlog_size,
     list_binlog_files,
@@ -59,13 +62,19 @@ from binlog_model.io.files import (
     sort_binlog_names,
 )
 from binlog_model.io.snapshots import load_snapshot
-from binlog_model.position import file_sequence
+from binlog_model.position import file_key, file_sequence
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 from binlog_model.resolve.options import ResolveOptions
-from binlog_model.resolve.transactions import TransactionStarts
-from binlog_model.runs.runner import GtidRecorder
-from binlog_model.spark.partitions import KEEP_TYPES, MIN_AUTO_SLICE_BYTES, Slice
+from binlog_model.runs.source import (
+    BOUNDARY_TYPES,
+    FileEnd,
+    FormatDescription,
+    TransactionEnd,
+    TransactionStart,
+)
+from binlog_model.runs.transactions import GtidRecorder
+from binlog_model.spark.partitions import KEEP_TYPES, MIN_AUTO_SLICE_BYTES, Slice, auto_slice_bytes
 from binlog_model.spark.reading import ReadOptions, SlicePartition, pack_history, prepare_worker, read_slice
 from binlog_model.spark.stream_offsets import StreamLimits, StreamOffset, history_digest
 from binlog_model.spark.stream_schemas import SchemaStore, unpack_history
@@ -196,13 +205,9 @@ class BinlogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return out
 
     def _fde(self, name: str, path: str) -> bytes | None:
+        """The file's raw FORMAT_DESCRIPTION (what resuming inside it needs), read once per file."""
         if name not in self._fdes:
-            # The raw FORMAT_DESCRIPTION (what resuming inside the file needs): among its first events.
-            reader = SliceReader(path, verify_checksum=False, chunk_size=1 << 16, partial_tail=True)
-            for seen, _ in enumerate(reader, start=1):
-                if reader.decoder.format_description_bytes is not None or seen >= 4:
-                    break
-            self._fdes[name] = reader.decoder.format_description_bytes
+            self._fdes[name] = format_description_of(path)
         return self._fdes[name]
 
     # --- offsets --------------------------------------------------------------------------------------------
@@ -350,8 +355,7 @@ class _Advance:
                                   f"in {list(self.reader.options.read.paths)}")
             files = files[names.index(start.file):]
         if self.until is not None:
-            files = [f for f in files if (file_sequence(f[0]), f[0]) <= (file_sequence(self.until[0]),
-                                                                         self.until[0])]
+            files = [f for f in files if file_key(f[0]) <= file_key(self.until[0])]
         if self.target is not None:
             files = [f for f in files if f[0] in self.target]
         newest = files[-1][0] if files else None
@@ -370,38 +374,54 @@ class _Advance:
         skip = frozenset() if self.count_rows else DDL_SKIP_TYPES
         # Only the newest file may end inside an event or a transaction (being written; under AvailableNow:
         # the newest at the query's start, read up to its size then); in any other file that is damage.
-        reader = SliceReader(path, offset, cap, fde, skip_types=skip, chunk_size=_CHUNK, partial_tail=newest)
-        detector = TransactionStarts()
+        source = FileSource.byte_range(path, offset, cap, fde, skip_types=skip, chunk_size=_CHUNK,
+                                       partial_tail=newest)
         rng = _Range(name, path, offset, offset, fde)
         last_cut = offset
         pending: list[Any] = []     # the open unit's events the DDL replay needs
         cut_candidates: list[int] = []
         unit_rows = 0
         top_end = offset
+        in_unit = False             # between the source's TransactionStart and TransactionEnd markers
         # Candidate cuts: every slice_bytes, or every MiB when minSlices may ask for smaller slices.
         read = self.reader.options.read
         slice_bytes = (read.slice_bytes if read.min_slices <= 1
                        else min(read.slice_bytes, MIN_AUTO_SLICE_BYTES))
-        for event in reader:
-            h = event.header
-            inner = h.inner_index is not None
-            if not inner:
-                top_end = h.offset + h.event_size
-                if isinstance(event, KEEP_TYPES):
-                    pending.append(event)
-            if self.count_rows:
-                if isinstance(event, RowsEvent):
-                    unit_rows += len(event.rows)
-                elif isinstance(event, ev.QueryEvent) and not inner:
-                    unit_rows += 1 if _is_ddl(event) else 0
-            if detector.starts_at(event) and not inner and h.offset - last_cut >= slice_bytes:
-                cut_candidates.append(h.offset)
-            if detector.in_transaction or top_end <= rng.end:
+        for item in source.read():
+            if type(item) in BOUNDARY_TYPES:
+                if isinstance(item, TransactionStart):
+                    in_unit = True
+                    if item.offset - last_cut >= slice_bytes:
+                        cut_candidates.append(item.offset)
+                    continue
+                if isinstance(item, FormatDescription) and item.raw is not None:
+                    fde = rng.fde = item.raw
+                    self.reader._fdes.setdefault(name, fde)
+                elif isinstance(item, FileEnd) and in_unit and not newest:
+                    raise IncompleteTransactionError(
+                        "a binlog file that is not the newest ends inside a transaction (a transaction never "
+                        "spans files: the file is damaged, or was copied into the archive before it was "
+                        "whole)", file=name, offset=rng.end)
+                if not isinstance(item, TransactionEnd):
+                    continue
+                in_unit = False
+            else:
+                h = item.header     # type: ignore[union-attr]  # an event: the markers are handled above
+                inner = h.inner_index is not None
+                if not inner:
+                    top_end = h.offset + h.event_size
+                    if isinstance(item, KEEP_TYPES):
+                        pending.append(item)
+                if self.count_rows:
+                    if isinstance(item, RowsEvent):
+                        unit_rows += len(item.rows)
+                    elif isinstance(item, ev.QueryEvent) and not inner:
+                        unit_rows += 1 if _is_ddl(item) else 0
+                if in_unit:
+                    continue
+            if top_end <= rng.end:
                 continue
             # A boundary: admit the unit [rng.end, top_end) if the limits allow.
-            if fde is None:
-                fde = rng.fde = reader.decoder.format_description_bytes
-                self.reader._fdes.setdefault(name, fde)
             size = top_end - rng.end
             if self.bytes or self.rows or any(r.end > r.start for r in self.ranges):
                 files = len([r for r in self.ranges if r.end > r.start]) + (1 if rng.end == rng.start else 0)
@@ -433,14 +453,6 @@ class _Advance:
             if self.until is not None and name == self.until[0] and top_end > self.until[1]:
                 raise ConfigError(f"mysql-binlog stream: {name}:{self.until[1]} is not a transaction "
                                   "boundary")
-        else:
-            if detector.in_transaction and not newest:
-                raise IncompleteTransactionError(
-                    "a binlog file that is not the newest ends inside a transaction (a transaction never "
-                    "spans files: the file is damaged, or was copied into the archive before it was whole)",
-                    file=name, offset=rng.end)
-        if fde is None and reader.decoder.format_description_bytes is not None:
-            self.reader._fdes.setdefault(name, reader.decoder.format_description_bytes)
 
 
 def _is_ddl(event: ev.QueryEvent) -> bool:
@@ -458,9 +470,7 @@ def _slices(planned: _Planned, slice_bytes: int, min_slices: int) -> list[Slice]
     """The batch's ranges cut at transaction starts into slices of at least ``slice_bytes``, made smaller
     (not below ``MIN_AUTO_SLICE_BYTES``) when the batch would give fewer than ``min_slices`` (as the batch
     source's ``plan_slices``)."""
-    if min_slices > 1:
-        total = sum(r.end - r.start for r in planned.ranges)
-        slice_bytes = min(slice_bytes, max(MIN_AUTO_SLICE_BYTES, total // min_slices))
+    slice_bytes = auto_slice_bytes(sum(r.end - r.start for r in planned.ranges), slice_bytes, min_slices)
     out: list[Slice] = []
     for rng in planned.ranges:
         points = [rng.start]

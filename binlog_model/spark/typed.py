@@ -34,7 +34,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from binlog_model.position import BinlogPosition
+from binlog_model.position import position_key
 from binlog_model.resolve.types import ValueKind, map_column
 from binlog_model.spark.typed_values import _Invalid, convert_value
 from schema_tracker import changes as ch
@@ -431,7 +431,7 @@ def typed_rows(rows: Iterable[Any], lineage: TableLineage) -> Iterator[tuple[Any
     order_of = {c.name: i for i, c in enumerate(lineage.columns)}
     width = len(lineage.columns)
     for row in rows:
-        found = lineage.lookup(row["db"], row["table"], BinlogPosition(row["file"], row["offset"]).sort_key())
+        found = lineage.lookup(row["db"], row["table"], position_key(row["file"], row["offset"]))
         if found is None:
             continue        # logged under this name when it belonged to another table's lineage
         names, generation = found

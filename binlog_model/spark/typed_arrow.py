@@ -25,7 +25,7 @@ from google.protobuf.internal.type_checkers import ToShortestFloat
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.compiled import speedups
-from binlog_model.position import BinlogPosition, file_sequence
+from binlog_model.position import file_sequence, position_key
 from binlog_model.resolve.compiled_rows import RawImagesRefused
 from binlog_model.spark.typed import META_FIELDS, TableLineage, typed_schema
 from binlog_model.spark.typed_values import _INT_RANGE, _Invalid, convert_value
@@ -511,7 +511,7 @@ def typed_batch(payloads: Sequence[bytes], lineage: TableLineage, schema: pa.Sch
         event = headers[i] if headers is not None else event_header(payload)
         if event.operation == _SCHEMA:
             continue
-        found = lineage.lookup(event.db, event.table, BinlogPosition(event.file, event.offset).sort_key())
+        found = lineage.lookup(event.db, event.table, position_key(event.file, event.offset))
         if found is None:
             continue        # logged under this name when it belonged to another table's lineage
         names, generation = found

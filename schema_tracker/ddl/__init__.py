@@ -20,7 +20,7 @@ from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
 from binlog_model.errors import SchemaError, UnsupportedDDLError
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from schema_tracker.changes import SchemaChange, SkippedStatement, apply_change
 from schema_tracker.ddl.alter import alter_table, index_statement
 from schema_tracker.ddl.context import Ctx
@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 
-def apply(catalog: Catalog, sql: str, default_db: str | None, position: BinlogPosition | None = None, *,
+def apply(catalog: Catalog, sql: str, default_db: str | None, position: EventPosition | None = None, *,
           lenient: bool = False, session: ServerSession | None = None
           ) -> tuple[Catalog, tuple[SchemaChange, ...]]:
     """Apply one SQL statement to ``catalog``; return the new catalog and the changes it caused.

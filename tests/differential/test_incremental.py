@@ -273,7 +273,7 @@ def test_spark_state_records_the_gtid_set_events_state_records(mysql: Any, mysql
     --state``: over the same MySQL files (GTIDs on, a history before them) both states hold the same,
     complete set, PREVIOUS_GTIDS included — a resume by GTID set needs the transactions before the files."""
     from binlog_model.gtid import GtidSet
-    from binlog_model.runs.runner import GtidRecorder
+    from binlog_model.runs.transactions import GtidRecorder
     from binlog_model.spark.partitions import scan_files
 
     mysql.execute(f"CREATE TABLE `{mysql_db}`.g (id INT PRIMARY KEY)")   # at least one GTID before the files

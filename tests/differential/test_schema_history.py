@@ -11,13 +11,13 @@ import pytest
 from binlog_model.errors import ConfigError, SchemaError
 from binlog_model.io.files import iter_events
 from binlog_model.io.snapshots import load_history, save_history
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from binlog_model.resolve.assembler import replay_ddl
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES
 from schema_tracker import Catalog, SchemaHistory
 from schema_tracker.history import FORMAT, VERSION, catalog_to_json
 
-P = BinlogPosition
+P = EventPosition
 
 
 def build() -> SchemaHistory:
@@ -105,7 +105,7 @@ def test_history_from_a_real_server_binlog(server: Any, fresh_db: str, tmp_path:
     final = h.catalog.table(fresh_db, "t")
     assert final is not None and final.column_names == ("a", "c", "bb") and final.primary_key == ("a",)
     # between the two ALTERs the table had c but not bb
-    middle = h.at(BinlogPosition(mine[2].position.file, mine[2].position.offset))  # type: ignore[union-attr]
+    middle = h.at(EventPosition(mine[2].position.file, mine[2].position.offset))  # type: ignore[union-attr]
     assert middle.table(fresh_db, "t").column_names == ("a", "c", "b")  # type: ignore[union-attr]
 
 

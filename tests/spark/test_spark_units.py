@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from binlog_model.errors import BinlogError, ConfigError
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition, position_key
 from binlog_model.runs.pipeline import iter_binlog_events
 from schema_tracker.history import SchemaHistory
 from schema_tracker.model import ColumnSchema
@@ -119,11 +119,11 @@ def test_lineage_follows_renames_and_keeps_dropped_columns() -> None:
              "ALTER TABLE d.t CHANGE a a2 BIGINT", "ALTER TABLE d.t DROP COLUMN b",
              "ALTER TABLE d.t ADD COLUMN a INT UNSIGNED"]
     for i, sql in enumerate(stmts):
-        history.apply(sql, None, BinlogPosition("mysql-bin.000001", 100 * (i + 1)))
+        history.apply(sql, None, EventPosition("mysql-bin.000001", 100 * (i + 1)))
     lineage = table_lineages(history)[("d", "t")]
     assert [(c.name, c.spark) for c in lineage.columns] == [     # the table's order, then the dropped b
         ("id", "int"), ("a2", "bigint"), ("a", "bigint"), ("b", "string")]
-    at = lambda off: lineage.names_at(BinlogPosition("mysql-bin.000001", off).sort_key())  # noqa: E731
+    at = lambda off: lineage.names_at(position_key("mysql-bin.000001", off))  # noqa: E731
     assert at(250) == {"id": "id", "a": "a2", "b": "b"}         # before the rename: a is today's a2
     assert at(350) == {"id": "id", "a2": "a2", "b": "b"}
     assert at(550) == {"id": "id", "a2": "a2", "a": "a"}        # the new a is a new column
@@ -133,11 +133,11 @@ def test_reused_name_gets_a_version_suffix() -> None:
     history = SchemaHistory()
     for i, sql in enumerate(["CREATE DATABASE d", "CREATE TABLE d.t (id INT, x INT)",
                              "ALTER TABLE d.t DROP COLUMN x", "ALTER TABLE d.t ADD COLUMN x VARCHAR(3)"]):
-        history.apply(sql, None, BinlogPosition("f.000001", 10 * (i + 1)))
+        history.apply(sql, None, EventPosition("f.000001", 10 * (i + 1)))
     lineage = table_lineages(history)[("d", "t")]
     assert [c.name for c in lineage.columns] == ["id", "x", "x__v1"]     # the dropped x after the table's
-    assert lineage.names_at(BinlogPosition("f.000001", 25).sort_key())["x"] == "x__v1"
-    assert lineage.names_at(BinlogPosition("f.000001", 45).sort_key())["x"] == "x"
+    assert lineage.names_at(position_key("f.000001", 25))["x"] == "x__v1"
+    assert lineage.names_at(position_key("f.000001", 45))["x"] == "x"
 
 
 @pytest.mark.parametrize(("column", "expected"), [
@@ -290,7 +290,7 @@ def test_packed_history_is_parsed_once_per_worker_and_reads_the_same(monkeypatch
         assert got == want
     assert len(parsed) == 1
     one = reading._history_for(packed, False)
-    one.apply("CREATE DATABASE extra_db", None, BinlogPosition("mysql-bin.999999", 4))
+    one.apply("CREATE DATABASE extra_db", None, EventPosition("mysql-bin.999999", 4))
     assert len(one.entries) == len(history.entries) + 1
     assert len(reading._history_for(packed, False).entries) == len(history.entries)
     with pytest.raises(ConfigError, match="corrupt"):

@@ -13,7 +13,7 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition, position_key
 from binlog_model.spark.typed import _Invalid, convert_value, table_lineages, typed_rows, widen
 from schema_tracker.history import SchemaHistory
 from tests._paths import CORPUS, require
@@ -22,12 +22,12 @@ from tests._paths import CORPUS, require
 def _history(*statements: str) -> SchemaHistory:
     history = SchemaHistory()
     for i, sql in enumerate(statements):
-        history.apply(sql, None, BinlogPosition("mysql-bin.000001", 100 * (i + 1)))
+        history.apply(sql, None, EventPosition("mysql-bin.000001", 100 * (i + 1)))
     return history
 
 
 def _key(offset: int) -> tuple[int, str, int]:
-    return BinlogPosition("mysql-bin.000001", offset).sort_key()
+    return position_key("mysql-bin.000001", offset)
 
 
 def test_recreated_table_is_a_new_generation_not_duplicate_columns() -> None:

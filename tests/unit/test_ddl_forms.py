@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from binlog_model.errors import SchemaError, UnsupportedDDLError
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from schema_tracker import (
     Catalog,
     CreateDatabase,
@@ -186,7 +186,7 @@ def test_views_change_no_table(sql: str) -> None:
 
 def test_unsupported_ddl_is_a_typed_error_with_statement_and_position() -> None:
     cat = run("CREATE TABLE t (a int)")
-    pos = BinlogPosition("mysql-bin.000003", 4242)
+    pos = EventPosition("mysql-bin.000003", 4242)
     with pytest.raises(UnsupportedDDLError) as info:
         apply(cat, "ALTER TABLE t ADD SYSTEM VERSIONING", "d", pos)   # adds hidden row_start/row_end
     assert info.value.position == pos and "SYSTEM VERSIONING" in (info.value.statement or "")

@@ -12,7 +12,7 @@ import pytest
 
 from binlog_model import compiled
 from binlog_model.compiled import maker, speedups
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from binlog_model.wire.header import EventHeader, EventType
 from binlog_model.wire.rows import RowImages, RowsEvent
 from binlog_model.wire.table_map import TableMapEvent
@@ -27,7 +27,7 @@ IMAGES = RowImages(memoryview(b"\x00\x01\x00\x00\x00\x01a"), 0, 7, b"\x03", None
 CASES: list[tuple[type, tuple[Any, ...]]] = [
     (EventHeader, tuple(getattr(HEADER, f.name) for f in dataclasses.fields(EventHeader))),
     (EventHeader, (5, 999, 0, 19, 0, 1, 0, None, 3)),     # an unknown type code, inside a payload
-    (BinlogPosition, ("binlog.000042", 4_447)),
+    (EventPosition, ("binlog.000042", 4_447)),
     (RowImages, (memoryview(b"\x00\x01"), 0, 2, b"\x01", b"\x01", "UPDATE_ROWS_EVENT")),
     (RowsEvent, (HEADER, "insert", 2, 88, 1, None, TABLE_MAP, 2, (True, True), None, IMAGES, False)),
     (TableMapEvent, tuple(getattr(TABLE_MAP, f.name) for f in dataclasses.fields(TableMapEvent))),
@@ -67,7 +67,7 @@ def test_a_default_factory_field_gets_a_new_value_per_instance() -> None:
 def test_values_are_held_and_released() -> None:
     value = "a-file-name-held-only-here-" + str(id(object()))
     before = sys.getrefcount(value)
-    made = maker(BinlogPosition)(value, 4)
+    made = maker(EventPosition)(value, 4)
     assert sys.getrefcount(value) == before + 1
     assert value in gc.get_referents(made)       # the collector sees the slots (cycles are found)
     del made
@@ -76,7 +76,7 @@ def test_values_are_held_and_released() -> None:
 
 @compiled_only
 def test_wrong_calls_raise_type_error() -> None:
-    make = maker(BinlogPosition)
+    make = maker(EventPosition)
     with pytest.raises(TypeError, match="takes 2 positional values"):
         make("binlog.000001")
     with pytest.raises(TypeError):
@@ -90,11 +90,11 @@ def test_the_c_side_refuses_what_it_cannot_fill_exactly() -> None:
     assert speedups is not None
     build = speedups.Maker
     with pytest.raises(TypeError, match="every slot"):
-        build(BinlogPosition, ("file",), ())                   # a slot left empty
+        build(EventPosition, ("file",), ())                   # a slot left empty
     with pytest.raises(TypeError):
-        build(BinlogPosition, ("file", "file"), ())            # a slot named twice
+        build(EventPosition, ("file", "file"), ())            # a slot named twice
     with pytest.raises(TypeError):
-        build(BinlogPosition, ("file", "sort_key"), ())        # not a slot
+        build(EventPosition, ("file", "sort_key"), ())        # not a slot
 
     @dataclasses.dataclass(frozen=True)
     class WithDict:
@@ -150,5 +150,5 @@ def test_the_positional_call_sites_match_the_fields_order() -> None:
                                 "column_count", "columns_present", "columns_present_after", "images",
                                 "compressed", "_rows"]
     assert names(RowImages) == ["buf", "pos", "end", "present", "present_after", "name"]
-    assert names(BinlogPosition) == ["file", "offset"]
+    assert names(EventPosition) == ["file", "offset"]
     assert names(TableMapEvent)[0] == "header"      # with_header: the header, then the rest in order

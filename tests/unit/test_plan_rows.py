@@ -11,7 +11,7 @@ import pytest
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.io.files import iter_events
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import ImageMode, ResolveOptions
 from binlog_model.resolve.plan import ColumnMark, PlanKind, build_plan
@@ -23,11 +23,11 @@ GOLDEN = REPO / "fixtures" / "golden" / "mariadb"
 ALL_TYPES = GOLDEN / "all_types" / "binlogs" / "mysql-bin.000001"
 
 
-def _rows_events(path: Any, history: Any) -> Iterator[tuple[RowsEvent, Any, BinlogPosition]]:
+def _rows_events(path: Any, history: Any) -> Iterator[tuple[RowsEvent, Any, EventPosition]]:
     for event in iter_events(path):
         if isinstance(event, RowsEvent):
             h = event.header
-            position = BinlogPosition(os.path.basename(h.file), h.offset)
+            position = EventPosition(os.path.basename(h.file), h.offset)
             table_map = event.table_map
             yield event, history.at(position).table(table_map.schema, table_map.table), position
 

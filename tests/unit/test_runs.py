@@ -17,7 +17,7 @@ from binlog_model.io.file_source import FileSource
 from binlog_model.io.snapshots import load_snapshot
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
-from binlog_model.runs.runner import Checkpoint, CommitPolicy, GtidRecorder, Runner
+from binlog_model.runs.runner import Checkpoint, CommitPolicy, Runner
 from binlog_model.runs.source import (
     BOUNDARY_TYPES,
     FileBegin,
@@ -28,6 +28,7 @@ from binlog_model.runs.source import (
     TransactionEnd,
     TransactionStart,
 )
+from binlog_model.runs.transactions import GtidRecorder
 from binlog_model.sinks import JsonlSink
 from binlog_model.wire import events as ev
 from schema_tracker.history import SchemaHistory

@@ -4,7 +4,7 @@ event into it (``resolve.ddl_pass.statement_of``)."""
 from __future__ import annotations
 
 from binlog_model.io.files import iter_events
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from binlog_model.resolve.ddl_pass import DDL_SKIP_TYPES, statement_of
 from binlog_model.wire.events import QueryEvent
 from schema_tracker import SchemaHistory, Statement
@@ -15,7 +15,7 @@ MYSQL_DDL = REPO / "fixtures/golden/mysql/ddl_between_dml/binlogs/binlog.000001"
 
 def test_apply_statement_reads_with_the_statements_session_and_records_its_place() -> None:
     history = SchemaHistory(server_version="9.7.4")
-    where = BinlogPosition("binlog.000003", 400)
+    where = EventPosition("binlog.000003", 400)
     ansi = Statement('CREATE TABLE "t" ("a b" int, c varchar(2) CHARSET utf8mb4)', "d", where,
                      "3E11FA47-71CA-11E1-9E33-C80AA9429562:tag:7", sql_mode=4,
                      utf8mb4_collation="utf8mb4_general_ci")
@@ -33,7 +33,7 @@ def test_apply_statement_reads_with_the_statements_session_and_records_its_place
 def test_statement_of_a_real_query_event() -> None:
     queries = [e for e in iter_events(MYSQL_DDL, skip_types=DDL_SKIP_TYPES) if isinstance(e, QueryEvent)]
     ddl = next(e for e in queries if e.query.upper().startswith("ALTER TABLE"))
-    where = BinlogPosition(MYSQL_DDL.name, ddl.header.offset)
+    where = EventPosition(MYSQL_DDL.name, ddl.header.offset)
     statement = statement_of(ddl, where, "u:5")
     assert statement == Statement(ddl.query, ddl.schema or None, where, "u:5", ddl.sql_mode or 0,
                                   "utf8mb4_0900_ai_ci", "utf8mb4", "utf8mb4_0900_ai_ci")

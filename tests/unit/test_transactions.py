@@ -1,4 +1,5 @@
-"""resolve.transactions: the routing tables (transaction states, QUERY routes) and the identity rules."""
+"""resolve.transactions: the routing tables (transaction states, QUERY routes) and the identity rules; and
+runs.transactions.TransactionStarts, which routes QUERY events with them."""
 
 from __future__ import annotations
 
@@ -6,20 +7,20 @@ import itertools
 
 import pytest
 
-from binlog_model.position import BinlogPosition
+from binlog_model.position import EventPosition
 from binlog_model.resolve.transactions import (
     IN_TRANSACTION,
     NEXT,
     STATEMENT_OPEN,
     QueryKind,
     Step,
-    TransactionStarts,
     TxState,
     classify_query,
     fallback_identity,
     parse_xa_end,
     savepoint_name,
 )
+from binlog_model.runs.transactions import TransactionStarts
 
 
 def test_every_state_has_a_next_state_for_every_step() -> None:
@@ -70,9 +71,9 @@ def test_xa_and_savepoint_names() -> None:
 
 
 def test_fallback_identity_orders_transactions_by_file_and_offset() -> None:
-    first = fallback_identity(BinlogPosition("mysql-bin.000002", 4))
-    later = fallback_identity(BinlogPosition("mysql-bin.000002", 900))
-    next_file = fallback_identity(BinlogPosition("mysql-bin.000003", 4))
+    first = fallback_identity(EventPosition("mysql-bin.000002", 4))
+    later = fallback_identity(EventPosition("mysql-bin.000002", 900))
+    next_file = fallback_identity(EventPosition("mysql-bin.000003", 4))
     assert first.transaction_id == (2 << 40) | 4 and first.server_uuid == "" and first.gtid == ""
     assert first.transaction_id < later.transaction_id < next_file.transaction_id
 
