@@ -1,7 +1,8 @@
-"""``apply --to delta:s3://…`` against the S3 test server (moto) and real servers (MariaDB 10.11, MariaDB
-11.8, MySQL 9.7): the seeded random workload with a DROP and a RENAME (table moves, a copy then a delete on an
-object store) gives tables equal to ``SELECT *``; a run killed between a move's copy and its delete resumes;
-an unreachable store fails before anything is written.
+"""``apply --to delta:s3://…`` against the S3 test server (moto) and MariaDB 10.11 (the store is the subject
+here; the replica's semantics run on all three server kinds in test_apply.py): the seeded random workload
+with a DROP and a RENAME (table moves, a copy then a delete on an object store) gives tables equal to
+``SELECT *``; a run killed between a move's copy and its delete resumes; an unreachable store fails before
+anything is written.
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ def _run(args: list[str], env: dict[str, str], kill_at: str | None = None
 
 
 def test_replica_on_s3_equals_the_source_and_survives_a_kill_inside_a_move(
-        server: LocalServer, fresh_db: str, s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+        mariadb: LocalServer, mariadb_db: str, s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    db = fresh_db
+    server, db = mariadb, mariadb_db
     first, work = start_workload(server, db, seed=20261129)
     conn = work.conn
     for _ in range(150):
@@ -88,10 +89,11 @@ def _listing(s3: Any, prefix: str) -> list[str]:
 
 
 def test_an_unreachable_store_fails_before_anything_is_written(
-        server: LocalServer, fresh_db: str, tmp_path: Path) -> None:
+        mariadb: LocalServer, mariadb_db: str, tmp_path: Path) -> None:
     from binlog_model.testing.localserver import free_port
 
-    server.execute(f"CREATE TABLE `{fresh_db}`.t (id INT PRIMARY KEY)")
+    server = mariadb
+    server.execute(f"CREATE TABLE `{mariadb_db}`.t (id INT PRIMARY KEY)")
     names = [row[0] for row in server.query("SHOW BINARY LOGS")]
     endpoint = f"http://127.0.0.1:{free_port()}"        # nothing listens there
     env = {"AWS_ENDPOINT_URL": endpoint, "AWS_ENDPOINT_URL_S3": endpoint, "AWS_ACCESS_KEY_ID": "x",
