@@ -39,6 +39,10 @@ replication commands; the dump itself is read from the socket here (``_DumpPacke
 packets that have arrived are cut into one batch by ``take_events`` (the compiled core's
 ``dump_events`` where it is built: the same result). The connection is consumed by the dump and closed
 when the generator ends.
+
+About 630 lines: the replication protocol (the handshake's settings, the dump request of each server
+family, the packet loop and its restarts of the decoder) is one conversation with the server; the
+connection, TLS and the failures' classification live in their own modules.
 """
 
 from __future__ import annotations

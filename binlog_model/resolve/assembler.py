@@ -13,7 +13,7 @@ Output of a transaction is held back until its commit (``spill``: ROLLBACK must 
 Identity: see ``transactions.Identity``; without a GTID, ``transaction_id`` is the documented fallback
 ``(file sequence << 40) | offset`` of the transaction's first event.
 
-About 590 lines: the handlers share one state (buffer, identity, statement pieces, savepoints, prepared
+About 700 lines: the handlers share one state (buffer, identity, statement pieces, savepoints, prepared
 XA), so they stay in one class; everything that does not need that state lives in the modules above.
 """
 

@@ -11,6 +11,9 @@ exact cast, DATE/DATETIME by civil-day arithmetic with validity checks, TIMESTAM
 kind/type pair without a bulk rule (GEOMETRY, VECTOR, widened string columns ...) is converted per value by
 the reference ``typed_values.convert_value``, so the result is the reference's in every case: a value the
 Spark type cannot hold is null and its column is listed in ``binlog_invalid``, in image order.
+
+About 560 lines: one bulk rule per column kind, each checked against the reference in the same place;
+they share the column buffers, so they stay together.
 """
 
 from __future__ import annotations
