@@ -11,7 +11,9 @@ and strict:
   integers are JSON strings (``"transactionId": "8"``), as the proto3 JSON spec requires so values above
   2^53 survive JavaScript; enums are names (``"operation": "INSERT"``); the timestamp is RFC 3339 text;
   fields at their default value are omitted unless ``include_defaults=True``. ``to_json`` writes one compact
-  line (JSON Lines friendly) with non-ASCII text as is.
+  line (JSON Lines friendly) with non-ASCII text as is. A ``BinlogEvent``'s dict is built by
+  ``binlog_model.json_encoder`` (the same dict, several times faster); ``reference=True`` or
+  ``BINLOG_MODEL_JSON_REFERENCE=1`` builds it with ``json_format`` itself.
 - ``python_value`` turns a model ``Value`` back into the Python value the wire layer decoded.
 - ``to_display_dict`` is a readable view close to the spec's listings (columns as ``name → plain value``);
   it is for people and logs, not for round trips (it drops the Integer/Long distinction).

@@ -1,7 +1,11 @@
 """JSON Lines of ``BinlogEvent`` s: one canonical proto3-JSON object per line, UTF-8.
 
 Strategy: each line is ``binlog_model.messages.to_json`` (compact, non-ASCII text as is) plus ``\\n``,
-written as UTF-8 bytes so the byte count is exact (incremental runs commit output by length).
+written as UTF-8 bytes so the byte count is exact (incremental runs commit output by length). With the
+compiled core on, the sink takes the runner's serialized events and C writes the same line from their bytes
+(``json_encoder.compiled_line``, typed values without defaults); otherwise, and for what C leaves to
+Python, ``json_encoder.event_dict`` builds json_format's dict directly. ``BINLOG_MODEL_JSON_REFERENCE=1``
+writes every line with protobuf's ``json_format``, the reference both are tested against.
 
 Column values come in two forms (``JSON_VALUES``). ``typed`` (the default) is the proto3 JSON of each
 ``Value``, lossless and tagged with its kind (``{"intValue": 3}``). ``plain`` (``plain_values``) writes each
