@@ -13,8 +13,10 @@ infinities as strings, a float32 as the shortest double that rounds to it), the 
 ``ToJsonString``. Messages that are rare in a binlog (schema changes, ``statement_raw``, and the Value
 kinds SET, GEOMETRY, VECTOR, raw text and JSON diff) are given to ``json_format`` itself, message by
 message: its dict of a sub-message is exactly the part of the parent's dict. Where this module cannot
-answer exactly (``include_defaults``, another message type, a schema this code was not written for,
+answer exactly (another message type, a schema this code was not written for,
 anything that raises) the caller uses ``json_format`` for the whole event; ``FALLBACKS`` counts why.
+``event_dict_with_defaults`` adds json_format's defaults (``--json-defaults``) to that dict, message by
+message, where json_format puts them: after each message's set fields, in declaration order.
 
 The reference stays ``json_format`` (``binlog_model.messages.to_dict(..., reference=True)``, or every
 call with ``BINLOG_MODEL_JSON_REFERENCE=1`` in the environment); tests/unit/test_json_encoder.py compares
@@ -316,3 +318,67 @@ def event_dict(event: pb.BinlogEvent, columns: Callable[[Any], Any] = typed_colu
     if e.HasField("statement_raw"):
         out[_E["statement_raw"]] = _to_dict(e.statement_raw)
     return out
+
+
+# -- defaults (--json-defaults) ------------------------------------------------------------------------------
+
+# json_format with always_print_fields_with_no_presence: each message's set fields, then every field
+# without presence that is missing, in declaration order, at its default's JSON (0, "0", "", false, the
+# enum's zero name, []). Taken from json_format itself, once per message type.
+_WKT = {"google.protobuf.Timestamp"}
+
+
+def _all_messages(d: Any, found: dict[str, Any]) -> dict[str, Any]:
+    if d.full_name not in found and d.full_name not in _WKT:
+        found[d.full_name] = d
+        for f in d.fields:
+            if f.message_type is not None:
+                _all_messages(f.message_type, found)
+    return found
+
+
+def _defaults_by_type() -> dict[str, tuple[tuple[str, Any], ...]]:
+    from google.protobuf.message_factory import GetMessageClass
+
+    out = {}
+    for name, d in _all_messages(pb.BinlogEvent.DESCRIPTOR, {}).items():
+        doc = json_format.MessageToDict(GetMessageClass(d)(), always_print_fields_with_no_presence=True)
+        out[name] = tuple(doc.items())
+    return out
+
+
+_DEFAULTS = _defaults_by_type()
+_ROW_IMAGES = frozenset((_R["primary_key"], _R["before"], _R["after"]))
+
+
+# message type -> its message fields json_format recurses into: (JSON name, their type, repeated)
+_CHILDREN = {name: tuple((f.json_name, f.message_type.full_name, f.is_repeated) for f in d.fields
+                         if f.message_type is not None and f.message_type.full_name not in _WKT)
+             for name, d in _all_messages(pb.BinlogEvent.DESCRIPTOR, {}).items()}
+_COLUMN, _ROW = pb.Column.DESCRIPTOR.full_name, pb.Row.DESCRIPTOR.full_name
+
+
+def _fill(doc: dict[str, Any], name: str, columns: Callable[[Any], Any]) -> None:
+    for key, sub, repeated in _CHILDREN[name]:
+        value = doc.get(key)
+        if value is None or (sub == _COLUMN and columns is not typed_columns):
+            continue        # absent, or plain row images (name -> value objects, no messages)
+        for item in value if repeated else (value,):
+            _fill(item, sub, columns)
+    is_row = name == _ROW
+    for key, default in _DEFAULTS[name]:
+        if key not in doc:
+            if is_row and key in _ROW_IMAGES:
+                doc[key] = columns(())         # [] typed; {} plain, as the images the event has
+            else:
+                doc[key] = [] if type(default) is list else default
+
+
+def event_dict_with_defaults(event: pb.BinlogEvent,
+                             columns: Callable[[Any], Any] = typed_columns) -> dict[str, Any]:
+    """``json_format.MessageToDict(event, always_print_fields_with_no_presence=True)``: ``event_dict``,
+    then the defaults of every message in it added where json_format adds them."""
+    doc = event_dict(event, columns)
+    _fill(doc, pb.BinlogEvent.DESCRIPTOR.full_name, columns)
+    return doc
+
