@@ -11,7 +11,9 @@ and strict:
   integers are JSON strings (``"transactionId": "8"``), as the proto3 JSON spec requires so values above
   2^53 survive JavaScript; enums are names (``"operation": "INSERT"``); the timestamp is RFC 3339 text;
   fields at their default value are omitted unless ``include_defaults=True``. ``to_json`` writes one compact
-  line (JSON Lines friendly) with non-ASCII text as is.
+  line (JSON Lines friendly) with non-ASCII text as is. A ``BinlogEvent``'s dict is built by
+  ``binlog_model.json_encoder`` (the same dict, several times faster); ``reference=True`` or
+  ``BINLOG_MODEL_JSON_REFERENCE=1`` builds it with ``json_format`` itself.
 - ``python_value`` turns a model ``Value`` back into the Python value the wire layer decoded.
 - ``to_display_dict`` is a readable view close to the spec's listings (columns as ``name → plain value``);
   it is for people and logs, not for round trips (it drops the Integer/Long distinction).
@@ -22,13 +24,14 @@ from __future__ import annotations
 import base64
 import datetime
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from binlog_model import json_encoder as _json_encoder
 from binlog_model._pb.binlog_event_pb2 import (
     AlterDatabase,
     BinlogEvent,
@@ -98,11 +101,13 @@ __all__ = [
     "from_json",
     "python_value",
     "to_dict",
+    "to_dict_with",
     "to_display_dict",
     "to_json",
 ]
 
 _UTC = datetime.UTC
+_REFERENCE = _json_encoder.REFERENCE
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
 _DIFF_OP_NAMES = {JsonDiffOperation.REPLACE: "REPLACE", JsonDiffOperation.INSERT: "INSERT",
                   JsonDiffOperation.REMOVE: "REMOVE"}
@@ -111,16 +116,41 @@ _DIFF_OP_NAMES = {JsonDiffOperation.REPLACE: "REPLACE", JsonDiffOperation.INSERT
 # -- JSON and dicts --------------------------------------------------------------------------------------
 
 
-def to_dict(event: Message, *, include_defaults: bool = False) -> dict[str, Any]:
-    """The canonical proto3-JSON dict of ``event`` (any model message), lowerCamelCase names."""
-    return json_format.MessageToDict(event, always_print_fields_with_no_presence=include_defaults)
+def to_dict(event: Message, *, include_defaults: bool = False, reference: bool = False) -> dict[str, Any]:
+    """The canonical proto3-JSON dict of ``event`` (any model message), lowerCamelCase names.
+
+    A ``BinlogEvent``'s is built by ``json_encoder.event_dict`` (``event_dict_with_defaults``; the same
+    dict, faster); ``reference=True`` (or ``BINLOG_MODEL_JSON_REFERENCE=1``) always uses
+    protobuf's ``json_format``, the reference it is tested against."""
+    return to_dict_with(event, include_defaults=include_defaults, reference=reference)
 
 
-def to_json(event: Message, *, include_defaults: bool = False, indent: int | None = None) -> str:
-    """Canonical proto3 JSON of ``event``: one compact line unless ``indent`` is given."""
+def to_dict_with(event: Message, *, include_defaults: bool = False, reference: bool = False,
+                 columns: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+    """``to_dict``, with each row image of a ``BinlogEvent`` (its ``primaryKey``, ``before``, ``after``)
+    replaced by ``columns(image)`` when ``columns`` is given (the JSON lines sink's ``plain`` values)."""
+    if not (reference or _REFERENCE) and _json_encoder.SCHEMA_OK and type(event) is BinlogEvent:
+        build = _json_encoder.event_dict_with_defaults if include_defaults else _json_encoder.event_dict
+        try:
+            return build(event, columns or _json_encoder.typed_columns)
+        except Exception as exc:    # json_format decides: the same dict, or its own error
+            _json_encoder.FALLBACKS[type(exc).__name__] += 1
+    out = json_format.MessageToDict(event, always_print_fields_with_no_presence=include_defaults)
+    if columns is not None and isinstance(event, BinlogEvent):
+        for row, doc in zip(event.rows, out.get("rows", ()), strict=True):
+            for key, image in (("primaryKey", row.primary_key), ("before", row.before), ("after", row.after)):
+                if key in doc:
+                    doc[key] = columns(image)
+    return out
+
+
+def to_json(event: Message, *, include_defaults: bool = False, indent: int | None = None,
+            reference: bool = False) -> str:
+    """Canonical proto3 JSON of ``event``: one compact line unless ``indent`` is given. ``reference``:
+    built by protobuf's ``json_format`` (see ``to_dict``); the text is the same either way."""
     separators = (",", ":") if indent is None else (",", ": ")
-    return json.dumps(to_dict(event, include_defaults=include_defaults), ensure_ascii=False,
-                      indent=indent, separators=separators)
+    return json.dumps(to_dict(event, include_defaults=include_defaults, reference=reference),
+                      ensure_ascii=False, indent=indent, separators=separators)
 
 
 def from_dict(data: dict[str, Any]) -> BinlogEvent:

@@ -29,6 +29,9 @@ Targets:
 - ``frames``: ``dump_events`` (a live tail's packet framing) on the seed binlogs' events framed as a
   replication dump sends them, mutated; differential against ``io.replication.take_events`` at two places
   of each input; and ``crc32`` against ``zlib.crc32`` on the same bytes.
+- ``jsonl``: ``jsonl_event`` (the JSON lines sink's encoder) on the seed binlogs' serialized events,
+  mutated; differential against ``json_format``: every line C writes is the reference line of protobuf's
+  parse of the same bytes, and C never writes one for bytes protobuf refuses.
 - ``json``: ``json_text`` on binary JSON documents (every JSON value of the seed binlogs, generated
   documents, damaged ones); differential against the Python reference on every input: C may hand a
   document back (None) but never renders one the reference refuses, and never renders it differently.
@@ -576,6 +579,57 @@ def columns_target(speedups: ModuleType, paths: list[Path]) -> Target:
     return Target("columns", sorted(seeds)[:3000], run, call, None, stats)
 
 
+def jsonl_target(speedups: ModuleType, paths: list[Path]) -> Target:
+    """``jsonl_event`` (the JSON lines sink's encoder) on the seed binlogs' serialized events, every field
+    kept (C hands schema changes and ``statement_raw`` back itself), mutated: on every input C writes a
+    line for, protobuf must parse the bytes and ``json_format``'s line of the parse must be the same bytes."""
+    from google.protobuf.message import DecodeError
+
+    from binlog_model._pb import binlog_event_pb2 as pb
+    from binlog_model.errors import BinlogError
+    from binlog_model.json_encoder import value_text
+    from binlog_model.runs.pipeline import iter_serialized_events
+    from binlog_model.sinks.jsonl import encode_jsonl
+
+    seeds: set[bytes] = set()
+    for path in paths:
+        try:
+            for payload in iter_serialized_events([path], lenient_ddl=True, verify_checksum=False):
+                seeds.add(payload)
+                if len(seeds) > 3000:
+                    break
+        except BinlogError:
+            pass
+    stats = {"written": 0, "handed_back": 0, "python_raised": 0}
+
+    def call(data: bytes) -> Any:
+        return speedups.jsonl_event(data, value_text)
+
+    def run(data: bytes) -> None:
+        try:
+            line = call(data)
+        except DecodeError as err:
+            stats["python_raised"] += 1     # the fallback's parse refused a rare kind's bytes
+            try:
+                pb.BinlogEvent.FromString(data)
+            except DecodeError:
+                return
+            raise Finding(f"jsonl_event raised {err!r} on an event protobuf accepts") from err
+        if line is None:
+            stats["handed_back"] += 1
+            return
+        try:
+            event = pb.BinlogEvent.FromString(data)
+        except Exception as err:
+            raise Finding(f"jsonl_event wrote a line for an event protobuf refuses: {err}") from err
+        want = encode_jsonl(event, reference=True)
+        if line != want:
+            raise Finding(f"jsonl_event: {line[:200]!r} != json_format's {want[:200]!r}")
+        stats["written"] += 1
+
+    return Target("jsonl", sorted(seeds)[:3000], run, call, None, stats)
+
+
 # typed_columns' target kinds (typed_columns.c ``T_*``): 1..11, DECIMAL (5) with precision 10, scale 2.
 _TYPED_TARGETS = [(code, 10 if code == 5 else 0, 2 if code == 5 else 0) for code in range(1, 12)] * 3
 
@@ -745,7 +799,7 @@ def utf8_target(speedups: ModuleType, paths: list[Path]) -> Target:
 
 
 TARGETS = {"json": json_target, "rows": rows_target, "raw": raw_target, "columns": columns_target,
-           "typed": typed_target, "frames": frames_target, "utf8": utf8_target}
+           "typed": typed_target, "frames": frames_target, "utf8": utf8_target, "jsonl": jsonl_target}
 
 
 # --- engines ---------------------------------------------------------------------------------------

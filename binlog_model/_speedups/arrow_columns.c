@@ -198,6 +198,10 @@ static int put_value(bm_buf *b, const unsigned char *p, Py_ssize_t n, PyObject *
     }
 }
 
+int bm_value_json(bm_buf *b, const unsigned char *p, Py_ssize_t n, PyObject *fallback) {
+    return put_value(b, p, n, fallback);
+}
+
 /* One map column: validity bits per row, entry offsets per row, then the keys and values as Arrow strings. */
 typedef struct {
     bm_buf valid, offsets, key_offsets, keys, value_offsets, values;

@@ -6,6 +6,7 @@
  * described in docs/speedups.md.
  */
 #include "arrow_columns.h"
+#include "jsonl_event.h"
 #include "crc32.h"
 #include "dump_frames.h"
 #include "typed_columns.h"
@@ -317,6 +318,9 @@ static PyMethodDef methods[] = {
     {"arrow_columns", bm_py_arrow_columns, METH_VARARGS,
      "arrow_columns(payloads, events_mode, fallback, file_seq) -> (rows, {name: buffers}) | None: the Spark "
      "source's columns as Arrow buffers (None: build them the Python way)"},
+    {"jsonl_event", bm_py_jsonl_event, METH_VARARGS,
+     "jsonl_event(data, fallback) -> bytes | None: a serialized BinlogEvent's JSON line, typed values, no "
+     "defaults (None: the Python path decides)"},
     {"typed_columns", bm_py_typed_columns, METH_VARARGS,
      "typed_columns(payloads, image, versions, targets, resolve[, rows[, contexts]]) -> (rows, row_event, "
      "row_index, columns, "

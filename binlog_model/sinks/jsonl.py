@@ -1,7 +1,11 @@
 """JSON Lines of ``BinlogEvent`` s: one canonical proto3-JSON object per line, UTF-8.
 
 Strategy: each line is ``binlog_model.messages.to_json`` (compact, non-ASCII text as is) plus ``\\n``,
-written as UTF-8 bytes so the byte count is exact (incremental runs commit output by length).
+written as UTF-8 bytes so the byte count is exact (incremental runs commit output by length). With the
+compiled core on, the sink takes the runner's serialized events and C writes the same line from their bytes
+(``json_encoder.compiled_line``, typed values without defaults); otherwise, and for what C leaves to
+Python, ``json_encoder.event_dict`` builds json_format's dict directly. ``BINLOG_MODEL_JSON_REFERENCE=1``
+writes every line with protobuf's ``json_format``, the reference both are tested against.
 
 Column values come in two forms (``JSON_VALUES``). ``typed`` (the default) is the proto3 JSON of each
 ``Value``, lossless and tagged with its kind (``{"intValue": 3}``). ``plain`` (``plain_values``) writes each
@@ -19,12 +23,14 @@ from typing import IO, Any
 
 from google.protobuf.message import Message
 
+from binlog_model import json_encoder
 from binlog_model._pb.binlog_event_pb2 import BinlogEvent, Column, Value
 from binlog_model.errors import ConfigError
-from binlog_model.messages import to_dict, to_json
+from binlog_model.messages import to_dict, to_dict_with, to_json
 from binlog_model.sinks.base import EventSink
 
-__all__ = ["JSON_VALUES", "JsonlSink", "encode_jsonl", "plain_value", "plain_values"]
+__all__ = ["JSON_VALUES", "JsonlSink", "encode_jsonl", "encode_jsonl_serialized", "plain_value",
+           "plain_values"]
 
 JSON_VALUES = ("typed", "plain")
 
@@ -98,25 +104,45 @@ def _columns(columns: Iterable[Column]) -> dict[str, Any]:
     return {c.name: plain_value(c.value) for c in columns}
 
 
-def plain_values(event: BinlogEvent, *, include_defaults: bool = False) -> dict[str, Any]:
+def plain_values(event: BinlogEvent, *, include_defaults: bool = False,
+                 reference: bool = False) -> dict[str, Any]:
     """``event``'s proto3-JSON dict (``to_dict``) with each row's ``primaryKey``, ``before`` and ``after``
     as ``{name: plain_value}`` objects in column order. Lossy by design: the value's kind and a column's
     ``invisible`` flag are not written (``typed`` keeps both)."""
-    out = to_dict(event, include_defaults=include_defaults)
-    for row, doc in zip(event.rows, out.get("rows", ()), strict=True):
-        for key, columns in (("primaryKey", row.primary_key), ("before", row.before), ("after", row.after)):
-            if key in doc:
-                doc[key] = _columns(columns)
-    return out
+    return to_dict_with(event, include_defaults=include_defaults, reference=reference, columns=_columns)
 
 
-def encode_jsonl(event: Message, *, include_defaults: bool = False, json_values: str = "typed") -> bytes:
-    """One JSON line (with its newline) of ``event`` as UTF-8 bytes, its values ``typed`` or ``plain``."""
+def encode_jsonl(event: Message, *, include_defaults: bool = False, json_values: str = "typed",
+                 reference: bool = False) -> bytes:
+    """One JSON line (with its newline) of ``event`` as UTF-8 bytes, its values ``typed`` or ``plain``.
+    ``reference``: the dict built by protobuf's ``json_format`` (``messages.to_dict``); the same bytes.
+    A ``BinlogEvent`` with typed values and no defaults is written by the compiled core when it is on
+    (``json_encoder.compiled_line``), else by ``json_encoder.event_dict``."""
+    if json_values == "typed" and not (include_defaults or reference) and type(event) is BinlogEvent \
+            and json_encoder.COMPILED:
+        line = json_encoder.compiled_line(event.SerializeToString())
+        if line is not None:
+            return line
+    return _python_line(event, include_defaults, json_values, reference)
+
+
+def encode_jsonl_serialized(body: bytes | bytearray | memoryview, *, include_defaults: bool = False,
+                            json_values: str = "typed") -> bytes:
+    """``encode_jsonl`` of the ``BinlogEvent`` serialized in ``body``, parsed only when the compiled core
+    does not write the line itself."""
+    if json_values == "typed" and not include_defaults:
+        line = json_encoder.compiled_line(body)     # type: ignore[arg-type]
+        if line is not None:
+            return line
+    return _python_line(BinlogEvent.FromString(bytes(body)), include_defaults, json_values, False)
+
+
+def _python_line(event: Message, include_defaults: bool, json_values: str, reference: bool) -> bytes:
     if json_values == "plain" and isinstance(event, BinlogEvent):
-        text = json.dumps(plain_values(event, include_defaults=include_defaults), ensure_ascii=False,
-                          separators=(",", ":"))
+        text = json.dumps(plain_values(event, include_defaults=include_defaults, reference=reference),
+                          ensure_ascii=False, separators=(",", ":"))
     else:
-        text = to_json(event, include_defaults=include_defaults)
+        text = to_json(event, include_defaults=include_defaults, reference=reference)
     return (text + "\n").encode("utf-8")
 
 
@@ -126,6 +152,9 @@ class JsonlSink(EventSink):
 
     format_name = "jsonl"
     suffix = "jsonl"
+    # With the compiled core the runner hands over serialized events: C writes their lines from the bytes
+    # (typed values, no defaults); the other forms parse them first.
+    takes_serialized = json_encoder.COMPILED
 
     def __init__(self, stream: IO[bytes], *, owns_stream: bool = False, include_defaults: bool = False,
                  json_values: str = "typed") -> None:
@@ -137,3 +166,7 @@ class JsonlSink(EventSink):
 
     def encode(self, event: Message) -> bytes:
         return encode_jsonl(event, include_defaults=self.include_defaults, json_values=self.json_values)
+
+    def write_serialized(self, body: bytes | bytearray | memoryview) -> int:
+        return self._append(encode_jsonl_serialized(body, include_defaults=self.include_defaults,
+                                                    json_values=self.json_values))

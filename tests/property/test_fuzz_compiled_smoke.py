@@ -47,7 +47,8 @@ def test_compiled_core_fuzz_smoke_under_asan(tmp_path: Path) -> None:
     assert summary["module"].startswith(str(build))
     assert summary["findings"] == 0 and summary["leaks"] == 0
     # It really ran, on both entry points, and the checks did work.
-    assert set(summary["by_target"]) == {"rows", "raw", "json", "columns", "typed", "frames", "utf8"}
+    assert set(summary["by_target"]) == {"rows", "raw", "json", "columns", "typed", "frames", "utf8",
+                                          "jsonl"}
     assert summary["inputs"] >= 3000
     assert summary["traced_inputs"] > 100
     stats = summary["target_stats"]
@@ -55,4 +56,5 @@ def test_compiled_core_fuzz_smoke_under_asan(tmp_path: Path) -> None:
     assert stats["json"]["rendered"] > 0 and stats["json"]["handed_back"] > 0
     assert stats["columns"]["compared"] > 0 and stats["columns"]["handed_back"] > 0
     assert stats["utf8"]["valid"] > 0 and stats["utf8"]["invalid"] > 0
+    assert stats["jsonl"]["written"] > 0 and stats["jsonl"]["handed_back"] > 0
     assert stats["raw"]["same"] > 0 and stats["raw"]["both_refused"] > 0
