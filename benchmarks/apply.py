@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import shutil
@@ -260,7 +261,8 @@ def lag(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     ``--per-transaction``) into the table of ``--rows`` rows for SECONDS, while ``apply mysql://…
     --initial live --commit-interval 1s`` follows. Transaction n also inserts row n into ``bench.stamps``, and
     the writer notes when its COMMIT returned. Afterwards each version of the replica's ``stamps`` table is
-    read: a transaction's lag is the timestamp of the first Delta commit holding its row minus its commit."""
+    read: a transaction's lag is the timestamp of the first Delta commit holding its row minus its commit.
+    One the replica does not hold ``--catch-up`` seconds after the writer ended counts as infinite (null)."""
     from deltalake import DeltaTable
 
     env = {**os.environ, "BINLOG_MODEL_PASSWORD": ""}
@@ -301,16 +303,18 @@ def lag(work: Path, args: argparse.Namespace) -> dict[str, Any]:
         for n in version.column("n").to_pylist():
             if n not in lags:
                 lags[n] = at - committed[n - 1]
-    values = sorted(lags.values())
+    # a transaction the replica did not hold by the end of the wait counts as an infinite lag (null below)
+    values = sorted(lags.values()) + [math.inf] * (len(committed) - len(lags))
 
     def pct(q: float) -> float | None:
-        return round(values[min(len(values) - 1, int(q * len(values)))], 2) if values else None
+        value = values[min(len(values) - 1, int(q * len(values)))] if values else math.inf
+        return None if value == math.inf else round(value, 2)
 
     result = {"rate_asked": args.rate, "rate_achieved": round(written["changes"] / written["seconds"]),
               "seconds": round(written["seconds"], 1), "transactions": len(committed),
-              "replicated": len(values), "lag_p50_s": pct(0.5), "lag_p99_s": pct(0.99),
-              "lag_max_s": round(values[-1], 2) if values else None, "load_at_start": load,
-              "load_at_writer_end": load_end}
+              "replicated": len(lags), "lag_p50_s": pct(0.5), "lag_p99_s": pct(0.99), "lag_max_s": pct(1.0),
+              "lag_max_replicated_s": round(max(lags.values()), 2) if lags else None,
+              "load_at_start": load, "load_at_writer_end": load_end}
     print(json.dumps(result))
     return result
 
