@@ -4,10 +4,11 @@ Strategy: one connection takes ``FLUSH TABLES WITH READ LOCK`` only while it sta
 (``START TRANSACTION WITH CONSISTENT SNAPSHOT``), reads the binlog's end and the schema, then unlocks: no
 transaction or DDL commits in between, so the rows the transaction sees, the position and the schema all
 describe one moment. The chosen tables are then read in that transaction, ``--initial-chunk`` rows at a time
-(an unbuffered cursor: memory stays bounded by a chunk), converted to the replica's types
-(``server_value``), and written as each table's first Delta commits, at the position's order. The run then
-follows the binlog from that position with the schema read here. A run killed during the snapshot leaves a
-fresh state, and the next one takes the snapshot again (each table is replaced whole).
+(an unbuffered cursor: memory stays bounded by a chunk), converted to the replica's types (a column at a
+time by Arrow where its values are plain, else ``server_value`` value by value), and written as each
+table's first Delta commits, at the position's order. The run then follows the binlog from that position
+with the schema read here. A run killed during the snapshot leaves a fresh state, and the next one takes
+the snapshot again (each table is replaced whole).
 """
 
 from __future__ import annotations
