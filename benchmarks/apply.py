@@ -383,8 +383,9 @@ modes (one a run):
     parser.add_argument("--small-commits", type=int, default=0)
     parser.add_argument("--skip-rounds", action="store_true", help="only the --small-commits measurement")
     parser.add_argument("--without-upkeep", action="store_true", help="--small-commits also with no upkeep")
-    parser.add_argument("--dir", type=Path, default=None)
-    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--dir", type=Path, default=None,
+                        help="work folder (default: a new temporary one); binlogs generated there are reused")
+    parser.add_argument("--json", type=Path, default=None, help="write the results there too")
     args = parser.parse_args(argv)
     work = args.dir or Path(tempfile.mkdtemp(prefix="bench-apply-"))
     work.mkdir(parents=True, exist_ok=True)
