@@ -7,10 +7,11 @@ the schema all describe one moment. MariaDB gives the snapshot's own binlog posi
 (``binlog_snapshot_file``/``_position``), so it takes no lock (and needs no RELOAD privilege); the schema is
 read before and after the snapshot starts and must not differ. The chosen tables are then read in that
 transaction, ``--initial-chunk`` rows at a time (an unbuffered cursor: memory stays bounded by a chunk),
-converted to the replica's types (``server_value``), and written as each table's first Delta commits, at
-the position's order. The run then follows the binlog from that position with the schema read here. A run
-killed during the snapshot leaves a fresh state, and the next one takes the snapshot again (each table is
-replaced whole).
+converted to the replica's types (a column at a time by Arrow where its values are plain, else
+``server_value`` value by value), and written as each table's first Delta commits, at the position's
+order. The run then follows the binlog from that position with the schema read here. A run killed during
+the snapshot leaves a fresh state, and the next one takes the snapshot again (each table is replaced
+whole).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import datetime
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
@@ -189,37 +191,86 @@ def _selected(column: ColumnSchema) -> str:
     return _quote(column.name)
 
 
+# The Python types pymysql gives for a column of each Arrow type that ``server_value`` hands to Arrow as they
+# are (no column-kind rule of its own applies): such a column is converted whole, by Arrow, which refuses what
+# the type cannot hold (out of range, too many digits) exactly where ``coerce_value`` would; then, and for
+# every other column, each value goes through ``server_value``.
+_AS_IS = {"bit", "time", "set", "geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
+          "multipolygon", "geometrycollection", "geomcollection", "vector", "json"}
+
+
+def _plain_types(arrow: pa.DataType) -> tuple[type, ...]:
+    if pa.types.is_integer(arrow):
+        return (int,)
+    if pa.types.is_floating(arrow):
+        return (float,)
+    if pa.types.is_decimal(arrow):
+        return (Decimal, int)
+    if pa.types.is_string(arrow):
+        return (str,)
+    if pa.types.is_binary(arrow):
+        return (bytes,)
+    if pa.types.is_timestamp(arrow):
+        return (datetime.datetime,)
+    if pa.types.is_date32(arrow):
+        return (datetime.date,)
+    return ()
+
+
+def _whole_column(values: list[Any], column: ColumnSchema, arrow: pa.DataType) -> pa.Array | None:
+    """The column converted by Arrow in one call; None where its values need ``server_value`` one by one."""
+    kind = column.data_type
+    if kind in _AS_IS or (kind == "decimal" and pa.types.is_string(arrow)):
+        return None
+    allowed = _plain_types(arrow)
+    if not allowed or (pa.types.is_timestamp(arrow) and kind not in ("datetime", "timestamp")):
+        return None
+    if pa.types.is_timestamp(arrow) and (arrow.tz is None) != (kind == "datetime"):
+        return None
+    found = {type(v) for v in values}
+    found.discard(type(None))
+    if not found <= set(allowed):
+        return None     # bool, a zero date's text, bytes in a text column: the per-value rules decide
+    try:
+        return pa.array(values, type=arrow)
+    except (pa.ArrowException, OverflowError, TypeError, ValueError):
+        return None
+
+
 def _typed_batch(layout: TableLayout, rows: list[tuple[Any, ...]], at: str, seen: dict[bytes, int]
                  ) -> pa.Table:
     """One chunk of rows in the replica's layout; ``seen``: a keyless table's copies so far (by digest),
     across the table's chunks."""
     file, _, offset = at.rpartition(":")
     order = position_order(file, int(offset))
-    columns: list[list[Any]] = [[] for _ in layout.columns]
-    invalid: list[list[str]] = []
-    digests: list[bytes] = []
-    copies: list[int] = []
-    for row in rows:
-        bad: list[str] = []
-        values = []
-        for i, (value, column, kind) in enumerate(zip(row, layout.columns, layout.types, strict=True)):
-            try:
-                typed = server_value(value, column, kind)
-            except InvalidValue:
-                typed = None
-                bad.append(column.name)
-            values.append(typed)
-            columns[i].append(typed)
-        invalid.append(bad)
-        if layout.keyless:
-            digest = layout.row_hash(values)
+    n = len(rows)
+    raw = list(zip(*rows, strict=True)) if rows else [() for _ in layout.columns]
+    arrays: list[pa.Array] = []
+    invalid: list[list[str]] = [[] for _ in range(n)]
+    for values, column, kind in zip(raw, layout.columns, layout.types, strict=True):
+        whole = _whole_column(list(values), column, kind)
+        if whole is None:
+            typed_values = []
+            for row, value in enumerate(values):
+                try:
+                    typed = server_value(value, column, kind)
+                except InvalidValue:
+                    typed = None
+                    invalid[row].append(column.name)
+                typed_values.append(typed)
+            whole = pa.array(typed_values, type=kind)
+        arrays.append(whole)
+    meta = {"binlog_order": [order] * n, "binlog_gtid": [None] * n, "binlog_file": [file] * n,
+            "binlog_offset": [int(offset)] * n, "binlog_invalid": invalid}
+    if layout.keyless:
+        digests: list[bytes] = []
+        copies: list[int] = []
+        columns = [a.to_pylist() for a in arrays]
+        for i in range(n):
+            digest = layout.row_hash([c[i] for c in columns])
             seen[digest] = seen.get(digest, 0) + 1
             digests.append(digest)
             copies.append(seen[digest])
-    n = len(rows)
-    meta = {"binlog_order": [order] * n, "binlog_gtid": [None] * n, "binlog_file": [file] * n,
-            "binlog_offset": [int(offset)] * n, "binlog_invalid": invalid}
-    arrays = [pa.array(values, type=kind) for values, kind in zip(columns, layout.types, strict=True)]
     arrays += [pa.array(meta[name], type=kind) for name, kind in META]
     if layout.keyless:
         arrays += [pa.array(digests, type=pa.binary()), pa.array(copies, type=pa.int32())]
