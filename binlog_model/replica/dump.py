@@ -195,8 +195,9 @@ def dump_value(value: Any, column: ColumnSchema, codec: str) -> Any:
 
 # --- the load -----------------------------------------------------------------------------------------
 
-_CODECS = {"utf8mb4": "utf-8", "utf8mb3": "utf-8", "utf8": "utf-8", "latin1": "cp1252", "ascii": "ascii",
-           "binary": "latin-1"}
+# The dump's connection character set: every text value is written in it. A binary dump
+# (--default-character-set=binary) writes each column in its own, which is not read: it is refused.
+_CODECS = {"utf8mb4": "utf-8", "utf8mb3": "utf-8", "utf8": "utf-8", "latin1": "cp1252", "ascii": "ascii"}
 
 
 class _Load:
@@ -240,7 +241,8 @@ class _Load:
         elif m := _SET_NAMES.match(text):
             charset = m.group(1).lower()
             if charset not in _CODECS:
-                raise self.fail(f"SET NAMES {charset}: dumps in utf8mb4, utf8mb3, latin1 or binary are read")
+                raise self.fail(f"SET NAMES {charset}: dumps in utf8mb4, utf8mb3, latin1 or ascii are read "
+                                "(dump again with --default-character-set=utf8mb4, mysqldump's default)")
             self.codec = _CODECS[charset]
         elif m := _TIME_ZONE.match(text):
             self.utc = m.group(1) in ("+00:00", "UTC")
