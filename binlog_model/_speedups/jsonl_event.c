@@ -58,6 +58,32 @@ static int put_quoted_u64(bm_buf *b, uint64_t v) {
     return BM_OK;
 }
 
+/* The next field of a message whose fields come in increasing order of number, none above `max`. */
+static int next_field(const unsigned char **p, const unsigned char *end, uint32_t *last, uint32_t max,
+                      pb_field *f) {
+    if (read_field(p, end, f) != BM_OK || f->number <= *last || f->number > max) return BM_ERR_DATA;
+    *last = f->number;
+    return BM_OK;
+}
+
+/* A string field as "key":"…"; an empty one is left out unless `always` (an optional field set to ""). */
+static int put_string_field(bm_buf *b, int *first, const char *key, const pb_field *f, int always) {
+    int rc;
+    if (f->wire != WT_LEN) return BM_ERR_DATA;
+    if (!f->len && !always) return BM_OK;
+    if ((rc = put_key(b, first, key)) != BM_OK) return rc;
+    return bm_put_json_string(b, f->data, f->len);
+}
+
+/* A 64-bit integer field, quoted as proto3 JSON writes it; zero is left out. */
+static int put_u64_field(bm_buf *b, int *first, const char *key, const pb_field *f) {
+    int rc;
+    if (f->wire != WT_VARINT) return BM_ERR_DATA;
+    if (!f->num) return BM_OK;
+    if ((rc = put_key(b, first, key)) != BM_OK) return rc;
+    return put_quoted_u64(b, f->num);
+}
+
 static int put_digits(bm_buf *b, uint32_t v, int width) {
     char tmp[10];
     for (int k = width - 1; k >= 0; k--) { tmp[k] = (char)('0' + v % 10); v /= 10; }
@@ -121,22 +147,15 @@ static int put_position(bm_buf *b, const unsigned char *p, Py_ssize_t n) {
     if (bm_buf_byte(b, '{') != BM_OK) return BM_ERR_PY;
     while (p < end) {
         pb_field f;
-        if (read_field(&p, end, &f) != BM_OK || f.number <= last || f.number > PB_BINLOG_POSITION_MAX_FIELD)
-            return BM_ERR_DATA;
-        last = f.number;
+        if (next_field(&p, end, &last, PB_BINLOG_POSITION_MAX_FIELD, &f) != BM_OK) return BM_ERR_DATA;
         switch (f.number) {
         case PB_BINLOG_POSITION_FILE:
-            if (f.wire != WT_LEN) return BM_ERR_DATA;
-            if (!f.len) break;
-            if ((rc = put_key(b, &first, "\"file\":")) != BM_OK) return rc;
-            if ((rc = bm_put_json_string(b, f.data, f.len)) != BM_OK) return rc;
+            if ((rc = put_string_field(b, &first, "\"file\":", &f, 0)) != BM_OK) return rc;
             break;
         case PB_BINLOG_POSITION_OFFSET: case PB_BINLOG_POSITION_NEXT_OFFSET:
-            if (f.wire != WT_VARINT) return BM_ERR_DATA;
-            if (!f.num) break;
-            if ((rc = put_key(b, &first, f.number == PB_BINLOG_POSITION_OFFSET ? "\"offset\":"
-                                                                                 : "\"nextOffset\":")) != BM_OK ||
-                (rc = put_quoted_u64(b, f.num)) != BM_OK)
+            if ((rc = put_u64_field(b, &first, f.number == PB_BINLOG_POSITION_OFFSET ? "\"offset\":"
+                                                                                       : "\"nextOffset\":",
+                                    &f)) != BM_OK)
                 return rc;
             break;
         default:    /* inner_index: optional uint32, kept at 0 */
@@ -155,15 +174,10 @@ static int put_column(bm_buf *b, const unsigned char *p, Py_ssize_t n, PyObject 
     if (bm_buf_byte(b, '{') != BM_OK) return BM_ERR_PY;
     while (p < end) {
         pb_field f;
-        if (read_field(&p, end, &f) != BM_OK || f.number <= last || f.number > PB_COLUMN_MAX_FIELD)
-            return BM_ERR_DATA;
-        last = f.number;
+        if (next_field(&p, end, &last, PB_COLUMN_MAX_FIELD, &f) != BM_OK) return BM_ERR_DATA;
         switch (f.number) {
         case PB_COLUMN_NAME:
-            if (f.wire != WT_LEN) return BM_ERR_DATA;
-            if (!f.len) break;
-            if ((rc = put_key(b, &first, "\"name\":")) != BM_OK) return rc;
-            if ((rc = bm_put_json_string(b, f.data, f.len)) != BM_OK) return rc;
+            if ((rc = put_string_field(b, &first, "\"name\":", &f, 0)) != BM_OK) return rc;
             break;
         case PB_COLUMN_VALUE:
             if (f.wire != WT_LEN) return BM_ERR_DATA;
@@ -240,21 +254,16 @@ static int put_event(bm_buf *b, const unsigned char *p, Py_ssize_t n, PyObject *
         case EV_SOURCE: case EV_SERVER_UUID: case EV_DB: case EV_TABLE: case EV_GTID:
         case EV_TRACE_INFO: case EV_STATEMENT: {
             int optional = f.number == EV_TRACE_INFO || f.number == EV_STATEMENT;
-            if (f.wire != WT_LEN) return BM_ERR_DATA;
-            if (!f.len && !optional) break;
             const char *key = f.number == EV_SOURCE ? "\"source\":" : f.number == EV_SERVER_UUID ? "\"serverUuid\":"
                               : f.number == EV_DB ? "\"db\":" : f.number == EV_TABLE ? "\"table\":"
                               : f.number == EV_GTID ? "\"gtid\":" : f.number == EV_TRACE_INFO ? "\"traceInfo\":"
                               : "\"statement\":";
-            if ((rc = put_key(b, &first, key)) != BM_OK || (rc = bm_put_json_string(b, f.data, f.len)) != BM_OK)
-                return rc;
+            if ((rc = put_string_field(b, &first, key, &f, optional)) != BM_OK) return rc;
             break;
         }
         case EV_TRANSACTION_ID: case EV_ROW_INDEX:
-            if (f.wire != WT_VARINT) return BM_ERR_DATA;
-            if (!f.num) break;
-            if ((rc = put_key(b, &first, f.number == EV_ROW_INDEX ? "\"rowIndex\":" : "\"transactionId\":")) != BM_OK ||
-                (rc = put_quoted_u64(b, f.num)) != BM_OK)
+            if ((rc = put_u64_field(b, &first, f.number == EV_ROW_INDEX ? "\"rowIndex\":" : "\"transactionId\":",
+                                    &f)) != BM_OK)
                 return rc;
             break;
         case EV_QUERY_INDEX: case EV_EVENT_INDEX: case EV_SERVER_ID: case EV_GTID_DOMAIN_ID:
