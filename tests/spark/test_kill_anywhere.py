@@ -31,10 +31,11 @@ pytestmark = pytest.mark.spark
 
 # CI: two cases of resolve --state (seeds 0 and 2: a kill at a seeded moment, after the first file moved),
 # one of --stream (seed 1: right after the state's commit); BINLOG_MODEL_KILL_CASES=N runs seeds 0..N-1 of
-# each.
+# each, from BINLOG_MODEL_KILL_FIRST (default 0), so a campaign can go on where an earlier one stopped.
 LARGE = os.environ.get("BINLOG_MODEL_KILL_CASES")
-STATE_SEEDS = range(int(LARGE)) if LARGE else (0, 2)
-STREAM_SEEDS = range(int(LARGE)) if LARGE else (1,)
+FIRST = int(os.environ.get("BINLOG_MODEL_KILL_FIRST", "0"))
+STATE_SEEDS = range(FIRST, FIRST + int(LARGE)) if LARGE else (0, 2)
+STREAM_SEEDS = range(FIRST, FIRST + int(LARGE)) if LARGE else (1,)
 POINTS = ("state-committed", "publish-move:1", "publish-move:3", "publish-manifest", "published")
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
 
@@ -157,6 +158,13 @@ def test_resolve_state_killed_anywhere_equals_uninterrupted_runs(
     out, state = str(tmp_path / "out"), tmp_path / "state"
     hits = _campaign(files, out, state)
     assert any("exit -9" in h for h in hits), hits
+    if LARGE:       # the campaign's figures (run with -s): kills per point
+        from collections import Counter
+
+        killed = Counter(h.split(": ")[1].split(" -> ")[0] if "s ->" not in h else "moment"
+                         for h in hits if h.endswith("exit -9"))
+        print(f"\nresolve --state: {len(hits)} runs, {sum(killed.values())} killed; killed per point "
+              f"{dict(killed)}")
     for n in range(len(STATE_SEEDS)):
         suffix = "x" * n
         assert _tables(out + suffix, db) == expected, hits
