@@ -29,6 +29,8 @@ Targets:
 - ``frames``: ``dump_events`` (a live tail's packet framing) on the seed binlogs' events framed as a
   replication dump sends them, mutated; differential against ``io.replication.take_events`` at two places
   of each input; and ``crc32`` against ``zlib.crc32`` on the same bytes.
+- ``textrows``: ``text_rows`` (``apply --initial live``'s result-set reader) on hand-built result sets,
+  mutated; differential against ``io.result_set.text_rows``: the same columns, or the same error's text.
 - ``jsonl``: ``jsonl_event`` (the JSON lines sink's encoder) on the seed binlogs' serialized events,
   mutated; differential against ``json_format``: every line C writes is the reference line of protobuf's
   parse of the same bytes, and C never writes one for bytes protobuf refuses.
@@ -798,8 +800,77 @@ def utf8_target(speedups: ModuleType, paths: list[Path]) -> Target:
     return Target("utf8", seeds, run, speedups.utf8_valid, _utf8_text, stats)
 
 
+def _lenenc(value: bytes | None) -> bytes:
+    if value is None:
+        return b"\xfb"
+    n = len(value)
+    if n < 0xFB:
+        return bytes([n]) + value
+    if n < 1 << 16:
+        return b"\xfc" + n.to_bytes(2, "little") + value
+    return b"\xfd" + n.to_bytes(3, "little") + value
+
+
+def result_set(rng: random.Random) -> bytes:
+    """A text result set's row packets as a server sends them (hand-built): one byte giving the column
+    count, then rows of length-encoded fields (NULLs, empty values, values of 251+ bytes), then the EOF
+    packet."""
+    ncols = rng.randrange(1, 9)
+    packets, seq = [], rng.randrange(256)
+    for _ in range(rng.randrange(0, 30)):
+        fields = []
+        for _ in range(ncols):
+            pick = rng.random()
+            fields.append(None if pick < 0.15 else b"" if pick < 0.2
+                          else bytes(rng.randrange(256) for _ in range(rng.choice((1, 5, 20, 251, 300)))))
+        payload = b"".join(_lenenc(f) for f in fields)
+        packets.append(len(payload).to_bytes(3, "little") + bytes([seq]) + payload)
+        seq = (seq + 1) & 0xFF
+    packets.append(b"\x05\x00\x00" + bytes([seq]) + b"\xfe\x00\x00\x02\x00")
+    return bytes([ncols]) + b"".join(packets)
+
+
+def textrows_target(speedups: ModuleType, paths: list[Path]) -> Target:
+    """``text_rows`` (``apply --initial live``'s result-set reader) on hand-built result sets, mutated,
+    differential against ``io.result_set.text_rows`` at the input's start: the same columns, or the same
+    error message."""
+    from binlog_model.io.result_set import text_rows
+
+    rng = random.Random(18)
+    seeds = [result_set(rng) for _ in range(500)]
+    stats = {"rows": 0, "none": 0, "errors": 0}
+
+    def both(data: bytes) -> tuple[Any, Any]:
+        answers = []
+        for fn in (speedups.text_rows, text_rows):
+            try:
+                answers.append(fn(data, 1, len(data), data[4] if len(data) > 4 else 0, max(1, data[0])))
+            except ValueError as err:
+                answers.append(("error", str(err)))
+        return answers[0], answers[1]
+
+    def call(data: bytes) -> Any:
+        if not data:
+            return None
+        try:
+            return speedups.text_rows(data, 1, len(data), data[4] if len(data) > 4 else 0, max(1, data[0]))
+        except ValueError:
+            return None
+
+    def run(data: bytes) -> None:
+        if not data:
+            return
+        got, want = both(data)
+        stats["none" if want is None else "errors" if want[0] == "error" else "rows"] += 1
+        if got != want:
+            raise Finding(f"text_rows: C {str(got)[:200]} != reference {str(want)[:200]}")
+
+    return Target("textrows", seeds, run, call, result_set, stats)
+
+
 TARGETS = {"json": json_target, "rows": rows_target, "raw": raw_target, "columns": columns_target,
-           "typed": typed_target, "frames": frames_target, "utf8": utf8_target, "jsonl": jsonl_target}
+           "typed": typed_target, "frames": frames_target, "utf8": utf8_target, "jsonl": jsonl_target,
+           "textrows": textrows_target}
 
 
 # --- engines ---------------------------------------------------------------------------------------

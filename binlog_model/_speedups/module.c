@@ -12,6 +12,7 @@
 #include "typed_columns.h"
 #include "json_text.h"
 #include "maker.h"
+#include "text_rows.h"
 #include "values.h"
 #include "utf8.h"
 
@@ -336,6 +337,10 @@ static PyMethodDef methods[] = {
      "dump_events(buf, pos, end, seq, next_offset) -> None | (data, pos, seq, first_offset, first_type, last, "
      "log_pos, flags, next_offset): the plain event packets of a binlog dump's read buffer, as "
      "binlog_model.io.replication.take_events takes them"},
+    {"text_rows", bm_py_text_rows, METH_VARARGS,
+     "text_rows(buf, pos, end, seq, ncols) -> None | (pos, seq, rows, ended, [(data, offsets, validity, "
+     "nulls), ...]): a text result set's row packets as Arrow binary columns, as "
+     "binlog_model.io.result_set.text_rows cuts them"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -35,7 +35,7 @@ starts); and register itself (``COM_REGISTER_SLAVE``), so ``SHOW REPLICAS`` list
 with the same ``server_id`` can be named. A broken or silent connection raises ``ConnectionLostError``.
 
 Uses pymysql's packet-level methods (``_execute_command``, ``_read_packet``): pymysql has no public API for
-replication commands; the dump itself is read from the socket here (``_DumpPackets``), and the plain event
+replication commands; the dump itself is read from the socket (``io.packets``), and the plain event
 packets that have arrived are cut into one batch by ``take_events`` (the compiled core's
 ``dump_events`` where it is built: the same result). The connection is consumed by the dump and closed
 when the generator ends.
@@ -47,7 +47,6 @@ connection, TLS and the failures' classification live in their own modules.
 
 from __future__ import annotations
 
-import select
 import struct
 import time
 from collections.abc import Callable, Iterator
@@ -57,6 +56,7 @@ from typing import Any, Final
 from binlog_model.compiled import speedups
 from binlog_model.errors import ConfigError, ConnectionLostError, DecodeError, ReplicationError
 from binlog_model.gtid import GtidSet
+from binlog_model.io.packets import MAX_PACKET, PacketReader
 from binlog_model.io.server_errors import classify
 from binlog_model.runs.source import (
     FileBegin,
@@ -372,7 +372,6 @@ def _register(conn: Any, server_id: int, host: str) -> None:
     conn._read_packet()
 
 
-_MAX_PACKET: Final = 0xFFFFFF          # a payload of this length continues in the next packet
 _NOT_CONTENT: Final = frozenset({EventType.FORMAT_DESCRIPTION_EVENT, *_HEARTBEATS})
 _Taken = tuple[bytes, int, int, int, int, int, int, int, int]
 
@@ -396,7 +395,7 @@ def take_events(buf: bytes | bytearray, pos: int, end: int, seq: int, next_offse
     first_offset = first_type = run_end = log_pos = flags = 0
     while end - p >= 4:
         length = buf[p] | buf[p + 1] << 8 | buf[p + 2] << 16
-        if length >= _MAX_PACKET or end - p - 4 < length or buf[p + 3] != seq:
+        if length >= MAX_PACKET or end - p - 4 < length or buf[p + 3] != seq:
             break
         if length < 1 + HEADER_V4.size or buf[p + 4] != 0:
             break
@@ -431,96 +430,8 @@ _TAKE_EVENTS: Callable[[bytes | bytearray, int, int, int, int], _Taken | None] =
     getattr(speedups, "dump_events", None) or take_events)
 
 
-class _DumpPackets:
-    """The dump's packets read straight from the socket into one reused buffer (``buf[pos:end]`` is what
-    is unread), up to its size per read: no new object per read, and the bytes are copied once more, into
-    their batch (``take_events``). The 4-byte packet headers are parsed here (sequence number checked, a
-    16 MB packet's continuations joined). pymysql's ``_read_packet`` makes two buffered reads and a packet
-    object per packet and copies each payload twice more: per event, that was as much as the decoding of a
-    small rows event. What pymysql's buffered reader already holds is taken first (then it stays empty);
-    errors are pymysql's (an error packet raises its exception; a lost connection, ``OperationalError``
-    2013), as ``_read_packet`` raises them."""
-
-    #: the buffer's size: a read takes what has arrived up to this (a unix socket holds ~200 KB)
-    CHUNK: Final = 1 << 20
-
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
-        self.rfile = conn._rfile
-        self.sock = conn._sock
-        self.seq = conn._next_seq_id
-        self.buf = bytearray(self.CHUNK)
-        self.view = memoryview(self.buf)        # released whenever the buffer is replaced
-        self.pos = self.end = 0
-        self.drained = False        # what pymysql's reader had buffered is ours: its buffer stays empty
-        conn._sock.settimeout(conn._read_timeout)          # what _read_packet does before its reads
-        if hasattr(conn, "_current_timeout"):
-            conn._current_timeout = conn._read_timeout
-
-    def _fill(self, need: int) -> None:
-        """Read until ``need`` bytes past ``pos`` are buffered."""
-        import pymysql
-        have = self.end - self.pos
-        if self.pos:                # the unread rest (part of a packet) moves to the front
-            self.buf[:have] = self.buf[self.pos:self.end]
-            self.pos, self.end = 0, have
-        if need > len(self.buf) or (len(self.buf) > self.CHUNK and max(need, have) <= self.CHUNK):
-            self._resize(max(need, self.CHUNK))     # a packet larger than the buffer, or the one after it
-        while self.end < need:
-            try:
-                if not self.drained:        # its buffer (or one read), then nothing stays in it
-                    chunk = self.rfile.read(len(self.rfile.peek(1)))
-                    self.drained = True
-                    n = len(chunk)
-                    if self.end + n > len(self.buf):
-                        self._resize(self.end + n)
-                    self.buf[self.end:self.end + n] = chunk
-                else:
-                    n = self.sock.recv_into(self.view[self.end:])
-            except OSError as err:
-                self.conn._force_close()
-                raise pymysql.err.OperationalError(2013, f"Lost connection to MySQL server during query "
-                                                         f"({err})") from err
-            if not n:
-                self.conn._force_close()
-                raise pymysql.err.OperationalError(2013, "Lost connection to MySQL server during query")
-            self.end += n
-
-    def _resize(self, size: int) -> None:
-        """A buffer of ``size`` bytes holding the unread bytes (at its front: ``pos`` is 0)."""
-        rest = self.buf[:self.end]
-        self.view.release()
-        self.buf = bytearray(size)
-        self.buf[:self.end] = rest
-        self.view = memoryview(self.buf)
-
-    def quiet(self, seconds: float) -> bool:
-        """Nothing more arrives within ``seconds`` (called when no whole packet is buffered)."""
-        if not self.drained or self.pos < self.end or self.conn._sock is None:
-            return False
-        readable, _, _ = select.select([self.conn._sock], [], [], seconds)
-        return not readable
-
-    def ready(self) -> bool:
-        """A whole packet is buffered (``next`` returns without reading)."""
-        buf, pos = self.buf, self.pos
-        have = self.end - pos
-        if have < 4:
-            return False
-        length = buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16
-        return have >= 4 + length and length < _MAX_PACKET
-
-    def whole(self) -> bool:
-        """The packet at ``pos`` is buffered whole (even a 16 MB one that continues in the next)."""
-        buf, pos = self.buf, self.pos
-        have = self.end - pos
-        return have >= 4 and have >= 4 + (buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16)
-
-    def more(self) -> None:
-        """Read at least once: until the packet at ``pos`` is whole (at least its header)."""
-        buf, pos = self.buf, self.pos
-        have = self.end - pos
-        self._fill(max(have + 1, 4 + (buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16) if have >= 4 else 4))
+class _DumpPackets(PacketReader):
+    """The dump's packets: a ``PacketReader`` that also cuts the plain event packets into one batch."""
 
     def take(self, next_offset: int) -> _Taken | None:
         """``take_events`` on the buffer: the plain event packets already buffered, consumed."""
@@ -529,47 +440,6 @@ class _DumpPackets:
             self.pos = taken[1]
             self.seq = self.conn._next_seq_id = taken[2]
         return taken
-
-    def next(self) -> tuple[int, bytes]:
-        """The next packet: its first byte and the rest of its payload."""
-        import pymysql
-        parts: list[bytes] = []
-        first = -1
-        while True:
-            if self.end - self.pos < 4:
-                self._fill(4)
-            pos = self.pos
-            buf = self.buf
-            length = buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16
-            seq = buf[pos + 3]
-            if seq != self.seq:
-                self.conn._force_close()
-                if seq == 0:        # MariaDB sends an error packet with sequence 0 when it shuts down
-                    raise pymysql.err.OperationalError(2013, "Lost connection to MySQL server during query")
-                raise pymysql.err.InternalError(f"Packet sequence number wrong - got {seq} expected "
-                                                f"{self.seq}")
-            self.seq = (seq + 1) & 0xFF
-            if self.end - pos < 4 + length:
-                self._fill(4 + length)
-                pos, buf = self.pos, self.buf
-            start = pos + 4
-            if first < 0 and length:
-                first = buf[start]
-                start += 1
-            part = self.view[start:pos + 4 + length].tobytes()
-            self.pos = pos + 4 + length
-            if length < _MAX_PACKET:
-                if not parts:
-                    break
-                parts.append(part)
-                part = b"".join(parts)
-                break
-            parts.append(part)
-        self.conn._next_seq_id = self.seq
-        if first == 0xFF:
-            self.conn._force_close()
-            pymysql.err.raise_mysql_exception(b"\xff" + part)
-        return first, part
 
 
 def _read_stream(conn: Any, log_file: str, log_pos: int, checksum: bool, batch: bool = False,

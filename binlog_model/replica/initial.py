@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -26,6 +26,7 @@ from typing import Any
 import pyarrow as pa
 
 from binlog_model.errors import ConfigError
+from binlog_model.io.result_set import ResultColumns, read_ahead, read_result_columns
 from binlog_model.replica.layout import META, TableLayout, position_order
 from binlog_model.sinks.delta import DeltaReplica
 from binlog_model.spark.typed_values import InvalidValue, coerce_value
@@ -68,7 +69,6 @@ def take_initial_snapshot(connect: Callable[..., Any], replica: DeltaReplica,
                           ) -> InitialSnapshot:
     """Read the chosen tables at one binlog position into the replica (see the module docstring)."""
     import pymysql
-    from pymysql.cursors import SSCursor
 
     from schema_tracker.snapshot import catalog_from_server
 
@@ -103,14 +103,10 @@ def take_initial_snapshot(connect: Callable[..., Any], replica: DeltaReplica,
             if db.lower() in _SYSTEM or (select is not None and not select(db, name)):
                 continue
             table = InitialTable(replica, TableLayout.of(schema), at, gtids)
-            rows = conn.cursor(SSCursor)
-            rows.execute(f"SELECT {', '.join(_selected(c) for c in table.layout.columns)} "
-                         f"FROM {_quote(db)}.{_quote(name)}")
-            while batch := rows.fetchmany(chunk):
-                table.write(batch)
-                snapshot.rows += len(batch)
-            table.finish()
-            rows.close()
+            sql = (f"SELECT {', '.join(_selected(c) for c in table.layout.columns)} "
+                   f"FROM {_quote(db)}.{_quote(name)}")
+            snapshot.rows += table.load(read_ahead(read_result_columns(conn, sql, chunk,
+                                                                       f"--initial live: {db}.{name}")))
             snapshot.tables += 1
         conn.rollback()
         return snapshot
@@ -150,8 +146,38 @@ class InitialTable:
         self._seen: dict[bytes, int] = {}
 
     def write(self, rows: list[tuple[Any, ...]]) -> None:
-        """Rows as a server's ``SELECT`` gives them (``server_value``'s input)."""
-        data = _typed_batch(self.layout, rows, self.at, self._seen)
+        """Rows as pymysql reads them from a ``SELECT`` (``server_value``'s input)."""
+        raw: list[pa.Array | list[Any]] = ([list(c) for c in zip(*rows, strict=True)] if rows
+                                          else [[] for _ in self.layout.columns])
+        self._write(_typed_batch(self.layout, raw, len(rows), self.at, self._seen))
+
+    def load(self, chunks: Iterable[ResultColumns]) -> int:
+        """The whole table in one commit, from ``read_result_columns``' chunks (each column converted by
+        Arrow from the server's text where it can, ``_arrow_column``, else as pymysql would read it, value
+        by value), streamed to the writer a chunk at a time: memory holds a chunk, and the table gets data
+        files of the writer's size rather than one per chunk. Returns the rows written."""
+        rows = 0
+        failed: list[BaseException] = []
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            nonlocal rows
+            try:
+                for result in chunks:
+                    rows += len(result)
+                    yield from _typed_batch(self.layout, result_columns(self.layout, result), len(result),
+                                            self.at, self._seen).to_batches()
+            except BaseException as err:
+                failed.append(err)
+                raise
+        try:
+            self._write(pa.RecordBatchReader.from_batches(self.layout.arrow_schema(), batches()))
+        except Exception:
+            if failed:      # the writer reports it as its own error: the reading's typed one is the cause
+                raise failed[0] from None
+            raise
+        return rows
+
+    def _write(self, data: pa.Table | pa.RecordBatchReader) -> None:
         if self.created:
             self.replica.append(self.layout, data, self.at, self.gtids)
         else:
@@ -237,18 +263,63 @@ def _whole_column(values: list[Any], column: ColumnSchema, arrow: pa.DataType) -
         return None
 
 
-def _typed_batch(layout: TableLayout, rows: list[tuple[Any, ...]], at: str, seen: dict[bytes, int]
-                 ) -> pa.Table:
-    """One chunk of rows in the replica's layout; ``seen``: a keyless table's copies so far (by digest),
+def result_columns(layout: TableLayout, result: ResultColumns) -> list[pa.Array | list[Any]]:
+    """``_typed_batch``'s input from a chunk of ``read_result_columns``: each column typed by Arrow
+    (``_arrow_column``), or pymysql's values where it hands the column back."""
+    raw: list[pa.Array | list[Any]] = []
+    for i, (column, kind) in enumerate(zip(layout.columns, layout.types, strict=True)):
+        whole = _arrow_column(result.arrays[i], column, kind, result.decoders[i][0])
+        raw.append(result.values(i) if whole is None else whole)
+    return raw
+
+
+def _arrow_column(raw: pa.Array, column: ColumnSchema, arrow: pa.DataType, encoding: str | None
+                  ) -> pa.Array | None:
+    """A column of the server's text (``binary``, from ``read_result_columns``) converted by Arrow's casts
+    to the replica's type: exactly what pymysql's value and ``_whole_column`` give, where Arrow parses the
+    text (a decimal of the column's scale, an ISO date or date-time, an integer in range, UTF-8). None where
+    the per-value rules decide: the kinds of ``_AS_IS``, a zero or invalid date, a value out of the type's
+    range, text that is not UTF-8, a text column's bytes where the replica keeps bytes or the other way."""
+    kind = column.data_type
+    if kind in _AS_IS or (kind == "decimal" and pa.types.is_string(arrow)):
+        return None
+    text_field = encoding not in (None, "ascii")        # pymysql decodes its values to str
+    try:
+        if pa.types.is_binary(arrow):
+            return raw if encoding is None else None
+        if pa.types.is_string(arrow):
+            return raw.cast(pa.string()) if text_field else None
+        if text_field:
+            return None
+        text = raw.view(pa.string())        # no UTF-8 check: a byte that is not ASCII fails the parse
+        if pa.types.is_integer(arrow) or pa.types.is_decimal(arrow):
+            return text.cast(arrow)
+        if pa.types.is_floating(arrow):         # as pymysql's float(text), then Arrow's narrowing
+            return text.cast(pa.float64()).cast(arrow)
+        if pa.types.is_date32(arrow) and kind == "date":
+            return text.cast(arrow)
+        if pa.types.is_timestamp(arrow) and (arrow.tz is None, kind) in ((True, "datetime"),
+                                                                          (False, "timestamp")):
+            return text.cast(pa.timestamp(arrow.unit)).cast(arrow)      # the session's zone is UTC
+    except (pa.ArrowException, OverflowError, ValueError):
+        return None
+    return None
+
+
+def _typed_batch(layout: TableLayout, raw: list[pa.Array | list[Any]], n: int, at: str,
+                 seen: dict[bytes, int]) -> pa.Table:
+    """One chunk of ``n`` rows in the replica's layout, from its columns: each already typed (an Arrow
+    array of the column's type) or pymysql's values; ``seen``: a keyless table's copies so far (by digest),
     across the table's chunks."""
     file, _, offset = at.rpartition(":")
     order = position_order(file, int(offset))
-    n = len(rows)
-    raw = list(zip(*rows, strict=True)) if rows else [() for _ in layout.columns]
     arrays: list[pa.Array] = []
-    invalid: list[list[str]] = [[] for _ in range(n)]
+    invalid: dict[int, list[str]] = {}      # row -> its columns the type cannot hold (most chunks: none)
     for values, column, kind in zip(raw, layout.columns, layout.types, strict=True):
-        whole = _whole_column(list(values), column, kind)
+        if isinstance(values, pa.Array):
+            arrays.append(values)
+            continue
+        whole = _whole_column(values, column, kind)
         if whole is None:
             typed_values = []
             for row, value in enumerate(values):
@@ -256,12 +327,15 @@ def _typed_batch(layout: TableLayout, rows: list[tuple[Any, ...]], at: str, seen
                     typed = server_value(value, column, kind)
                 except InvalidValue:
                     typed = None
-                    invalid[row].append(column.name)
+                    invalid.setdefault(row, []).append(column.name)
                 typed_values.append(typed)
             whole = pa.array(typed_values, type=kind)
         arrays.append(whole)
-    meta = {"binlog_order": [order] * n, "binlog_gtid": [None] * n, "binlog_file": [file] * n,
-            "binlog_offset": [int(offset)] * n, "binlog_invalid": invalid}
+    meta = {"binlog_order": pa.repeat(pa.scalar(order, pa.int64()), n),
+            "binlog_gtid": pa.nulls(n, pa.string()),
+            "binlog_file": pa.repeat(pa.scalar(file, pa.string()), n),
+            "binlog_offset": pa.repeat(pa.scalar(int(offset), pa.int64()), n),
+            "binlog_invalid": _invalid_lists(invalid, n)}
     if layout.keyless:
         digests: list[bytes] = []
         copies: list[int] = []
@@ -271,10 +345,17 @@ def _typed_batch(layout: TableLayout, rows: list[tuple[Any, ...]], at: str, seen
             seen[digest] = seen.get(digest, 0) + 1
             digests.append(digest)
             copies.append(seen[digest])
-    arrays += [pa.array(meta[name], type=kind) for name, kind in META]
+    arrays += [meta[name] for name, _ in META]
     if layout.keyless:
         arrays += [pa.array(digests, type=pa.binary()), pa.array(copies, type=pa.int32())]
     return pa.Table.from_arrays(arrays, schema=layout.arrow_schema())
+
+
+def _invalid_lists(invalid: dict[int, list[str]], n: int) -> pa.Array:
+    """``binlog_invalid`` of ``n`` rows (an empty list where a row is not in ``invalid``)."""
+    if invalid:
+        return pa.array([invalid.get(row, []) for row in range(n)], pa.list_(pa.string()))
+    return pa.ListArray.from_arrays(pa.repeat(pa.scalar(0, pa.int32()), n + 1), pa.array([], pa.string()))
 
 
 def server_value(value: Any, column: ColumnSchema, arrow: pa.DataType) -> Any:

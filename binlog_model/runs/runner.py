@@ -146,7 +146,7 @@ class Runner:
 
     @staticmethod
     def _flush_position(item: FlushPoint, last: EventHeader | None, fde: bytes | None, rotated_to: str | None,
-                        current: str, said: tuple[str, int] | None,
+                        current: str, said: tuple[str, int] | None, begun: tuple[str, int] | None = None,
                         ) -> tuple[Position | None, tuple[str, int] | None]:
         """Where a ``FlushPoint`` lets the run commit (None: nowhere), and the position it stated (the
         next call's ``said``). The end of the last event read, unless the server says it is further on:
@@ -155,11 +155,14 @@ class Runner:
         before transactions done (a commit there would have a resume by position read them again). The
         server's word is a place to stop only once it repeats it with nothing in between: it waits there,
         at its binlog's end, a transaction boundary (MySQL also sends a heartbeat while it skips, from
-        wherever the skipping is, inside a transaction as likely as not)."""
+        wherever the skipping is, inside a transaction as likely as not). ``begun``: where reading began in
+        the current file, while no event of it has been read: a position the run was given (the state's,
+        the initial data's), so the run may commit there at once (a run that starts at the server's end
+        and has nothing to read stops without waiting for two heartbeats)."""
         stated = (base_name(item.file), item.offset) if item.offset else None
         end = (base_name(last.file or ""), last.offset + last.event_size) if last is not None else None
         if stated is not None and (end is None or stated[0] != end[0] or stated[1] > end[1]):
-            if stated == said and stated[0] == current and fde is not None:
+            if stated in (said, begun) and stated[0] == current and fde is not None:
                 return Position(stated[0], stated[1], fde, rotated_to), stated
             return None, stated
         remembered = said if stated is None else stated     # (a FlushPoint without a word keeps it)
@@ -199,6 +202,7 @@ class Runner:
         last: EventHeader | None = None     # the last top-level event read: a FlushPoint's mark is its end
         current = ""                        # the file being read (its FileBegin)
         said: tuple[str, int] | None = None     # the last FlushPoint's position, if no event came since
+        begun: tuple[str, int] | None = None    # where reading began in this file, until an event is read
         gtid_kinds, see_gtid = recorder._kinds, recorder._seen.append     # recorder.see, inlined
 
         def commit(at: _Mark) -> None:
@@ -218,7 +222,7 @@ class Runner:
                 if header.inner_index is None:
                     since_commit += header.event_size
                     last = header
-                    said = None
+                    said = begun = None
                     if isinstance(item, gtid_kinds):
                         see_gtid(item)
                 yield from assembler.feed(item)  # type: ignore[arg-type]  # an event, as above
@@ -248,6 +252,7 @@ class Runner:
                 rotated_to = item.next_file
             elif isinstance(item, FileBegin):
                 fde, rotated_to, current = None, None, base_name(item.file)
+                begun = (current, item.offset) if item.offset > 4 else None
             elif isinstance(item, FileEnd):
                 base = base_name(item.file)
                 self._file_end(item)
@@ -263,7 +268,7 @@ class Runner:
             elif isinstance(item, FlushPoint):
                 if not assembler.idle:
                     continue
-                flushed, said = self._flush_position(item, last, fde, rotated_to, current, said)
+                flushed, said = self._flush_position(item, last, fde, rotated_to, current, said, begun)
                 done = self.last_commit_at
                 if flushed is not None and (done is None
                                             or (done.file, done.offset) != (flushed.file, flushed.offset)):

@@ -185,8 +185,10 @@ class DeltaReplica:
         if self.checkpoint_every and self.commits % self.checkpoint_every == 0:
             self.upkeep(db, table)
 
-    def create(self, layout: TableLayout, at: str, gtids: str, data: pa.Table | None = None) -> None:
-        """A new table (an existing one at the path is replaced: a re-created table starts anew)."""
+    def create(self, layout: TableLayout, at: str, gtids: str,
+               data: pa.Table | pa.RecordBatchReader | None = None) -> None:
+        """A new table (an existing one at the path is replaced: a re-created table starts anew), in one
+        commit; a reader's batches are written as they come."""
         from deltalake import write_deltalake
 
         schema = layout.arrow_schema()

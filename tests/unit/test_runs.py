@@ -233,3 +233,41 @@ def test_a_gtid_dump_that_skipped_commits_where_the_server_waits_not_at_the_last
     _, commits, runner = _live_run(_Skipping([size, size, size]), never,          # type: ignore[arg-type]
                                    stop=lambda at: at is not None and at.offset >= size)
     assert runner.stopped and [cp.position.offset for cp in commits] == [size]
+
+
+class _StartedAtTheEnd:
+    """A live source started at a transaction boundary the run was given (the initial data's position)
+    with nothing after it: the server's framing (the file begins there, its FORMAT_DESCRIPTION), then
+    flush points naming ``said`` (that offset unless given), ``flushes`` of them."""
+
+    total_bytes = None
+    bytes_read = 0
+
+    def __init__(self, offset: int, flushes: int, said: int | None = None) -> None:
+        self.offset, self.flushes = offset, flushes
+        self.said = offset if said is None else said
+
+    def read(self, resume: Resume | None = None) -> Any:
+        for item in FileSource([BINLOG]).read(resume):
+            if type(item) is FileBegin:
+                yield FileBegin(item.file, self.offset)
+            elif type(item) is FormatDescription:
+                yield item
+                break
+        for _ in range(self.flushes):
+            yield FlushPoint(str(BINLOG), self.said)
+
+
+def test_a_run_started_where_the_server_ends_commits_at_its_start_without_a_second_heartbeat() -> None:
+    """Where reading began (a position the run was given) is a place to commit as soon as the server says
+    it has nothing more: ``apply --initial live --stop-at-end`` on a quiet server stops at once, rather
+    than at the second heartbeat. A flush point elsewhere in the file is still not taken on one word."""
+    ends = [m.offset for m in FileSource([BINLOG]).read() if type(m) is TransactionEnd]
+    never = CommitPolicy(commit_bytes=1 << 40)
+    out, commits, runner = _live_run(_StartedAtTheEnd(ends[2], 1), never,     # type: ignore[arg-type]
+                                     stop=lambda at: at is not None and at.offset >= ends[2])
+    assert runner.stopped and out == b""
+    assert [cp.position.offset for cp in commits] == [ends[2]]
+    assert commits[0].position.format_description is not None
+    out, commits, _ = _live_run(_StartedAtTheEnd(ends[2], 1, said=ends[3]), never)     # type: ignore[arg-type]
+    assert commits == [] and out == b""
