@@ -24,7 +24,7 @@ from binlog_model.errors import BinlogError
 from binlog_model.replica.defaults import default_value
 from binlog_model.replica.layout import TableLayout
 from binlog_model.resolve.json_diff import apply_json_diff_text
-from binlog_model.spark.typed_values import InvalidValue, message_value
+from binlog_model.spark.typed_values import InvalidValue, message_converters, message_value
 
 __all__ = ["MISSING", "ReplicaError", "TableBatch"]
 
@@ -63,8 +63,11 @@ class TableBatch:
     def __init__(self, layout: TableLayout) -> None:
         self.layout = layout
         self._index = layout.index()
+        # a column's index by its name as logged (the exact name first; case differs only after a rename)
+        self._by_name = {**self._index, **{c.name: i for i, c in enumerate(layout.columns)}}
         self._key_at = [self._index[k.lower()] for k in layout.key]
         self._exact = [_exact_kinds(t) for t in layout.types]
+        self._shortcuts = [message_converters(t) for t in layout.types]
         self._generated = layout.generated()
         self.changes: dict[tuple[Any, ...], Change] = {}
         self.counts: dict[bytes, list[Any]] = {}    # keyless: digest -> [delta, values, invalid, meta]
@@ -89,11 +92,15 @@ class TableBatch:
         values: list[Any] = [MISSING] * len(self._index)
         invalid: set[str] = set()
         diffs: dict[int, Any] = {}
-        types, exact = self.layout.types, self._exact
+        types, exact, shortcuts = self.layout.types, self._exact, self._shortcuts
+        by_name, index = self._by_name, self._index
         for column in columns:
-            i = self._index.get(column.name.lower())
+            name = column.name
+            i = by_name.get(name)
             if i is None:
-                continue        # an invisible or hidden column: not in SELECT *
+                i = index.get(name.lower())
+                if i is None:
+                    continue        # an invisible or hidden column: not in SELECT *
             value = column.value
             kind = value.WhichOneof("kind")
             if kind in exact[i]:
@@ -102,8 +109,10 @@ class TableBatch:
             if kind == "json_diff":
                 diffs[i] = list(value.json_diff.operations)
                 continue
+            shortcut = shortcuts[i].get(kind)
             try:
-                values[i] = message_value(value, types[i])
+                values[i] = (shortcut(getattr(value, kind)) if shortcut is not None
+                             else message_value(value, types[i]))
             except InvalidValue:
                 values[i] = None
                 invalid.add(self.layout.columns[i].name)

@@ -12,18 +12,20 @@ import base64
 import datetime
 import decimal
 import json
+import re
 from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
 
-__all__ = ["InvalidValue", "coerce_value", "convert_value", "message_value"]
+__all__ = ["InvalidValue", "coerce_value", "convert_value", "message_converters", "message_value"]
 
 _UTC = datetime.UTC
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
 # Room for every digit of a DECIMAL(38, s) (the default context holds 28: a wider value that fits its column
 # would be rejected by quantize).
 _EXACT = decimal.Context(prec=80)
+_PLAIN_DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 
 
 class _Invalid(Exception):
@@ -60,6 +62,62 @@ def message_value(value: Any, arrow: pa.DataType) -> Any:
         return _coerce(raw, arrow)
     plain = _plain(_CAMEL[kind], raw)
     return None if plain is None else _coerce(plain, arrow)
+
+
+def message_converters(arrow: pa.DataType) -> dict[str, Any]:
+    """Shortcuts of ``message_value`` for a column of type ``arrow``: value kind → a function of the
+    message's field (``getattr(value, kind)``) giving exactly what ``message_value`` gives for it, or
+    raising ``_Invalid`` likewise, without its general dispatch (the replica's writer converts every value
+    of a row image; tests/unit/test_typed_values_shortcuts.py holds them to ``message_value``). Kinds not
+    here go through ``message_value``."""
+    out: dict[str, Any] = {}
+    if pa.types.is_decimal(arrow):
+        places, precision = arrow.scale, arrow.precision
+
+        def decimal_text(raw: str) -> Decimal:
+            # plain text at the column's scale whose digits fit: quantize would change nothing
+            if _PLAIN_DECIMAL.fullmatch(raw):
+                dot = raw.find(".")
+                whole = (raw[:dot] if dot >= 0 else raw).lstrip("-").lstrip("0")
+                if (len(raw) - dot - 1 if dot >= 0 else 0) == places and len(whole) + places <= precision:
+                    return Decimal(raw)
+            return _coerce(Decimal(raw), arrow)
+        out["decimal_value"] = decimal_text
+        if arrow.scale == 0 and precision >= 20:
+            out["uint64_value"] = Decimal       # every uint64 has at most 20 digits
+    elif pa.types.is_integer(arrow):
+        lo, hi = _INT_RANGE[arrow.bit_width]
+
+        def in_range(raw: int) -> int:
+            if lo <= raw <= hi:
+                return raw
+            raise _Invalid
+        for kind in ("int_value", "long_value", "uint64_value", "bit_value", "time_micros"):
+            out[kind] = in_range
+    elif pa.types.is_floating(arrow):
+        out["float_value"] = out["double_value"] = float
+    elif pa.types.is_date32(arrow):
+        def date(raw: Any) -> datetime.date:
+            try:
+                return datetime.date(raw.year, raw.month, raw.day)
+            except (ValueError, OverflowError) as err:
+                raise _Invalid from err
+        out["date_value"] = date
+    elif pa.types.is_timestamp(arrow) and arrow.tz is None:
+        def naive(raw: Any) -> datetime.datetime:
+            try:
+                return datetime.datetime(raw.year, raw.month, raw.day, raw.hour, raw.minute, raw.second,
+                                         raw.micros)
+            except (ValueError, OverflowError) as err:
+                raise _Invalid from err
+        out["datetime_value"] = naive
+    elif pa.types.is_timestamp(arrow):
+        def instant(raw: int) -> datetime.datetime:
+            if raw == 0:
+                raise _Invalid
+            return _EPOCH + datetime.timedelta(microseconds=raw)
+        out["timestamp_micros"] = instant
+    return out
 
 
 def _camel(name: str) -> str:
