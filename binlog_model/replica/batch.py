@@ -69,6 +69,10 @@ class TableBatch:
         self._exact = [_exact_kinds(t) for t in layout.types]
         self._shortcuts = [message_converters(t) for t in layout.types]
         self._generated = layout.generated()
+        # what a before image is read for: its key alone, unless a keyless table's digest or a generated
+        # column's inputs need every column
+        self._before_reads = (None if layout.keyless or self._generated
+                              else frozenset(self._key_at))
         self.changes: dict[tuple[Any, ...], Change] = {}
         self.counts: dict[bytes, list[Any]] = {}    # keyless: digest -> [delta, values, invalid, meta]
         self.events = 0
@@ -88,7 +92,10 @@ class TableBatch:
             elif event.operation == _DELETE:
                 self._delete(row.before, meta)
 
-    def _image(self, columns: Sequence[pb.Column], meta: Meta) -> tuple[list[Any], set[str], dict[int, Any]]:
+    def _image(self, columns: Sequence[pb.Column], meta: Meta, reads: frozenset[int] | None = None
+               ) -> tuple[list[Any], set[str], dict[int, Any]]:
+        """The image's values by column position (``MISSING`` where it has none; with ``reads``, only those
+        positions are read), the columns whose value the type cannot hold, and JSON diffs."""
         values: list[Any] = [MISSING] * len(self._index)
         invalid: set[str] = set()
         diffs: dict[int, Any] = {}
@@ -101,6 +108,8 @@ class TableBatch:
                 i = index.get(name.lower())
                 if i is None:
                     continue        # an invisible or hidden column: not in SELECT *
+            if reads is not None and i not in reads:
+                continue
             value = column.value
             kind = value.WhichOneof("kind")
             if kind in exact[i]:
@@ -131,7 +140,7 @@ class TableBatch:
     def _write(self, before: Sequence[pb.Column] | None, after: Sequence[pb.Column], meta: Meta, *,
                inserted: bool) -> None:
         values, invalid, diffs = self._image(after, meta)
-        previous = self._image(before, meta)[0] if before is not None else None
+        previous = self._image(before, meta, self._before_reads)[0] if before is not None else None
         if previous is not None and self._generated:
             self._unknown_generated(values, previous, diffs, invalid)
         if self.layout.keyless:
@@ -195,7 +204,7 @@ class TableBatch:
             change.values[i] = apply_json_diff_text(current, ops)
 
     def _delete(self, before: Sequence[pb.Column], meta: Meta) -> None:
-        values = self._image(before, meta)[0]
+        values = self._image(before, meta, self._before_reads)[0]
         if self.layout.keyless:
             self._count(values, -1, meta, set())
             return

@@ -9,6 +9,7 @@ for n equal rows), so that deleting one of two equal rows leaves one.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -38,13 +39,19 @@ KEYLESS: list[tuple[str, pa.DataType]] = [("binlog_row_hash", pa.binary()), ("bi
 
 def position_order(file: str, offset: int) -> int:
     """The total order number of a binlog position: ``seq << 40 | offset`` for ``name.seq`` files."""
+    return _file_order(file) | offset
+
+
+@functools.lru_cache(maxsize=256)
+def _file_order(file: str) -> int:
+    """``seq << 40`` of a file (asked for every event: a run reads a few files)."""
     from binlog_model.errors import ConfigError
     from binlog_model.position import file_sequence
 
     seq = file_sequence(file)
     if seq < 0:
         raise ConfigError(f"binlog file {file!r} has no sequence number: a replica needs numbered files")
-    return (seq << ORDER_SHIFT) | offset
+    return seq << ORDER_SHIFT
 
 
 def order_of(position: str) -> int:

@@ -140,7 +140,7 @@ class ReplicaWriter:
                                "table the schema history does not know")
         layout = self._layout(schema)
         batch = self._batches.get((db, table))
-        if batch is None or batch.layout != layout:
+        if batch is None or (batch.layout is not layout and batch.layout != layout):
             if batch is not None:
                 self._flush(db, table, batch, at)
             if version < 0:
