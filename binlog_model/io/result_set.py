@@ -186,7 +186,7 @@ def read_result_columns(conn: Any, sql: str, chunk: int, where: str) -> Iterator
         while not ended:
             try:
                 got = _TEXT_ROWS(reader.buf, reader.pos, reader.end, reader.seq, ncols)
-            except RowPacketError as err:
+            except ValueError as err:       # RowPacketError, or the compiled core's ValueError for it
                 raise ReplicationError(f"{where}: a malformed row packet from the server: {err}") from None
             if got is not None:
                 reader.pos, reader.seq, n, ended, columns = got

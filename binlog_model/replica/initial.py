@@ -6,12 +6,13 @@ then unlocks: no transaction or DDL commits in between, so the rows the transact
 the schema all describe one moment. MariaDB gives the snapshot's own binlog position
 (``binlog_snapshot_file``/``_position``), so it takes no lock (and needs no RELOAD privilege); the schema is
 read before and after the snapshot starts and must not differ. The chosen tables are then read in that
-transaction, ``--initial-chunk`` rows at a time (an unbuffered cursor: memory stays bounded by a chunk),
-converted to the replica's types (a column at a time by Arrow where its values are plain, else
-``server_value`` value by value), and written as each table's first Delta commits, at the position's
-order. The run then follows the binlog from that position with the schema read here. A run killed during
-the snapshot leaves a fresh state, and the next one takes the snapshot again (each table is replaced
-whole).
+transaction, about ``--initial-chunk`` rows at a time, off the wire into Arrow columns of the server's text
+(``io.result_set``, on a thread of its own that reads two chunks ahead), converted to the replica's types
+(by Arrow's casts where they parse a column, ``_arrow_column``, else as pymysql reads each value and by
+``server_value``, the rules ``--initial DUMP.sql`` uses too), and streamed into each table's first Delta
+commit, at the position's order. The run then follows the binlog from that position with the schema read
+here. A run killed during the snapshot leaves a fresh state, and the next one takes the snapshot again
+(each table is replaced whole).
 """
 
 from __future__ import annotations
