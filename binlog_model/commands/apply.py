@@ -162,8 +162,8 @@ def _live(url: str, state_dir: Path, target: str, options: ResolveOptions, shapi
             replicas.append(DeltaReplica(target, app_id_of(state), checkpoint_every=checkpoint_every))
         return replicas[0]
 
-    def output(state: RunState, history: Callable[[], Any]) -> LiveReplicaOutput:
-        return LiveReplicaOutput(ReplicaWriter(replica_of(state), history, select))
+    def output(state: RunState, history: Callable[[], Any], settle: Callable[[], None]) -> LiveReplicaOutput:
+        return LiveReplicaOutput(ReplicaWriter(replica_of(state), history, select, settle))
 
     def prepare(state: RunState, connect: Callable[..., Any]) -> None:
         """--initial, on a new state: the tables at a position (the server's, or a dump's), then the binlog

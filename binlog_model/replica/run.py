@@ -3,9 +3,10 @@
 Strategy: the same machinery as ``events --state`` and ``tail`` (``RunState`` locked for the run,
 ``begin_run``, the one runner and its commit points), with a ``ReplicaWriter`` where they have an output
 file. At each of the runner's commits the writer applies the events before the commit point to the Delta
-tables (each table's commit carries its transaction version), then the state is saved. A run killed
-between the two resumes from the older state, and the tables' transaction versions make the changes they
-hold already be skipped: every change is applied exactly once.
+tables (each table's commit carries its transaction version), then the state is saved. Both run on the
+run's committer thread (``runs.committer``) while the next events are decoded. A run killed between the
+two resumes from the older state, and the tables' transaction versions make the changes they hold already
+be skipped: every change is applied exactly once.
 
 The state's ``source.token`` (made on its first run, as the tail's) names the replica's Delta app id,
 ``binlog-model-<token>``: tables written by another state are refused.
@@ -31,6 +32,7 @@ from binlog_model.replica.writer import ApplyStats, ReplicaWriter
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.resolve.table_filter import TableFilter
+from binlog_model.runs.committer import Committer
 from binlog_model.runs.continuity import begin_run, shaping
 from binlog_model.runs.progress import ProgressDisplay, source_counters
 from binlog_model.runs.runner import Checkpoint, CommitPolicy, Runner
@@ -102,7 +104,8 @@ def run_apply_files(
             _start_at(state, paths, initial(replica), lenient_ddl)
         history = SchemaHistory.from_json(state.history) if state.history is not None else load_history()
         assembler = StatementAssembler(history, options)
-        writer = ReplicaWriter(replica, lambda: assembler.history, select)
+        committer = Committer()
+        writer = ReplicaWriter(replica, lambda: assembler.history, select, settle=committer.wait)
         result = ApplyResult(stats=writer.stats)
         source = FileSource(paths, verify_checksum=verify_checksum,
                             partial_tail=options.allow_incomplete_tail)
@@ -112,21 +115,35 @@ def run_apply_files(
             result.resumed_at = result.position = f"{state.position['file']}:{state.position['offset']}"
 
         def commit(checkpoint: Checkpoint) -> None:
-            writer.commit(checkpoint.output_bytes, str(checkpoint.position), str(checkpoint.gtids))
-            state.position = checkpoint.position.to_json()
-            state.history = checkpoint.history.to_json()
-            state.save()
-            kill_point("state-committed")
-            result.commits += 1
-            result.position = str(checkpoint.position)
+            committer.wait()        # one commit at a time: the previous one's state is saved from here on
+            merge = writer.detach(checkpoint.output_bytes, str(checkpoint.position), str(checkpoint.gtids))
+            # the state document as the run is at the commit point (its GTIDs, files and history are the
+            # runner's objects, which move on with the decoding)
+            update = {"position": checkpoint.position.to_json(), "history": checkpoint.history.to_json()}
+            document = state.encoded(**update)
+
+            def durable() -> None:
+                merge()             # the tables first: the state then names what they hold
+                state.save(document)
+                kill_point("state-committed")
+                for name, value in update.items():      # the state in memory says what is on disk
+                    setattr(state, name, value)
+                result.commits += 1
+                result.position = str(checkpoint.position)
+            committer.submit(durable)
 
         runner = Runner(source, assembler, resume, CommitPolicy(commit_bytes), lambda: writer.size, commit,
                         files=state.files)
         display = ProgressDisplay("apply", source_counters(source, lambda: assembler.stats.row_changes),
                                   mode=progress)
-        with display:
-            for event in runner.events():
-                writer.write(event)
+        try:
+            with display:
+                for event in runner.events():
+                    writer.write(event)
+        except BaseException:
+            committer.abandon()
+            raise
+        committer.wait()
         writer.close()
         result.unmatched_table_patterns = assembler.stats.unmatched_table_patterns
         state.runs += 1
@@ -153,8 +170,9 @@ def _start_at(state: RunState, paths: list[str | os.PathLike[str]], taken: Initi
 
 class LiveReplicaOutput:
     """The tail's output part, for ``apply`` from a live server: events go to the ``ReplicaWriter``, and a
-    commit (``checkpoint``, called by the tail before it saves the state) applies them. It records no
-    bytes: the tail commits only where every event taken lies before the commit point."""
+    commit (``checkpoint``, called by the tail) takes them into the batches and gives back their merges,
+    which the tail runs on its committer thread before it saves the state. It records no bytes: the tail
+    commits only where every event taken lies before the commit point."""
 
     def __init__(self, writer: ReplicaWriter) -> None:
         self.writer = writer
@@ -170,8 +188,8 @@ class LiveReplicaOutput:
     def write(self, event: Any) -> None:
         self.writer.write(event)
 
-    def checkpoint(self, checkpoint: Checkpoint) -> None:
-        self.writer.commit(self.writer.size, str(checkpoint.position), str(checkpoint.gtids))
+    def checkpoint(self, checkpoint: Checkpoint) -> Callable[[], None]:
+        return self.writer.detach(self.writer.size, str(checkpoint.position), str(checkpoint.gtids))
 
     def flushed_fd(self) -> int | None:
         return None

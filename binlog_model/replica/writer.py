@@ -10,6 +10,12 @@ one Delta commit per table. Each commit's transaction version is the order of th
 table's changes before its version are skipped, so a run resumed from an older state applies nothing
 twice (``sinks.delta``).
 
+A commit can run elsewhere: ``detach`` drains the events before the commit point into the batches and
+hands back the merges as a job, which the run gives its committer thread (``runs.committer``) while the
+next events are taken into new batches. What touches the replica while that job may run (a DDL, a table
+seen for the first time, a batch of a new layout) first calls ``settle``, which waits for the job: the
+replica's tables are only ever changed by one thread at a time, in the source's order.
+
 This is not an ``EventSink``: a sink appends encoded records to a stream and a commit makes a byte length
 durable, while the replica needs the schema in force at each event and commits per table, by key.
 """
@@ -50,8 +56,11 @@ class ReplicaWriter:
     history (read at each ``write``); ``select(db, table)``: whether a table is replicated."""
 
     def __init__(self, replica: DeltaReplica, history: Callable[[], SchemaHistory],
-                 select: Callable[[str, str], bool] | None = None) -> None:
+                 select: Callable[[str, str], bool] | None = None,
+                 settle: Callable[[], None] | None = None) -> None:
         self.replica = replica
+        #: waits for a detached commit still running (see the module docstring)
+        self.settle = settle or (lambda: None)
         self.history = history
         self.select = select or (lambda db, table: True)
         self._pending: list[tuple[int, Any, Any]] = []     # (index, event, schema) of the open transaction
@@ -101,6 +110,13 @@ class ReplicaWriter:
     def commit(self, upto: int, position: str, gtids: str) -> None:
         """Apply the first ``upto`` events taken (counted from the run's start) to the replica; the rest
         (an open transaction at the end of the input) is dropped."""
+        self.detach(upto, position, gtids)()
+
+    def detach(self, upto: int, position: str, gtids: str) -> Callable[[], None]:
+        """``commit``'s work in two: the events up to ``upto`` are taken into the tables' batches here (a
+        DDL among them is applied here), and the batches' merges are returned as a job to run before the
+        state names ``position``. The caller runs no other replica work until the job ended, but for
+        what calls ``settle`` first."""
         self._position, self._gtids = position, gtids
         if self._drained > upto:
             # a commit point is a transaction boundary, and a drained transaction is whole: it lies before
@@ -110,9 +126,12 @@ class ReplicaWriter:
                                f"{upto}): the input has a transaction without its end before this point")
         self._drain([item for item in self._pending if item[0] <= upto])
         self._pending, self._current = [], None
-        for (db, table), batch in list(self._batches.items()):
-            self._flush(db, table, batch, position)
-        self._batches.clear()
+        batches, self._batches = self._batches, {}
+
+        def merge() -> None:
+            for batch in batches.values():
+                self._merge(batch, position, gtids)
+        return merge
 
     def _drain(self, items: list[tuple[int, Any, Any]]) -> None:
         for _index, event, schema in items:
@@ -131,7 +150,10 @@ class ReplicaWriter:
         order = position_order(event.position.file, event.position.offset)
         at = f"{event.position.file}:{event.position.offset}"
         replica = self.replica
-        version = replica.version(db, table)
+        version = replica.cached_version(db, table)
+        if version is None or version < 0:
+            self.settle()       # the replica is read (or a table created) here
+            version = replica.version(db, table)
         if order < version or (version < 0 and order < replica.gone_at(db, table)):
             self.stats.skipped += len(event.rows)
             return
@@ -142,6 +164,7 @@ class ReplicaWriter:
         batch = self._batches.get((db, table))
         if batch is None or (batch.layout is not layout and batch.layout != layout):
             if batch is not None:
+                self.settle()
                 self._flush(db, table, batch, at)
             if version < 0:
                 replica.create(layout, at, self._gtids)
@@ -161,8 +184,12 @@ class ReplicaWriter:
         return cached[1]
 
     def _flush(self, db: str, table: str, batch: TableBatch, at: str) -> None:
-        """Merge ``batch`` into the table: a commit saying it holds every change before ``at``."""
+        """Merge ``batch`` into the table now (before a DDL or a new layout of it)."""
         self._batches.pop((db, table), None)
+        self._merge(batch, at, self._gtids)
+
+    def _merge(self, batch: TableBatch, at: str, gtids: str) -> None:
+        """Merge ``batch`` into its table: a commit saying it holds every change before ``at``."""
         if not batch:
             return
         replica, layout = self.replica, batch.layout
@@ -174,7 +201,7 @@ class ReplicaWriter:
                 batch.fill(replica.rows_by_key(layout, needed))
             source = batch.keyed_rows()
         if source.num_rows:
-            replica.merge(layout, source, at, self._gtids)
+            replica.merge(layout, source, at, gtids)
             self.stats.delta_commits += 1
 
     # --- DDL ----------------------------------------------------------------------------------------------
@@ -186,6 +213,7 @@ class ReplicaWriter:
         at = f"{event.position.file}:{event.position.offset}"       # before the DDL
         done = f"{event.position.file}:{event.position.next_offset}"   # after it: its own commit's
         replica = self.replica
+        self.settle()
         batch = self._batches.get((db, table))
         if batch is not None:
             self._flush(db, table, batch, at)

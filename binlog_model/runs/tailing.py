@@ -71,6 +71,7 @@ from binlog_model.io.state import PARTIAL, RunState, finish_output, lock_state, 
 from binlog_model.position import position_key
 from binlog_model.resolve.assembler import AssemblerStats, StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
+from binlog_model.runs.committer import Committer
 from binlog_model.runs.continuity import begin_run
 from binlog_model.runs.output import OutputWriter, part_name
 from binlog_model.runs.progress import Counters
@@ -123,9 +124,10 @@ class TailSettings:
     lenient_ddl: bool = False
     snapshot_now: bool = False              # --from now: the schema is read from the server at that moment
     spool: Any = None                       # an io.spool.Spool: the raw mirror, synced at each commit
-    #: in place of part files: ``output(history)`` gives the session's output (``apply``'s replica: events
-    #: in, and its ``checkpoint(Checkpoint)`` applies them before the state is saved; it records no bytes)
-    output: Callable[[RunState, Callable[[], SchemaHistory]], Any] | None = None
+    #: in place of part files: ``output(state, history, settle)`` gives the session's output (``apply``'s
+    #: replica: events in; its ``checkpoint(Checkpoint)`` gives back the commit's work, which runs on the
+    #: committer thread before the state is saved; ``settle`` waits for that work; it records no bytes)
+    output: Callable[[RunState, Callable[[], SchemaHistory], Callable[[], None]], Any] | None = None
     #: ``prepare(state, connect)``: called with the state locked, before the first session (``apply
     #: --initial live`` takes its snapshot there, and sets ``start`` and ``load_history`` from it)
     prepare: Callable[[RunState, Callable[..., Any]], None] | None = None
@@ -267,11 +269,11 @@ class _Session:
         self.result.source = self.source
         self.name = ""
         self.writer: OutputWriter | None = None
+        self.committer = Committer()
         self._new_part()
         self.progressed = False
         self.gtids_complete = bool(pos.get("gtids_complete"))
         self.committed: tuple[str, int] | None = (pos["file"], pos["offset"]) if pos else None
-        self.committer = _Committer()
         self._history_doc: tuple[Any, ...] | None = None   # the last history saved, and its document
 
     # --- the server ---------------------------------------------------------------------------------
@@ -348,17 +350,18 @@ class _Session:
     # --- commits --------------------------------------------------------------------------------------
 
     def commit(self, checkpoint: Checkpoint) -> None:
-        """The runner's checkpoint made durable: the output (and the spool) synced, then the state. The
-        syncing runs on the session's committer thread while the stream is decoded on (``_Committer``); the
-        state document is built here, as the run's GtidSet and history are at the checkpoint."""
+        """The runner's checkpoint made durable: a replica's merges, the output (and the spool) synced,
+        then the state. That runs on the session's committer thread (``runs.committer``) while the stream
+        is decoded on; the state document is built here, as the run's GtidSet and history are at the
+        checkpoint."""
         committer = self.committer
         committer.wait()                # one commit at a time: the previous one is durable from here on
         writer = self.writer
         assert writer is not None
         position = checkpoint.position
         applied = getattr(writer, "checkpoint", None)
-        if applied is not None:
-            applied(checkpoint)     # the replica's tables first: its commits are what the state then names
+        # a replica's merges, run first on the committer thread: its commits are what the state then names
+        merge = applied(checkpoint) if applied is not None else None
         state = self.state
         self.gtids_complete = self.gtids_complete or checkpoint.gtids_based
         size = writer.commit_length(checkpoint.output_bytes)     # a frame ends here when compressed
@@ -382,6 +385,8 @@ class _Session:
                        if fd is not None]
 
         def durable() -> None:
+            if merge is not None:
+                merge()
             try:
                 for fd in descriptors:
                     os.fsync(fd)
@@ -424,7 +429,8 @@ class _Session:
 
     def _new_part(self) -> None:
         if self.settings.output is not None:
-            self.writer = self.settings.output(self.state, lambda: self.assembler.history)
+            self.writer = self.settings.output(self.state, lambda: self.assembler.history,
+                                               self.committer.wait)
             return
         fmt = self.settings.fmt
         zstd_level = self.settings.zstd_level
@@ -465,43 +471,6 @@ class _Session:
                 self.writer = None
             if self.settings.output is None:
                 recover_outputs(self.state, self.out)
-
-
-class _Committer:
-    """The session's commits, made durable on a thread of their own: the fsyncs of the output and the spool
-    (the disk writing back a second of output) and the state's atomic replacement run while the main
-    thread decodes on. One commit at a time: ``submit`` waits for the previous one first, so a state names
-    only output bytes synced before it, and the states follow one another in order. ``wait`` re-raises a
-    commit's error on the main thread (at the next commit, or when the session ends)."""
-
-    def __init__(self) -> None:
-        self._thread: threading.Thread | None = None
-        self._error: BaseException | None = None
-
-    def submit(self, job: Callable[[], None]) -> None:
-        self.wait()
-
-        def run() -> None:
-            try:
-                job()
-            except BaseException as err:    # handed to the main thread by wait()
-                self._error = err
-        self._thread = threading.Thread(target=run, name="binlog-model-commit", daemon=True)
-        self._thread.start()
-
-    def run(self, job: Callable[[], None]) -> None:
-        """A commit made here, on the calling thread, after the previous one."""
-        self.wait()
-        job()
-
-    def wait(self) -> None:
-        """The last commit submitted is durable (or its error raised)."""
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
 
 
 def server_connection(settings: TailSettings, password: str, **kw: Any) -> Any:

@@ -145,6 +145,10 @@ class DeltaReplica:
             self._versions[key] = self._read_version(db, table)
         return self._versions[key]
 
+    def cached_version(self, db: str, table: str) -> int | None:
+        """``version`` if it is known without reading the store (None: not yet read)."""
+        return self._versions.get((db, table))
+
     def _read_version(self, db: str, table: str) -> int:
         if not self.exists(db, table):
             return -1
@@ -208,6 +212,8 @@ class DeltaReplica:
 
     def overwrite(self, layout: TableLayout, data: pa.Table, at: str, gtids: str) -> None:
         """Replace the table's rows and schema in one commit (TRUNCATE, a DDL that reshapes the table)."""
+        if self.exists(layout.db, layout.table):
+            data = _new_order(self.schema(layout.db, layout.table), data)
         self.create(layout, at, gtids, data)
 
     def mark(self, db: str, table: str, at: str, gtids: str) -> None:
@@ -277,13 +283,16 @@ class DeltaReplica:
             return empty.select(columns) if columns is not None else empty
         paths = [f if self._local else f.split("://", 1)[1] for f in files]
         data = ds.dataset(paths, format="parquet", filesystem=self._fs)
-        wanted = schema if columns is None else pa.schema([schema.field(c) for c in columns])
+        # by name, in the table's order: files written before a DDL that moved a column (MODIFY … FIRST)
+        # or by a MERGE may hold the columns in another order
+        names = schema.names if columns is None else columns
+        wanted = pa.schema([schema.field(c) for c in names])
         try:        # pushed into the scan: only the row groups its statistics allow are read
-            return data.to_table(columns=columns, filter=filter).cast(wanted)
+            return data.to_table(columns=names, filter=filter).cast(wanted)
         except pa.ArrowNotImplementedError:
             # the files' own Arrow schema has view types, which a filter on text or bytes cannot compare
             # with: filtered after the cast to plain types
-            return data.to_table(columns=columns).cast(wanted).filter(filter)
+            return data.to_table(columns=names).cast(wanted).filter(filter)
 
     def rows_by_key(self, layout: TableLayout, keys: Iterable[tuple[Any, ...]]
                     ) -> dict[tuple[Any, ...], tuple[list[Any], set[str]]]:
@@ -353,6 +362,17 @@ def _without_views(schema: pa.Schema) -> pa.Schema:
             return pa.list_(plain(kind.value_type))
         return kind
     return pa.schema([field.with_type(plain(field.type)) for field in schema])
+
+
+def _new_order(current: pa.Schema, data: pa.Table) -> pa.Table:
+    """``data`` as an overwrite must give it to put its column order into the table's schema: delta-rs
+    keeps the old schema when only the order differs (MODIFY … FIRST / AFTER), so there each field says
+    its place in its metadata (``binlog_model.ordinal``), which makes the schema a new one."""
+    if current.names == data.schema.names or sorted(current.names) != sorted(data.schema.names):
+        return data
+    fields = [f.with_metadata({**(f.metadata or {}), b"binlog_model.ordinal": str(i).encode()})
+              for i, f in enumerate(data.schema)]
+    return data.cast(pa.schema(fields, metadata=data.schema.metadata))
 
 
 def _delta_uri(location: str) -> str:

@@ -148,7 +148,7 @@ def test_spool_leaves_out_a_file_with_a_gap_and_mirrors_one_server(tmp_path: Pat
 
 
 def test_committer_runs_one_commit_at_a_time_in_order() -> None:
-    from binlog_model.runs.tailing import _Committer
+    from binlog_model.runs.committer import Committer
     done: list[int] = []
     started = threading.Event()
 
@@ -156,7 +156,7 @@ def test_committer_runs_one_commit_at_a_time_in_order() -> None:
         started.set()
         time.sleep(0.2)
         done.append(1)
-    committer = _Committer()
+    committer = Committer()
     committer.submit(slow)
     assert started.wait(5) and done == []         # on its own thread: submit returned before it ended
     committer.submit(lambda: done.append(2))       # waits for the first: a state never overtakes another
@@ -166,11 +166,11 @@ def test_committer_runs_one_commit_at_a_time_in_order() -> None:
 
 
 def test_committer_raises_a_failed_commit_on_the_main_thread() -> None:
-    from binlog_model.runs.tailing import _Committer
+    from binlog_model.runs.committer import Committer
 
     def failing() -> None:
         raise OSError(5, "Input/output error")    # an fsync that failed
-    committer = _Committer()
+    committer = Committer()
     committer.submit(failing)
     with pytest.raises(OSError, match="Input/output error"):
         committer.submit(lambda: None)             # the next commit does not start after a failed one
