@@ -34,6 +34,10 @@ class Committer:
         self._thread = threading.Thread(target=run, name="binlog-model-commit", daemon=True)
         self._thread.start()
 
+    def busy(self) -> bool:
+        """A commit is still being made."""
+        return self._thread is not None and self._thread.is_alive()
+
     def run(self, job: Callable[[], None]) -> None:
         """A commit made here, on the calling thread, after the previous one."""
         self.wait()

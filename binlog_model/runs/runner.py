@@ -74,11 +74,14 @@ class CommitPolicy:
     """When a stateful run commits besides the end of each file: before a transaction starts once
     ``commit_bytes`` of input were read since the last commit; at a transaction's end once
     ``commit_seconds`` passed or ``commit_transactions`` transactions ended since the last commit (None:
-    never by time or count; a live source sets them)."""
+    never by time or count; a live source sets them). ``busy``: true while the last commit is still being
+    made on another thread; a commit by time then waits for a later transaction end, so the decoding goes
+    on and the next commit covers more (the byte rule still bounds what a commit holds)."""
 
     commit_bytes: int = 64 << 20
     commit_seconds: float | None = None
     commit_transactions: int | None = None
+    busy: Callable[[], bool] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +195,7 @@ class Runner:
         stop = self.stop
         since_commit = 0
         ended_since_commit = 0
-        seconds, max_transactions = policy.commit_seconds, policy.commit_transactions
+        seconds, max_transactions, busy = policy.commit_seconds, policy.commit_transactions, policy.busy
         # a file run (no stop, no time or count policy) passes transaction ends by
         watch_ends = stop is not None or seconds is not None or max_transactions is not None
         last_commit = time.monotonic()
@@ -240,7 +243,8 @@ class Runner:
                 ended_since_commit += 1
                 here = Position(base_name(item.file), item.offset, fde)
                 stopping = stop is not None and stop(here)
-                if (stopping or (seconds is not None and time.monotonic() - last_commit >= seconds)
+                if (stopping or (seconds is not None and time.monotonic() - last_commit >= seconds
+                                 and (busy is None or not busy()))
                         or (max_transactions is not None and ended_since_commit >= max_transactions)):
                     commit(_Mark(here, self.output_size(), recorder.seen))
                 if stopping:

@@ -337,8 +337,12 @@ class _Session:
 
         # the runner's files stay its own: a server's binlogs are not the state's input files
         runner = Runner(self.source, self.assembler, resume,
+                        # a replica's commit by time waits while its last MERGEs run: a MERGE rewrites the
+                        # files it touches, so one commit of two intervals' changes costs about what one
+                        # of one interval's does
                         CommitPolicy(commit_seconds=settings.commit_seconds,
-                                     commit_transactions=settings.commit_transactions),
+                                     commit_transactions=settings.commit_transactions,
+                                     busy=self.committer.busy if settings.output is not None else None),
                         output_size=lambda: self.writer.mark() if self.writer is not None else 0,
                         on_commit=self.commit, stop=stop)
         result = self.result

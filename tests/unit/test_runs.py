@@ -271,3 +271,18 @@ def test_a_run_started_where_the_server_ends_commits_at_its_start_without_a_seco
     assert commits[0].position.format_description is not None
     out, commits, _ = _live_run(_StartedAtTheEnd(ends[2], 1, said=ends[3]), never)     # type: ignore[arg-type]
     assert commits == [] and out == b""
+
+
+def test_a_commit_by_time_waits_while_the_last_one_is_being_made() -> None:
+    ends = [m.offset for m in FileSource([BINLOG]).read() if type(m) is TransactionEnd]
+    assert len(ends) > 4
+    # every transaction end is due (0 s); the last commit is still being made at the 2nd and 3rd ends
+    answers = iter([False, True, True])
+    policy = CommitPolicy(commit_bytes=1 << 40, commit_seconds=0, busy=lambda: next(answers, False))
+    _, commits, _ = _live_run(_Live(0), policy)
+    assert [cp.position.offset for cp in commits] == [ends[0], *ends[3:]]
+    # a stop is no commit by time: it is made while busy
+    _, commits, runner = _live_run(_Live(0), CommitPolicy(commit_bytes=1 << 40, commit_seconds=0,
+                                                          busy=lambda: True),
+                                   stop=lambda at: at is not None and at.offset >= ends[2])
+    assert runner.stopped and [cp.position.offset for cp in commits] == [ends[2]]

@@ -157,12 +157,14 @@ def test_committer_runs_one_commit_at_a_time_in_order() -> None:
         time.sleep(0.2)
         done.append(1)
     committer = Committer()
+    assert not committer.busy()
     committer.submit(slow)
     assert started.wait(5) and done == []         # on its own thread: submit returned before it ended
+    assert committer.busy()
     committer.submit(lambda: done.append(2))       # waits for the first: a state never overtakes another
     assert done[0] == 1
     committer.wait()
-    assert done == [1, 2]
+    assert done == [1, 2] and not committer.busy()
 
 
 def test_committer_raises_a_failed_commit_on_the_main_thread() -> None:
