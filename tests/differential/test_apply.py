@@ -147,8 +147,11 @@ def _end_of_previous(server: LocalServer, file: str) -> str:
 
 def test_live_apply_follows_the_server_while_it_writes(workload: Any, tmp_path: Path) -> None:
     """``apply mysql://…`` follows the server while the workload runs, is killed (-9) once on the way, and a
-    last run with ``--stop-at-end`` catches up: the replica equals the source."""
+    last run with ``--stop-at-end`` catches up: the replica equals the source.
+    ``BINLOG_MODEL_LIVE_APPLY_KILLS=N`` kills it N times instead, each at a seeded step of a longer workload
+    and a seeded moment after it (a campaign; CI kills once)."""
     import os
+    import random
     import signal
     import subprocess
     import sys
@@ -171,12 +174,17 @@ def test_live_apply_follows_the_server_while_it_writes(workload: Any, tmp_path: 
                 return proc
         raise AssertionError(f"the follower ended before it streamed: {proc.wait()}")
 
+    kills = int(os.environ.get("BINLOG_MODEL_LIVE_APPLY_KILLS", "1"))
+    rng = random.Random(f"{server.label}:live-kills")
+    steps = 200 if kills == 1 else 20 * kills
+    plan = ({80: 1.0} if kills == 1
+            else {s: rng.uniform(0.1, 1.5) for s in rng.sample(range(10, steps), kills)})
     follower = start()
     try:
-        for step in range(200):
+        for step in range(steps):
             work.step()
-            if step == 80:
-                time.sleep(1.0)
+            if step in plan:
+                time.sleep(plan[step])
                 follower.send_signal(signal.SIGKILL)        # a crash while following
                 follower.communicate(timeout=60)
                 follower = start()
