@@ -3,6 +3,7 @@ cases named here; the real-server oracle is tests/differential/test_apply.py).""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -152,3 +153,29 @@ def test_a_keyless_row_is_found_without_its_generated_columns() -> None:
     batch.add(_event(INS, (None, {"a": 1, "g": 2})), _meta(1))
     batch.add(_event(DEL, ({"a": 1}, None)), _meta(2))
     assert [entry[0] for entry in batch.counts.values()] == [0]
+
+
+def test_replica_files_have_bounded_row_groups(tmp_path: Any) -> None:
+    """Every file the replica writes (a MERGE's too) has row groups of at most ``ROW_GROUP_ROWS`` rows, so a
+    MERGE's writer holds that much, not a whole large file's worth (delta-rs writes 1M-row groups)."""
+    pytest.importorskip("deltalake")
+    import pyarrow.parquet as pq
+
+    from binlog_model.sinks.delta import ROW_GROUP_ROWS, DeltaReplica
+
+    layout = _layout("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
+    replica = DeltaReplica(tmp_path, "app")
+    replica.create(layout, "binlog.000001:4", "")
+    rows = 2 * ROW_GROUP_ROWS + 100
+    batch = TableBatch(layout)
+    batch.add(_event(INS, *((None, {"id": i, "v": f"v{i}"}) for i in range(rows))), _meta(10))
+    replica.merge(layout, batch.keyed_rows(), "binlog.000001:20", "")
+    again = TableBatch(layout)
+    again.add(_event(UPD, ({"id": 5, "v": "v5"}, {"id": 5, "v": "changed"})), _meta(30))
+    replica.merge(layout, again.keyed_rows(), "binlog.000001:40", "")
+
+    files = [Path(f) for f in replica._table("d", "t").file_uris()]
+    groups = [pq.ParquetFile(f).metadata.row_group(i).num_rows
+              for f in files for i in range(pq.ParquetFile(f).metadata.num_row_groups)]
+    assert sum(groups) == rows and len(groups) >= 3 and max(groups) <= ROW_GROUP_ROWS
+    assert replica.rows_by_key(layout, [(5,)])[(5,)][0][:2] == [5, "changed"]
