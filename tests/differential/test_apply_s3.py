@@ -1,8 +1,8 @@
 """``apply --to delta:s3://…`` against the S3 test server (moto) and MariaDB 10.11 (the store is the subject
 here; the replica's semantics run on all three server kinds in test_apply.py): the seeded random workload
 with a DROP and a RENAME (table moves, a copy then a delete on an object store) gives tables equal to
-``SELECT *``; a run killed between a move's copy and its delete resumes; an unreachable store fails before
-anything is written.
+``SELECT *``; runs killed after a Delta commit, after a state commit and between a move's copy and its
+delete resume; an unreachable store fails before anything is written.
 """
 
 from __future__ import annotations
@@ -56,10 +56,13 @@ def test_replica_on_s3_equals_the_source_and_survives_a_kill_inside_a_move(
     s3.filesystem().create_dir(BUCKET)
     root = f"s3://{BUCKET}/{db}"
     args = [*files, "--state", str(tmp_path / "state"), "--to", f"delta:{root}", "--tables", f"{db}.*",
-            "--allow-incomplete-tail", "--no-progress"]
-    # killed after the dropped table's objects were copied aside, before the originals were deleted
-    killed = _run(args, s3.env(), kill_at="replica-moved:1")
-    assert killed.returncode == -9, killed.stderr
+            "--allow-incomplete-tail", "--no-progress", "--commit-bytes", "3000"]
+    # killed after a Delta commit the state does not name yet, then after a state commit (while the next
+    # commit's MERGEs may run), then after the dropped table's objects were copied aside, before the
+    # originals were deleted: each run resumes from the last
+    for kill_at in ("replica-commit:3", "state-committed:2", "replica-moved:1"):
+        killed = _run(args, s3.env(), kill_at=kill_at)
+        assert killed.returncode == -9, (kill_at, killed.stderr)
     done = _run(args, s3.env())
     assert done.returncode == 0, done.stderr
 
