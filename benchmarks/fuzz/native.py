@@ -31,6 +31,9 @@ Targets:
   of each input; and ``crc32`` against ``zlib.crc32`` on the same bytes.
 - ``textrows``: ``text_rows`` (``apply --initial live``'s result-set reader) on hand-built result sets,
   mutated; differential against ``io.result_set.text_rows``: the same columns, or the same error's text.
+- ``splice``: ``splice_rows`` (the assembler's join of a statement's serialized head, its rows and its text)
+  on generated heads, mutated; differential against ``compiled_rows._with_rows``: the same bytes, or None
+  where a field of the head cannot be read.
 - ``jsonl``: ``jsonl_event`` (the JSON lines sink's encoder) on the seed binlogs' serialized events,
   mutated; differential against ``json_format``: every line C writes is the reference line of protobuf's
   parse of the same bytes, and C never writes one for bytes protobuf refuses.
@@ -868,9 +871,64 @@ def textrows_target(speedups: ModuleType, paths: list[Path]) -> Target:
     return Target("textrows", seeds, run, call, result_set, stats)
 
 
+def _splice_parts(data: bytes) -> tuple[bytes, list[bytes], bytes]:
+    """A fuzz input as ``splice_rows``'s arguments: its first byte picks the statement field (none when
+    even), the rest is the head; the rows are two fixed frames."""
+    statement = b"" if not data or data[0] % 2 == 0 else b"\x7a\x03abc"
+    return data[1:], [b"\x5a\x02\x08\x01", b"\x5a\x00"], statement
+
+
+def _splice_head(rng: random.Random) -> bytes:
+    """A serialized BinlogEvent head (no rows) with random fields, behind the statement byte."""
+    from binlog_model._pb import binlog_event_pb2 as pb
+
+    event = pb.BinlogEvent()
+    for name, value in (("source", "s"), ("transaction_id", rng.randrange(1 << 40)), ("db", "d"),
+                        ("table", "t" * rng.randrange(200)), ("operation", rng.randrange(4)),
+                        ("gtid", "u:1"), ("event_index", rng.randrange(3)), ("last_in_statement", True),
+                        ("server_id", rng.randrange(1 << 32)), ("gtid_domain_id", rng.randrange(9))):
+        if rng.random() < 0.7:
+            setattr(event, name, value)
+    if rng.random() < 0.7:
+        event.position.file = "binlog.000001"
+        event.position.offset = rng.randrange(1 << 33)
+    if rng.random() < 0.3:
+        event.schema_changes.add().truncate_table.SetInParent()
+    return bytes([rng.randrange(256)]) + event.SerializeToString()
+
+
+def splice_target(speedups: ModuleType, paths: list[Path]) -> Target:
+    """``splice_rows`` (the assembler's join of a statement's head, rows and text) against
+    ``compiled_rows._with_rows``: the same bytes, or None from C where a head's field cannot be read."""
+    from binlog_model.resolve.compiled_rows import _with_rows
+
+    rng = random.Random(19)
+    seeds = [_splice_head(rng) for _ in range(500)]
+    stats = {"joined": 0, "handed_back": 0}
+
+    def call(data: bytes) -> Any:
+        return speedups.splice_rows(*_splice_parts(data))
+
+    def run(data: bytes) -> None:
+        head, frames, statement = _splice_parts(data)
+        got = speedups.splice_rows(head, frames, statement)
+        try:
+            want = _with_rows(head, frames, statement)
+        except (AssertionError, IndexError):
+            want = None
+        if got is None:
+            stats["handed_back"] += 1
+            return
+        stats["joined"] += 1
+        if got != want:
+            raise Finding(f"splice_rows: C {got[:120]!r} != reference {str(want)[:120]}")
+
+    return Target("splice", seeds, run, call, _splice_head, stats)
+
+
 TARGETS = {"json": json_target, "rows": rows_target, "raw": raw_target, "columns": columns_target,
            "typed": typed_target, "frames": frames_target, "utf8": utf8_target, "jsonl": jsonl_target,
-           "textrows": textrows_target}
+           "textrows": textrows_target, "splice": splice_target}
 
 
 # --- engines ---------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include "jsonl_event.h"
 #include "crc32.h"
 #include "dump_frames.h"
+#include "splice.h"
 #include "typed_columns.h"
 #include "json_text.h"
 #include "maker.h"
@@ -337,6 +338,10 @@ static PyMethodDef methods[] = {
      "dump_events(buf, pos, end, seq, next_offset) -> None | (data, pos, seq, first_offset, first_type, last, "
      "log_pos, flags, next_offset): the plain event packets of a binlog dump's read buffer, as "
      "binlog_model.io.replication.take_events takes them"},
+    {"splice_rows", bm_py_splice_rows, METH_VARARGS,
+     "splice_rows(head, frames, statement) -> bytes | None: a serialized BinlogEvent without rows with its rows' "
+     "framed entries and its statement field put in field order, as compiled_rows.with_rows joins them (None: "
+     "a field it cannot read; run the Python reference)"},
     {"text_rows", bm_py_text_rows, METH_VARARGS,
      "text_rows(buf, pos, end, seq, ncols) -> None | (pos, seq, rows, ended, [(data, offsets, validity, "
      "nulls), ...]): a text result set's row packets as Arrow binary columns, as "

@@ -168,7 +168,16 @@ def merge_frames(event: pb.BinlogEvent, frames: list[bytes]) -> None:
 def with_rows(head: bytes, frames: list[bytes], statement: bytes = b"") -> bytes:
     """A serialized BinlogEvent without rows, with the rows' framed entries put in field order (after field
     10, before 12), and ``statement`` (the serialized ``statement`` field, field 15, or b"") after field
-    14: the same bytes protobuf writes for the whole message."""
+    14: the same bytes protobuf writes for the whole message. The compiled ``splice_rows`` joins them
+    alike (tests/unit/test_statement_splice.py); this is its reference."""
+    if speedups is not None:
+        joined = speedups.splice_rows(head, frames, statement)
+        if joined is not None:
+            return joined
+    return _with_rows(head, frames, statement)
+
+
+def _with_rows(head: bytes, frames: list[bytes], statement: bytes) -> bytes:
     pos, end = 0, len(head)
     rows_at = statement_at = -1
     while pos < end:
