@@ -101,15 +101,22 @@ class TableBatch:
         diffs: dict[int, Any] = {}
         types, exact, shortcuts = self.layout.types, self._exact, self._shortcuts
         by_name, index = self._by_name, self._index
+        # with ``reads`` (a before image read for its key), the walk ends once each of them was read: an
+        # image names a column once
+        wanted, found = (-1 if reads is None else len(reads)), 0
         for column in columns:
+            if found == wanted:
+                break
             name = column.name
             i = by_name.get(name)
             if i is None:
                 i = index.get(name.lower())
                 if i is None:
                     continue        # an invisible or hidden column: not in SELECT *
-            if reads is not None and i not in reads:
-                continue
+            if reads is not None:
+                if i not in reads:
+                    continue
+                found += 1
             value = column.value
             kind = value.WhichOneof("kind")
             if kind in exact[i]:
