@@ -170,16 +170,18 @@ class TableBatch:
         if prior is not None and prior.op == "u":
             base = Change("u", list(prior.values), meta, set(prior.invalid), dict(prior.diffs),
                           prior.base_key)
+            for i, value in enumerate(values):
+                if value is not MISSING:
+                    base.values[i] = value
+                    base.diffs.pop(i, None)
+                    name = self.layout.columns[i].name
+                    base.invalid.discard(name)
+                    if name in invalid:
+                        base.invalid.add(name)
         else:
-            base = Change("u", [MISSING] * len(values), meta, base_key=old)
-        for i, value in enumerate(values):
-            if value is not MISSING:
-                base.values[i] = value
-                base.diffs.pop(i, None)
-                name = self.layout.columns[i].name
-                base.invalid.discard(name)
-                if name in invalid:
-                    base.invalid.add(name)
+            # the key's first change in the batch: the image is the change (its values are the image's own
+            # list, its invalid names are all of columns the image holds)
+            base = Change("u", values, meta, invalid, base_key=old)
         for i, ops in diffs.items():
             self._diff(base, i, ops)
         if new != old:

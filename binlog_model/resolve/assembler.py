@@ -66,6 +66,7 @@ from binlog_model.resolve.transactions import (
 )
 from binlog_model.wire import events as ev
 from binlog_model.wire.events import Event
+from binlog_model.wire.header import EventHeader
 from binlog_model.wire.rows import Row, RowsEvent
 from schema_tracker.changes import SkippedStatement, visible_changes
 from schema_tracker.history import SchemaHistory
@@ -113,7 +114,7 @@ class _Piece:
     operation: int
     timestamp: int
     server_id: int
-    position: pb.BinlogPosition
+    position: EventHeader          # the rows event the piece starts at: its ``position`` field
     # The outgoing event: rows are built straight into it (no copy at emit); its other fields are set then.
     event: pb.BinlogEvent = field(default_factory=pb.BinlogEvent)
     bytes: int = 0
@@ -385,7 +386,7 @@ class StatementAssembler:
                     self._filter(out.db, out.table) if out.table else self._filter.database(out.db))):
                 continue        # tracked above all the same: only the output is filtered
             out.utc_timestamp.CopyFrom(Timestamp(seconds=event.header.timestamp))
-            out.position.CopyFrom(_pb_position(event))
+            _set_position(out.position, event.header)
             self._buffer.append(out)
             self.stats.schema_events += 1
         if self._state in IN_TRANSACTION:
@@ -517,7 +518,7 @@ class StatementAssembler:
         piece = self._pieces.get(key)
         if piece is None:
             piece = _Piece(view, operation, event.header.timestamp, event.header.server_id,
-                           _pb_position(event))
+                           event.header)
             self._pieces[key] = piece
         elif piece.operation != operation:
             # REPLACE / INSERT … ON DUPLICATE KEY UPDATE mix operations on one table: keep their log order
@@ -525,7 +526,7 @@ class StatementAssembler:
             self._emit(piece, last=False)
             piece.operation = operation
             piece.timestamp = event.header.timestamp
-            piece.position = _pb_position(event)
+            piece.position = event.header
         frames = self._compiled_rows(view, event, piece, key)
         images: Sequence[Any] = ()
         if frames is not None:
@@ -551,7 +552,7 @@ class StatementAssembler:
             if held and (held >= max_rows or piece.bytes + per_row > max_bytes):
                 self._emit(piece, last=False)
                 piece.timestamp = event.header.timestamp
-                piece.position = _pb_position(event)
+                piece.position = event.header
                 held = 0
             fits = min(max_rows - held, (max_bytes - piece.bytes) // per_row, count - start)
             stop = start + max(fits, 1)
@@ -639,7 +640,7 @@ class StatementAssembler:
         out.server_id = piece.server_id
         out.gtid_domain_id = identity.domain_id
         out.utc_timestamp.seconds = piece.timestamp
-        out.position.CopyFrom(piece.position)
+        _set_position(out.position, piece.position)
         statement = b""
         if self._statement is not None:
             mode = self.options.statement_text
@@ -673,12 +674,13 @@ def _base_name(path: str | None) -> str:
     return os.path.basename(path) if path else ""
 
 
-def _pb_position(event: Event) -> pb.BinlogPosition:
-    h = event.header
-    p = pb.BinlogPosition(file=_base_name(h.file), offset=h.offset, next_offset=h.log_pos)
+def _set_position(p: pb.BinlogPosition, h: EventHeader) -> None:
+    """An output event's ``position`` (a field of a new message): where the event headed by ``h`` is."""
+    p.file = _base_name(h.file)
+    p.offset = h.offset
+    p.next_offset = h.log_pos
     if h.inner_index is not None:
         p.inner_index = h.inner_index
-    return p
 
 
 def replay_ddl(events: Iterable[Event], history: SchemaHistory | None = None, *,

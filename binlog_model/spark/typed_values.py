@@ -73,15 +73,13 @@ def message_converters(arrow: pa.DataType) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if pa.types.is_decimal(arrow):
         places, precision = arrow.scale, arrow.precision
+        # plain text at the column's scale whose digits fit (the whole part without its leading zeros has
+        # at most precision - scale digits): quantize would change nothing
+        fits = re.compile(rf"-?(?=[0-9])0*[0-9]{{0,{precision - places}}}"
+                          + (rf"\.[0-9]{{{places}}}" if places else "")).fullmatch
 
         def decimal_text(raw: str) -> Decimal:
-            # plain text at the column's scale whose digits fit: quantize would change nothing
-            if _PLAIN_DECIMAL.fullmatch(raw):
-                dot = raw.find(".")
-                whole = (raw[:dot] if dot >= 0 else raw).lstrip("-").lstrip("0")
-                if (len(raw) - dot - 1 if dot >= 0 else 0) == places and len(whole) + places <= precision:
-                    return Decimal(raw)
-            return _coerce(Decimal(raw), arrow)
+            return Decimal(raw) if fits(raw) else _coerce(Decimal(raw), arrow)
         out["decimal_value"] = decimal_text
         if arrow.scale == 0 and precision >= 20:
             out["uint64_value"] = Decimal       # every uint64 has at most 20 digits

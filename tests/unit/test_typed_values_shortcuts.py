@@ -31,10 +31,14 @@ def _values(rng: random.Random) -> list[pb.Value]:
         out.append(pb.Value(float_value=rng.uniform(-1e6, 1e6)))
         out.append(pb.Value(double_value=rng.choice([rng.uniform(-1e300, 1e300), 0.1, -0.0])))
         whole = rng.choice(["0", "-0", "1", "12345678901", "99999999999999999999",
-                            str(rng.randrange(10**30))])
+                            str(rng.randrange(10**30)), "007", "-000", "9999999999", "-0009999999999",
+                            "0" * 40 + "1", "-" + str(10**rng.choice([9, 10, 19, 20, 27, 28]) - 1)])
         scale = rng.choice([0, 1, 2, 5, 10, 12])
         frac = "".join(rng.choice("0123456789") for _ in range(scale))
         out.append(pb.Value(decimal_value=f"{whole}.{frac}" if scale else whole))
+        # texts the decoder never writes but Decimal reads
+        out.append(pb.Value(decimal_value=rng.choice([".25", "-.5", "1.", "+1.25", "1e3", "1E-2", "-0.",
+                                                      "00.", ".00000", "-.00", "0.10"])))
         out.append(pb.Value(date_value=pb.Date(year=rng.choice([0, 1, 2024, 9999]),
                                                month=rng.randrange(0, 13), day=rng.randrange(0, 32))))
         out.append(pb.Value(datetime_value=pb.DateTime(
