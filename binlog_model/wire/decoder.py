@@ -427,7 +427,10 @@ class BinlogDecoder(SkipWalks):
             if len(raw) < ctx.header_length + 4:
                 raise TruncatedEventError(f"event_size {len(raw)} leaves no room for the CRC32 footer",
                                           expected=f">= {ctx.header_length + 4} bytes")
-            if self.verify_checksum and (self.verify_skipped or etype not in self.skip_types):
+            # a matching CRC checked inline (an FDE, whose CRC may need its in-use flag cleared, is read
+            # above); ``_verify`` computes it again to raise the error
+            if (self.verify_checksum and (self.verify_skipped or etype not in self.skip_types)
+                    and _crc32(mv[:-4]) != _U32.unpack_from(raw, len(raw) - 4)[0]):
                 self._verify(raw, header)
         body = mv[ctx.header_length:len(raw) - crc_len]
         if etype in self.skip_types:
