@@ -25,7 +25,6 @@ _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
 # Room for every digit of a DECIMAL(38, s) (the default context holds 28: a wider value that fits its column
 # would be rejected by quantize).
 _EXACT = decimal.Context(prec=80)
-_PLAIN_DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 
 
 class _Invalid(Exception):
