@@ -34,6 +34,11 @@ Targets:
 - ``splice``: ``splice_rows`` (the assembler's join of a statement's serialized head, its rows and its text)
   on generated heads, mutated; differential against ``compiled_rows._with_rows``: the same bytes, or None
   where a field of the head cannot be read.
+- ``statements``: ``statement_run`` (the statement lane: row statements from a binlog's bytes to serialized
+  BinlogEvents) on the buffers and contexts the lane met running over the seed binlogs, mutated, with the
+  split limits and the statement text switched by the input's second byte: the answer must be None or
+  whole statements inside the buffer, each a BinlogEvent protobuf parses; and every 64th input, a seed
+  binlog mutated the same way, decoded with the lane and without: the same events or the same error.
 - ``jsonl``: ``jsonl_event`` (the JSON lines sink's encoder) on the seed binlogs' serialized events,
   mutated; differential against ``json_format``: every line C writes is the reference line of protobuf's
   parse of the same bytes, and C never writes one for bytes protobuf refuses.
@@ -926,9 +931,138 @@ def splice_target(speedups: ModuleType, paths: list[Path]) -> Target:
     return Target("splice", seeds, run, call, _splice_head, stats)
 
 
+_RUN = struct.Struct("<HB")
+
+
+def _lane_calls(speedups: ModuleType, paths: list[Path], per_file: int = 40) -> list[tuple[Any, ...]]:
+    """``statement_run``'s arguments where it read statements, running the pipeline over ``paths``: each
+    with its buffer cut to the bytes it was given (``buf[pos:end]``, re-based)."""
+    from binlog_model.errors import BinlogError
+    from binlog_model.resolve import lane
+    from binlog_model.runs.pipeline import iter_serialized_events
+
+    calls: list[tuple[Any, ...]] = []
+
+    class Recorder:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(speedups, name)
+
+        def statement_run(self, *args: Any) -> Any:
+            got = speedups.statement_run(*args)
+            if got is not None and len(calls) < taken + per_file:
+                buf, pos, end, base, *rest = args
+                rest[4] = dict(rest[4])         # the tables as they were then
+                calls.append((bytes(buf[pos:end]), base + pos, *rest))
+            return got
+
+    real = lane.speedups
+    lane.speedups = Recorder()
+    try:
+        for path in paths:
+            taken = len(calls)
+            try:
+                for _ in iter_serialized_events([path], allow_incomplete_tail=True):
+                    pass
+            except BinlogError:
+                pass
+    finally:
+        lane.speedups = real
+    return calls
+
+
+def _lane_both(path: Path, verify: bool) -> tuple[Any, Any]:
+    """The serialized events of ``path`` (or the error) with the lane and without it; ``verify``: check
+    the CRCs (off, damaged row images reach the decoders)."""
+    from binlog_model.errors import BinlogError
+    from binlog_model.resolve import assembler
+    from binlog_model.runs.pipeline import iter_serialized_events
+
+    out = []
+    for on in (True, False):
+        assembler.LANE_AVAILABLE = on
+        try:
+            out.append(list(iter_serialized_events([path], allow_incomplete_tail=True,
+                                                   verify_checksum=verify)))
+        except BinlogError as err:
+            out.append(f"{type(err).__name__}: {err}")
+        finally:
+            assembler.LANE_AVAILABLE = True
+    return out[0], out[1]
+
+
+def statements_target(speedups: ModuleType, paths: list[Path]) -> Target:
+    """``statement_run`` on the buffers and contexts the lane met, mutated (see the module docstring)."""
+    import tempfile
+
+    from binlog_model._pb import binlog_event_pb2 as pb
+
+    calls = _lane_calls(speedups, paths)
+    if not calls:
+        raise SystemExit("statements: the lane read nothing in the seed binlogs")
+    files = [p.read_bytes() for p in paths if p.stat().st_size < (256 << 10)]
+    seeds = [_RUN.pack(i, 0) + call[0] for i, call in enumerate(calls)]
+    stats = {"runs": 0, "handed_back": 0, "statements": 0, "pipelines": 0, "pipeline_errors": 0}
+    scratch = Path(tempfile.mkdtemp(prefix="fuzz-statements-")) / "binlog.000001"
+    count = itertools.count()
+
+    def args(data: bytes) -> tuple[Any, ...] | None:
+        if len(data) < _RUN.size:
+            return None
+        index, variant = _RUN.unpack_from(data)
+        _, base, *rest = calls[index % len(calls)]
+        rest = list(rest)
+        # rest: crc_len, verify, max_size, post_headers, tables, head, gtid, tail, file, query_index,
+        # with_text, max_rows, max_bytes
+        rest[10] = bool(variant & 1) or rest[10]
+        if variant & 2:
+            rest[11] = 1 + variant % 5
+        if variant & 4:
+            rest[12] = 64 + variant * 8
+        body = data[_RUN.size:]
+        return (body, 0, len(body), base, *rest)
+
+    def call(data: bytes) -> Any:
+        given = args(data)
+        return None if given is None else speedups.statement_run(*given)
+
+    def run(data: bytes) -> None:
+        given = args(data)
+        if given is None:
+            return
+        got = speedups.statement_run(*given)
+        if got is None:
+            stats["handed_back"] += 1
+        else:
+            end, outputs, sizes, statements, rows, first, last = got[:7]
+            if not (0 < end <= len(given[0]) and statements == len(outputs) == len(sizes) > 0
+                    and rows >= statements and first == given[3] <= last < given[3] + end):
+                raise Finding(f"statement_run: a result outside its input: {got[:7]!r}"[:300])
+            for out in outputs:
+                event = pb.BinlogEvent.FromString(out)
+                if not event.rows or not event.last_in_statement:
+                    raise Finding(f"statement_run: an event without rows or not its statement's last: "
+                                  f"{event}")
+            stats["runs"] += 1
+            stats["statements"] += statements
+        if files and next(count) % 64 == 0:
+            rng = random.Random(data)
+            whole = bytearray(rng.choice(files))
+            for _ in range(rng.randrange(1, 4)):
+                whole[rng.randrange(4, len(whole))] ^= 1 << rng.randrange(8)
+            scratch.write_bytes(bytes(whole))
+            with_lane, without = _lane_both(scratch, verify=rng.random() < 0.3)
+            stats["pipelines"] += 1
+            stats["pipeline_errors"] += isinstance(without, str)
+            if with_lane != without:
+                raise Finding(f"the lane and the Python path differ on a mutated seed binlog: "
+                              f"{str(with_lane)[:150]} != {str(without)[:150]}")
+
+    return Target("statements", seeds, run, call, None, stats)
+
+
 TARGETS = {"json": json_target, "rows": rows_target, "raw": raw_target, "columns": columns_target,
            "typed": typed_target, "frames": frames_target, "utf8": utf8_target, "jsonl": jsonl_target,
-           "textrows": textrows_target, "splice": splice_target}
+           "textrows": textrows_target, "splice": splice_target, "statements": statements_target}
 
 
 # --- engines ---------------------------------------------------------------------------------------

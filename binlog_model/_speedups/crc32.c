@@ -90,13 +90,8 @@ int bm_crc32_accelerated(void) {
     return accelerated;
 }
 
-PyObject *bm_py_crc32(PyObject *self, PyObject *args) {
-    Py_buffer view;
-    unsigned int value = 0;
-    if (!PyArg_ParseTuple(args, "y*|I", &view, &value)) return NULL;
-    const unsigned char *p = view.buf;
-    size_t n = (size_t)view.len;
-    uint32_t state = ~(uint32_t)value;
+/* The state after p[0:n]: folded 64 bytes at a time where the CPU can, the rest byte by byte. */
+static uint32_t update(uint32_t state, const unsigned char *p, size_t n) {
     bm_crc32_accelerated();
 #ifdef BM_HAVE_FOLD
     if (accelerated && n >= 64) {
@@ -106,7 +101,16 @@ PyObject *bm_py_crc32(PyObject *self, PyObject *args) {
         n -= whole;
     }
 #endif
-    state = bytewise(state, p, n);
+    return bytewise(state, p, n);
+}
+
+uint32_t bm_crc32(const unsigned char *p, size_t n) { return ~update(~(uint32_t)0, p, n); }
+
+PyObject *bm_py_crc32(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    unsigned int value = 0;
+    if (!PyArg_ParseTuple(args, "y*|I", &view, &value)) return NULL;
+    uint32_t crc = ~update(~(uint32_t)value, view.buf, (size_t)view.len);
     PyBuffer_Release(&view);
-    return PyLong_FromUnsignedLong(~state);
+    return PyLong_FromUnsignedLong(crc);
 }

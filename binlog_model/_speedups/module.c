@@ -10,6 +10,7 @@
 #include "crc32.h"
 #include "dump_frames.h"
 #include "splice.h"
+#include "statements.h"
 #include "typed_columns.h"
 #include "json_text.h"
 #include "maker.h"
@@ -342,6 +343,12 @@ static PyMethodDef methods[] = {
      "splice_rows(head, frames, statement) -> bytes | None: a serialized BinlogEvent without rows with its rows' "
      "framed entries and its statement field put in field order, as compiled_rows.with_rows joins them (None: "
      "a field it cannot read; run the Python reference)"},
+    {"statement_run", bm_py_statement_run, METH_VARARGS,
+     "statement_run(buf, pos, end, base, crc_len, verify, max_event_size, post_headers, tables, tx_head, tx_gtid, "
+     "tx_tail, file_field, query_index, with_text, max_rows, max_bytes) -> None | False | (pos, outputs, sizes, "
+     "statements, rows, first_offset, last_offset, last_ts, last_type, last_server_id, last_flags, last_log_pos): "
+     "whole row statements of an open transaction as serialized BinlogEvents (False: the buffer ends inside one; "
+     "binlog_model.resolve.lane)"},
     {"text_rows", bm_py_text_rows, METH_VARARGS,
      "text_rows(buf, pos, end, seq, ncols) -> None | (pos, seq, rows, ended, [(data, offsets, validity, "
      "nulls), ...]): a text result set's row packets as Arrow binary columns, as "

@@ -32,6 +32,7 @@ from binlog_model.runs.source import (
     Resume,
 )
 from binlog_model.runs.transactions import BoundaryTracker
+from binlog_model.wire.decoder import Lane
 from binlog_model.wire.events import Event
 from binlog_model.wire.parsers.control import format_description_difference
 
@@ -76,6 +77,7 @@ class FileSource:
         self.skip_transactions = skip_transactions
         self.raw_undecodable = raw_undecodable
         self.files_done = 0
+        self.lane: Lane | None = None     # the assembler's, set by the runner (resolve.lane)
         self._range: FileStart | None = None
         self._planned: tuple[Resume | None, list[FileStart]] | None = None
         self._reader: SliceReader | None = None
@@ -191,6 +193,8 @@ class FileSource:
                              partial_tail=partial_tail, skip_types=self.skip_types,
                              raw_undecodable=self.raw_undecodable, drop_skipped=self.drop_skipped,
                              verify_skipped=self.verify_skipped, skip_transactions=self.skip_transactions)
+        if self.lane is not None:
+            reader.decoder.use_lane(self.lane)
         yield FileBegin(name, start.offset)
         if start.offset:
             yield FormatDescription(name, start.offset, start.format_description)

@@ -443,6 +443,8 @@ class SliceReader:
                 if remaining is not None:
                     remaining -= len(chunk)
                 self.read_until += len(chunk)
+                # a statement lane may wait for the next chunk only while there is one to read
+                decoder.lane_may_wait = bool(chunk)
                 if chunk or not self.partial_tail:
                     # b"" tells the decoder the input is over: a partial event then raises. With
                     # partial_tail it is never sent, so the decoder just waits for bytes never read.

@@ -41,6 +41,8 @@ from binlog_model.resolve.compiled_rows import RawImages, RawImagesRefused, merg
 from binlog_model.resolve.ddl_pass import apply_query
 from binlog_model.resolve.event_range import EventRange
 from binlog_model.resolve.json_diff import resolve_partial_row
+from binlog_model.resolve.lane import AVAILABLE as LANE_AVAILABLE
+from binlog_model.resolve.lane import StatementLane, StatementRun
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.resolve.plan import RowPlan
 from binlog_model.resolve.rows import RowBuilders
@@ -190,7 +192,16 @@ class StatementAssembler:
             RowsEvent: self._on_rows,
             ev.XidEvent: self._on_commit,
             ev.XaPrepareEvent: self._on_xa_prepare,
+            StatementRun: self._on_statement_run,
         }
+        # Runs of plain row statements read in C (``lane``): serialized output of every table, the schema
+        # built here alone (a history given whole beforehand may change at positions it never sees).
+        self.lane: StatementLane | None = None
+        if (LANE_AVAILABLE and serialized and raw is None and self._filter is None
+                and self._covered_until is None):
+            self.lane = StatementLane(self.options, self._lane_query_index, self._lane_head, window)
+        self._lane_identity: Identity | None = None
+        self._lane_fields = (b"", b"", b"")
         self._query_handlers: dict[QueryKind, Callable[[ev.QueryEvent, EventPosition],
                                                        Iterator[pb.BinlogEvent]]] = {
             QueryKind.BEGIN: self._on_begin,
@@ -218,7 +229,11 @@ class StatementAssembler:
             if type(event) is ev.UnknownEvent:
                 self.stats.unknown_events += 1
             return iter(())
-        return handler(event)
+        out = handler(event)
+        if self.lane is not None:
+            # between two statements of an open transaction (a handler runs its state changes at once)
+            self.lane.armed = self._state is TxState.OPEN and self._tx_first is not None
+        return out
 
     def close(self) -> Iterator[pb.BinlogEvent]:
         """End of input. An open transaction is an error unless ``allow_incomplete_tail``."""
@@ -285,6 +300,8 @@ class StatementAssembler:
     def _on_format_description(self, event: ev.FormatDescriptionEvent) -> Iterator[pb.BinlogEvent]:
         # Where MySQL and MariaDB read DDL differently, the tracker follows the server that wrote the binlog.
         self.history.server_version = event.server_version
+        if self.lane is not None:
+            self.lane.schema_changed()
         return iter(())
 
     def _on_gtid(self, event: ev.GtidEvent) -> Iterator[pb.BinlogEvent]:
@@ -352,6 +369,8 @@ class StatementAssembler:
         return iter(())
 
     def _on_ddl(self, event: ev.QueryEvent, position: EventPosition) -> Iterator[pb.BinlogEvent]:
+        if self.lane is not None:
+            self.lane.schema_changed()
         text, charset = query_text(event)
         recorded = self._recorded.get(position)
         gtid = self._identity.gtid if self._identity else None
@@ -531,6 +550,8 @@ class StatementAssembler:
         images: Sequence[Any] = ()
         if frames is not None:
             count = len(frames)
+            if self.lane is not None:
+                self.lane.register(event.table_id, view.compiled, plan.db, plan.table, event.column_count)
         else:
             if piece.raw and piece.frames:
                 raise RawImagesRefused(f"rows the compiled builder refuses in a piece of raw rows at "
@@ -578,6 +599,34 @@ class StatementAssembler:
         if event.is_statement_end:
             self._close_statement()
         return iter(())
+
+    def _on_statement_run(self, run: StatementRun) -> Iterator[pb.BinlogEvent]:
+        """Whole statements the lane read (``resolve.lane``): what ``_on_rows_query``, ``_on_rows`` and
+        ``_close_statement`` leave of each, its BinlogEvent held in the transaction."""
+        append = self._buffer.append
+        for out, size in zip(run.outputs, run.sizes, strict=True):
+            append(out, size)
+        self._query_index += run.statements
+        self.stats.statements += run.statements
+        self.stats.row_changes += run.rows
+        self._last_position = _new_position(_base_name(run.header.file), run.last_offset)
+        return iter(())
+
+    def _lane_query_index(self) -> int:
+        return self._query_index
+
+    def _lane_head(self) -> tuple[bytes, bytes, bytes]:
+        """The transaction's own fields of its BinlogEvents, serialized in the three places of field order
+        the lane puts them: source, server_uuid and transaction_id; gtid; gtid_domain_id."""
+        identity = self._identity or self._fallback_identity()
+        if identity != self._lane_identity:
+            self._lane_identity = identity
+            self._lane_fields = (
+                pb.BinlogEvent(source=self.options.source, server_uuid=identity.server_uuid,
+                               transaction_id=identity.transaction_id).SerializeToString(),
+                pb.BinlogEvent(gtid=identity.gtid).SerializeToString(),
+                pb.BinlogEvent(gtid_domain_id=identity.domain_id).SerializeToString())
+        return self._lane_fields
 
     def _compiled_rows(self, view: RowBuilders, event: RowsEvent, piece: _Piece,
                        key: tuple[str, str]) -> list[builtins.bytes] | None:

@@ -92,3 +92,19 @@ class EventRange:
                 return always
             self._started = True
         return True
+
+    def admitted_until(self, file: str | None, offset: int) -> int | None:
+        """Where the events from ``offset`` of ``file`` on stop being output for sure: every event that
+        starts before the returned offset (-1: no bound in this file) is admitted, and asking ``admits``
+        about it would change nothing. None when that cannot be said from here (a datetime bound, or before
+        the start position): then every event must be asked about. For the statement lane
+        (``resolve.lane``), which reads runs of events without asking about each."""
+        name = os.path.basename(file) if file else ""
+        if (self.stopped or self.stop_datetime is not None
+                or (self.start_datetime is not None and not self._started)
+                or (self.start_position is not None and name == self.first_file
+                    and offset < self.start_position)):
+            return None
+        if self.stop_position is not None and name == self.last_file:
+            return self.stop_position
+        return -1

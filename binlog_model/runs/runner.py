@@ -129,6 +129,8 @@ class Runner:
     stopped: bool = False
 
     def events(self) -> Iterator[Any]:
+        if self.assembler.lane is not None and hasattr(self.source, "lane"):
+            self.source.lane = self.assembler.lane     # a file source's decoders read statement runs in C
         if self.on_commit is None:
             return self._plain()
         return self._stateful()

@@ -24,7 +24,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterator, Mapping
 from enum import Enum
-from typing import Final
+from typing import Any, Final, Protocol, cast
 
 from binlog_model.compiled import maker
 from binlog_model.errors import (
@@ -80,6 +80,22 @@ MAX_EVENT_SIZE: Final = (1 << 30) + (1 << 16)
 
 _crc32: Callable[..., int] = CRC32      # what events' checksums are checked with (``use_crc32`` swaps it)
 _new_header = maker(EventHeader)
+
+# The event types a statement lane reads (TABLE_MAP, plain rows events, ROWS_QUERY, ANNOTATE_ROWS): a decoder
+# told to skip any of them takes no lane.
+LANE_TYPES: Final = frozenset({19, 23, 24, 25, 29, 30, 31, 32, 160})
+
+
+class Lane(Protocol):
+    """What the decoder asks of a statement lane (``resolve.lane.StatementLane``, which says why)."""
+
+    armed: bool
+    map_bodies: dict[int, bytes]
+
+    def run(self, buf: bytearray, pos: int, base: int, ctx: FormatContext, crc_len: int, verify: bool,
+            max_event_size: int, file: str, make_header: Callable[..., EventHeader]
+            ) -> tuple[Any, int] | str | None:
+        ...
 
 
 def use_crc32(crc32: Callable[..., int]) -> None:
@@ -178,6 +194,8 @@ class BinlogDecoder(SkipWalks):
         self._parsed_maps: dict[tuple[bytes, int, bool], TableMapEvent] = {}
         self.format_description: FormatDescriptionEvent | None = None
         self.format_description_bytes: bytes | None = None
+        self.lane: Lane | None = None     # see use_lane
+        self.lane_may_wait = False      # set by a reader while more input may follow (see _next_one)
 
     # -- construction helpers ------------------------------------------------------------------------
     @classmethod
@@ -251,6 +269,18 @@ class BinlogDecoder(SkipWalks):
     @property
     def failed(self) -> bool:
         return self._failed
+
+    def use_lane(self, lane: Lane) -> None:
+        """Offer the buffer to ``lane`` (``resolve.lane``: runs of row statements read in C) before each
+        event while it is armed; not in the modes that skip or keep undecodable events, which it would
+        bypass."""
+        if not (self.raw_undecodable or self.skip_types & LANE_TYPES):
+            self.lane = lane
+
+    def _lane_header(self, ts: int, etype: int, server_id: int, size: int, log_pos: int, flags: int,
+                     offset: int) -> EventHeader:
+        return _new_header(ts, EVENT_TYPES.get(etype, etype), server_id, size, log_pos, flags, offset,
+                           self.file, None)
 
     # -- input / output ------------------------------------------------------------------------------
     def receive_data(self, data: bytes | bytearray | memoryview) -> None:
@@ -332,6 +362,23 @@ class BinlogDecoder(SkipWalks):
         if (self._first_event and avail >= 13 and self._buf[self._pos + 4] == EventType.START_EVENT_V3
                 and _U32.unpack_from(self._buf, self._pos + 9)[0] < 19 + 56):
             header_len = 13
+        lane = self.lane
+        if lane is not None and lane.armed and header_len == 19 and not self._first_event and self._ctx:
+            got = lane.run(self._buf, self._pos, self._base, self._ctx, 4 if self._checksum else 0,
+                           self.verify_checksum, self.max_event_size, self.file or "", self._lane_header)
+            if got == "more":
+                # the buffer ends inside a statement the lane can read: wait for the next chunk when the
+                # reader says one may come (SliceReader; at the input's end the Python path reads it)
+                if self.lane_may_wait and not self._eof:
+                    return NEED_DATA
+            elif isinstance(got, tuple):
+                run, pos = got
+                self._pos = pos
+                if pos >= COMPACT_MIN and pos * 2 >= len(self._buf):
+                    del self._buf[:pos]
+                    self._base += pos
+                    self._pos = 0
+                return cast(Event, run)     # a lane's own event: only its assembler reads it
         if avail < header_len:
             if self._eof and avail:
                 raise TruncatedEventError(f"input ends {avail} bytes into an event header",
@@ -480,6 +527,8 @@ class BinlogDecoder(SkipWalks):
         else:
             tm = seen.with_header(header)   # the same bytes parse alike; only "where" differs
         self._table_maps[tm.table_id] = tm
+        if self.lane is not None:
+            self.lane.map_bodies[tm.table_id] = key[0]
         return tm
 
     def _parse_rows(self, header: EventHeader, body: memoryview, ctx: FormatContext) -> RowsEvent:

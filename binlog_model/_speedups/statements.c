@@ -1,0 +1,355 @@
+/* The statement lane: whole row statements of an open transaction, from the binlog's bytes to the
+ * serialized BinlogEvents the assembler would make of them.
+ *
+ * Why: on binlogs of small statements the decoder and the assembler cost ~170 Python calls a statement
+ * (an ANNOTATE_ROWS or ROWS_QUERY, a TABLE_MAP and a rows event), ~4x what mariadb-binlog spends. Here a
+ * run of such statements is read in one call.
+ *
+ * What it reads, and nothing else: in a transaction already open (the Python side arms the lane), a
+ * statement made of an optional ANNOTATE_ROWS / ROWS_QUERY, one TABLE_MAP whose body is byte for byte the
+ * one the Python path last resolved for that table id under the same schema (the caller's `tables`), then
+ * one or more plain rows events (v1/v2, not compressed, no extra data) of that table and one operation,
+ * the last with STMT_END_F, whose rows the compiled builder (rows.c) takes whole, and which the assembler
+ * would not split (max_rows / max_bytes). Anything else - another event type, a bad CRC, a statement text
+ * that is not strict UTF-8 or may carry a trace comment, bytes not all there yet - ends the run before
+ * that statement, and the Python path reads it (and raises its typed errors). So the lane never decides
+ * anything the reference would decide differently; the reference is the assembler
+ * (binlog_model.resolve.assembler: _on_rows_query, _on_rows, _close_statement, _emit) and
+ * tests/unit/test_statement_lane.py compares the two on every fixture.
+ *
+ * Each statement becomes one BinlogEvent, its fields written in field-number order as protobuf writes
+ * them; the per-transaction and per-table fields come serialized from the caller. Every read is inside
+ * [pos, end) and checked before it is made.
+ */
+#include "statements.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "buffer.h"
+#include "crc32.h"
+#include "plan.h"
+#include "utf8.h"
+
+#define HEADER_LEN 19
+#define TABLE_MAP_EVENT 19
+#define ROWS_QUERY_EVENT 29
+#define ANNOTATE_ROWS_EVENT 160
+#define STMT_END_F 1
+#define MAX_STATEMENTS 4096     /* a run's statements: the caller's progress and memory stay fine-grained */
+
+typedef struct {
+    Py_ssize_t at;              /* offset in the buffer */
+    uint32_t size, ts, server_id, log_pos;
+    int type, flags;
+    const unsigned char *body;  /* after the header, before the CRC */
+    Py_ssize_t body_len;
+} event;
+
+typedef struct {
+    const unsigned char *buf;
+    Py_ssize_t end;
+    Py_ssize_t crc_len;
+    int verify;
+    Py_ssize_t max_size;
+} reader;
+
+static inline uint32_t u32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t le(const unsigned char *p, int n) {
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+/* read_event's answers besides BM_OK and BM_ERR_DATA: the event is not all in the buffer yet. */
+#define LANE_MORE 1
+
+/* The whole event at `at`, its CRC checked: BM_OK; LANE_MORE when its bytes are not all there yet;
+ * BM_ERR_DATA for anything the decoder would refuse (the Python path then reads it). */
+static int read_event(const reader *r, Py_ssize_t at, event *e) {
+    if (at < 0 || r->end - at < HEADER_LEN) return LANE_MORE;
+    const unsigned char *p = r->buf + at;
+    uint32_t size = u32(p + 9);
+    if ((Py_ssize_t)size < HEADER_LEN + r->crc_len || (Py_ssize_t)size > r->max_size) return BM_ERR_DATA;
+    if ((Py_ssize_t)size > r->end - at) return LANE_MORE;
+    if (r->crc_len && r->verify && bm_crc32(p, size - 4) != u32(p + size - 4)) return BM_ERR_DATA;
+    e->at = at;
+    e->size = size;
+    e->ts = u32(p);
+    e->type = p[4];
+    e->server_id = u32(p + 5);
+    e->log_pos = u32(p + 13);
+    e->flags = p[17] | p[18] << 8;
+    e->body = p + HEADER_LEN;
+    e->body_len = (Py_ssize_t)size - HEADER_LEN - r->crc_len;
+    return BM_OK;
+}
+
+/* A plain rows event type: its operation (1 insert, 2 update, 3 delete) and version; else 0. */
+static int rows_operation(int type, int *version) {
+    switch (type) {
+    case 23: *version = 1; return 1;
+    case 24: *version = 1; return 2;
+    case 25: *version = 1; return 3;
+    case 30: *version = 2; return 1;
+    case 31: *version = 2; return 2;
+    case 32: *version = 2; return 3;
+    default: return 0;
+    }
+}
+
+/* A statement text the Python path alone handles: not strict UTF-8 (statement_raw), or one that may lead
+ * with a trace comment (trace_info): any "/" followed by "*" sends it there. */
+static int text_ok(const unsigned char *s, Py_ssize_t n) {
+    for (const unsigned char *p = s; (p = memchr(p, '/', (size_t)(s + n - p))) != NULL && p + 1 < s + n; p++)
+        if (p[1] == '*') return 0;
+    return bm_utf8_valid(s, n);
+}
+
+/* One registered table: (TABLE_MAP body, compiled plan, image mode, serialized db and table fields,
+ * column count), as binlog_model.resolve.lane registers it. */
+typedef struct {
+    const unsigned char *map;
+    Py_ssize_t map_len;
+    bm_plan *plan;
+    int mode;
+    const unsigned char *fields;
+    Py_ssize_t fields_len;
+    Py_ssize_t ncols;
+} table;
+
+static int lookup(PyObject *tables, uint64_t id, table *t) {
+    PyObject *key = PyLong_FromUnsignedLongLong(id);
+    if (!key) return BM_ERR_PY;
+    PyObject *entry = PyDict_GetItemWithError(tables, key);
+    Py_DECREF(key);
+    if (!entry) return PyErr_Occurred() ? BM_ERR_PY : BM_ERR_DATA;
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 5 || !PyBytes_Check(PyTuple_GET_ITEM(entry, 0)) ||
+        !bm_is_plan(PyTuple_GET_ITEM(entry, 1)) || !PyLong_Check(PyTuple_GET_ITEM(entry, 2)) ||
+        !PyBytes_Check(PyTuple_GET_ITEM(entry, 3)) || !PyLong_Check(PyTuple_GET_ITEM(entry, 4))) {
+        PyErr_SetString(PyExc_TypeError, "statement_run: a table is (bytes, Plan, int, bytes, int)");
+        return BM_ERR_PY;
+    }
+    t->map = (const unsigned char *)PyBytes_AS_STRING(PyTuple_GET_ITEM(entry, 0));
+    t->map_len = PyBytes_GET_SIZE(PyTuple_GET_ITEM(entry, 0));
+    t->plan = (bm_plan *)PyTuple_GET_ITEM(entry, 1);
+    t->mode = (int)PyLong_AsLong(PyTuple_GET_ITEM(entry, 2));
+    t->fields = (const unsigned char *)PyBytes_AS_STRING(PyTuple_GET_ITEM(entry, 3));
+    t->fields_len = PyBytes_GET_SIZE(PyTuple_GET_ITEM(entry, 3));
+    t->ncols = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 4));
+    if (PyErr_Occurred()) return BM_ERR_PY;
+    return BM_OK;
+}
+
+typedef struct {
+    const unsigned char *post_headers;  /* 256 bytes: the FDE's post-header length of each event type */
+    PyObject *tables;
+    Py_buffer tx_head, tx_gtid, tx_tail, file_field;
+    Py_ssize_t base;                    /* the file offset of buf[0] */
+    int with_text;
+    Py_ssize_t max_rows, max_bytes;
+} context;
+
+/* The rows a statement's rows events hold, and where its first one is. */
+typedef struct {
+    PyObject *frames;
+    Py_ssize_t count, bytes;
+    int operation;
+    event first;
+} statement_rows;
+
+/* One rows event of table `id` into `s`: BM_OK, BM_ERR_DATA (not for the lane) or BM_ERR_PY. */
+static int add_rows(const context *c, const event *e, uint64_t id, const table *t, statement_rows *s,
+                    int *statement_end) {
+    int version, operation = rows_operation(e->type, &version);
+    if (!operation || (s->operation && operation != s->operation)) return BM_ERR_DATA;
+    const unsigned char *b = e->body;
+    Py_ssize_t n = e->body_len, ph = c->post_headers[e->type];
+    int id_len = ph == 6 ? 4 : 6;
+    Py_ssize_t known = id_len + 2 + (version == 2 ? 2 : 0), at = ph <= known ? known : ph;
+    if (n <= at) return BM_ERR_DATA;
+    if (version == 2 && (b[id_len + 2] != 2 || b[id_len + 3] != 0)) return BM_ERR_DATA;   /* extra data */
+    if (le(b, id_len) != id || b[at] >= 0xFB || b[at] != t->ncols) return BM_ERR_DATA;
+    *statement_end = (b[id_len] | b[id_len + 1] << 8) & STMT_END_F;
+    Py_ssize_t nbytes = (b[at] + 7) >> 3;
+    Py_ssize_t images = at + 1 + (operation == 2 ? 2 * nbytes : nbytes);
+    if (images > n) return BM_ERR_DATA;
+    const unsigned char *after = operation == 2 ? b + at + 1 + nbytes : NULL;
+    PyObject *built = bm_build_rows(t->plan, b, images, n, b + at + 1, nbytes, after, after ? nbytes : 0,
+                                    operation, t->mode, (uint64_t)s->count);
+    if (!built) return BM_ERR_PY;
+    int rc = BM_ERR_DATA;
+    if (built != Py_None && PyLong_AsSsize_t(PyTuple_GET_ITEM(built, 1)) == n) {
+        PyObject *rows = PyTuple_GET_ITEM(built, 0);
+        Py_ssize_t count = PyList_GET_SIZE(rows);
+        Py_ssize_t per_row = count ? (Py_ssize_t)e->size / count : 1;
+        if (per_row < 1) per_row = 1;
+        Py_ssize_t held = s->count;
+        /* The assembler's split rule (_on_rows): no new piece, and all of this event's rows in this one. */
+        int splits = (held && (held >= c->max_rows || s->bytes + per_row > c->max_bytes)) ||
+                     (count > 1 && (c->max_rows - held < count || c->max_bytes - s->bytes < count * per_row));
+        if (count && !splits) {
+            rc = PyList_SetSlice(s->frames, PY_SSIZE_T_MAX, PY_SSIZE_T_MAX, rows) < 0 ? BM_ERR_PY : BM_OK;
+            if (rc == BM_OK) {
+                if (!s->operation) s->first = *e;
+                s->operation = operation;
+                s->count += count;
+                s->bytes += per_row * count;
+            }
+        }
+    }
+    Py_DECREF(built);
+    return rc;
+}
+
+static int put_varint_field(bm_buf *o, const unsigned char *tag, int tag_len, uint64_t v) {
+    if (!v) return BM_OK;
+    return bm_buf_put(o, tag, tag_len) || bm_buf_varint(o, v) ? BM_ERR_PY : BM_OK;
+}
+
+/* The statement's BinlogEvent, as _emit and with_rows make it for one piece (event_index 0, the last). */
+static PyObject *serialize(const context *c, const table *t, const statement_rows *s, uint64_t query_index,
+                           const unsigned char *text, Py_ssize_t text_len) {
+    bm_buf o, pos;
+    bm_buf_init(&o);
+    bm_buf_init(&pos);
+    PyObject *out = NULL;
+    const event *f = &s->first;
+    Py_ssize_t n = PyList_GET_SIZE(s->frames);
+    int ts_len = f->ts ? 1 + bm_varint_size(f->ts) : 0;
+    static const unsigned char ts_tag = 0x0a, qi_tag = 0x28, op_tag = 0x50, pos_tag = 0x6a,
+                               offset_tag = 0x10, next_tag = 0x18, text_tag = 0x7a,
+                               last[3] = {0x88, 0x01, 0x01}, server_tag[2] = {0x90, 0x01};
+    if (bm_buf_put(&pos, c->file_field.buf, c->file_field.len) ||
+        put_varint_field(&pos, &offset_tag, 1, (uint64_t)(c->base + f->at)) ||
+        put_varint_field(&pos, &next_tag, 1, f->log_pos))
+        goto done;
+    if (bm_buf_byte(&o, ts_tag) || bm_buf_varint(&o, (uint64_t)ts_len) ||
+        (f->ts && (bm_buf_byte(&o, 0x08) || bm_buf_varint(&o, f->ts))) ||
+        bm_buf_put(&o, c->tx_head.buf, c->tx_head.len) ||
+        put_varint_field(&o, &qi_tag, 1, query_index) ||
+        bm_buf_put(&o, t->fields, t->fields_len) ||
+        put_varint_field(&o, &op_tag, 1, (uint64_t)s->operation))
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *frame = PyList_GET_ITEM(s->frames, i);
+        if (bm_buf_put(&o, PyBytes_AS_STRING(frame), PyBytes_GET_SIZE(frame))) goto done;
+    }
+    if (bm_buf_byte(&o, pos_tag) || bm_buf_varint(&o, (uint64_t)pos.len) || bm_buf_put(&o, pos.data, pos.len) ||
+        bm_buf_put(&o, c->tx_gtid.buf, c->tx_gtid.len) ||
+        (text && (bm_buf_byte(&o, text_tag) || bm_buf_varint(&o, (uint64_t)text_len) ||
+                  bm_buf_put(&o, text, text_len))) ||
+        bm_buf_put(&o, last, 3) ||
+        put_varint_field(&o, server_tag, 2, f->server_id) ||
+        bm_buf_put(&o, c->tx_tail.buf, c->tx_tail.len))
+        goto done;
+    out = PyBytes_FromStringAndSize((const char *)o.data, o.len);
+done:
+    bm_buf_free(&o);
+    bm_buf_free(&pos);
+    return out;
+}
+
+/* One statement from `start`: its BinlogEvent appended to outputs (BM_OK, *next past it), BM_ERR_DATA (not
+ * for the lane: the run ends before it), LANE_MORE (all it holds so far is for the lane, but the buffer
+ * ends inside it) or BM_ERR_PY. */
+static int one_statement(const reader *r, const context *c, Py_ssize_t start, uint64_t query_index,
+                         PyObject *outputs, PyObject *sizes, Py_ssize_t *next, Py_ssize_t *rows, event *last) {
+    event e;
+    const unsigned char *text = NULL;
+    Py_ssize_t text_len = 0, at = start;
+    int rc = read_event(r, at, &e);
+    if (rc) return rc;
+    if (e.type == ANNOTATE_ROWS_EVENT || e.type == ROWS_QUERY_EVENT) {
+        Py_ssize_t skip = e.type == ROWS_QUERY_EVENT;   /* ROWS_QUERY: a length byte, then the text */
+        if (e.body_len < skip || !text_ok(e.body + skip, e.body_len - skip)) return BM_ERR_DATA;
+        text = e.body + skip;
+        text_len = e.body_len - skip;
+        at += e.size;
+        if ((rc = read_event(r, at, &e))) return rc;
+    }
+    if (e.type != TABLE_MAP_EVENT) return BM_ERR_DATA;
+    int id_len = c->post_headers[TABLE_MAP_EVENT] == 6 ? 4 : 6;
+    if (e.body_len < id_len) return BM_ERR_DATA;
+    uint64_t id = le(e.body, id_len);
+    table t;
+    if ((rc = lookup(c->tables, id, &t))) return rc;
+    if (t.map_len != e.body_len || memcmp(t.map, e.body, (size_t)e.body_len)) return BM_ERR_DATA;
+    at += e.size;
+    statement_rows s = {PyList_New(0), 0, 0, 0, {0}};
+    if (!s.frames) return BM_ERR_PY;
+    int statement_end = 0;
+    while (!statement_end) {
+        if ((rc = read_event(r, at, &e))) break;
+        if ((rc = add_rows(c, &e, id, &t, &s, &statement_end))) break;
+        at += e.size;
+    }
+    if (rc == BM_OK) {
+        PyObject *out = serialize(c, &t, &s, query_index, c->with_text ? text : NULL, text_len);
+        PyObject *size = out ? PyLong_FromSsize_t(s.bytes) : NULL;
+        if (!size || PyList_Append(outputs, out) < 0 || PyList_Append(sizes, size) < 0) rc = BM_ERR_PY;
+        Py_XDECREF(out);
+        Py_XDECREF(size);
+        if (rc == BM_OK) {
+            *next = at;
+            *rows += s.count;
+            *last = e;
+        }
+    }
+    Py_DECREF(s.frames);
+    return rc;
+}
+
+PyObject *bm_py_statement_run(PyObject *self, PyObject *args) {
+    Py_buffer buf, post_headers;
+    Py_ssize_t pos, end, crc_len, max_size;
+    int verify;
+    unsigned long long query_index;
+    context c;
+    memset(&c, 0, sizeof c);
+    if (!PyArg_ParseTuple(args, "y*nnnnpny*O!y*y*y*y*Kpnn:statement_run", &buf, &pos, &end, &c.base, &crc_len,
+                          &verify, &max_size, &post_headers, &PyDict_Type, &c.tables, &c.tx_head, &c.tx_gtid,
+                          &c.tx_tail, &c.file_field, &query_index, &c.with_text, &c.max_rows, &c.max_bytes))
+        return NULL;
+    PyObject *result = NULL, *outputs = NULL, *sizes = NULL;
+    if (post_headers.len != 256 || pos < 0 || end > buf.len || pos > end || (crc_len != 0 && crc_len != 4) ||
+        c.max_rows < 1 || c.max_bytes < 1) {
+        PyErr_SetString(PyExc_ValueError, "statement_run: bad arguments");
+        goto done;
+    }
+    c.post_headers = post_headers.buf;
+    reader r = {buf.buf, end, crc_len, verify, max_size};
+    outputs = PyList_New(0);
+    sizes = PyList_New(0);
+    if (!outputs || !sizes) goto done;
+    Py_ssize_t at = pos, rows = 0, statements = 0;
+    event last;
+    memset(&last, 0, sizeof last);
+    int rc = BM_OK;
+    while (statements < MAX_STATEMENTS) {
+        rc = one_statement(&r, &c, at, query_index + (uint64_t)statements, outputs, sizes, &at, &rows, &last);
+        if (rc == BM_ERR_PY) goto done;
+        if (rc != BM_OK) break;
+        statements++;
+    }
+    if (!statements) {      /* False: the next statement may be for the lane once more bytes are there */
+        result = Py_NewRef(rc == LANE_MORE ? Py_False : Py_None);
+        goto done;
+    }
+    result = Py_BuildValue("(nOOnnnnkiknk)", at, outputs, sizes, statements, rows, c.base + pos, c.base + last.at,
+                           (unsigned long)last.ts, last.type, (unsigned long)last.server_id, (Py_ssize_t)last.flags,
+                           (unsigned long)last.log_pos);
+done:
+    Py_XDECREF(outputs);
+    Py_XDECREF(sizes);
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&post_headers);
+    PyBuffer_Release(&c.tx_head);
+    PyBuffer_Release(&c.tx_gtid);
+    PyBuffer_Release(&c.tx_tail);
+    PyBuffer_Release(&c.file_field);
+    return result;
+}

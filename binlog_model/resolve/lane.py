@@ -1,0 +1,143 @@
+"""The statement lane: runs of plain row statements read straight from the binlog's bytes, in C.
+
+Strategy: on binlogs of small statements most of ``events``' time is Python calls per event (decoder,
+boundary tracker, assembler: ~170 a statement). Inside an open transaction, once a table's TABLE_MAP has
+been resolved by the Python path under the current schema, its next statements are all alike: an
+ANNOTATE_ROWS / ROWS_QUERY, the same TABLE_MAP bytes, rows events. ``_speedups.statement_run``
+(statements.c) reads a run of such statements from the decoder's buffer and returns each as the serialized
+BinlogEvent the assembler would emit; the decoder hands the run on as one ``StatementRun`` event, which the
+assembler appends to the transaction. Anything else ends a run before it, and the Python path reads it.
+
+Who does what:
+- the assembler owns the lane: it arms it while a transaction is open between statements, registers each
+  table the Python path resolved with the compiled builder, clears the tables at any DDL or
+  FORMAT_DESCRIPTION, and serializes the transaction's own fields once;
+- the decoder (``BinlogDecoder.lane``) offers its buffer to ``run`` before decoding the next event, and
+  keeps each TABLE_MAP's body bytes (``map_bodies``) for the registration.
+
+It is on only for serialized output without table filters or raw images (with a range, runs stay inside
+the positions it admits: ``EventRange.admitted_until``), with the compiled core
+(``BINLOG_MODEL_PURE=1`` turns it off with the rest), and for plain file reads
+(``FileSource``). ``tests/unit/test_statement_lane.py`` compares its output with the Python path's on every
+fixture, byte for byte.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from binlog_model._pb import binlog_event_pb2 as pb
+from binlog_model.compiled import speedups
+from binlog_model.resolve.event_range import EventRange
+from binlog_model.wire.header import EventHeader, FormatContext
+
+__all__ = ["AVAILABLE", "MORE", "StatementLane", "StatementRun"]
+
+AVAILABLE = speedups is not None and hasattr(speedups, "statement_run")
+MORE: Literal["more"] = "more"
+# A statement the lane waits for may hold, besides rows up to max_bytes, its text and TABLE_MAP.
+_WAIT_SLACK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class StatementRun:
+    """Whole row statements read by the lane: ``outputs`` (serialized BinlogEvents, one a statement) and
+    their ``sizes`` (the assembler's byte estimate of each). ``header`` spans the run (its offset is the
+    first event's, its size all of them) with the last event's other fields; ``last_offset`` is where the
+    last rows event starts."""
+
+    header: EventHeader
+    outputs: list[bytes]
+    sizes: list[int]
+    statements: int
+    rows: int
+    last_offset: int
+
+
+class StatementLane:
+    """The lane's state shared by one assembler and the decoders that read for it."""
+
+    __slots__ = ("_files", "_head", "_options", "_post_headers", "_query_index", "_window", "armed",
+                 "map_bodies", "statements", "tables")
+
+    def __init__(self, options: Any, query_index: Callable[[], int],
+                 head: Callable[[], tuple[bytes, bytes, bytes]],
+                 window: EventRange | None = None) -> None:
+        self.armed = False
+        self.statements = 0     # statements read here (the rest went the Python path)
+        self.map_bodies: dict[int, bytes] = {}     # table id -> its last TABLE_MAP's body (the decoder's)
+        # table id -> (TABLE_MAP body, compiled plan, image mode, serialized db and table fields, columns)
+        self.tables: dict[int, tuple[bytes, Any, int, bytes, int]] = {}
+        self._options = options
+        self._window = window
+        self._query_index = query_index
+        self._head = head
+        self._post_headers: tuple[FormatContext, bytes] | None = None
+        self._files: dict[str, bytes] = {}
+
+    def register(self, table_id: int, compiled: Any, db: str, table: str, columns: int) -> None:
+        """The Python path resolved a rows event of ``table_id`` with ``compiled`` (a ``CompiledRows``)."""
+        body = self.map_bodies.get(table_id)
+        known = self.tables.get(table_id)
+        if body is None or (known is not None and known[0] is body):
+            return
+        fields = pb.BinlogEvent(db=db, table=table).SerializeToString()
+        self.tables[table_id] = (body, compiled._plan, compiled._mode, fields, columns)
+
+    def schema_changed(self) -> None:
+        """A DDL or a new FORMAT_DESCRIPTION: table ids may name other tables, plans other columns."""
+        self.tables.clear()
+
+    def run(self, buf: bytearray, pos: int, base: int, ctx: FormatContext, crc_len: int, verify: bool,
+            max_event_size: int, file: str, make_header: Callable[..., EventHeader]
+            ) -> tuple[StatementRun, int] | Literal["more"] | None:
+        """The statements at ``buf[pos:]`` (``base``: the file offset of ``buf[0]``); None: the decoder
+        reads the next event itself; ``MORE``: the buffer ends inside a statement that is for the lane so
+        far (and smaller than one a BinlogEvent would split): read on if more bytes may come."""
+        tables = self.tables
+        if not tables:
+            return None
+        end = len(buf)
+        if self._window is not None:     # --start/--stop-position: a run never crosses them
+            until = self._window.admitted_until(file, base + pos)
+            if until is None:
+                return None
+            if until >= 0:
+                end = min(end, until - base)
+                if end <= pos:
+                    return None
+        options = self._options
+        head = self._head()
+        got = speedups.statement_run(    # type: ignore[union-attr]  # AVAILABLE
+            buf, pos, end, base, crc_len, verify, max_event_size, self._post_header_table(ctx), tables,
+            head[0], head[1], head[2], self._file_field(file), self._query_index(),
+            options.statement_text != "none", options.max_rows, options.max_bytes)
+        if got is False:    # the buffer ends inside a statement that is for the lane so far
+            wait = end == len(buf) and end - pos <= options.max_bytes + _WAIT_SLACK
+            return MORE if wait else None
+        if got is None:
+            return None
+        (end, outputs, sizes, statements, rows, first_offset, last_offset, ts, etype, server_id, flags,
+         log_pos) = got
+        self.statements += statements
+        header = make_header(ts, etype, server_id, base + end - first_offset, log_pos, flags, first_offset)
+        return StatementRun(header, outputs, sizes, statements, rows, last_offset), end
+
+    def _post_header_table(self, ctx: FormatContext) -> bytes:
+        known = self._post_headers
+        if known is None or known[0] is not ctx:
+            known = self._post_headers = (ctx, bytes(min(ctx.post_header_len(t), 255) if t else 0
+                                                     for t in range(256)))
+        return known[1]
+
+    def _file_field(self, file: str) -> bytes:
+        field = self._files.get(file)
+        if field is None:
+            if len(self._files) > 64:
+                self._files.clear()
+            # positions name the file as the server does, not the path it was read from (assembler._base_name)
+            field = self._files[file] = pb.BinlogPosition(file=os.path.basename(file)).SerializeToString()
+        return field

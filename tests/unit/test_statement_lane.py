@@ -1,0 +1,198 @@
+"""The statement lane (``resolve.lane``, ``_speedups/statements.c``) against the Python path it stands in
+for: the same serialized BinlogEvents, byte for byte, or the same error, on every golden fixture (every
+server family, every option that changes a statement's event) and every binlog of the shared corpus, read
+in whole files and in small chunks (runs cut at every buffer end). Damaged copies of real binlogs (hand-made
+corruption, named as such) give the same error both ways. Each comparison also asserts the lane read
+statements, so a lane that never runs fails here."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from binlog_model.errors import BinlogError
+from binlog_model.io.file_source import FileSource
+from binlog_model.io.snapshots import load_snapshot
+from binlog_model.resolve import assembler as assembler_module
+from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.event_range import EventRange
+from binlog_model.resolve.lane import AVAILABLE
+from binlog_model.resolve.options import ResolveOptions
+from binlog_model.runs.runner import Runner
+from binlog_model.testing.golden import (
+    SNAPSHOT_NAME,
+    binlog_files,
+    fixture_options,
+    iter_fixture_dirs,
+    read_meta,
+)
+from tests._paths import CORPUS, REPO
+
+pytestmark = pytest.mark.skipif(not AVAILABLE, reason="the compiled core is not built")
+
+GOLDEN = REPO / "binlog_model" / "fixtures" / "golden"
+
+
+def _decode(files: list[Path], options: ResolveOptions, snapshot: Path | None, *, lane: bool,
+            chunk_size: int = 1 << 20, monkeypatch: pytest.MonkeyPatch,
+            window: dict[str, int] | None = None) -> tuple[list[Any], int]:
+    """The serialized events (or the error, as type and message) and the statements the lane read;
+    ``window``: ``EventRange.parse``'s positions."""
+    with monkeypatch.context() as m:
+        m.setattr(assembler_module, "LANE_AVAILABLE", lane)
+        history = load_snapshot(snapshot) if snapshot is not None else None
+        ranged = EventRange.parse([str(f) for f in files], **window) if window else None
+        asm = StatementAssembler(history, options, serialized=True, window=ranged)
+        assert (asm.lane is not None) is lane
+        source = FileSource(files, chunk_size=chunk_size, partial_tail=options.allow_incomplete_tail)
+        out: list[Any]
+        try:
+            out = list(Runner(source, asm).events())
+        except BinlogError as err:
+            out = [f"{type(err).__name__}: {err}"]
+        out.append(asdict(asm.stats))      # the counts too (the partial tail's bytes among them)
+        return out, asm.lane.statements if asm.lane is not None else 0
+
+
+def _fixtures() -> Iterator[Path]:
+    yield from iter_fixture_dirs(GOLDEN)
+
+
+def _variants(recorded: Any) -> list[ResolveOptions]:
+    base = {"source": recorded.source, "always_include": list(recorded.always_include),
+            "max_rows": recorded.max_rows, "max_bytes": recorded.max_bytes}
+    out = [ResolveOptions.parse(image=recorded.image, **base)]
+    for image in ("full", "changed_with_old", "after"):
+        out.append(ResolveOptions.parse(image=image, **base))
+    out.append(ResolveOptions.parse(image=recorded.image, **{**base, "source": "s:1"}, statement_text="none"))
+    out.append(ResolveOptions.parse(image=recorded.image, **{**base, "max_rows": 2}))
+    out.append(ResolveOptions.parse(image=recorded.image, **{**base, "max_bytes": 300}))
+    return out
+
+
+@pytest.mark.parametrize("fixture", list(_fixtures()), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_lane_writes_what_the_python_path_writes_on_every_fixture(
+        fixture: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    meta = read_meta(fixture)
+    files = binlog_files(fixture, meta)
+    snapshot = fixture / SNAPSHOT_NAME
+    snap = snapshot if snapshot.is_file() else None
+    for options in _variants(fixture_options(fixture, meta)):
+        want, none = _decode(files, options, snap, lane=False, monkeypatch=monkeypatch)
+        assert none == 0
+        for chunk in (1 << 20, 700):
+            got, _ = _decode(files, options, snap, lane=True, chunk_size=chunk, monkeypatch=monkeypatch)
+            assert got == want, (fixture, options, chunk)
+
+
+@pytest.mark.parametrize("fixture", [GOLDEN / family / "transactions" for family in ("mysql", "mariadb")],
+                         ids=lambda p: p.parent.name)
+def test_the_lane_keeps_to_start_and_stop_positions(fixture: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--start-position``/``--stop-position`` at event starts and inside events, all over the file."""
+    meta = read_meta(fixture)
+    files = binlog_files(fixture, meta)[:1]
+    snapshot = fixture / SNAPSHOT_NAME
+    snap = snapshot if snapshot.is_file() else None
+    options = ResolveOptions.parse(image=fixture_options(fixture, meta).image)
+    size = files[0].stat().st_size
+    read = 0
+    for at in range(200, size, max(1, size // 23)):
+        for window in ({"start_position": at}, {"stop_position": at},
+                       {"start_position": at // 2, "stop_position": at + 1}):
+            want, _ = _decode(files, options, snap, lane=False, monkeypatch=monkeypatch, window=window)
+            got, statements = _decode(files, options, snap, lane=True, monkeypatch=monkeypatch, window=window)
+            assert got == want, window
+            read += statements
+    assert read > 0
+
+
+def test_the_lane_reads_most_statements_of_the_fixtures(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not a speed test: the comparison above means something only if the lane takes part."""
+    read = total = 0
+    for fixture in _fixtures():
+        meta = read_meta(fixture)
+        snapshot = fixture / SNAPSHOT_NAME
+        options = ResolveOptions.parse(image=fixture_options(fixture, meta).image)
+        asm = StatementAssembler(load_snapshot(snapshot) if snapshot.is_file() else None, options,
+                                 serialized=True)
+        for _ in Runner(FileSource(binlog_files(fixture, meta)), asm).events():
+            pass
+        assert asm.lane is not None
+        read += asm.lane.statements
+        total += asm.stats.statements
+    assert total > 100
+    assert read > total // 4, (read, total)
+
+
+def _corpus() -> list[Path]:
+    if not CORPUS.exists():
+        return []
+    return [p for p in sorted(CORPUS.rglob("*")) if p.is_file() and p.read_bytes()[:4] == b"\xfebin"]
+
+
+@pytest.mark.parametrize("path", _corpus() or [None],
+                         ids=lambda p: str(p.relative_to(CORPUS)) if p else "absent")
+def test_the_lane_writes_what_the_python_path_writes_on_the_corpus(
+        path: Path | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    if path is None:
+        pytest.skip(f"the shared corpus is absent ({CORPUS})")
+    options = ResolveOptions.parse(allow_incomplete_tail=True)
+    want, _ = _decode([path], options, None, lane=False, monkeypatch=monkeypatch)
+    for chunk in (1 << 20, 512):
+        got, _ = _decode([path], options, None, lane=True, chunk_size=chunk, monkeypatch=monkeypatch)
+        assert got == want
+
+
+def _lane_heavy_fixture() -> Path:
+    """The fixture whose statements the lane reads most of (a MariaDB one: ANNOTATE_ROWS everywhere)."""
+    return GOLDEN / "mariadb" / "transactions"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_damaged_binlogs_fail_alike_with_and_without_the_lane(seed: int, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hand-made corruption of a real binlog: flipped bytes (CRC mismatches, or bytes that a disabled
+    check lets through to the row images), and the file cut short."""
+    fixture = _lane_heavy_fixture()
+    meta = read_meta(fixture)
+    (source,) = binlog_files(fixture, meta)[:1]
+    data = bytearray(source.read_bytes())
+    rnd = random.Random(seed)
+    damaged = tmp_path / source.name
+    outcomes = set()
+    for trial in range(12):
+        copy = bytearray(data)
+        if trial % 3 == 2:
+            copy = copy[:rnd.randrange(200, len(copy))]
+        else:
+            for _ in range(1 + trial % 3):
+                at = rnd.randrange(200, len(copy))
+                copy[at] ^= 1 << rnd.randrange(8)
+        damaged.write_bytes(bytes(copy))
+        for verify in (True, False):
+            options = ResolveOptions.parse(allow_incomplete_tail=trial % 2 == 0)
+            want = _decode_verify([damaged], options, verify, lane=False, monkeypatch=monkeypatch)
+            got = _decode_verify([damaged], options, verify, lane=True, monkeypatch=monkeypatch)
+            assert got == want, (seed, trial, verify)
+            outcomes.add(isinstance(want[0], str))
+    assert outcomes == {True, False} or seed % 2, outcomes     # errors and clean decodes both occur
+
+
+def _decode_verify(files: list[Path], options: ResolveOptions, verify: bool, *, lane: bool,
+                   monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    with monkeypatch.context() as m:
+        m.setattr(assembler_module, "LANE_AVAILABLE", lane)
+        asm = StatementAssembler(None, options, serialized=True)
+        source = FileSource(files, verify_checksum=verify, partial_tail=options.allow_incomplete_tail,
+                            chunk_size=4096)
+        out: list[Any]
+        try:
+            out = list(Runner(source, asm).events())
+        except BinlogError as err:
+            out = [f"{type(err).__name__}: {err}"]
+        return [*out, asdict(asm.stats)]
