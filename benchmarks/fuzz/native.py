@@ -34,8 +34,9 @@ Targets:
 - ``splice``: ``splice_rows`` (the assembler's join of a statement's serialized head, its rows and its text)
   on generated heads, mutated; differential against ``compiled_rows._with_rows``: the same bytes, or None
   where a field of the head cannot be read.
-- ``statements``: ``statement_run`` (the statement lane: row statements from a binlog's bytes to serialized
-  BinlogEvents) on the buffers and contexts the lane met running over the seed binlogs, mutated, with the
+- ``statements``: ``statement_run`` and ``transaction_run`` (the statement lane: row statements and whole
+  transactions from a binlog's bytes to serialized BinlogEvents) on the buffers and contexts the lane met
+  running over the seed binlogs, mutated, with the
   split limits and the statement text switched by the input's second byte: the answer must be None or
   whole statements inside the buffer, each a BinlogEvent protobuf parses; and every 64th input, a seed
   binlog mutated the same way, decoded with the lane and without: the same events or the same error.
@@ -935,25 +936,31 @@ _RUN = struct.Struct("<HB")
 
 
 def _lane_calls(speedups: ModuleType, paths: list[Path], per_file: int = 40) -> list[tuple[Any, ...]]:
-    """``statement_run``'s arguments where it read statements, running the pipeline over ``paths``: each
-    with its buffer cut to the bytes it was given (``buf[pos:end]``, re-based)."""
+    """``statement_run``'s and ``transaction_run``'s arguments where they read something, running the
+    pipeline over ``paths``: (name, buffer cut to the bytes it was given (``buf[pos:end]``, re-based),
+    base, the other arguments)."""
     from binlog_model.errors import BinlogError
     from binlog_model.resolve import lane
     from binlog_model.runs.pipeline import iter_serialized_events
 
     calls: list[tuple[Any, ...]] = []
 
+    def recorder(name: str) -> Callable[..., Any]:
+        def record(*args: Any) -> Any:
+            got = getattr(speedups, name)(*args)
+            if got and len(calls) < taken + per_file:
+                buf, pos, end, base, *rest = args
+                rest[4] = dict(rest[4])         # the tables as they were then
+                calls.append((name, bytes(buf[pos:end]), base + pos, *rest))
+            return got
+        return record
+
     class Recorder:
         def __getattr__(self, name: str) -> Any:
             return getattr(speedups, name)
 
-        def statement_run(self, *args: Any) -> Any:
-            got = speedups.statement_run(*args)
-            if got is not None and len(calls) < taken + per_file:
-                buf, pos, end, base, *rest = args
-                rest[4] = dict(rest[4])         # the tables as they were then
-                calls.append((bytes(buf[pos:end]), base + pos, *rest))
-            return got
+        statement_run = staticmethod(recorder("statement_run"))
+        transaction_run = staticmethod(recorder("transaction_run"))
 
     real = lane.speedups
     lane.speedups = Recorder()
@@ -1000,43 +1007,47 @@ def statements_target(speedups: ModuleType, paths: list[Path]) -> Target:
     if not calls:
         raise SystemExit("statements: the lane read nothing in the seed binlogs")
     files = [p.read_bytes() for p in paths if p.stat().st_size < (256 << 10)]
-    seeds = [_RUN.pack(i, 0) + call[0] for i, call in enumerate(calls)]
-    stats = {"runs": 0, "handed_back": 0, "statements": 0, "pipelines": 0, "pipeline_errors": 0}
+    seeds = [_RUN.pack(i, 0) + call[1] for i, call in enumerate(calls)]
+    stats = {"runs": 0, "handed_back": 0, "cut_short": 0, "statements": 0, "transactions": 0, "pipelines": 0,
+             "pipeline_errors": 0}
     scratch = Path(tempfile.mkdtemp(prefix="fuzz-statements-")) / "binlog.000001"
     count = itertools.count()
 
-    def args(data: bytes) -> tuple[Any, ...] | None:
+    def args(data: bytes) -> tuple[str, tuple[Any, ...]] | None:
         if len(data) < _RUN.size:
             return None
         index, variant = _RUN.unpack_from(data)
-        _, base, *rest = calls[index % len(calls)]
-        rest = list(rest)
-        # rest: crc_len, verify, max_size, post_headers, tables, head, gtid, tail, file, query_index,
-        # with_text, max_rows, max_bytes
-        rest[10] = bool(variant & 1) or rest[10]
+        name, _, base, *rest = calls[index % len(calls)]
+        # the last three of both entry points: with_text, max_rows, max_bytes
+        rest[-3] = bool(variant & 1) or rest[-3]
         if variant & 2:
-            rest[11] = 1 + variant % 5
+            rest[-2] = 1 + variant % 5
         if variant & 4:
-            rest[12] = 64 + variant * 8
+            rest[-1] = 64 + variant * 8
         body = data[_RUN.size:]
-        return (body, 0, len(body), base, *rest)
+        return name, (body, 0, len(body), base, *rest)
 
     def call(data: bytes) -> Any:
         given = args(data)
-        return None if given is None else speedups.statement_run(*given)
+        return None if given is None else getattr(speedups, given[0])(*given[1])
 
     def run(data: bytes) -> None:
         given = args(data)
         if given is None:
             return
-        got = speedups.statement_run(*given)
-        if got is None:
-            stats["handed_back"] += 1
+        name, arguments = given
+        got = getattr(speedups, name)(*arguments)
+        if got is None or got is False:     # False: the input ends inside a statement for the lane so far
+            stats["handed_back" if got is None else "cut_short"] += 1
         else:
-            end, outputs, sizes, statements, rows, first, last = got[:7]
-            if not (0 < end <= len(given[0]) and statements == len(outputs) == len(sizes) > 0
-                    and rows >= statements and first == given[3] <= last < given[3] + end):
-                raise Finding(f"statement_run: a result outside its input: {got[:7]!r}"[:300])
+            end, outputs, counted, statements, rows, first, last = got[:7]
+            whole = name == "transaction_run"
+            counts = (counted > 0 and statements == len(outputs)) if whole else (
+                statements == len(outputs) == len(counted) > 0)
+            if not (0 < end <= len(arguments[0]) and counts and rows >= statements
+                    and first == arguments[3] <= last < arguments[3] + end):
+                raise Finding(f"{name}: a result outside its input: {got[:7]!r}"[:300])
+            stats["transactions"] += counted if whole else 0
             for out in outputs:
                 event = pb.BinlogEvent.FromString(out)
                 if not event.rows or not event.last_in_statement:

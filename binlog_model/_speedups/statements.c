@@ -147,7 +147,9 @@ static int lookup(PyObject *tables, uint64_t id, table *t) {
 typedef struct {
     const unsigned char *post_headers;  /* 256 bytes: the FDE's post-header length of each event type */
     PyObject *tables;
-    Py_buffer tx_head, tx_gtid, tx_tail, file_field;
+    /* The transaction's own fields, serialized (source, server_uuid, transaction_id; gtid; gtid_domain_id),
+     * and the position's file field. */
+    bm_buf tx_head, tx_gtid, tx_tail, file_field;
     Py_ssize_t base;                    /* the file offset of buf[0] */
     int with_text;
     Py_ssize_t max_rows, max_bytes;
@@ -223,13 +225,13 @@ static PyObject *serialize(const context *c, const table *t, const statement_row
     static const unsigned char ts_tag = 0x0a, qi_tag = 0x28, op_tag = 0x50, pos_tag = 0x6a,
                                offset_tag = 0x10, next_tag = 0x18, text_tag = 0x7a,
                                last[3] = {0x88, 0x01, 0x01}, server_tag[2] = {0x90, 0x01};
-    if (bm_buf_put(&pos, c->file_field.buf, c->file_field.len) ||
+    if (bm_buf_put(&pos, c->file_field.data, c->file_field.len) ||
         put_varint_field(&pos, &offset_tag, 1, (uint64_t)(c->base + f->at)) ||
         put_varint_field(&pos, &next_tag, 1, f->log_pos))
         goto done;
     if (bm_buf_byte(&o, ts_tag) || bm_buf_varint(&o, (uint64_t)ts_len) ||
         (f->ts && (bm_buf_byte(&o, 0x08) || bm_buf_varint(&o, f->ts))) ||
-        bm_buf_put(&o, c->tx_head.buf, c->tx_head.len) ||
+        bm_buf_put(&o, c->tx_head.data, c->tx_head.len) ||
         put_varint_field(&o, &qi_tag, 1, query_index) ||
         bm_buf_put(&o, t->fields, t->fields_len) ||
         put_varint_field(&o, &op_tag, 1, (uint64_t)s->operation))
@@ -239,12 +241,12 @@ static PyObject *serialize(const context *c, const table *t, const statement_row
         if (bm_buf_put(&o, PyBytes_AS_STRING(frame), PyBytes_GET_SIZE(frame))) goto done;
     }
     if (bm_buf_byte(&o, pos_tag) || bm_buf_varint(&o, (uint64_t)pos.len) || bm_buf_put(&o, pos.data, pos.len) ||
-        bm_buf_put(&o, c->tx_gtid.buf, c->tx_gtid.len) ||
+        bm_buf_put(&o, c->tx_gtid.data, c->tx_gtid.len) ||
         (text && (bm_buf_byte(&o, text_tag) || bm_buf_varint(&o, (uint64_t)text_len) ||
                   bm_buf_put(&o, text, text_len))) ||
         bm_buf_put(&o, last, 3) ||
         put_varint_field(&o, server_tag, 2, f->server_id) ||
-        bm_buf_put(&o, c->tx_tail.buf, c->tx_tail.len))
+        bm_buf_put(&o, c->tx_tail.data, c->tx_tail.len))
         goto done;
     out = PyBytes_FromStringAndSize((const char *)o.data, o.len);
 done:
@@ -303,16 +305,281 @@ static int one_statement(const reader *r, const context *c, Py_ssize_t start, ui
     return rc;
 }
 
+/* -- whole transactions ------------------------------------------------------------------------------ */
+
+#define QUERY_EVENT 2
+#define XID_EVENT 16
+#define GTID_LOG_EVENT 33
+#define ANONYMOUS_GTID_LOG_EVENT 34
+#define MARIADB_GTID_EVENT 162
+#define MARIADB_FL_STANDALONE 1
+#define MARIADB_FL_GROUP_COMMIT_ID 2
+#define MARIADB_FL_XA (64 | 128)
+
+/* Whether wire/parsers/gtid.py's parse_gtid_event reads this body without an error: its reads, in order. */
+static int mysql_gtid_parses(const unsigned char *b, Py_ssize_t n) {
+    Py_ssize_t p = 25;                                  /* flags, sid, gno */
+    if (n < p) return 0;
+    if (p < n && b[p] == 2) {                           /* logical timestamps */
+        p += 17;
+        if (p > n) return 0;
+        if (n - p >= 7) {
+            int original = b[p + 6] & 0x80;             /* bit 55: an original_commit_timestamp follows */
+            p += 7;
+            if (original) {
+                if (n - p < 7) return 0;
+                p += 7;
+            }
+        }
+        if (p < n) {                                    /* transaction_length, length-encoded */
+            unsigned char first = b[p++];
+            Py_ssize_t more = first < 0xFB ? 0 : first == 0xFB ? 0 : first == 0xFC ? 2 : first == 0xFD ? 3
+                                                                              : first == 0xFE ? 8 : -1;
+            if (more < 0 || n - p < more) return 0;
+            p += more;
+        }
+        if (n - p >= 4) {                               /* immediate (and original) server version */
+            int original = b[p + 3] & 0x80;
+            p += 4;
+            if (original && n - p < 4) return 0;
+        }
+    }
+    return 1;
+}
+
+/* Whether query.py's _parse_status_vars reads these status variables without an error (an unknown code
+ * ends the parse there, as it does). */
+static int status_vars_parse(const unsigned char *b, Py_ssize_t n) {
+    Py_ssize_t p = 0;
+    while (p < n) {
+        unsigned char code = b[p++];
+        Py_ssize_t fixed = -1;
+        switch (code) {
+        case 0: case 10: fixed = 4; break;
+        case 1: case 9: case 17: case 129: fixed = 8; break;
+        case 3: fixed = 4; break;
+        case 4: fixed = 6; break;
+        case 7: case 8: case 18: fixed = 2; break;
+        case 13: case 128: fixed = 3; break;
+        case 16: case 19: case 20: case 130: fixed = 1; break;
+        case 2: case 5: case 6: case 11: {              /* one (two for 11) u8-prefixed strings; 2: + 1 */
+            for (int k = 0; k < (code == 11 ? 2 : 1); k++) {
+                if (p >= n || n - p - 1 < b[p]) return 0;
+                p += 1 + b[p];
+            }
+            if (code == 2) {
+                if (p >= n) return 0;
+                p++;
+            }
+            continue;
+        }
+        case 12: {                                      /* updated db names: a count, NUL-ended names */
+            if (p >= n) return 0;
+            unsigned char count = b[p++];
+            if (count == 254) continue;
+            for (int k = 0; k < count; k++) {
+                const unsigned char *nul = memchr(b + p, 0, (size_t)(n - p));
+                if (!nul) return 0;
+                p = nul - b + 1;
+            }
+            continue;
+        }
+        case 131: {                                     /* character set collations: a count, 4 bytes each */
+            if (p >= n) return 0;
+            Py_ssize_t count = b[p++];
+            if (n - p < 4 * count) return 0;
+            p += 4 * count;
+            continue;
+        }
+        default:
+            return 1;
+        }
+        if (n - p < fixed) return 0;
+        p += fixed;
+    }
+    return 1;
+}
+
+/* A QUERY event whose text is BEGIN, as query.py's _parse_query_parts would read it without an error. */
+static int is_begin(const context *c, const event *e) {
+    Py_ssize_t post = c->post_headers[QUERY_EVENT], n = e->body_len;
+    const unsigned char *b = e->body;
+    if (post < 13 || n < post) return 0;
+    Py_ssize_t schema_len = b[8], status_len = b[11] | b[12] << 8;
+    if (n - post < status_len || !status_vars_parse(b + post, status_len)) return 0;
+    Py_ssize_t at = post + status_len;
+    if (n - at < schema_len + 1) return 0;
+    at += schema_len + 1;
+    return n - at == 5 && memcmp(b + at, "BEGIN", 5) == 0;
+}
+
+/* The identity a GTID event gives its transaction (transactions.py's gtid_identity, mariadb_identity and
+ * fallback_identity), serialized into the context's tx_* fields; BM_ERR_DATA for a GTID the Python path
+ * alone reads (a tagged or standalone one, XA, a body it would refuse). *begins: the event opens the
+ * transaction itself (MariaDB; MySQL's BEGIN follows). */
+static int identity(context *c, const event *e, const unsigned char *source, Py_ssize_t source_len,
+                    uint64_t file_seq, int *begins) {
+    char uuid[37], gtid[96];
+    const char *server_uuid = "";
+    uint64_t tid, domain = 0;
+    int gtid_len = 0;
+    const unsigned char *b = e->body;
+    if (e->type == GTID_LOG_EVENT || e->type == ANONYMOUS_GTID_LOG_EVENT) {
+        if (!mysql_gtid_parses(b, e->body_len)) return BM_ERR_DATA;
+        *begins = 0;
+        if (e->type == ANONYMOUS_GTID_LOG_EVENT) {
+            tid = file_seq << 40 | (uint64_t)(c->base + e->at);
+        } else {
+            static const char hex[] = "0123456789abcdef";
+            char *w = uuid;
+            for (int i = 0; i < 16; i++) {
+                if (i == 4 || i == 6 || i == 8 || i == 10) *w++ = '-';
+                *w++ = hex[b[1 + i] >> 4];
+                *w++ = hex[b[1 + i] & 15];
+            }
+            *w = 0;
+            server_uuid = uuid;
+            tid = le(b + 17, 8);
+            gtid_len = snprintf(gtid, sizeof gtid, "%s:%llu", uuid, (unsigned long long)tid);
+        }
+    } else if (e->type == MARIADB_GTID_EVENT) {
+        if (e->body_len < 13) return BM_ERR_DATA;
+        int flags = b[12];
+        if (flags & (MARIADB_FL_STANDALONE | MARIADB_FL_XA)) return BM_ERR_DATA;
+        if ((flags & MARIADB_FL_GROUP_COMMIT_ID) && e->body_len < 21) return BM_ERR_DATA;
+        *begins = 1;
+        tid = le(b, 8);
+        domain = le(b + 8, 4);
+        gtid_len = snprintf(gtid, sizeof gtid, "%llu-%lu-%llu", (unsigned long long)domain,
+                            (unsigned long)e->server_id, (unsigned long long)tid);
+    } else {
+        return BM_ERR_DATA;
+    }
+    static const unsigned char uuid_tag = 0x1a, tid_tag = 0x20, gtid_tag = 0x72, domain_tag[2] = {0x98, 0x01};
+    Py_ssize_t uuid_len = (Py_ssize_t)strlen(server_uuid);
+    c->tx_head.len = c->tx_gtid.len = c->tx_tail.len = 0;
+    if (bm_buf_put(&c->tx_head, source, source_len) ||
+        (uuid_len && (bm_buf_byte(&c->tx_head, uuid_tag) || bm_buf_varint(&c->tx_head, (uint64_t)uuid_len) ||
+                      bm_buf_put(&c->tx_head, server_uuid, uuid_len))) ||
+        put_varint_field(&c->tx_head, &tid_tag, 1, tid) ||
+        (gtid_len > 0 && (bm_buf_byte(&c->tx_gtid, gtid_tag) || bm_buf_varint(&c->tx_gtid, (uint64_t)gtid_len) ||
+                          bm_buf_put(&c->tx_gtid, gtid, gtid_len))) ||
+        put_varint_field(&c->tx_tail, domain_tag, 2, domain))
+        return BM_ERR_PY;
+    return BM_OK;
+}
+
+/* One whole transaction from `start` (a GTID event, MySQL's BEGIN, its statements, the XID): its events
+ * appended to outputs (BM_OK, *next past it); BM_ERR_DATA, LANE_MORE or BM_ERR_PY as one_statement. */
+static int one_transaction(const reader *r, context *c, Py_ssize_t start, const unsigned char *source,
+                           Py_ssize_t source_len, uint64_t file_seq, PyObject *outputs, Py_ssize_t *next,
+                           Py_ssize_t *statements, Py_ssize_t *rows, event *last) {
+    event e;
+    int rc, begins;
+    Py_ssize_t at = start;
+    if ((rc = read_event(r, at, &e))) return rc;
+    if ((rc = identity(c, &e, source, source_len, file_seq, &begins))) return rc;
+    at += e.size;
+    if (!begins) {
+        if ((rc = read_event(r, at, &e))) return rc;
+        if (e.type != QUERY_EVENT || !is_begin(c, &e)) return BM_ERR_DATA;
+        at += e.size;
+    }
+    Py_ssize_t mark = PyList_GET_SIZE(outputs), count = 0, held_rows = 0;
+    PyObject *sizes = PyList_New(0);
+    if (!sizes) return BM_ERR_PY;
+    for (;;) {
+        if ((rc = read_event(r, at, &e))) break;
+        if (e.type == XID_EVENT) {
+            rc = e.body_len == 8 ? BM_OK : BM_ERR_DATA;
+            at += e.size;
+            break;
+        }
+        Py_ssize_t before = at;
+        event end;
+        rc = one_statement(r, c, before, (uint64_t)count, outputs, sizes, &at, &held_rows, &end);
+        if (rc) break;
+        count++;
+    }
+    Py_DECREF(sizes);
+    if (rc) {       /* nothing of it stays: the Python path reads it from its start */
+        if (PyList_SetSlice(outputs, mark, PY_SSIZE_T_MAX, NULL) < 0) return BM_ERR_PY;
+        return rc;
+    }
+    *next = at;
+    *statements += count;
+    *rows += held_rows;
+    *last = e;
+    return BM_OK;
+}
+
+static void context_free(context *c) {
+    bm_buf_free(&c->tx_head);
+    bm_buf_free(&c->tx_gtid);
+    bm_buf_free(&c->tx_tail);
+    bm_buf_free(&c->file_field);
+}
+
+PyObject *bm_py_transaction_run(PyObject *self, PyObject *args) {
+    Py_buffer buf, post_headers, source, file_field;
+    Py_ssize_t pos, end, crc_len, max_size;
+    int verify;
+    unsigned long long file_seq;
+    context c;
+    memset(&c, 0, sizeof c);
+    if (!PyArg_ParseTuple(args, "y*nnnnpny*O!y*y*Kpnn:transaction_run", &buf, &pos, &end, &c.base, &crc_len,
+                          &verify, &max_size, &post_headers, &PyDict_Type, &c.tables, &source, &file_field,
+                          &file_seq, &c.with_text, &c.max_rows, &c.max_bytes))
+        return NULL;
+    PyObject *result = NULL, *outputs = NULL;
+    if (post_headers.len != 256 || pos < 0 || end > buf.len || pos > end || (crc_len != 0 && crc_len != 4) ||
+        c.max_rows < 1 || c.max_bytes < 1 || file_seq >= (1ULL << 24)) {
+        PyErr_SetString(PyExc_ValueError, "transaction_run: bad arguments");
+        goto done;
+    }
+    c.post_headers = post_headers.buf;
+    if (bm_buf_put(&c.file_field, file_field.buf, file_field.len)) goto done;
+    reader r = {buf.buf, end, crc_len, verify, max_size};
+    outputs = PyList_New(0);
+    if (!outputs) goto done;
+    Py_ssize_t at = pos, rows = 0, statements = 0, transactions = 0;
+    event last;
+    memset(&last, 0, sizeof last);
+    int rc = BM_OK;
+    while (transactions < MAX_STATEMENTS) {
+        rc = one_transaction(&r, &c, at, source.buf, source.len, file_seq, outputs, &at, &statements, &rows,
+                             &last);
+        if (rc == BM_ERR_PY) goto done;
+        if (rc != BM_OK) break;
+        transactions++;
+    }
+    if (!transactions) {
+        result = Py_NewRef(rc == LANE_MORE ? Py_False : Py_None);
+        goto done;
+    }
+    result = Py_BuildValue("(nOnnnnnkiknk)", at, outputs, transactions, statements, rows, c.base + pos,
+                           c.base + last.at, (unsigned long)last.ts, last.type, (unsigned long)last.server_id,
+                           (Py_ssize_t)last.flags, (unsigned long)last.log_pos);
+done:
+    Py_XDECREF(outputs);
+    context_free(&c);
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&post_headers);
+    PyBuffer_Release(&source);
+    PyBuffer_Release(&file_field);
+    return result;
+}
+
 PyObject *bm_py_statement_run(PyObject *self, PyObject *args) {
-    Py_buffer buf, post_headers;
+    Py_buffer buf, post_headers, head, gtid, tail, file_field;
     Py_ssize_t pos, end, crc_len, max_size;
     int verify;
     unsigned long long query_index;
     context c;
     memset(&c, 0, sizeof c);
     if (!PyArg_ParseTuple(args, "y*nnnnpny*O!y*y*y*y*Kpnn:statement_run", &buf, &pos, &end, &c.base, &crc_len,
-                          &verify, &max_size, &post_headers, &PyDict_Type, &c.tables, &c.tx_head, &c.tx_gtid,
-                          &c.tx_tail, &c.file_field, &query_index, &c.with_text, &c.max_rows, &c.max_bytes))
+                          &verify, &max_size, &post_headers, &PyDict_Type, &c.tables, &head, &gtid, &tail,
+                          &file_field, &query_index, &c.with_text, &c.max_rows, &c.max_bytes))
         return NULL;
     PyObject *result = NULL, *outputs = NULL, *sizes = NULL;
     if (post_headers.len != 256 || pos < 0 || end > buf.len || pos > end || (crc_len != 0 && crc_len != 4) ||
@@ -320,6 +587,9 @@ PyObject *bm_py_statement_run(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "statement_run: bad arguments");
         goto done;
     }
+    if (bm_buf_put(&c.tx_head, head.buf, head.len) || bm_buf_put(&c.tx_gtid, gtid.buf, gtid.len) ||
+        bm_buf_put(&c.tx_tail, tail.buf, tail.len) || bm_buf_put(&c.file_field, file_field.buf, file_field.len))
+        goto done;
     c.post_headers = post_headers.buf;
     reader r = {buf.buf, end, crc_len, verify, max_size};
     outputs = PyList_New(0);
@@ -347,9 +617,10 @@ done:
     Py_XDECREF(sizes);
     PyBuffer_Release(&buf);
     PyBuffer_Release(&post_headers);
-    PyBuffer_Release(&c.tx_head);
-    PyBuffer_Release(&c.tx_gtid);
-    PyBuffer_Release(&c.tx_tail);
-    PyBuffer_Release(&c.file_field);
+    context_free(&c);
+    PyBuffer_Release(&head);
+    PyBuffer_Release(&gtid);
+    PyBuffer_Release(&tail);
+    PyBuffer_Release(&file_field);
     return result;
 }

@@ -42,7 +42,7 @@ from binlog_model.resolve.ddl_pass import apply_query
 from binlog_model.resolve.event_range import EventRange
 from binlog_model.resolve.json_diff import resolve_partial_row
 from binlog_model.resolve.lane import AVAILABLE as LANE_AVAILABLE
-from binlog_model.resolve.lane import StatementLane, StatementRun
+from binlog_model.resolve.lane import StatementLane, StatementRun, TransactionRun
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.resolve.plan import RowPlan
 from binlog_model.resolve.rows import RowBuilders
@@ -193,6 +193,7 @@ class StatementAssembler:
             ev.XidEvent: self._on_commit,
             ev.XaPrepareEvent: self._on_xa_prepare,
             StatementRun: self._on_statement_run,
+            TransactionRun: self._on_transaction_run,
         }
         # Runs of plain row statements read in C (``lane``): serialized output of every table, the schema
         # built here alone (a history given whole beforehand may change at positions it never sees).
@@ -230,9 +231,14 @@ class StatementAssembler:
                 self.stats.unknown_events += 1
             return iter(())
         out = handler(event)
-        if self.lane is not None:
-            # between two statements of an open transaction (a handler runs its state changes at once)
-            self.lane.armed = self._state is TxState.OPEN and self._tx_first is not None
+        lane = self.lane
+        if lane is not None:     # (a handler makes its state changes at once)
+            state = self._state
+            if state is TxState.OPEN:       # between two statements of an open transaction
+                lane.armed = self._tx_first is not None
+                lane.between = False
+            else:                           # between two transactions, nothing pending
+                lane.armed = lane.between = lane.whole and state is TxState.IDLE and self.idle
         return out
 
     def close(self) -> Iterator[pb.BinlogEvent]:
@@ -611,6 +617,16 @@ class StatementAssembler:
         self.stats.row_changes += run.rows
         self._last_position = _new_position(_base_name(run.header.file), run.last_offset)
         return iter(())
+
+    def _on_transaction_run(self, run: TransactionRun) -> Iterator[pb.BinlogEvent]:
+        """Whole transactions the lane read: their BinlogEvents, committed."""
+        stats = self.stats
+        stats.transactions += run.transactions
+        stats.statements += run.statements
+        stats.row_changes += run.rows
+        stats.binlog_events += len(run.outputs)
+        self._last_position = _new_position(_base_name(run.header.file), run.last_offset)
+        return iter(run.outputs)   # type: ignore[arg-type]  # serialized: the events are bytes
 
     def _lane_query_index(self) -> int:
         return self._query_index

@@ -31,10 +31,11 @@ from typing import Any, Literal
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.compiled import speedups
+from binlog_model.position import file_sequence
 from binlog_model.resolve.event_range import EventRange
 from binlog_model.wire.header import EventHeader, FormatContext
 
-__all__ = ["AVAILABLE", "MORE", "StatementLane", "StatementRun"]
+__all__ = ["AVAILABLE", "MORE", "StatementLane", "StatementRun", "TransactionRun"]
 
 AVAILABLE = speedups is not None and hasattr(speedups, "statement_run")
 MORE: Literal["more"] = "more"
@@ -57,17 +58,37 @@ class StatementRun:
     last_offset: int
 
 
-class StatementLane:
-    """The lane's state shared by one assembler and the decoders that read for it."""
+@dataclass(frozen=True, slots=True)
+class TransactionRun:
+    """Whole transactions read by the lane (``transactions`` of them): ``outputs``, their BinlogEvents in
+    order, each transaction's committed. ``header`` and ``last_offset`` (the last XID's) as
+    ``StatementRun``'s."""
 
-    __slots__ = ("_files", "_head", "_options", "_post_headers", "_query_index", "_window", "armed",
-                 "map_bodies", "statements", "tables")
+    header: EventHeader
+    outputs: list[bytes]
+    transactions: int
+    statements: int
+    rows: int
+    last_offset: int
+
+
+class StatementLane:
+    """The lane's state shared by one assembler and the decoders that read for it. ``armed``: the decoder
+    offers its buffer (``run``); ``between``: the assembler is between transactions (whole ones are read),
+    else inside one (its statements are); ``whole``: whole transactions may be read at all (the runner
+    without a state sets it: a run with one needs every transaction's boundaries)."""
+
+    __slots__ = ("_files", "_head", "_options", "_post_headers", "_query_index", "_source", "_window",
+                 "armed", "between", "map_bodies", "statements", "tables", "transactions", "whole")
 
     def __init__(self, options: Any, query_index: Callable[[], int],
                  head: Callable[[], tuple[bytes, bytes, bytes]],
                  window: EventRange | None = None) -> None:
         self.armed = False
+        self.between = False
+        self.whole = False
         self.statements = 0     # statements read here (the rest went the Python path)
+        self.transactions = 0   # whole transactions read here
         self.map_bodies: dict[int, bytes] = {}     # table id -> its last TABLE_MAP's body (the decoder's)
         # table id -> (TABLE_MAP body, compiled plan, image mode, serialized db and table fields, columns)
         self.tables: dict[int, tuple[bytes, Any, int, bytes, int]] = {}
@@ -76,13 +97,14 @@ class StatementLane:
         self._query_index = query_index
         self._head = head
         self._post_headers: tuple[FormatContext, bytes] | None = None
-        self._files: dict[str, bytes] = {}
+        self._files: dict[str, tuple[bytes, int]] = {}
+        self._source = pb.BinlogEvent(source=options.source).SerializeToString()
 
     def register(self, table_id: int, compiled: Any, db: str, table: str, columns: int) -> None:
         """The Python path resolved a rows event of ``table_id`` with ``compiled`` (a ``CompiledRows``)."""
         body = self.map_bodies.get(table_id)
         known = self.tables.get(table_id)
-        if body is None or (known is not None and known[0] is body):
+        if body is None or (known is not None and known[0] == body):
             return
         fields = pb.BinlogEvent(db=db, table=table).SerializeToString()
         self.tables[table_id] = (body, compiled._plan, compiled._mode, fields, columns)
@@ -93,10 +115,11 @@ class StatementLane:
 
     def run(self, buf: bytearray, pos: int, base: int, ctx: FormatContext, crc_len: int, verify: bool,
             max_event_size: int, file: str, make_header: Callable[..., EventHeader]
-            ) -> tuple[StatementRun, int] | Literal["more"] | None:
-        """The statements at ``buf[pos:]`` (``base``: the file offset of ``buf[0]``); None: the decoder
-        reads the next event itself; ``MORE``: the buffer ends inside a statement that is for the lane so
-        far (and smaller than one a BinlogEvent would split): read on if more bytes may come."""
+            ) -> tuple[StatementRun | TransactionRun, int] | Literal["more"] | None:
+        """The statements (``between`` transactions: the whole transactions) at ``buf[pos:]`` (``base``: the
+        file offset of ``buf[0]``); None: the decoder reads the next event itself; ``MORE``: the buffer
+        ends inside one that is for the lane so far (and smaller than a BinlogEvent that would be split):
+        read on if more bytes may come."""
         tables = self.tables
         if not tables:
             return None
@@ -110,21 +133,35 @@ class StatementLane:
                 if end <= pos:
                     return None
         options = self._options
-        head = self._head()
-        got = speedups.statement_run(    # type: ignore[union-attr]  # AVAILABLE
-            buf, pos, end, base, crc_len, verify, max_event_size, self._post_header_table(ctx), tables,
-            head[0], head[1], head[2], self._file_field(file), self._query_index(),
-            options.statement_text != "none", options.max_rows, options.max_bytes)
-        if got is False:    # the buffer ends inside a statement that is for the lane so far
+        file_field, file_seq = self._file(file)
+        post_headers = self._post_header_table(ctx)
+        with_text = options.statement_text != "none"
+        got: Any
+        if self.between:
+            got = speedups.transaction_run(    # type: ignore[union-attr]  # AVAILABLE
+                buf, pos, end, base, crc_len, verify, max_event_size, post_headers, tables, self._source,
+                file_field, file_seq, with_text, options.max_rows, options.max_bytes)
+        else:
+            head = self._head()
+            got = speedups.statement_run(    # type: ignore[union-attr]  # AVAILABLE
+                buf, pos, end, base, crc_len, verify, max_event_size, post_headers, tables, head[0], head[1],
+                head[2], file_field, self._query_index(), with_text, options.max_rows, options.max_bytes)
+        if got is False:    # the buffer ends inside a statement or transaction that is for the lane so far
             wait = end == len(buf) and end - pos <= options.max_bytes + _WAIT_SLACK
             return MORE if wait else None
         if got is None:
             return None
-        (end, outputs, sizes, statements, rows, first_offset, last_offset, ts, etype, server_id, flags,
-         log_pos) = got
+        stop: int = got[0]
+        first_offset, last_offset, ts, etype, server_id, flags, log_pos = got[5:]
+        header = make_header(ts, etype, server_id, base + stop - first_offset, log_pos, flags, first_offset)
+        if self.between:
+            _, outputs, transactions, statements, rows = got[:5]
+            self.transactions += transactions
+            self.statements += statements
+            return TransactionRun(header, outputs, transactions, statements, rows, last_offset), stop
+        _, outputs, sizes, statements, rows = got[:5]
         self.statements += statements
-        header = make_header(ts, etype, server_id, base + end - first_offset, log_pos, flags, first_offset)
-        return StatementRun(header, outputs, sizes, statements, rows, last_offset), end
+        return StatementRun(header, outputs, sizes, statements, rows, last_offset), stop
 
     def _post_header_table(self, ctx: FormatContext) -> bytes:
         known = self._post_headers
@@ -133,11 +170,14 @@ class StatementLane:
                                                      for t in range(256)))
         return known[1]
 
-    def _file_field(self, file: str) -> bytes:
-        field = self._files.get(file)
-        if field is None:
+    def _file(self, file: str) -> tuple[bytes, int]:
+        """The position's file field, and the file's sequence number (for ``fallback_identity``)."""
+        known = self._files.get(file)
+        if known is None:
             if len(self._files) > 64:
                 self._files.clear()
-            # positions name the file as the server does, not the path it was read from (assembler._base_name)
-            field = self._files[file] = pb.BinlogPosition(file=os.path.basename(file)).SerializeToString()
-        return field
+            # positions name the file as the server does, not the path it was read from (_base_name)
+            name = os.path.basename(file)
+            known = self._files[file] = (pb.BinlogPosition(file=name).SerializeToString(),
+                                         max(file_sequence(name), 0))
+        return known

@@ -137,6 +137,8 @@ class Runner:
 
     def _plain(self) -> Iterator[Any]:
         assembler = self.assembler
+        if assembler.lane is not None:
+            assembler.lane.whole = True     # no state to commit: whole transactions may be read at once
         feed = assembler.feed
         ranged = assembler.window is not None
         for item in self.source.read(self.resume):

@@ -11,7 +11,9 @@ i.e. at each new file). After the first error every call raises ``DecoderStateEr
 ``parsers/`` (one module per family), ``table_map.py`` and ``rows.py``; the inner events of a
 TRANSACTION_PAYLOAD are decoded here, since they share the stream state. The walks past events a pass
 does not parse (``skip_types`` with ``drop_skipped``) are ``skipping.SkipWalks``, a mixin on the same
-buffer.
+buffer. A statement lane (``use_lane``; ``resolve.lane`` says what it is) is offered the same buffer
+before each event while its assembler arms it. Over 500 lines for that reason: the framing, the
+FORMAT_DESCRIPTION state, the payload's inner events and the lane all read one buffer and one state.
 
 Resuming mid-file (Spark slices, replication from a position): keep the raw bytes of the file's
 FORMAT_DESCRIPTION event (``decoder.format_description_bytes``), then build

@@ -61,4 +61,4 @@ def test_compiled_core_fuzz_smoke_under_asan(tmp_path: Path) -> None:
     assert stats["textrows"]["rows"] > 0 and stats["textrows"]["errors"] > 0
     assert stats["splice"]["joined"] > 0 and stats["splice"]["handed_back"] > 0
     assert stats["statements"]["runs"] > 0 and stats["statements"]["handed_back"] > 0
-    assert stats["statements"]["pipelines"] > 0
+    assert stats["statements"]["pipelines"] > 0 and stats["statements"]["transactions"] > 0

@@ -113,7 +113,7 @@ def test_the_lane_keeps_to_start_and_stop_positions(fixture: Path, monkeypatch: 
 
 def test_the_lane_reads_most_statements_of_the_fixtures(monkeypatch: pytest.MonkeyPatch) -> None:
     """Not a speed test: the comparison above means something only if the lane takes part."""
-    read = total = 0
+    read = total = transactions = 0
     for fixture in _fixtures():
         meta = read_meta(fixture)
         snapshot = fixture / SNAPSHOT_NAME
@@ -125,8 +125,32 @@ def test_the_lane_reads_most_statements_of_the_fixtures(monkeypatch: pytest.Monk
         assert asm.lane is not None
         read += asm.lane.statements
         total += asm.stats.statements
+        transactions += asm.lane.transactions
     assert total > 100
     assert read > total // 4, (read, total)
+    assert transactions > 20, transactions     # whole transactions too (a run without a state)
+
+
+@pytest.mark.parametrize("family", ["mysql", "mariadb"])
+def test_a_run_with_a_state_reads_statements_not_whole_transactions(family: str, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """With commits to make (``on_commit``) the runner needs every transaction's boundaries: the lane reads
+    statements only, and the events and checkpoints are the Python path's."""
+    fixture = GOLDEN / family / "transactions"
+    files = binlog_files(fixture, read_meta(fixture))
+    outcome = []
+    for lane in (True, False):
+        with monkeypatch.context() as m:
+            m.setattr(assembler_module, "LANE_AVAILABLE", lane)
+            asm = StatementAssembler(None, ResolveOptions.parse(), serialized=True)
+            commits: list[Any] = []
+            runner = Runner(FileSource(files), asm, on_commit=lambda c: commits.append(
+                (c.position.file, c.position.offset, str(c.gtids))))
+            events = list(runner.events())
+            outcome.append((events, commits, asdict(asm.stats)))
+            if lane:
+                assert asm.lane is not None and asm.lane.statements > 0 and asm.lane.transactions == 0
+    assert outcome[0] == outcome[1]
 
 
 def _corpus() -> list[Path]:
