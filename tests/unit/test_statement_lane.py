@@ -144,8 +144,11 @@ def test_a_run_with_a_state_reads_statements_not_whole_transactions(family: str,
             m.setattr(assembler_module, "LANE_AVAILABLE", lane)
             asm = StatementAssembler(None, ResolveOptions.parse(), serialized=True)
             commits: list[Any] = []
-            runner = Runner(FileSource(files), asm, on_commit=lambda c: commits.append(
-                (c.position.file, c.position.offset, str(c.gtids))))
+
+            def commit(c: Any, commits: list[Any] = commits) -> None:
+                commits.append((c.position.file, c.position.offset, str(c.gtids)))
+
+            runner = Runner(FileSource(files), asm, on_commit=commit)
             events = list(runner.events())
             outcome.append((events, commits, asdict(asm.stats)))
             if lane:
