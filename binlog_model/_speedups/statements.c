@@ -36,6 +36,11 @@
 #define ROWS_QUERY_EVENT 29
 #define ANNOTATE_ROWS_EVENT 160
 #define STMT_END_F 1
+#define QUERY_EVENT 2
+#define XID_EVENT 16
+#define GTID_LOG_EVENT 33
+#define ANONYMOUS_GTID_LOG_EVENT 34
+#define MARIADB_GTID_EVENT 162
 #define MAX_STATEMENTS 4096     /* a run's statements: the caller's progress and memory stay fine-grained */
 
 typedef struct {
@@ -255,16 +260,47 @@ done:
     return out;
 }
 
-/* One statement from `start`: its BinlogEvent appended to outputs (BM_OK, *next past it), BM_ERR_DATA (not
- * for the lane: the run ends before it), LANE_MORE (all it holds so far is for the lane, but the buffer
- * ends inside it) or BM_ERR_PY. */
-static int one_statement(const reader *r, const context *c, Py_ssize_t start, uint64_t query_index,
-                         PyObject *outputs, PyObject *sizes, Py_ssize_t *next, Py_ssize_t *rows, event *last) {
+/* Whether the statement (whole: the transaction) that starts at `at` is all in the buffer, from the
+ * events' headers alone: BM_OK, LANE_MORE, or BM_ERR_DATA where a header already shows it is not one for
+ * the lane. Checked before anything is built, so a statement that waits for the next chunk is not built
+ * again at each one. */
+static int all_there(const reader *r, const context *c, Py_ssize_t at, int whole) {
+    for (int index = 0;; index++) {
+        if (r->end - at < HEADER_LEN) return LANE_MORE;
+        const unsigned char *p = r->buf + at;
+        Py_ssize_t size = u32(p + 9);
+        if (size < HEADER_LEN + r->crc_len || size > r->max_size) return BM_ERR_DATA;
+        if (size > r->end - at) return LANE_MORE;
+        int type = p[4], version;
+        if (whole) {
+            if (type == XID_EVENT) return BM_OK;
+            /* a transaction's own GTID and BEGIN come first; another one is past its end */
+            if ((index > 0 && (type == GTID_LOG_EVENT || type == ANONYMOUS_GTID_LOG_EVENT ||
+                               type == MARIADB_GTID_EVENT)) || (index > 1 && type == QUERY_EVENT))
+                return BM_ERR_DATA;
+        } else if (rows_operation(type, &version)) {
+            Py_ssize_t id_len = c->post_headers[type] == 6 ? 4 : 6;
+            if (size < HEADER_LEN + r->crc_len + id_len + 2) return BM_ERR_DATA;
+            if ((p[HEADER_LEN + id_len] | p[HEADER_LEN + id_len + 1] << 8) & STMT_END_F) return BM_OK;
+        } else if (type != TABLE_MAP_EVENT && (index > 0 || (type != ANNOTATE_ROWS_EVENT &&
+                                                              type != ROWS_QUERY_EVENT))) {
+            return BM_ERR_DATA;
+        }
+        at += size;
+    }
+}
+
+/* One statement from `start` (`checked`: all_there already found it whole): its BinlogEvent appended to
+ * outputs (BM_OK, *next past it), BM_ERR_DATA (not for the lane: the run ends before it), LANE_MORE (the
+ * buffer ends inside it) or BM_ERR_PY. */
+static int one_statement(const reader *r, const context *c, Py_ssize_t start, int checked,
+                         uint64_t query_index, PyObject *outputs, PyObject *sizes, Py_ssize_t *next,
+                         Py_ssize_t *rows, event *last) {
     event e;
     const unsigned char *text = NULL;
     Py_ssize_t text_len = 0, at = start;
-    int rc = read_event(r, at, &e);
-    if (rc) return rc;
+    int rc = checked ? BM_OK : all_there(r, c, at, 0);
+    if (rc || (rc = read_event(r, at, &e))) return rc;
     if (e.type == ANNOTATE_ROWS_EVENT || e.type == ROWS_QUERY_EVENT) {
         Py_ssize_t skip = e.type == ROWS_QUERY_EVENT;   /* ROWS_QUERY: a length byte, then the text */
         if (e.body_len < skip || !text_ok(e.body + skip, e.body_len - skip)) return BM_ERR_DATA;
@@ -307,11 +343,6 @@ static int one_statement(const reader *r, const context *c, Py_ssize_t start, ui
 
 /* -- whole transactions ------------------------------------------------------------------------------ */
 
-#define QUERY_EVENT 2
-#define XID_EVENT 16
-#define GTID_LOG_EVENT 33
-#define ANONYMOUS_GTID_LOG_EVENT 34
-#define MARIADB_GTID_EVENT 162
 #define MARIADB_FL_STANDALONE 1
 #define MARIADB_FL_GROUP_COMMIT_ID 2
 #define MARIADB_FL_XA (64 | 128)
@@ -477,7 +508,7 @@ static int one_transaction(const reader *r, context *c, Py_ssize_t start, const 
     event e;
     int rc, begins;
     Py_ssize_t at = start;
-    if ((rc = read_event(r, at, &e))) return rc;
+    if ((rc = all_there(r, c, at, 1)) || (rc = read_event(r, at, &e))) return rc;
     if ((rc = identity(c, &e, source, source_len, file_seq, &begins))) return rc;
     at += e.size;
     if (!begins) {
@@ -497,7 +528,7 @@ static int one_transaction(const reader *r, context *c, Py_ssize_t start, const 
         }
         Py_ssize_t before = at;
         event end;
-        rc = one_statement(r, c, before, (uint64_t)count, outputs, sizes, &at, &held_rows, &end);
+        rc = one_statement(r, c, before, 1, (uint64_t)count, outputs, sizes, &at, &held_rows, &end);
         if (rc) break;
         count++;
     }
@@ -600,7 +631,8 @@ PyObject *bm_py_statement_run(PyObject *self, PyObject *args) {
     memset(&last, 0, sizeof last);
     int rc = BM_OK;
     while (statements < MAX_STATEMENTS) {
-        rc = one_statement(&r, &c, at, query_index + (uint64_t)statements, outputs, sizes, &at, &rows, &last);
+        rc = one_statement(&r, &c, at, 0, query_index + (uint64_t)statements, outputs, sizes, &at, &rows,
+                           &last);
         if (rc == BM_ERR_PY) goto done;
         if (rc != BM_OK) break;
         statements++;

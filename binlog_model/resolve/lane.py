@@ -39,7 +39,8 @@ __all__ = ["AVAILABLE", "MORE", "StatementLane", "StatementRun", "TransactionRun
 
 AVAILABLE = speedups is not None and hasattr(speedups, "statement_run")
 MORE: Literal["more"] = "more"
-# A statement the lane waits for may hold, besides rows up to max_bytes, its text and TABLE_MAP.
+# A statement (or transaction) the lane waits for: its rows up to max_bytes, and its text, TABLE_MAP and
+# the like; a larger one goes the Python path (which reads the statements of a large transaction in runs).
 _WAIT_SLACK = 1 << 20
 
 

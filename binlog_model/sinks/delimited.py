@@ -50,6 +50,39 @@ class DelimitedSink(EventSink):
         they are: joining them would copy every record once more."""
         return self._append(varint(len(body)), body)
 
+    def write_all(self, events: Iterable[Message] | Iterable[bytes]) -> int:
+        """``EventSink.write_all``, with serialized events framed in one tight loop: a record under 16 KiB
+        goes out in one write, its two-byte-at-most prefix from a table (small statements come by the
+        hundred thousand; the per-record calls of ``write`` were a fifth of such a run)."""
+        if self._stream is None:
+            raise ValueError("write to a closed sink")
+        write, prefixes = self._stream.write, _PREFIXES
+        before = self.events
+        count = size = 0
+        try:
+            for event in events:
+                if type(event) is not bytes:
+                    self.write(event)
+                    continue
+                n = len(event)
+                if n < len(prefixes):
+                    prefix = prefixes[n]
+                    write(prefix + event)
+                else:
+                    prefix = varint(n)
+                    write(prefix)
+                    write(event)
+                count += 1
+                size += len(prefix) + n
+        finally:
+            self.events += count
+            self.bytes_written += size
+        return self.events - before
+
+
+# The varint prefixes of records under 16 KiB (one byte under 128, two above), what ``varint`` writes.
+_PREFIXES = tuple(bytes((n,)) if n < 0x80 else bytes(((n & 0x7F) | 0x80, n >> 7)) for n in range(1 << 14))
+
 
 def write_delimited(stream: IO[bytes], events: Message | Iterable[Message]) -> int:
     """Write one message, or each of an iterable of them, to a binary stream as length-delimited records.
