@@ -77,6 +77,7 @@ from schema_tracker.model import collation_name
 __all__ = ["AssemblerStats", "StatementAssembler", "replay_ddl"]
 
 _new_position = maker(EventPosition)     # EventPosition(file, offset), made in C where the core is on
+_parse_event = pb.BinlogEvent.FromString     # the lane's events, as messages (upb parses them in C)
 
 _OPERATION = {"insert": pb.BinlogEvent.INSERT, "update": pb.BinlogEvent.UPDATE,
               "partial_update": pb.BinlogEvent.UPDATE, "delete": pb.BinlogEvent.DELETE}
@@ -195,11 +196,11 @@ class StatementAssembler:
             StatementRun: self._on_statement_run,
             TransactionRun: self._on_transaction_run,
         }
-        # Runs of plain row statements read in C (``lane``): serialized output of every table, the schema
-        # built here alone (a history given whole beforehand may change at positions it never sees).
+        # Runs of plain row statements read in C (``lane``; messages are parsed from its bytes): output of
+        # every table, the schema built here alone (a history given whole beforehand may change at
+        # positions it never sees).
         self.lane: StatementLane | None = None
-        if (LANE_AVAILABLE and serialized and raw is None and self._filter is None
-                and self._covered_until is None):
+        if LANE_AVAILABLE and raw is None and self._filter is None and self._covered_until is None:
             self.lane = StatementLane(self.options, self._lane_query_index, self._lane_head, window)
         self._lane_identity: Identity | None = None
         self._lane_fields = (b"", b"", b"")
@@ -610,8 +611,12 @@ class StatementAssembler:
         """Whole statements the lane read (``resolve.lane``): what ``_on_rows_query``, ``_on_rows`` and
         ``_close_statement`` leave of each, its BinlogEvent held in the transaction."""
         append = self._buffer.append
-        for out, size in zip(run.outputs, run.sizes, strict=True):
-            append(out, size)
+        if self._serialized:
+            for out, size in zip(run.outputs, run.sizes, strict=True):
+                append(out, size)
+        else:
+            for out, size in zip(run.outputs, run.sizes, strict=True):
+                append(_parse_event(out), size)
         self._query_index += run.statements
         self.stats.statements += run.statements
         self.stats.row_changes += run.rows
@@ -626,7 +631,9 @@ class StatementAssembler:
         stats.row_changes += run.rows
         stats.binlog_events += len(run.outputs)
         self._last_position = _new_position(_base_name(run.header.file), run.last_offset)
-        return iter(run.outputs)   # type: ignore[arg-type]  # serialized: the events are bytes
+        if self._serialized:
+            return iter(run.outputs)   # type: ignore[arg-type]  # serialized: the events are bytes
+        return map(_parse_event, run.outputs)
 
     def _lane_query_index(self) -> int:
         return self._query_index

@@ -15,11 +15,15 @@ Who does what:
 - the decoder (``BinlogDecoder.lane``) offers its buffer to ``run`` before decoding the next event, and
   keeps each TABLE_MAP's body bytes (``map_bodies``) for the registration.
 
-It is on only for serialized output without table filters or raw images (with a range, runs stay inside
-the positions it admits: ``EventRange.admitted_until``), with the compiled core
-(``BINLOG_MODEL_PURE=1`` turns it off with the rest), and for plain file reads
-(``FileSource``). ``tests/unit/test_statement_lane.py`` compares its output with the Python path's on every
-fixture, byte for byte.
+Between two transactions, in a run without a state to commit (the runner's plain loop), whole transactions
+(a GTID event, MySQL's BEGIN, such statements, the XID) are read alike (``transaction_run``): a run that
+commits needs every transaction's boundaries, so it reads statements only.
+
+It is on with the compiled core (``BINLOG_MODEL_PURE=1`` turns it off with the rest), for file reads
+(``FileSource``), without table filters or raw images; with a range, runs stay inside the positions it
+admits (``EventRange.admitted_until``). An assembler that yields messages parses the lane's bytes (upb, in
+C). ``tests/unit/test_statement_lane.py`` compares its output with the Python path's on every fixture, the
+corpus and damaged copies, byte for byte.
 """
 
 from __future__ import annotations

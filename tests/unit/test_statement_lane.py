@@ -40,14 +40,14 @@ GOLDEN = REPO / "binlog_model" / "fixtures" / "golden"
 
 def _decode(files: list[Path], options: ResolveOptions, snapshot: Path | None, *, lane: bool,
             chunk_size: int = 1 << 20, monkeypatch: pytest.MonkeyPatch,
-            window: dict[str, int] | None = None) -> tuple[list[Any], int]:
-    """The serialized events (or the error, as type and message) and the statements the lane read;
-    ``window``: ``EventRange.parse``'s positions."""
+            window: dict[str, int] | None = None, serialized: bool = True) -> tuple[list[Any], int]:
+    """The serialized events (or the messages, not ``serialized``; or the error, as type and message),
+    the counts, and the statements the lane read; ``window``: ``EventRange.parse``'s positions."""
     with monkeypatch.context() as m:
         m.setattr(assembler_module, "LANE_AVAILABLE", lane)
         history = load_snapshot(snapshot) if snapshot is not None else None
         ranged = EventRange.parse([str(f) for f in files], **window) if window else None
-        asm = StatementAssembler(history, options, serialized=True, window=ranged)
+        asm = StatementAssembler(history, options, serialized=serialized, window=ranged)
         assert (asm.lane is not None) is lane
         source = FileSource(files, chunk_size=chunk_size, partial_tail=options.allow_incomplete_tail)
         out: list[Any]
@@ -88,6 +88,13 @@ def test_the_lane_writes_what_the_python_path_writes_on_every_fixture(
         for chunk in (1 << 20, 700):
             got, _ = _decode(files, options, snap, lane=True, chunk_size=chunk, monkeypatch=monkeypatch)
             assert got == want, (fixture, options, chunk)
+    # messages (the library's iter_binlog_events): the lane's bytes parsed, equal to the Python path's
+    options = _variants(fixture_options(fixture, meta))[0]
+    want, _ = _decode(files, options, snap, lane=False, monkeypatch=monkeypatch, serialized=False)
+    got, _ = _decode(files, options, snap, lane=True, monkeypatch=monkeypatch, serialized=False)
+    assert got == want
+    assert [e.SerializeToString() for e in got[:-1]] == _decode(files, options, snap, lane=False,
+                                                               monkeypatch=monkeypatch)[0][:-1]
 
 
 @pytest.mark.parametrize("fixture", [GOLDEN / family / "transactions" for family in ("mysql", "mariadb")],
@@ -118,17 +125,18 @@ def test_the_lane_reads_most_statements_of_the_fixtures(monkeypatch: pytest.Monk
         meta = read_meta(fixture)
         snapshot = fixture / SNAPSHOT_NAME
         options = ResolveOptions.parse(image=fixture_options(fixture, meta).image)
-        asm = StatementAssembler(load_snapshot(snapshot) if snapshot.is_file() else None, options,
-                                 serialized=True)
-        for _ in Runner(FileSource(binlog_files(fixture, meta)), asm).events():
-            pass
-        assert asm.lane is not None
-        read += asm.lane.statements
-        total += asm.stats.statements
-        transactions += asm.lane.transactions
+        for serialized in (True, False):      # proto and JSON lines; the library's messages
+            asm = StatementAssembler(load_snapshot(snapshot) if snapshot.is_file() else None, options,
+                                     serialized=serialized)
+            for _ in Runner(FileSource(binlog_files(fixture, meta)), asm).events():
+                pass
+            assert asm.lane is not None
+            read += asm.lane.statements
+            total += asm.stats.statements
+            transactions += asm.lane.transactions
     assert total > 100
     assert read > total // 4, (read, total)
-    assert transactions > 20, transactions     # whole transactions too (a run without a state)
+    assert transactions > 40, transactions     # whole transactions too (a run without a state)
 
 
 @pytest.mark.parametrize("family", ["mysql", "mariadb"])
