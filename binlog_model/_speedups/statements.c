@@ -544,6 +544,19 @@ static int one_transaction(const reader *r, context *c, Py_ssize_t start, const 
     return BM_OK;
 }
 
+/* The arguments both entry points take, checked (0; -1 with ValueError set), and the context's table of
+ * post-header lengths. */
+static int check_args(context *c, const Py_buffer *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t crc_len,
+                      const Py_buffer *post_headers, const char *name) {
+    if (post_headers->len != 256 || pos < 0 || end > buf->len || pos > end || (crc_len != 0 && crc_len != 4) ||
+        c->max_rows < 1 || c->max_bytes < 1) {
+        PyErr_Format(PyExc_ValueError, "%s: bad arguments", name);
+        return -1;
+    }
+    c->post_headers = post_headers->buf;
+    return 0;
+}
+
 static void context_free(context *c) {
     bm_buf_free(&c->tx_head);
     bm_buf_free(&c->tx_gtid);
@@ -563,12 +576,11 @@ PyObject *bm_py_transaction_run(PyObject *self, PyObject *args) {
                           &file_seq, &c.with_text, &c.max_rows, &c.max_bytes))
         return NULL;
     PyObject *result = NULL, *outputs = NULL;
-    if (post_headers.len != 256 || pos < 0 || end > buf.len || pos > end || (crc_len != 0 && crc_len != 4) ||
-        c.max_rows < 1 || c.max_bytes < 1 || file_seq >= (1ULL << 24)) {
-        PyErr_SetString(PyExc_ValueError, "transaction_run: bad arguments");
+    if (check_args(&c, &buf, pos, end, crc_len, &post_headers, "transaction_run")) goto done;
+    if (file_seq >= (1ULL << 24)) {     /* (seq << 40 | offset) must stay in 64 bits */
+        PyErr_SetString(PyExc_ValueError, "transaction_run: file sequence out of range");
         goto done;
     }
-    c.post_headers = post_headers.buf;
     if (bm_buf_put(&c.file_field, file_field.buf, file_field.len)) goto done;
     reader r = {buf.buf, end, crc_len, verify, max_size};
     outputs = PyList_New(0);
@@ -613,15 +625,10 @@ PyObject *bm_py_statement_run(PyObject *self, PyObject *args) {
                           &file_field, &query_index, &c.with_text, &c.max_rows, &c.max_bytes))
         return NULL;
     PyObject *result = NULL, *outputs = NULL, *sizes = NULL;
-    if (post_headers.len != 256 || pos < 0 || end > buf.len || pos > end || (crc_len != 0 && crc_len != 4) ||
-        c.max_rows < 1 || c.max_bytes < 1) {
-        PyErr_SetString(PyExc_ValueError, "statement_run: bad arguments");
-        goto done;
-    }
+    if (check_args(&c, &buf, pos, end, crc_len, &post_headers, "statement_run")) goto done;
     if (bm_buf_put(&c.tx_head, head.buf, head.len) || bm_buf_put(&c.tx_gtid, gtid.buf, gtid.len) ||
         bm_buf_put(&c.tx_tail, tail.buf, tail.len) || bm_buf_put(&c.file_field, file_field.buf, file_field.len))
         goto done;
-    c.post_headers = post_headers.buf;
     reader r = {buf.buf, end, crc_len, verify, max_size};
     outputs = PyList_New(0);
     sizes = PyList_New(0);

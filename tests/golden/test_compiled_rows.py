@@ -5,6 +5,9 @@ fixture) is resolved twice: with the compiled core, and with it switched off (``
 returns None for every plan, exactly as under ``BINLOG_MODEL_PURE=1``). The serialized BinlogEvents must be
 the same bytes, and a file that fails must fail with the same error class and message in both runs.
 
+The statement lane (``resolve.lane``, C from the binlog's bytes to whole events) is on in the serialized
+run and in a second run of messages, and off in the checked run below, whose rows all pass one method.
+
 On top, while the compiled run goes, every rows event the C builder takes is also built by the Python
 builder from the same plan, and the two serializations of the rows are compared byte for byte (so a
 difference that protobuf's parse-and-reserialize would hide, such as an explicit default, still fails).
@@ -23,7 +26,7 @@ import pytest
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.compiled import speedups
 from binlog_model.errors import BinlogError
-from binlog_model.resolve import compiled_rows
+from binlog_model.resolve import assembler, compiled_rows
 from binlog_model.resolve.rows import python_row_builders
 from binlog_model.runs.pipeline import iter_binlog_events, iter_serialized_events
 from binlog_model.testing.golden import binlog_files, fixture_options, iter_fixture_dirs, read_meta
@@ -47,6 +50,9 @@ class _Checked:
         self.tables: set[tuple[str, str]] = set()    # (db, table) of the rows C built
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        # The statement lane builds its rows in C without this method: off here, so every rows event C
+        # takes is checked one by one (``_compare`` runs the lane separately, against the same reference).
+        monkeypatch.setattr(assembler, "LANE_AVAILABLE", False)
         build = compiled_rows.CompiledRows.build
         checker = self
 
@@ -95,10 +101,14 @@ def _compare(paths: Any, monkeypatch: pytest.MonkeyPatch, **options: Any) -> _Ch
     assert len(compiled) == len(reference)
     for i, (a, b) in enumerate(zip(compiled, reference, strict=True)):
         assert a == b, f"BinlogEvent #{i} differs"
-    # The proto path: the compiled rows wrapped into event bytes without a parse, the same bytes again.
+    # The proto path: the compiled rows wrapped into event bytes without a parse, the same bytes again; it
+    # and the messages run with the statement lane (resolve.lane), which is off in the checked run above.
     serialized, error = _resolve(paths, monkeypatch, compiled=True, serialized=True, **options)
     assert error == ref_error
     assert serialized == reference
+    laned, error = _resolve(paths, monkeypatch, compiled=True, **options)
+    assert error == ref_error
+    assert laned == reference
     return checker
 
 
