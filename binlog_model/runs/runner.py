@@ -130,7 +130,7 @@ class Runner:
 
     def events(self) -> Iterator[Any]:
         if self.assembler.lane is not None and hasattr(self.source, "lane"):
-            self.source.lane = self.assembler.lane     # a file source's decoders read statement runs in C
+            self.source.lane = self.assembler.lane     # its decoders offer their bytes to the lane (C)
         if self.on_commit is None:
             return self._plain()
         return self._stateful()
