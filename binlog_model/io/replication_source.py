@@ -55,7 +55,6 @@ from binlog_model.runs.source import (
     Resume,
 )
 from binlog_model.wire import events as ev
-from binlog_model.wire.decoder import Lane
 
 __all__ = ["PurgedPositionError", "ReplicationSource", "ServerIdCollisionError", "parse_start"]
 
@@ -120,7 +119,6 @@ class ReplicationSource:
         self.connect = connect
         self.where = where
         self.identity = identity
-        self.lane: Lane | None = None     # the assembler's statement lane, set by the runner (resolve.lane)
         self.start = start
         self.heartbeat = heartbeat
         self.resume_by = resume_by
@@ -358,7 +356,7 @@ class ReplicationSource:
             self._spool_whole = position.rotated_to is not None
         fde: FormatDescription | None = None      # the last one dropped while skipping
         held: list[Any] = []
-        stream: Any = iter_replication_events(conn, on_flush=self._flushed, lane=self.lane, **kw)
+        stream: Any = iter_replication_events(conn, on_flush=self._flushed, **kw)
         try:
             if skip is not None:
                 for item in stream:
