@@ -41,12 +41,53 @@ static inline uint64_t rd_u64(const unsigned char *p) {
 
 static int put_str(bm_buf *out, const char *s) { return bm_buf_put(out, s, (Py_ssize_t)strlen(s)); }
 
+/* 1 for the bytes a JSON string holds as they are: printable ASCII but '"' and '\\'. */
+static const unsigned char plain_ascii[256] = {
+#define R16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+    R16(0), R16(0),                                             /* 0x00-0x1f: control bytes */
+    1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,             /* 0x20-0x2f: '"' at 0x22 */
+    R16(1), R16(1),                                             /* 0x30-0x4f */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,             /* 0x50-0x5f: '\\' at 0x5c */
+    R16(1), R16(1),                                             /* 0x60-0x7f */
+    R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), R16(0)  /* 0x80-0xff: the UTF-8 path */
+#undef R16
+};
+
 int bm_put_json_string(bm_buf *out, const unsigned char *s, Py_ssize_t n) {
     static const char hex[] = "0123456789abcdef";
+    if (n <= 64) {
+        /* Short plain ASCII (column names, most values): checked and copied in one pass; anything else
+         * is written again below, over what this wrote. */
+        if (bm_buf_reserve(out, n + 2) != BM_OK) return BM_ERR_PY;
+        unsigned char *p = out->data + out->len;
+        Py_ssize_t i = 0;
+        while (i < n && plain_ascii[s[i]]) {
+            p[i + 1] = s[i];
+            i++;
+        }
+        if (i == n) {
+            p[0] = '"';
+            p[n + 1] = '"';
+            out->len += n + 2;
+            return BM_OK;
+        }
+    }
     if (!bm_utf8_valid(s, n)) return BM_ERR_DATA;
     if (bm_buf_byte(out, '"') != BM_OK) return BM_ERR_PY;
     Py_ssize_t run = 0;       /* start of the bytes not yet copied: plain text goes in runs */
     for (Py_ssize_t i = 0; i < n; i++) {
+        /* Eight bytes at a time while none needs escaping (no control byte, '"' or '\\'): exact for
+         * "any byte in the word", which is all the skip asks (bytes >= 0x80 are valid UTF-8 by now). */
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+            uint64_t quote = w ^ (ones * '"'), slash = w ^ (ones * '\\');
+            uint64_t hit = ((w - ones * 0x20) & ~w) | ((quote - ones) & ~quote) | ((slash - ones) & ~slash);
+            if (hit & highs) break;
+            i += 8;
+        }
+        if (i >= n) break;
         unsigned char c = s[i];
         if (c >= 0x20 && c != '"' && c != '\\') continue;
         if (bm_buf_put(out, s + run, i - run) != BM_OK) return BM_ERR_PY;

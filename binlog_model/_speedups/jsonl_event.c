@@ -41,12 +41,12 @@ _Static_assert(PB_BINLOG_POSITION_MAX_FIELD == 4 && PB_ROW_MAX_FIELD == 4 && PB_
                PB_TIMESTAMP_MAX_FIELD == 2,
                "BinlogPosition, Row, Column or Timestamp changed: this encoder must follow");
 
-static int put_lit(bm_buf *b, const char *s) {
+static inline int put_lit(bm_buf *b, const char *s) {
     return bm_buf_put(b, s, (Py_ssize_t)strlen(s)) == BM_OK ? BM_OK : BM_ERR_PY;
 }
 
 /* ,"name": (the comma from the second key on). */
-static int put_key(bm_buf *b, int *first, const char *quoted_name_colon) {
+static inline int put_key(bm_buf *b, int *first, const char *quoted_name_colon) {
     if (!*first && bm_buf_byte(b, ',') != BM_OK) return BM_ERR_PY;
     *first = 0;
     return put_lit(b, quoted_name_colon);
@@ -67,7 +67,8 @@ static int next_field(const unsigned char **p, const unsigned char *end, uint32_
 }
 
 /* A string field as "key":"…"; an empty one is left out unless `always` (an optional field set to ""). */
-static int put_string_field(bm_buf *b, int *first, const char *key, const pb_field *f, int always) {
+static inline int put_string_field(bm_buf *b, int *first, const char *key, const pb_field *f,
+                                   int always) {
     int rc;
     if (f->wire != WT_LEN) return BM_ERR_DATA;
     if (!f->len && !always) return BM_OK;
@@ -316,7 +317,9 @@ PyObject *bm_py_jsonl_event(PyObject *self, PyObject *args) {
     if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
     bm_buf b;
     bm_buf_init(&b);
-    int rc = put_event(&b, (const unsigned char *)view.buf, view.len, fallback);
+    /* A line is about twice its event's bytes: one allocation up front instead of a doubling series. */
+    int rc = view.len < PY_SSIZE_T_MAX / 4 ? bm_buf_reserve(&b, 2 * view.len + 256) : BM_OK;
+    if (rc == BM_OK) rc = put_event(&b, (const unsigned char *)view.buf, view.len, fallback);
     PyBuffer_Release(&view);
     PyObject *out = NULL;
     if (rc == BM_OK) out = PyBytes_FromStringAndSize((const char *)b.data, b.len);

@@ -299,3 +299,31 @@ def test_generated_events_reach_every_event_field() -> None:
                        "statement", "event_index", "last_in_statement", "server_id", "gtid_domain_id",
                        "statement_raw"}
     assert set(_all_field_paths(pb.BinlogEvent.DESCRIPTOR)) == set_by_strategy
+
+
+# Each byte the compiled string writer treats apart (a control byte, '"', '\\', DEL, a multi-byte
+# character), at each place of strings around its short path's limit (64 bytes) and its 8-byte steps.
+_SPECIALS = ["\x00", "\x1f", "\n", '"', "\\", "\x7f", "é", "€", "😀"]
+_LENGTHS = [0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 66, 71, 72, 73, 130]
+
+
+def _strings_with_a_special_everywhere() -> Iterator[str]:
+    for n in _LENGTHS:
+        yield "a" * n
+        for special in _SPECIALS:
+            for at in range(n):
+                yield "a" * at + special + "a" * (n - at - 1)
+
+
+def test_strings_are_escaped_as_the_reference_at_every_place() -> None:
+    events = []
+    for text in _strings_with_a_special_everywhere():
+        event = pb.BinlogEvent(db=text, table=text[::-1], statement=text)
+        event.rows.add().after.add(name=text, value=pb.Value(string_value=text))
+        events.append(event)
+    assert len(events) > 5000
+    if json_encoder.COMPILED:       # the compiled writer takes them all (not left to Python)
+        assert all(json_encoder.compiled_line(e.SerializeToString()) is not None for e in events)
+    assert not _serialized_differences(events)
+    for json_values, include_defaults in FORMS:
+        assert not _differences(events, json_values, include_defaults)
