@@ -67,7 +67,7 @@ from binlog_model.runs.source import (
     TransactionStart,
 )
 from binlog_model.runs.transactions import BoundaryTracker
-from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder
+from binlog_model.wire.decoder import NEED_DATA, BinlogDecoder, Lane
 from binlog_model.wire.header import EventType
 from binlog_model.wire.structs import HEADER_V4, U32, U64
 
@@ -225,7 +225,7 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                             on_packet: Callable[[ReplicationPacket], None] | None = None,
                             idle: tuple[float, float] | None = None,
                             on_flush: Callable[[], None] | None = None,
-                            account: str | None = None) -> Iterator[Any]:
+                            account: str | None = None, lane: Lane | None = None) -> Iterator[Any]:
     """Decoded events of a binlog dump (see ``iter_replication_packets``), as ``iter_events`` gives them
     for the same files: ``header.file`` is the binlog file name, ``header.offset`` the event's position.
 
@@ -244,6 +244,14 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
     decoder: BinlogDecoder | None = None
     tracker: BoundaryTracker | None = None
     gtid_dump = mysql_gtids is not None or mariadb_gtid is not None
+
+    def laned(new: BinlogDecoder) -> BinlogDecoder:
+        """``new`` reading for ``lane`` (a statement lane: ``resolve.lane``) when one is given. It never
+        waits for bytes: each batch is whole events, and what a run leaves the Python path reads."""
+        if lane is not None:
+            new.use_lane(lane)
+        return new
+
     # A GTID dump skips the transactions in the set without a word (MariaDB: up to its jump), so its
     # silence does not say the stream is at the server's end until the server says where it is: the quiet
     # counts once a heartbeat names the place the decoder is at, or a transaction is sent.
@@ -279,8 +287,8 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
         if (packet.event_type == EventType.FORMAT_DESCRIPTION_EVENT
                 and (packet.artificial or packet.log_pos == 0)):
             # Starting mid-file: the server re-sends the file's FORMAT_DESCRIPTION, out of place.
-            decoder = BinlogDecoder.resume(packet.raw, packet.offset, file=packet.file,
-                                           verify_checksum=verify_checksum, skip_types=skip_types)
+            decoder = laned(BinlogDecoder.resume(packet.raw, packet.offset, file=packet.file,
+                                                 verify_checksum=verify_checksum, skip_types=skip_types))
             if markers:
                 yield FormatDescription(packet.file, packet.offset, decoder.format_description_bytes)
             continue
@@ -288,22 +296,24 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
             # MariaDB starting at a GTID sends the file's first events, then a fake GTID_LIST whose log_pos
             # is where it resumes (the start of the GTID's transaction): continue the file there.
             if packet.log_pos and decoder is not None and decoder.format_description_bytes is not None:
-                decoder = BinlogDecoder.resume(decoder.format_description_bytes, packet.log_pos,
-                                               file=packet.file, verify_checksum=verify_checksum,
-                                               skip_types=skip_types)
+                decoder = laned(BinlogDecoder.resume(decoder.format_description_bytes, packet.log_pos,
+                                                     file=packet.file, verify_checksum=verify_checksum,
+                                                     skip_types=skip_types))
             continue
         if decoder is None:
             if packet.event_type != EventType.FORMAT_DESCRIPTION_EVENT:
                 raise DecodeError("replication stream sent an event before any FORMAT_DESCRIPTION",
                                   file=packet.file, offset=packet.offset, expected="FORMAT_DESCRIPTION_EVENT")
-            decoder = BinlogDecoder(file=packet.file, verify_checksum=verify_checksum, expect_magic=False,
-                                    start_offset=packet.offset, skip_types=skip_types)
+            decoder = laned(BinlogDecoder(file=packet.file, verify_checksum=verify_checksum,
+                                          expect_magic=False, start_offset=packet.offset,
+                                          skip_types=skip_types))
         if gtid_dump and packet.offset > decoder.offset and decoder.format_description_bytes is not None:
             # A GTID dump skips the transactions in the set (MySQL) or jumps past the GTID's (MariaDB,
             # without a fake GTID_LIST when it is further into the file; the first event sent may be a
             # BINLOG_CHECKPOINT between transactions): continue at the event sent, an event boundary.
-            decoder = BinlogDecoder.resume(decoder.format_description_bytes, packet.offset, file=packet.file,
-                                           verify_checksum=verify_checksum, skip_types=skip_types)
+            decoder = laned(BinlogDecoder.resume(decoder.format_description_bytes, packet.offset,
+                                                 file=packet.file, verify_checksum=verify_checksum,
+                                                 skip_types=skip_types))
         if decoder.offset != packet.offset:
             raise DecodeError(f"replication stream skipped from offset {decoder.offset} to {packet.offset}",
                               file=packet.file, offset=packet.offset)

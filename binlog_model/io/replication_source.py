@@ -55,6 +55,7 @@ from binlog_model.runs.source import (
     Resume,
 )
 from binlog_model.wire import events as ev
+from binlog_model.wire.decoder import Lane
 
 __all__ = ["PurgedPositionError", "ReplicationSource", "ServerIdCollisionError", "parse_start"]
 
@@ -119,6 +120,7 @@ class ReplicationSource:
         self.connect = connect
         self.where = where
         self.identity = identity
+        self.lane: Lane | None = None     # the assembler's statement lane, set by the runner (resolve.lane)
         self.start = start
         self.heartbeat = heartbeat
         self.resume_by = resume_by
@@ -356,7 +358,7 @@ class ReplicationSource:
             self._spool_whole = position.rotated_to is not None
         fde: FormatDescription | None = None      # the last one dropped while skipping
         held: list[Any] = []
-        stream: Any = iter_replication_events(conn, on_flush=self._flushed, **kw)
+        stream: Any = iter_replication_events(conn, on_flush=self._flushed, lane=self.lane, **kw)
         try:
             if skip is not None:
                 for item in stream:
