@@ -65,7 +65,8 @@ def _write(server: LocalServer) -> None:
     conn.close()
 
 
-def _tail(server: LocalServer, work: Path, monkeypatch: pytest.MonkeyPatch, *, lane: bool) -> tuple[bytes, int]:
+def _tail(server: LocalServer, work: Path, monkeypatch: pytest.MonkeyPatch, *,
+          lane: bool) -> tuple[bytes, int]:
     """``tail --stop-at-end`` in this process; its output and the statements the lane read."""
     read = [0]
     real_run = lane_module.StatementLane.run
@@ -80,9 +81,9 @@ def _tail(server: LocalServer, work: Path, monkeypatch: pytest.MonkeyPatch, *, l
         m.setattr(assembler_module, "LANE_AVAILABLE", lane)
         m.setattr(lane_module.StatementLane, "run", counting)
         m.setenv("BINLOG_MODEL_PASSWORD", "")
-        assert main(["tail", f"mysql://root@localhost/?socket={server.socket}", "--state", str(work / "state"),
-                     "--out", str(work / "out"), "--source", SOURCE, "--format", "proto", "--stop-at-end",
-                     "--heartbeat", "1s"]) == 0
+        url = f"mysql://root@localhost/?socket={server.socket}"
+        assert main(["tail", url, "--state", str(work / "state"), "--out", str(work / "out"),
+                     "--source", SOURCE, "--format", "proto", "--stop-at-end", "--heartbeat", "1s"]) == 0
     parts = sorted((work / "out").iterdir())
     return b"".join(p.read_bytes() for p in parts), read[0]
 
