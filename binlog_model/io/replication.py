@@ -246,11 +246,40 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
     gtid_dump = mysql_gtids is not None or mariadb_gtid is not None
 
     def laned(new: BinlogDecoder) -> BinlogDecoder:
-        """``new`` reading for ``lane`` (a statement lane: ``resolve.lane``) when one is given. It never
-        waits for bytes: each batch is whole events, and what a run leaves the Python path reads."""
+        """``new`` reading for ``lane`` (a statement lane: ``resolve.lane``) when one is given. A batch is
+        whole events, but a statement may go on in the next one: the decoder holds its bytes until then
+        (a server writes a transaction whole, so the rest is on its way), and ``release`` has the Python
+        path read them before anything but the next batch."""
         if lane is not None:
             new.use_lane(lane)
+            new.lane_may_wait = True
         return new
+
+    def events_of_batch(dec: BinlogDecoder) -> Iterator[Any]:
+        if not markers:
+            while (event := dec.next_event()) is not NEED_DATA:
+                yield event
+            return
+        assert tracker is not None
+        # the tracker keeps its state between calls: one call per batch of whole events; the decoder is
+        # iterated, not listed (a TRANSACTION_PAYLOAD's inner events are decoded as they are asked for:
+        # one compressed transaction of millions of rows is one event)
+        if settled:
+            yield from tracker.wrap(dec, dec)
+        else:
+            # not a place to stop yet: the end of what was sent may lie before transactions skipped
+            yield from (item for item in tracker.wrap(dec, dec) if type(item) not in _UNIT_MARKERS)
+
+    def release() -> Iterator[Any]:
+        """The events of a statement the decoder held for the lane, read by the Python path."""
+        if decoder is None or decoder.offset == decoder.received_end:
+            return
+        held = decoder
+        held.lane_may_wait = False
+        try:
+            yield from events_of_batch(held)
+        finally:
+            held.lane_may_wait = True
 
     # A GTID dump skips the transactions in the set without a word (MariaDB: up to its jump), so its
     # silence does not say the stream is at the server's end until the server says where it is: the quiet
@@ -260,6 +289,8 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
                                            mariadb_gtid=mariadb_gtid, mysql_gtids=mysql_gtids,
                                            heartbeat=heartbeat, register_as=register_as, batch=True,
                                            idle=idle if markers else None, account=account):
+        if packet is IDLE or packet.artificial or packet.event_type in _NOT_CONTENT:
+            yield from release()    # (a FORMAT_DESCRIPTION that is content starts a file: nothing is held)
         if packet is IDLE:
             if settled:     # where the stream is: past a MariaDB jump, not at the last event's end
                 if on_flush is not None:
@@ -307,36 +338,28 @@ def iter_replication_events(conn: Any, log_file: str = "", log_pos: int = 4, *,
             decoder = laned(BinlogDecoder(file=packet.file, verify_checksum=verify_checksum,
                                           expect_magic=False, start_offset=packet.offset,
                                           skip_types=skip_types))
-        if gtid_dump and packet.offset > decoder.offset and decoder.format_description_bytes is not None:
+        if (gtid_dump and packet.offset > decoder.received_end
+                and decoder.format_description_bytes is not None):
             # A GTID dump skips the transactions in the set (MySQL) or jumps past the GTID's (MariaDB,
             # without a fake GTID_LIST when it is further into the file; the first event sent may be a
             # BINLOG_CHECKPOINT between transactions): continue at the event sent, an event boundary.
+            yield from release()
             decoder = laned(BinlogDecoder.resume(decoder.format_description_bytes, packet.offset,
                                                  file=packet.file, verify_checksum=verify_checksum,
                                                  skip_types=skip_types))
-        if decoder.offset != packet.offset:
-            raise DecodeError(f"replication stream skipped from offset {decoder.offset} to {packet.offset}",
-                              file=packet.file, offset=packet.offset)
+        if decoder.received_end != packet.offset:
+            raise DecodeError(f"replication stream skipped from offset {decoder.received_end} to "
+                              f"{packet.offset}", file=packet.file, offset=packet.offset)
         if on_packet is not None:
             on_packet(packet)
         if not settled and packet.event_type in _TRANSACTION_STARTS:
             settled = True
         decoder.receive_data(packet.raw)
-        if not markers:
-            while (event := decoder.next_event()) is not NEED_DATA:
-                yield event
-            continue
-        if tracker is None:           # a stream without a fake ROTATE first (never seen): begin here
+        if markers and tracker is None:     # a stream without a fake ROTATE first (never seen): begin here
             tracker = BoundaryTracker(packet.file)
             yield FileBegin(packet.file, packet.offset)
-        # the tracker keeps its state between calls: one call per batch of whole events; the decoder is
-        # iterated, not listed (a TRANSACTION_PAYLOAD's inner events are decoded as they are asked for:
-        # one compressed transaction of millions of rows is one event)
-        if settled:
-            yield from tracker.wrap(decoder, decoder)
-        else:
-            # not a place to stop yet: the end of what was sent may lie before transactions skipped
-            yield from (item for item in tracker.wrap(decoder, decoder) if type(item) not in _UNIT_MARKERS)
+        yield from events_of_batch(decoder)
+    yield from release()        # the dump ended (a non-blocking one at the server's end)
 
 
 def _prepare_session(conn: Any, is_mariadb: bool, mariadb_gtid: str | None, heartbeat: float | None) -> bool:

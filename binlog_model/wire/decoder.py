@@ -257,6 +257,11 @@ class BinlogDecoder(SkipWalks):
         return self._base + self._pos
 
     @property
+    def received_end(self) -> int:
+        """Stream offset just past the input received so far (``offset`` when nothing is held)."""
+        return self._base + len(self._buf)
+
+    @property
     def context(self) -> FormatContext | None:
         return self._ctx
 

@@ -1,11 +1,12 @@
 """The statement lane on a live dump (``tail``, ``apply mysql://…``) against the Python path.
 
-A dump hands the decoder batches of whole events as they arrive, and a live decoder never waits for more:
-a statement that is not whole in its batch goes the Python path. On a server of the test's own (MariaDB
-10.11 and MySQL 9.7), a seeded workload (every column type, DDL, rollbacks, rotations) and bursts of small
-multi-statement transactions are written; then ``tail --stop-at-end`` runs in this process twice, with the
-lane and without it (``LANE_AVAILABLE`` off), and ``events`` without it reads the server's files. The three
-outputs must be the same bytes, and the lane must have read a good share of the statements live.
+A dump hands the decoder batches of whole events as they arrive; a statement that goes on in the next batch
+is held by the decoder until then (and read by the Python path if anything else comes first). On a server
+of the test's own (MariaDB 10.11 and MySQL 9.7), a seeded workload (every column type, DDL, rollbacks,
+rotations), bursts of small multi-statement transactions and statements of ~300 KB (more than a batch) are
+written; then ``tail --stop-at-end`` runs in this process twice, with the lane and without it
+(``LANE_AVAILABLE`` off), and ``events`` without it reads the server's files. The three outputs must be the
+same bytes, the lane must have read most of the small statements live, and statements must have been held.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from binlog_model.resolve import assembler as assembler_module
 from binlog_model.resolve import lane as lane_module
 from binlog_model.testing.localserver import LocalServer
 from binlog_model.testing.workload import Workload
+from binlog_model.wire.decoder import BinlogDecoder
 from tests.differential.test_tail import _server
 
 pytestmark = pytest.mark.skipif(not lane_module.AVAILABLE, reason="the compiled core is not built")
@@ -62,14 +64,22 @@ def _write(server: LocalServer) -> None:
             if burst == 20:
                 cur.execute("ALTER TABLE small ADD COLUMN t VARCHAR(10) DEFAULT 'x'")
         cur.execute("DELETE FROM small WHERE id % 3 = 0")
+        # statements of ~40 rows events each (8 KB apiece): a dump's batch seldom holds one whole
+        cur.execute("CREATE TABLE wide (id INT PRIMARY KEY, body TEXT)")
+        for big in range(12):
+            cur.execute("INSERT INTO wide VALUES " + ", ".join(
+                f"({big * 300 + i}, REPEAT('{chr(97 + big)}', 1000))" for i in range(300)))
+            cur.execute("UPDATE wide SET body = CONCAT(body, 'x') WHERE id %% 2 = %s", (big % 2,))
     conn.close()
 
 
 def _tail(server: LocalServer, work: Path, monkeypatch: pytest.MonkeyPatch, *,
-          lane: bool) -> tuple[bytes, int]:
-    """``tail --stop-at-end`` in this process; its output and the statements the lane read."""
-    read = [0]
+          lane: bool) -> tuple[bytes, int, int]:
+    """``tail --stop-at-end`` in this process; its output, the statements the lane read, and the batches
+    that came while the decoder held a statement's bytes for the lane."""
+    read, held = [0], [0]
     real_run = lane_module.StatementLane.run
+    real_receive = BinlogDecoder.receive_data
 
     def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
         got = real_run(self, *args, **kwargs)
@@ -77,23 +87,28 @@ def _tail(server: LocalServer, work: Path, monkeypatch: pytest.MonkeyPatch, *,
             read[0] += got[0].statements
         return got
 
+    def receiving(self: BinlogDecoder, data: Any) -> None:
+        held[0] += self.offset != self.received_end
+        real_receive(self, data)
+
     with monkeypatch.context() as m:
         m.setattr(assembler_module, "LANE_AVAILABLE", lane)
         m.setattr(lane_module.StatementLane, "run", counting)
+        m.setattr(BinlogDecoder, "receive_data", receiving)
         m.setenv("BINLOG_MODEL_PASSWORD", "")
         url = f"mysql://root@localhost/?socket={server.socket}"
         assert main(["tail", url, "--state", str(work / "state"), "--out", str(work / "out"),
                      "--source", SOURCE, "--format", "proto", "--stop-at-end", "--heartbeat", "1s"]) == 0
     parts = sorted((work / "out").iterdir())
-    return b"".join(p.read_bytes() for p in parts), read[0]
+    return b"".join(p.read_bytes() for p in parts), read[0], held[0]
 
 
 def test_live_lane_writes_what_the_python_path_writes(own_server: LocalServer, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     _write(own_server)
-    with_lane, laned = _tail(own_server, tmp_path / "lane", monkeypatch, lane=True)
-    without, none = _tail(own_server, tmp_path / "python", monkeypatch, lane=False)
-    assert none == 0
+    with_lane, laned, held = _tail(own_server, tmp_path / "lane", monkeypatch, lane=True)
+    without, none, none_held = _tail(own_server, tmp_path / "python", monkeypatch, lane=False)
+    assert none == none_held == 0
     files = own_server.flush_and_collect(tmp_path / "binlogs", include_previous=True)
     with monkeypatch.context() as m:
         m.setattr(assembler_module, "LANE_AVAILABLE", False)
@@ -105,3 +120,4 @@ def test_live_lane_writes_what_the_python_path_writes(own_server: LocalServer, t
     assert with_lane == want, "the live lane differs from the Python path"
     # 2,000 single-row statements in 40 transactions are the lane's after each table's first statement
     assert laned >= 1500, f"the lane read only {laned} statements live"
+    assert held > 0, "no statement was held over to the next batch: the wide statements did not test it"
