@@ -196,11 +196,12 @@ class StatementAssembler:
             StatementRun: self._on_statement_run,
             TransactionRun: self._on_transaction_run,
         }
-        # Runs of plain row statements read in C (``lane``; messages are parsed from its bytes): output of
-        # every table, the schema built here alone (a history given whole beforehand may change at
-        # positions it never sees).
+        # Runs of plain row statements read in C (``lane``; messages are parsed from its bytes): the schema
+        # built here alone (a history given whole beforehand may change at positions it never sees). With
+        # table filters too: a table left out is never registered with the lane (``_on_rows`` returns
+        # before), so its statements, and any transaction holding one, go this path.
         self.lane: StatementLane | None = None
-        if LANE_AVAILABLE and raw is None and self._filter is None and self._covered_until is None:
+        if LANE_AVAILABLE and raw is None and self._covered_until is None:
             self.lane = StatementLane(self.options, self._lane_query_index, self._lane_head, window)
         self._lane_identity: Identity | None = None
         self._lane_fields = (b"", b"", b"")

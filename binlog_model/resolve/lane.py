@@ -20,7 +20,8 @@ Between two transactions, in a run without a state to commit (the runner's plain
 commits needs every transaction's boundaries, so it reads statements only.
 
 It is on with the compiled core (``BINLOG_MODEL_PURE=1`` turns it off with the rest), for file reads
-(``FileSource``) and live dumps (``ReplicationSource``), without table filters or raw images; with a range,
+(``FileSource``) and live dumps (``ReplicationSource``), with table filters too (a table left out is never
+registered, so its statements go the Python path), not with raw images; with a range,
 runs stay inside the positions it admits (``EventRange.admitted_until``). An assembler that yields messages
 parses the lane's bytes (upb, in C). ``tests/unit/test_statement_lane.py`` compares its output with the
 Python path's on every fixture, the corpus and damaged copies, byte for byte.
