@@ -14,6 +14,7 @@
 #include "typed_columns.h"
 #include "json_text.h"
 #include "maker.h"
+#include "replica_images.h"
 #include "text_rows.h"
 #include "values.h"
 #include "utf8.h"
@@ -358,6 +359,11 @@ static PyMethodDef methods[] = {
      "text_rows(buf, pos, end, seq, ncols) -> None | (pos, seq, rows, ended, [(data, offsets, validity, "
      "nulls), ...]): a text result set's row packets as Arrow binary columns, as "
      "binlog_model.io.result_set.text_rows cuts them"},
+    {"replica_plan", bm_py_replica_plan, METH_O,
+     "replica_plan(plan_tuple) -> capsule: a replica table layout's plan for replica_images"},
+    {"replica_images", bm_py_replica_images, METH_VARARGS,
+     "replica_images(event, operation, plan) -> None | [(before, after, invalid), ...]: the row images' "
+     "values as binlog_model.replica.batch.TableBatch._image gives them, or None where it must run"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
 
 from binlog_model._pb import binlog_event_pb2 as pb
+from binlog_model.compiled import speedups
 from binlog_model.errors import BinlogError
 from binlog_model.replica.defaults import default_value
 from binlog_model.replica.layout import TableLayout
@@ -66,6 +68,8 @@ class TableBatch:
         # a column's index by its name as logged (the exact name first; case differs only after a rename)
         self._by_name = {**self._index, **{c.name: i for i, c in enumerate(layout.columns)}}
         self._key_at = [self._index[k.lower()] for k in layout.key]
+        self._single_key = self._key_at[0] if len(self._key_at) == 1 else None
+        self._keyless = layout.keyless
         self._exact = [_exact_kinds(t) for t in layout.types]
         self._shortcuts = [message_converters(t) for t in layout.types]
         self._generated = layout.generated()
@@ -73,6 +77,7 @@ class TableBatch:
         # column's inputs need every column
         self._before_reads = (None if layout.keyless or self._generated
                               else frozenset(self._key_at))
+        self._plan = _compiled_plan(self)
         self.changes: dict[tuple[Any, ...], Change] = {}
         self.counts: dict[bytes, list[Any]] = {}    # keyless: digest -> [delta, values, invalid, meta]
         self.events = 0
@@ -82,14 +87,31 @@ class TableBatch:
 
     # --- taking changes -------------------------------------------------------------------------------
 
-    def add(self, event: pb.BinlogEvent, meta: Meta) -> None:
+    def add(self, event: Any, meta: Meta, data: bytes | None = None) -> None:
+        """Take the rows of ``event`` (a ``BinlogEvent``, or any object with its ``operation`` where ``data``
+        is given); ``data``, its serialized bytes where the caller has them, lets the compiled core read the
+        images (``_speedups.replica_images``: ``_image``'s values, or None where it must run)."""
         self.events += 1
+        operation = event.operation
+        images = (_REPLICA_IMAGES(data, operation, self._plan)
+                  if data is not None and self._plan is not None else None)
+        if images is not None:
+            for before, after, invalid in images:
+                if operation == _INSERT:
+                    self._take(None, after, invalid, {}, meta, inserted=True)
+                elif operation == _UPDATE:
+                    self._take(before, after, invalid, {}, meta, inserted=False)
+                elif operation == _DELETE:
+                    self._take_delete(before, meta)
+            return
+        if not isinstance(event, pb.BinlogEvent):
+            event = pb.BinlogEvent.FromString(data)
         for row in event.rows:
-            if event.operation == _INSERT:
+            if operation == _INSERT:
                 self._write(None, row.after, meta, inserted=True)
-            elif event.operation == _UPDATE:
+            elif operation == _UPDATE:
                 self._write(row.before, row.after, meta, inserted=False)
-            elif event.operation == _DELETE:
+            elif operation == _DELETE:
                 self._delete(row.before, meta)
 
     def _image(self, columns: Sequence[pb.Column], meta: Meta, reads: frozenset[int] | None = None
@@ -135,7 +157,13 @@ class TableBatch:
         return values, invalid, diffs
 
     def _key(self, values: list[Any], meta: Meta, image: str) -> tuple[Any, ...]:
-        key = tuple(values[i] for i in self._key_at)
+        if self._single_key is not None:
+            value = values[self._single_key]
+            if value is not MISSING and value is not None:
+                return (value,)
+            key: tuple[Any, ...] = (value,)
+        else:
+            key = tuple(values[i] for i in self._key_at)
         if any(v is MISSING or v is None for v in key):
             raise ReplicaError(f"{self._where(meta)}: the {image} image lacks the key {self.layout.key} "
                                "(a row image that does not carry the key cannot be applied)")
@@ -148,9 +176,14 @@ class TableBatch:
                inserted: bool) -> None:
         values, invalid, diffs = self._image(after, meta)
         previous = self._image(before, meta, self._before_reads)[0] if before is not None else None
+        self._take(previous, values, invalid, diffs, meta, inserted=inserted)
+
+    def _take(self, previous: list[Any] | None, values: list[Any], invalid: set[str], diffs: dict[int, Any],
+              meta: Meta, *, inserted: bool) -> None:
+        """A write of the after image's ``values`` (``_image``'s three), ``previous`` the before image's."""
         if previous is not None and self._generated:
             self._unknown_generated(values, previous, diffs, invalid)
-        if self.layout.keyless:
+        if self._keyless:
             if previous is not None:
                 # a MINIMAL after image holds the changed columns; a keyless before image holds them all
                 merged = [p if v is MISSING else v for v, p in zip(values, previous, strict=True)]
@@ -159,15 +192,24 @@ class TableBatch:
             self._count(self._with_defaults(values, invalid) if inserted else values, +1, meta, invalid)
             return
         if inserted:
-            key = self._key(self._with_defaults(values, invalid), meta, "after")
+            key = self._key(self._with_defaults(values, invalid) if MISSING in values else values, meta,
+                            "after")
             self.changes.pop(key, None)     # re-inserted after a delete: the newest change goes last
             self.changes[key] = Change("u", values, meta, invalid)
             return
         assert previous is not None
         old = self._key(previous, meta, "before")
-        new = tuple(values[i] if values[i] is not MISSING else old[n] for n, i in enumerate(self._key_at))
+        single = self._single_key
+        if single is not None:
+            new = old if values[single] is MISSING else (values[single],)
+        else:
+            new = tuple(values[i] if values[i] is not MISSING else old[n] for n, i in enumerate(self._key_at))
         prior = self.changes.get(old)
-        if prior is not None and prior.op == "u":
+        whole = not diffs and MISSING not in values
+        if prior is not None and prior.op == "u" and whole:
+            # a whole after image: the prior change's values, diffs and invalid names are all replaced
+            base = Change("u", values, meta, invalid, {}, prior.base_key)
+        elif prior is not None and prior.op == "u":
             base = Change("u", list(prior.values), meta, set(prior.invalid), dict(prior.diffs),
                           prior.base_key)
             for i, value in enumerate(values):
@@ -213,7 +255,9 @@ class TableBatch:
             change.values[i] = apply_json_diff_text(current, ops)
 
     def _delete(self, before: Sequence[pb.Column], meta: Meta) -> None:
-        values = self._image(before, meta, self._before_reads)[0]
+        self._take_delete(self._image(before, meta, self._before_reads)[0], meta)
+
+    def _take_delete(self, values: list[Any], meta: Meta) -> None:
         if self.layout.keyless:
             self._count(values, -1, meta, set())
             return
@@ -312,6 +356,35 @@ class TableBatch:
             for copy in range(after + 1, before + 1):
                 rows.append([None] * width + _meta_values(meta, set()) + [digest, copy, "d"])
         return _table(self.layout, rows, keyless=True)
+
+
+_REPLICA_IMAGES: Any = getattr(speedups, "replica_images", None)
+_KIND = {field.name: field.number for field in pb.Value.DESCRIPTOR.fields}
+_BY_NUMBER = [next((k for k, n in _KIND.items() if n == number), None)
+              for number in range(max(_KIND.values()) + 1)]
+_SPECIAL = {"datetime_value": 1, "date_value": 2, "decimal_value": 3}     # converted by the C code itself
+
+
+def _compiled_plan(batch: TableBatch) -> Any:
+    """The plan of ``_speedups.replica_images`` for ``batch``'s layout (None without the compiled core): its
+    lookups, each column's exact kinds and shortcuts by kind number, the before image's reads."""
+    if speedups is None or not hasattr(speedups, "replica_plan"):
+        return None
+    layout = batch.layout
+    columns = []
+    for types, exact, shortcuts in zip(layout.types, batch._exact, batch._shortcuts, strict=True):
+        mask = sum(1 << _KIND[kind] for kind in exact)
+        special = next((code for kind, code in _SPECIAL.items() if kind in shortcuts), 0)
+        by_kind = tuple(None if kind is None else shortcuts.get(kind) for kind in _BY_NUMBER)
+        precision, scale = (types.precision, types.scale) if pa.types.is_decimal(types) else (0, 0)
+        columns.append((mask, special, precision, scale, by_kind))
+    reads = (None if batch._before_reads is None
+             else bytes(i in batch._before_reads for i in range(len(layout.columns))))
+    return speedups.replica_plan((
+        {name.encode(): i for name, i in batch._by_name.items()},
+        {name.encode(): i for name, i in batch._index.items()},
+        tuple(c.name.encode() for c in layout.columns), tuple(c.name for c in layout.columns),
+        MISSING, InvalidValue, Decimal, reads, tuple(columns)))
 
 
 def _exact_kinds(arrow: pa.DataType) -> frozenset[str]:

@@ -103,7 +103,8 @@ def run_apply_files(
         if initial is not None and state.fresh:
             _start_at(state, paths, initial(replica), lenient_ddl)
         history = SchemaHistory.from_json(state.history) if state.history is not None else load_history()
-        assembler = StatementAssembler(history, options)
+        # serialized: the writer reads the row images from the events' bytes in C (``TableBatch.add``)
+        assembler = StatementAssembler(history, options, serialized=True)
         committer = Committer()
         writer = ReplicaWriter(replica, lambda: assembler.history, select, settle=committer.wait)
         result = ApplyResult(stats=writer.stats)

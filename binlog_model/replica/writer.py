@@ -24,12 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from binlog_model._pb import binlog_event_pb2 as pb
+from binlog_model.compiled import speedups
 from binlog_model.replica.batch import Meta, ReplicaError, TableBatch
 from binlog_model.replica.defaults import default_value
 from binlog_model.replica.layout import KEYLESS, META, TableLayout, position_order
@@ -41,6 +42,19 @@ from schema_tracker.model import TableSchema
 __all__ = ["ApplyStats", "ReplicaWriter"]
 
 _SCHEMA = pb.BinlogEvent.SCHEMA
+_EVENT_HEADER = getattr(speedups, "event_header", None)
+
+
+class _RowEvent(NamedTuple):
+    """A serialized row event's own fields (``_speedups.event_header``): its rows are read from its bytes."""
+
+    db: str
+    table: str
+    operation: int
+    gtid: str
+    file: str
+    offset: int
+    rows: int
 
 
 @dataclass
@@ -63,8 +77,9 @@ class ReplicaWriter:
         self.settle = settle or (lambda: None)
         self.history = history
         self.select = select or (lambda db, table: True)
-        self._pending: list[tuple[int, Any, Any]] = []     # (index, event, schema) of the open transaction
-        self._current: tuple[str, int] | None = None      # its GTID
+        # (index, event, schema, its bytes or None) of the open transaction
+        self._pending: list[tuple[int, Any, Any, bytes | None]] = []
+        self._current: str | None = None      # its GTID
         self._batches: dict[tuple[str, str], TableBatch] = {}
         self.taken = 0
         self._drained = 0       # the run's index of the last event drained into the batches
@@ -81,31 +96,42 @@ class ReplicaWriter:
         return self.taken
 
     def write(self, event: Any) -> None:
+        data = head = None
         if isinstance(event, bytes | bytearray | memoryview):
-            event = pb.BinlogEvent.FromString(bytes(event))
+            # a row event's own fields are read from its bytes (``event_header``), its rows later in C
+            data = bytes(event)
+            head = _EVENT_HEADER(data) if _EVENT_HEADER is not None else None
+            if head is None or head[2] == _SCHEMA:
+                event, head = pb.BinlogEvent.FromString(data), None
+        if head is not None:
+            db, table, operation, gtid = head[0], head[1], head[2], head[7]
+        else:
+            db, table, operation, gtid = event.db, event.table, event.operation, event.gtid
         self.taken += 1
-        if not self.select(event.db, event.table) and not _renames_into_selection(event, self.select):
+        if not self.select(db, table) and not (operation == _SCHEMA
+                                               and _renames_into_selection(event, self.select)):
             return
         # An event of the next transaction: the one before it is whole, and goes into the batches now (they
         # hold a value per key, not the events: memory stays bounded by the keys a commit changes).
-        # Without GTIDs the transactions are not told apart here: the events wait for the commit.
-        identity = (event.gtid, event.transaction_id)
-        if event.gtid and identity != self._current:
+        # Without GTIDs the transactions are not told apart here: the events wait for the commit. (A GTID's
+        # text holds its transaction number.)
+        if gtid and gtid != self._current:
             self._drain(self._pending)
             if self._pending:
                 self._drained = self._pending[-1][0]
             self._pending = []
-        self._current = identity
+        self._current = gtid
         catalog = self.history().catalog
-        if event.operation == _SCHEMA:
-            tables = {(event.db, event.table): catalog.table(event.db, event.table)}
+        if operation == _SCHEMA:
+            tables = {(db, table): catalog.table(db, table)}
             for change in event.schema_changes:
                 if change.HasField("rename_table"):
                     r = change.rename_table
                     tables[(r.new_db, r.new_table)] = catalog.table(r.new_db, r.new_table)
-            self._pending.append((self.taken, event, tables))
+            self._pending.append((self.taken, event, tables, None))
         else:
-            self._pending.append((self.taken, event, catalog.table(event.db, event.table)))
+            self._pending.append((self.taken, _RowEvent(db, table, operation, gtid, head[4], head[5], head[3])
+                                  if head is not None else event, catalog.table(db, table), data))
 
     def commit(self, upto: int, position: str, gtids: str) -> None:
         """Apply the first ``upto`` events taken (counted from the run's start) to the replica; the rest
@@ -133,45 +159,49 @@ class ReplicaWriter:
                 self._merge(batch, position, gtids)
         return merge
 
-    def _drain(self, items: list[tuple[int, Any, Any]]) -> None:
-        for _index, event, schema in items:
+    def _drain(self, items: list[tuple[int, Any, Any, bytes | None]]) -> None:
+        for _index, event, schema, data in items:
             if event.operation == _SCHEMA:
                 self._schema_event(event, schema)
             else:
-                self._rows(event, schema)
+                self._rows(event, schema, data)
 
     def close(self) -> None:
         self._pending.clear()
 
     # --- rows ---------------------------------------------------------------------------------------------
 
-    def _rows(self, event: pb.BinlogEvent, schema: TableSchema | None) -> None:
-        db, table = event.db, event.table
-        order = position_order(event.position.file, event.position.offset)
-        at = f"{event.position.file}:{event.position.offset}"
+    def _rows(self, event: Any, schema: TableSchema | None, data: bytes | None = None) -> None:
+        """A row event (a ``BinlogEvent``, or a ``_RowEvent`` with its ``data``) into its table's batch."""
+        if isinstance(event, _RowEvent):
+            db, table, file, offset, rows = event.db, event.table, event.file, event.offset, event.rows
+        else:
+            db, table, rows = event.db, event.table, len(event.rows)
+            file, offset = event.position.file, event.position.offset
+        order = position_order(file, offset)
         replica = self.replica
         version = replica.cached_version(db, table)
         if version is None or version < 0:
             self.settle()       # the replica is read (or a table created) here
             version = replica.version(db, table)
         if order < version or (version < 0 and order < replica.gone_at(db, table)):
-            self.stats.skipped += len(event.rows)
+            self.stats.skipped += rows
             return
         if schema is None:
-            raise ReplicaError(f"{db}.{table} at {event.position.file}:{event.position.offset}: rows of a "
-                               "table the schema history does not know")
+            raise ReplicaError(f"{db}.{table} at {file}:{offset}: rows of a table the schema history "
+                               "does not know")
         layout = self._layout(schema)
         batch = self._batches.get((db, table))
         if batch is None or (batch.layout is not layout and batch.layout != layout):
             if batch is not None:
                 self.settle()
-                self._flush(db, table, batch, at)
+                self._flush(db, table, batch, f"{file}:{offset}")
             if version < 0:
-                replica.create(layout, at, self._gtids)
+                replica.create(layout, f"{file}:{offset}", self._gtids)
                 self.stats.delta_commits += 1
             batch = self._batches[(db, table)] = TableBatch(layout)
-        batch.add(event, Meta(order, event.gtid, event.position.file, event.position.offset))
-        self.stats.row_changes += len(event.rows)
+        batch.add(event, Meta(order, event.gtid, file, offset), data)
+        self.stats.row_changes += rows
         self.stats.tables.add((db, table))
 
     def _layout(self, schema: TableSchema) -> TableLayout:

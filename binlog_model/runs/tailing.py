@@ -262,8 +262,9 @@ class _Session:
         history = (SchemaHistory.from_json(state.history) if state.history is not None
                    else SchemaHistory(None, lenient=settings.lenient_ddl) if settings.snapshot_now
                    else settings.load_history())
-        # a sink that takes serialized events (proto) gets the compiled row builder's bytes, as `events`
-        self.serialized = settings.output is None and sink_class(settings.fmt).takes_serialized
+        # a sink that takes serialized events (proto) gets the compiled row builder's bytes, as `events`; so
+        # does `apply`'s output (the replica's writer reads the row images from them in C)
+        self.serialized = settings.output is not None or sink_class(settings.fmt).takes_serialized
         self.assembler = StatementAssembler(history, settings.options, serialized=self.serialized)
         self.result.stats = self.assembler.stats
         self.result.source = self.source
