@@ -226,13 +226,16 @@ static PyObject *scalar(uint32_t kind, const pb_field *f, int *status) {
  * ``values[i]``; an after image's value the type cannot hold adds the column's name to ``invalid``. */
 static int convert(rp_plan *plan, Py_ssize_t i, const unsigned char *value, const unsigned char *vend,
                    PyObject *values, PyObject *invalid) {
-    uint32_t kind = 0;
+    uint32_t kind = 0, seen = 0;
     pb_field last = {0};
     if (value) {
         const unsigned char *p = value;
         while (p < vend) {
             pb_field f;
-            if (read_field(&p, vend, &f) != BM_OK || f.number >= KINDS) return RI_FALLBACK;
+            /* a kind given twice: the parser merges a message kind's two fields, not here */
+            if (read_field(&p, vend, &f) != BM_OK || f.number >= KINDS || (seen & (1u << f.number)))
+                return RI_FALLBACK;
+            seen |= 1u << f.number;
             kind = f.number;
             last = f;
         }

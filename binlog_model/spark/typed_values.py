@@ -78,7 +78,13 @@ def message_converters(arrow: pa.DataType) -> dict[str, Any]:
                           + (rf"\.[0-9]{{{places}}}" if places else "")).fullmatch
 
         def decimal_text(raw: str) -> Decimal:
-            return Decimal(raw) if fits(raw) else _coerce(Decimal(raw), arrow)
+            if fits(raw):
+                return Decimal(raw)
+            try:
+                value = Decimal(raw)
+            except ArithmeticError as err:      # not a number's text
+                raise _Invalid from err
+            return _coerce(value, arrow)
         out["decimal_value"] = decimal_text
         if arrow.scale == 0 and precision >= 20:
             out["uint64_value"] = Decimal       # every uint64 has at most 20 digits
@@ -112,7 +118,10 @@ def message_converters(arrow: pa.DataType) -> dict[str, Any]:
         def instant(raw: int) -> datetime.datetime:
             if raw == 0:
                 raise _Invalid
-            return _EPOCH + datetime.timedelta(microseconds=raw)
+            try:
+                return _EPOCH + datetime.timedelta(microseconds=raw)
+            except OverflowError as err:        # past any date's range (year 9999)
+                raise _Invalid from err
         out["timestamp_micros"] = instant
     return out
 
@@ -145,7 +154,10 @@ def _plain(kind: str, raw: Any) -> Any:
     if kind in ("intValue", "longValue", "uint64Value", "bitValue", "timeMicros"):
         return int(raw)
     if kind == "decimalValue":
-        return Decimal(raw)
+        try:
+            return Decimal(raw)
+        except ArithmeticError as err:      # not a number's text
+            raise _Invalid from err
     if kind in ("floatValue", "doubleValue"):
         return float(raw)
     if kind in ("stringValue", "jsonValue"):
@@ -170,7 +182,10 @@ def _plain(kind: str, raw: Any) -> Any:
         micros = int(raw)
         if micros == 0:
             raise _Invalid
-        return _EPOCH + datetime.timedelta(microseconds=micros)
+        try:
+            return _EPOCH + datetime.timedelta(microseconds=micros)
+        except OverflowError as err:        # past any date's range (year 9999)
+            raise _Invalid from err
     if kind == "geometryValue":
         return base64.b64decode(raw.get("wkb", ""))
     if kind == "vectorValue":

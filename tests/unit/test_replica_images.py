@@ -249,8 +249,11 @@ WIDE = ("CREATE TABLE t (id INT PRIMARY KEY, small SMALLINT, big BIGINT UNSIGNED
     # a year past 9999, and a date-time field past INT_MAX
     [_col("id", int_value=1), _col("d", date_value=pb.Date(year=10000, month=1, day=1)),
      _col("dt", datetime_value=pb.DateTime(year=2**31, month=1, day=1))],
+    # past any date (the reference raised OverflowError), and a decimal that is not a number's text (it
+    # raised InvalidOperation): invalid values, found by the fuzz target
+    [_col("id", int_value=1), _col("ts", timestamp_micros=2**62), _col("price", decimal_value="-")],
 ], ids=["plain", "invalid", "quantized", "leading-zeros", "too-many-places", "too-many-digits", "exponent",
-        "names", "out-of-range-dates"])
+        "names", "out-of-range-dates", "past-any-date"])
 def test_hand_made_values_are_the_references(columns: list[pb.Column]) -> None:
     batch = _batch(WIDE)
     counts: Counter[str] = Counter()
