@@ -38,7 +38,7 @@ class ReplicaError(BinlogError):
     """A change the replica cannot apply exactly (names the table, the key and the position)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Meta:
     order: int
     gtid: str
@@ -46,7 +46,7 @@ class Meta:
     offset: int
 
 
-@dataclass
+@dataclass(slots=True)
 class Change:
     """The last change of one key: write ``values`` (``op == "u"``) or delete the key (``"d"``). Values
     still ``MISSING``, and JSON ``diffs`` on them, are taken from the replica's row at ``base_key``."""
@@ -96,12 +96,15 @@ class TableBatch:
         images = (_REPLICA_IMAGES(data, operation, self._plan)
                   if data is not None and self._plan is not None else None)
         if images is not None:
-            for before, after, invalid in images:
-                if operation == _INSERT:
-                    self._take(None, after, invalid, {}, meta, inserted=True)
-                elif operation == _UPDATE:
-                    self._take(before, after, invalid, {}, meta, inserted=False)
-                elif operation == _DELETE:
+            take = self._take
+            if operation == _INSERT:
+                for _before, after, invalid in images:
+                    take(None, after, invalid, _NO_DIFFS, meta, True)
+            elif operation == _UPDATE:
+                for before, after, invalid in images:
+                    take(before, after, invalid, _NO_DIFFS, meta, False)
+            elif operation == _DELETE:
+                for before, _after, _invalid in images:
                     self._take_delete(before, meta)
             return
         if not isinstance(event, pb.BinlogEvent):
@@ -176,11 +179,12 @@ class TableBatch:
                inserted: bool) -> None:
         values, invalid, diffs = self._image(after, meta)
         previous = self._image(before, meta, self._before_reads)[0] if before is not None else None
-        self._take(previous, values, invalid, diffs, meta, inserted=inserted)
+        self._take(previous, values, invalid, diffs, meta, inserted)
 
     def _take(self, previous: list[Any] | None, values: list[Any], invalid: set[str], diffs: dict[int, Any],
-              meta: Meta, *, inserted: bool) -> None:
-        """A write of the after image's ``values`` (``_image``'s three), ``previous`` the before image's."""
+              meta: Meta, inserted: bool) -> None:
+        """A write of the after image's ``values`` (``_image``'s three), ``previous`` the before image's;
+        ``diffs`` is only read."""
         if previous is not None and self._generated:
             self._unknown_generated(values, previous, diffs, invalid)
         if self._keyless:
@@ -192,10 +196,12 @@ class TableBatch:
             self._count(self._with_defaults(values, invalid) if inserted else values, +1, meta, invalid)
             return
         if inserted:
-            key = self._key(self._with_defaults(values, invalid) if MISSING in values else values, meta,
-                            "after")
-            self.changes.pop(key, None)     # re-inserted after a delete: the newest change goes last
-            self.changes[key] = Change("u", values, meta, invalid)
+            if MISSING in values:
+                self._with_defaults(values, invalid)
+            key = self._key(values, meta, "after")
+            changes = self.changes
+            changes.pop(key, None)     # re-inserted after a delete: the newest change goes last
+            changes[key] = Change("u", values, meta, invalid)
             return
         assert previous is not None
         old = self._key(previous, meta, "before")
@@ -359,6 +365,7 @@ class TableBatch:
 
 
 _REPLICA_IMAGES: Any = getattr(speedups, "replica_images", None)
+_NO_DIFFS: dict[int, Any] = {}      # the compiled images' diffs: never any (it hands a JSON diff back)
 _KIND = {field.name: field.number for field in pb.Value.DESCRIPTOR.fields}
 _BY_NUMBER = [next((k for k, n in _KIND.items() if n == number), None)
               for number in range(max(_KIND.values()) + 1)]
