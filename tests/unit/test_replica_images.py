@@ -34,7 +34,7 @@ from binlog_model.testing.golden import (
     read_meta,
 )
 from schema_tracker.history import SchemaHistory
-from tests._paths import CORPUS, REPO
+from tests._paths import CORPUS, REPO, binlogs_under
 
 pytestmark = pytest.mark.skipif(not hasattr(speedups, "replica_images"),
                                 reason="the compiled core is not built")
@@ -142,19 +142,12 @@ def test_the_c_code_reads_most_row_events_of_the_fixtures() -> None:
     assert counts["rows"] >= 1000, counts
 
 
-def _corpus() -> list[Path]:
-    if not CORPUS.exists():
-        return []
-    return [p for p in sorted(CORPUS.rglob("*")) if p.is_file() and p.read_bytes()[:4] == b"\xfebin"]
-
-
-@pytest.mark.parametrize("path", _corpus() or [None],
-                         ids=lambda p: str(p.relative_to(CORPUS)) if p else "absent")
-def test_the_images_are_the_references_on_the_corpus(path: Path | None) -> None:
-    if path is None:
+@pytest.mark.parametrize("name", binlogs_under(CORPUS) or [None], ids=lambda p: p or "absent")
+def test_the_images_are_the_references_on_the_corpus(name: str | None) -> None:
+    if name is None:
         pytest.skip(f"the shared corpus is absent ({CORPUS})")
     counts: Counter[str] = Counter()
-    _compare_all([path], ResolveOptions.parse(allow_incomplete_tail=True), None, counts)
+    _compare_all([CORPUS / name], ResolveOptions.parse(allow_incomplete_tail=True), None, counts)
 
 
 @pytest.mark.parametrize("fixture", [GOLDEN / family / name for family in ("mysql", "mariadb")
