@@ -264,7 +264,7 @@ class TableBatch:
         self._take_delete(self._image(before, meta, self._before_reads)[0], meta)
 
     def _take_delete(self, values: list[Any], meta: Meta) -> None:
-        if self.layout.keyless:
+        if self._keyless:
             self._count(values, -1, meta, set())
             return
         key = self._key(values, meta, "before")
@@ -387,10 +387,14 @@ def _compiled_plan(batch: TableBatch) -> Any:
         columns.append((mask, special, precision, scale, by_kind))
     reads = (None if batch._before_reads is None
              else bytes(i in batch._before_reads for i in range(len(layout.columns))))
+    try:
+        names = tuple(c.name.encode() for c in layout.columns)
+    except UnicodeEncodeError:      # a name no serialized event can hold (a lone surrogate): the reference
+        return None
     return speedups.replica_plan((
         {name.encode(): i for name, i in batch._by_name.items()},
         {name.encode(): i for name, i in batch._index.items()},
-        tuple(c.name.encode() for c in layout.columns), tuple(c.name for c in layout.columns),
+        names, tuple(c.name for c in layout.columns),
         MISSING, InvalidValue, Decimal, reads, tuple(columns)))
 
 
