@@ -48,7 +48,7 @@ def test_compiled_core_fuzz_smoke_under_asan(tmp_path: Path) -> None:
     assert summary["findings"] == 0 and summary["leaks"] == 0
     # It really ran, on both entry points, and the checks did work.
     assert set(summary["by_target"]) == {"rows", "raw", "json", "columns", "typed", "frames", "utf8",
-                                          "jsonl", "textrows", "splice", "statements"}
+                                          "jsonl", "textrows", "splice", "statements", "replica"}
     assert summary["inputs"] >= 3000
     assert summary["traced_inputs"] > 100
     stats = summary["target_stats"]
@@ -62,3 +62,4 @@ def test_compiled_core_fuzz_smoke_under_asan(tmp_path: Path) -> None:
     assert stats["splice"]["joined"] > 0 and stats["splice"]["handed_back"] > 0
     assert stats["statements"]["runs"] > 0 and stats["statements"]["handed_back"] > 0
     assert stats["statements"]["pipelines"] > 0 and stats["statements"]["transactions"] > 0
+    assert stats["replica"]["compared"] > 0 and stats["replica"]["handed_back"] > 0
