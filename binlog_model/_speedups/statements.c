@@ -124,6 +124,7 @@ typedef struct {
     const unsigned char *fields;
     Py_ssize_t fields_len;
     Py_ssize_t ncols;
+    PyObject *raw;      /* the resolve job's raw row images: typed bitmap -> context number (a dict), or NULL */
 } table;
 
 static int lookup(PyObject *tables, uint64_t id, table *t) {
@@ -132,12 +133,14 @@ static int lookup(PyObject *tables, uint64_t id, table *t) {
     PyObject *entry = PyDict_GetItemWithError(tables, key);
     Py_DECREF(key);
     if (!entry) return PyErr_Occurred() ? BM_ERR_PY : BM_ERR_DATA;
-    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 5 || !PyBytes_Check(PyTuple_GET_ITEM(entry, 0)) ||
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 6 || !PyBytes_Check(PyTuple_GET_ITEM(entry, 0)) ||
         !bm_is_plan(PyTuple_GET_ITEM(entry, 1)) || !PyLong_Check(PyTuple_GET_ITEM(entry, 2)) ||
-        !PyBytes_Check(PyTuple_GET_ITEM(entry, 3)) || !PyLong_Check(PyTuple_GET_ITEM(entry, 4))) {
-        PyErr_SetString(PyExc_TypeError, "statement_run: a table is (bytes, Plan, int, bytes, int)");
+        !PyBytes_Check(PyTuple_GET_ITEM(entry, 3)) || !PyLong_Check(PyTuple_GET_ITEM(entry, 4)) ||
+        (PyTuple_GET_ITEM(entry, 5) != Py_None && !PyDict_Check(PyTuple_GET_ITEM(entry, 5)))) {
+        PyErr_SetString(PyExc_TypeError, "statement_run: a table is (bytes, Plan, int, bytes, int, dict|None)");
         return BM_ERR_PY;
     }
+    t->raw = PyTuple_GET_ITEM(entry, 5) == Py_None ? NULL : PyTuple_GET_ITEM(entry, 5);
     t->map = (const unsigned char *)PyBytes_AS_STRING(PyTuple_GET_ITEM(entry, 0));
     t->map_len = PyBytes_GET_SIZE(PyTuple_GET_ITEM(entry, 0));
     t->plan = (bm_plan *)PyTuple_GET_ITEM(entry, 1);
@@ -168,6 +171,18 @@ typedef struct {
     event first;
 } statement_rows;
 
+/* The context number `contexts` gives a bitmap of `n` bytes; -1 where it has none, BM_ERR_PY on an error. */
+static Py_ssize_t raw_context(PyObject *contexts, const unsigned char *bitmap, Py_ssize_t n) {
+    PyObject *key = PyBytes_FromStringAndSize((const char *)bitmap, n);
+    if (!key) return BM_ERR_PY;
+    PyObject *found = PyDict_GetItemWithError(contexts, key);
+    Py_DECREF(key);
+    if (!found) return PyErr_Occurred() ? BM_ERR_PY : -1;
+    Py_ssize_t context = PyLong_AsSsize_t(found);
+    if (context < 0) return PyErr_Occurred() ? BM_ERR_PY : -1;
+    return context;
+}
+
 /* One rows event of table `id` into `s`: BM_OK, BM_ERR_DATA (not for the lane) or BM_ERR_PY. */
 static int add_rows(const context *c, const event *e, uint64_t id, const table *t, statement_rows *s,
                     int *statement_end) {
@@ -185,8 +200,19 @@ static int add_rows(const context *c, const event *e, uint64_t id, const table *
     Py_ssize_t images = at + 1 + (operation == 2 ? 2 * nbytes : nbytes);
     if (images > n) return BM_ERR_DATA;
     const unsigned char *after = operation == 2 ? b + at + 1 + nbytes : NULL;
-    PyObject *built = bm_build_rows(t->plan, b, images, n, b + at + 1, nbytes, after, after ? nbytes : 0,
-                                    operation, t->mode, (uint64_t)s->count);
+    PyObject *built;
+    if (t->raw) {
+        /* Raw row images (compiled_rows.RawImages): the context of the typed image's bitmap (an UPDATE's
+         * after image, else the one image), which the Python path numbered at the first event that had it;
+         * one not numbered yet sends the statement that path. */
+        Py_ssize_t context = raw_context(t->raw, after ? after : b + at + 1, nbytes);
+        if (context < 0) return context == BM_ERR_PY ? BM_ERR_PY : BM_ERR_DATA;
+        built = bm_row_images(t->plan, b, images, n, b + at + 1, nbytes, after, after ? nbytes : 0, operation,
+                              context, (uint64_t)s->count);
+    } else {
+        built = bm_build_rows(t->plan, b, images, n, b + at + 1, nbytes, after, after ? nbytes : 0, operation,
+                              t->mode, (uint64_t)s->count);
+    }
     if (!built) return BM_ERR_PY;
     int rc = BM_ERR_DATA;
     if (built != Py_None && PyLong_AsSsize_t(PyTuple_GET_ITEM(built, 1)) == n) {

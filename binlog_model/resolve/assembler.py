@@ -42,7 +42,7 @@ from binlog_model.resolve.ddl_pass import apply_query
 from binlog_model.resolve.event_range import EventRange
 from binlog_model.resolve.json_diff import resolve_partial_row
 from binlog_model.resolve.lane import AVAILABLE as LANE_AVAILABLE
-from binlog_model.resolve.lane import StatementLane, StatementRun, TransactionRun
+from binlog_model.resolve.lane import HistoryChanges, StatementLane, StatementRun, TransactionRun
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.resolve.plan import RowPlan
 from binlog_model.resolve.rows import RowBuilders
@@ -196,13 +196,15 @@ class StatementAssembler:
             StatementRun: self._on_statement_run,
             TransactionRun: self._on_transaction_run,
         }
-        # Runs of plain row statements read in C (``lane``; messages are parsed from its bytes): the schema
-        # built here alone (a history given whole beforehand may change at positions it never sees). With
+        # Runs of plain row statements read in C (``lane``; messages are parsed from its bytes). A history
+        # given whole beforehand may change at positions the assembler reads as no DDL: its runs stop at
+        # each of them, and its tables are resolved again past them (``HistoryChanges``). With
         # table filters too: a table left out is never registered with the lane (``_on_rows`` returns
         # before), so its statements, and any transaction holding one, go this path.
         self.lane: StatementLane | None = None
-        if LANE_AVAILABLE and raw is None and self._covered_until is None:
-            self.lane = StatementLane(self.options, self._lane_query_index, self._lane_head, window)
+        if LANE_AVAILABLE:
+            changes = HistoryChanges([p.sort_key() for p in positioned]) if positioned else None
+            self.lane = StatementLane(self.options, self._lane_query_index, self._lane_head, window, changes)
         self._lane_identity: Identity | None = None
         self._lane_fields = (b"", b"", b"")
         self._query_handlers: dict[QueryKind, Callable[[ev.QueryEvent, EventPosition],
@@ -559,7 +561,9 @@ class StatementAssembler:
         if frames is not None:
             count = len(frames)
             if self.lane is not None:
-                self.lane.register(event.table_id, view.compiled, plan.db, plan.table, event.column_count)
+                raw = self._raw
+                self.lane.register(event.table_id, view.compiled, plan.db, plan.table, event.column_count,
+                                   raw if raw is not None and key in raw.tables else None)
         else:
             if piece.raw and piece.frames:
                 raise RawImagesRefused(f"rows the compiled builder refuses in a piece of raw rows at "

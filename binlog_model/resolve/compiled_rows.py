@@ -81,15 +81,23 @@ class RawImages:
     def __init__(self, tables: frozenset[tuple[str, str]]) -> None:
         self.tables = tables
         self.contexts: list[tuple[Any, bytes]] = []
-        self._ids: dict[tuple[int, bytes], int] = {}
+        self._ids: dict[int, dict[bytes, int]] = {}     # id(plan) -> bitmap -> context number
 
     def context(self, plan: Any, present: bytes) -> int:
-        key = (id(plan), present)
-        found = self._ids.get(key)
+        numbers = self.numbers(plan)
+        found = numbers.get(present)
         if found is None:
-            found = self._ids[key] = len(self.contexts)
+            found = numbers[present] = len(self.contexts)
             self.contexts.append((plan, present))       # holds the plan: its id stays its own
         return found
+
+    def numbers(self, plan: Any) -> dict[bytes, int]:
+        """The context numbers of ``plan``'s bitmaps so far (the statement lane reads them in C: a bitmap
+        not numbered yet sends its statement the Python path, which numbers it)."""
+        numbers = self._ids.get(id(plan))
+        if numbers is None:
+            numbers = self._ids[id(plan)] = {}
+        return numbers
 
 
 class CompiledRows:
@@ -101,6 +109,11 @@ class CompiledRows:
         self.plan = plan
         self._plan = compiled
         self._mode = image_mode
+
+    @property
+    def raw_capable(self) -> bool:
+        """Whether ``images`` can give raw row images (the "after" image mode alone)."""
+        return self._mode == _IMAGE_MODE["after"]
 
     def build(self, event: RowsEvent, first_row_index: int) -> list[bytes] | None:
         """Each row as one framed entry of ``BinlogEvent.rows`` (tag, length, the serialized ``Row``), with
@@ -116,7 +129,7 @@ class CompiledRows:
     def images(self, event: RowsEvent, first_row_index: int, raw: RawImages) -> list[bytes] | None:
         """Each row as a raw frame of its typed image (see ``RawImages``), or None: build the rows."""
         operation = _OPERATION.get(event.kind)
-        if operation is None or speedups is None or self._mode != _IMAGE_MODE["after"]:
+        if operation is None or speedups is None or not self.raw_capable:
             return None
         images = event.images
         typed = images.present_after if operation == _OPERATION["update"] else images.present

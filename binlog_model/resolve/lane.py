@@ -21,7 +21,9 @@ commits needs every transaction's boundaries, so it reads statements only.
 
 It is on with the compiled core (``BINLOG_MODEL_PURE=1`` turns it off with the rest), for file reads
 (``FileSource``) and live dumps (``ReplicationSource``), with table filters too (a table left out is never
-registered, so its statements go the Python path), not with raw images; with a range,
+registered, so its statements go the Python path), and with the typed job's raw row images (a table the
+Python path read as raw images is registered with its context numbers: ``statement_run`` makes raw frames
+for it, and a bitmap not numbered yet ends the run before its statement); with a range,
 runs stay inside the positions it admits (``EventRange.admitted_until``). An assembler that yields messages
 parses the lane's bytes (upb, in C). ``tests/unit/test_statement_lane.py`` compares its output with the
 Python path's on every fixture, the corpus and damaged copies, byte for byte.
@@ -36,11 +38,12 @@ from typing import Any, Literal
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.compiled import speedups
-from binlog_model.position import file_sequence
+from binlog_model.position import file_key, file_sequence, position_key
+from binlog_model.resolve.compiled_rows import RawImages
 from binlog_model.resolve.event_range import EventRange
 from binlog_model.wire.header import EventHeader, FormatContext
 
-__all__ = ["AVAILABLE", "MORE", "StatementLane", "StatementRun", "TransactionRun"]
+__all__ = ["AVAILABLE", "MORE", "HistoryChanges", "StatementLane", "StatementRun", "TransactionRun"]
 
 AVAILABLE = speedups is not None and hasattr(speedups, "statement_run")
 MORE: Literal["more"] = "more"
@@ -78,42 +81,84 @@ class TransactionRun:
     last_offset: int
 
 
+class HistoryChanges:
+    """The positions where a history given beforehand changes (the Spark tasks' shipped history): a catalog
+    holds for the events after its change up to the next one, and the change need not be an event the
+    assembler reads as DDL (which clears the lane's tables itself). So a run never crosses the next change,
+    and once the reading is past it the lane's tables, resolved under the catalog before it, are cleared."""
+
+    __slots__ = ("_keys", "_next")
+
+    def __init__(self, positions: list[tuple[int, str, int]]) -> None:
+        self._keys = sorted(positions)
+        self._next = 0      # the first change not passed yet
+
+    def admits(self, file: str, offset: int, lane: StatementLane) -> bool:
+        """Whether the lane may read at ``offset`` of ``file``: clears its tables when the reading has
+        passed changes since (then the Python path resolves the next statements under the new catalog)."""
+        keys, i = self._keys, self._next
+        if i < len(keys):
+            here = position_key(os.path.basename(file), offset)
+            if here > keys[i]:
+                while i < len(keys) and here > keys[i]:
+                    i += 1
+                self._next = i
+                lane.tables.clear()
+                return False
+        return True
+
+    def until(self, file: str) -> int:
+        """The offset in ``file`` (a base name's file) of the next change, -1 when it is in a later file."""
+        keys, i = self._keys, self._next
+        if i < len(keys):
+            seq, name, offset = keys[i]
+            if (seq, name) == file_key(os.path.basename(file)):
+                return offset
+        return -1
+
+
 class StatementLane:
     """The lane's state shared by one assembler and the decoders that read for it. ``armed``: the decoder
     offers its buffer (``run``); ``between``: the assembler is between transactions (whole ones are read),
     else inside one (its statements are); ``whole``: whole transactions may be read at all (the runner
     without a state sets it: a run with one needs every transaction's boundaries)."""
 
-    __slots__ = ("_files", "_head", "_options", "_post_headers", "_query_index", "_source", "_window",
-                 "armed", "between", "map_bodies", "statements", "tables", "transactions", "whole")
+    __slots__ = ("_changes", "_files", "_head", "_options", "_post_headers", "_query_index", "_source", "_window",
+                 "armed", "between", "map_bodies", "statements", "tables", "transactions", "whole", "writes_text")
 
     def __init__(self, options: Any, query_index: Callable[[], int],
                  head: Callable[[], tuple[bytes, bytes, bytes]],
-                 window: EventRange | None = None) -> None:
+                 window: EventRange | None = None, changes: HistoryChanges | None = None) -> None:
         self.armed = False
         self.between = False
+        self.writes_text = options.statement_text != "none"
         self.whole = False
         self.statements = 0     # statements read here (the rest went the Python path)
         self.transactions = 0   # whole transactions read here
         self.map_bodies: dict[int, bytes] = {}     # table id -> its last TABLE_MAP's body (the decoder's)
-        # table id -> (TABLE_MAP body, compiled plan, image mode, serialized db and table fields, columns)
-        self.tables: dict[int, tuple[bytes, Any, int, bytes, int]] = {}
+        # table id -> (TABLE_MAP body, compiled plan, image mode, serialized db and table fields, columns,
+        # the raw row images' context numbers by bitmap or None)
+        self.tables: dict[int, tuple[bytes, Any, int, bytes, int, dict[bytes, int] | None]] = {}
         self._options = options
         self._window = window
+        self._changes = changes
         self._query_index = query_index
         self._head = head
         self._post_headers: tuple[FormatContext, bytes] | None = None
         self._files: dict[str, tuple[bytes, int]] = {}
         self._source = pb.BinlogEvent(source=options.source).SerializeToString()
 
-    def register(self, table_id: int, compiled: Any, db: str, table: str, columns: int) -> None:
-        """The Python path resolved a rows event of ``table_id`` with ``compiled`` (a ``CompiledRows``)."""
+    def register(self, table_id: int, compiled: Any, db: str, table: str, columns: int,
+                 raw: RawImages | None = None) -> None:
+        """The Python path resolved a rows event of ``table_id`` with ``compiled`` (a ``CompiledRows``);
+        ``raw``: its rows are the typed job's raw row images (``compiled_rows.RawImages``)."""
         body = self.map_bodies.get(table_id)
         known = self.tables.get(table_id)
         if body is None or (known is not None and known[0] == body):
             return
         fields = pb.BinlogEvent(db=db, table=table).SerializeToString()
-        self.tables[table_id] = (body, compiled._plan, compiled._mode, fields, columns)
+        numbers = raw.numbers(compiled._plan) if raw is not None and compiled.raw_capable else None
+        self.tables[table_id] = (body, compiled._plan, compiled._mode, fields, columns, numbers)
 
     def schema_changed(self) -> None:
         """A DDL or a new FORMAT_DESCRIPTION: table ids may name other tables, plans other columns."""
@@ -126,10 +171,18 @@ class StatementLane:
         file offset of ``buf[0]``); None: the decoder reads the next event itself; ``MORE``: the buffer
         ends inside one that is for the lane so far (and smaller than a BinlogEvent that would be split):
         read on if more bytes may come."""
+        if self._changes is not None and not self._changes.admits(file, base + pos, self):
+            return None
         tables = self.tables
         if not tables:
             return None
         end = len(buf)
+        if self._changes is not None:    # a change of a history given beforehand: a run never crosses it
+            until = self._changes.until(file)
+            if until >= 0:
+                end = min(end, until - base)
+                if end <= pos:
+                    return None
         if self._window is not None:     # --start/--stop-position: a run never crosses them
             until = self._window.admitted_until(file, base + pos)
             if until is None:
@@ -141,7 +194,7 @@ class StatementLane:
         options = self._options
         file_field, file_seq = self._file(file)
         post_headers = self._post_header_table(ctx)
-        with_text = options.statement_text != "none"
+        with_text = self.writes_text
         got: Any
         if self.between:
             got = speedups.transaction_run(    # type: ignore[union-attr]  # AVAILABLE

@@ -84,8 +84,10 @@ _crc32: Callable[..., int] = CRC32      # what events' checksums are checked wit
 _new_header = maker(EventHeader)
 
 # The event types a statement lane reads (TABLE_MAP, plain rows events, ROWS_QUERY, ANNOTATE_ROWS): a decoder
-# told to skip any of them takes no lane.
+# told to skip any of them takes no lane, but for the statement-text events (ROWS_QUERY, ANNOTATE_ROWS) when
+# the lane writes no text (it reads them, and leaves their text out, as skipping them does).
 LANE_TYPES: Final = frozenset({19, 23, 24, 25, 29, 30, 31, 32, 160})
+_TEXT_TYPES: Final = frozenset({29, 160})
 
 
 class Lane(Protocol):
@@ -93,6 +95,7 @@ class Lane(Protocol):
 
     armed: bool
     map_bodies: dict[int, bytes]
+    writes_text: bool       # its statements carry the statement text
 
     def run(self, buf: bytearray, pos: int, base: int, ctx: FormatContext, crc_len: int, verify: bool,
             max_event_size: int, file: str, make_header: Callable[..., EventHeader]
@@ -280,8 +283,9 @@ class BinlogDecoder(SkipWalks):
     def use_lane(self, lane: Lane) -> None:
         """Offer the buffer to ``lane`` (``resolve.lane``: runs of row statements read in C) before each
         event while it is armed; not in the modes that skip or keep undecodable events, which it would
-        bypass."""
-        if not (self.raw_undecodable or self.skip_types & LANE_TYPES):
+        bypass (skipped statement-text events excepted, for a lane that writes no text)."""
+        skipped = self.skip_types & LANE_TYPES
+        if not self.raw_undecodable and (not skipped or (skipped <= _TEXT_TYPES and not lane.writes_text)):
             self.lane = lane
 
     def _lane_header(self, ts: int, etype: int, server_id: int, size: int, log_pos: int, flags: int,

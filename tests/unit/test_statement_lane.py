@@ -15,15 +15,19 @@ from typing import Any
 
 import pytest
 
+from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import BinlogError
 from binlog_model.io.file_source import FileSource
 from binlog_model.io.snapshots import load_snapshot
 from binlog_model.resolve import assembler as assembler_module
 from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.compiled_rows import RawImages, RawImagesRefused
 from binlog_model.resolve.event_range import EventRange
 from binlog_model.resolve.lane import AVAILABLE
 from binlog_model.resolve.options import ResolveOptions
+from binlog_model.position import EventPosition
 from binlog_model.runs.runner import Runner
+from binlog_model.spark.partitions import build_history, scan_files
 from binlog_model.testing.golden import (
     SNAPSHOT_NAME,
     binlog_files,
@@ -31,6 +35,7 @@ from binlog_model.testing.golden import (
     iter_fixture_dirs,
     read_meta,
 )
+from schema_tracker.history import SchemaHistory
 from tests._paths import CORPUS, REPO
 
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="the compiled core is not built")
@@ -40,20 +45,25 @@ GOLDEN = REPO / "binlog_model" / "fixtures" / "golden"
 
 def _decode(files: list[Path], options: ResolveOptions, snapshot: Path | None, *, lane: bool,
             chunk_size: int = 1 << 20, monkeypatch: pytest.MonkeyPatch,
-            window: dict[str, int] | None = None, serialized: bool = True) -> tuple[list[Any], int]:
+            window: dict[str, int] | None = None, serialized: bool = True,
+            raw: RawImages | None = None, history: SchemaHistory | None = None) -> tuple[list[Any], int]:
     """The serialized events (or the messages, not ``serialized``; or the error, as type and message),
-    the counts, and the statements the lane read; ``window``: ``EventRange.parse``'s positions."""
+    the counts, and the statements the lane read; ``window``: ``EventRange.parse``'s positions; ``raw``:
+    the typed job's raw row images of its tables."""
     with monkeypatch.context() as m:
         m.setattr(assembler_module, "LANE_AVAILABLE", lane)
-        history = load_snapshot(snapshot) if snapshot is not None else None
+        if history is None:
+            history = load_snapshot(snapshot) if snapshot is not None else None
+        else:
+            history = history.copy()
         ranged = EventRange.parse([str(f) for f in files], **window) if window else None
-        asm = StatementAssembler(history, options, serialized=serialized, window=ranged)
+        asm = StatementAssembler(history, options, serialized=serialized, window=ranged, raw=raw)
         assert (asm.lane is not None) is lane
         source = FileSource(files, chunk_size=chunk_size, partial_tail=options.allow_incomplete_tail)
         out: list[Any]
         try:
             out = list(Runner(source, asm).events())
-        except BinlogError as err:
+        except (BinlogError, RawImagesRefused) as err:
             out = [f"{type(err).__name__}: {err}"]
         out.append(asdict(asm.stats))      # the counts too (the partial tail's bytes among them)
         return out, asm.lane.statements if asm.lane is not None else 0
@@ -98,6 +108,54 @@ def test_the_lane_writes_what_the_python_path_writes_on_every_fixture(
     assert got == want
     assert [e.SerializeToString() for e in got[:-1]] == _decode(files, options, snap, lane=False,
                                                                monkeypatch=monkeypatch)[0][:-1]
+
+
+def test_the_lane_makes_the_raw_row_images_the_python_path_makes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The typed job's raw row images (``compiled_rows.RawImages``, the "after" image of every table): the
+    same bytes both ways (raw frames hold their context's number, so the contexts are numbered alike too),
+    whole and in small chunks, and the lane reads statements of them."""
+    read = 0
+    for fixture in _fixtures():
+        meta = read_meta(fixture)
+        files = binlog_files(fixture, meta)
+        snapshot = fixture / SNAPSHOT_NAME
+        snap = snapshot if snapshot.is_file() else None
+        recorded = fixture_options(fixture, meta)
+        options = ResolveOptions.parse(image="after", source=recorded.source,
+                                       always_include=list(recorded.always_include))
+        built, _ = _decode(files, options, snap, lane=False, monkeypatch=monkeypatch)
+        tables = frozenset((m.db, m.table) for m in (pb.BinlogEvent.FromString(b) for b in built[:-1]
+                                                     if isinstance(b, bytes)) if m.table)
+        without = RawImages(tables)
+        want, none = _decode(files, options, snap, lane=False, monkeypatch=monkeypatch, raw=without)
+        assert none == 0
+        for chunk in (1 << 20, 700):
+            with_lane = RawImages(tables)
+            got, statements = _decode(files, options, snap, lane=True, chunk_size=chunk,
+                                      monkeypatch=monkeypatch, raw=with_lane)
+            assert got == want, (fixture, chunk)
+            assert [present for _, present in with_lane.contexts] == [p for _, p in without.contexts]
+            read += statements
+    assert read > 100, read
+
+
+def test_a_run_stops_at_a_change_of_a_history_given_beforehand(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A history given whole (the Spark tasks' shipped one) may change where the binlog holds no DDL: a run
+    never crosses the change, and the tables it resolved before are resolved again after it. Here a column
+    renamed at a position inside the DML (a history edited by hand, named as such), which the next TABLE_MAP
+    contradicts: both ways stop there with the same error (a lane reading on would write the old name)."""
+    fixture = GOLDEN / "mariadb" / "transactions"     # its TABLE_MAPs carry no column names to check
+    files = binlog_files(fixture, read_meta(fixture))
+    history = build_history(scan_files([str(f) for f in files]))
+    at = 2400       # after three statements of `accounts` (the lane knows the table), before the next (2518)
+    history.apply("ALTER TABLE accounts RENAME COLUMN owner TO holder", "txn", EventPosition(files[0].name, at))
+    options = ResolveOptions.parse(image="full")
+    want, _ = _decode(files, options, None, lane=False, monkeypatch=monkeypatch, history=history)
+    got, statements = _decode(files, options, None, lane=True, monkeypatch=monkeypatch, history=history)
+    assert got == want
+    assert statements > 0
+    assert got[0].startswith("SchemaMismatchError: TABLE_MAP column names differ") and "holder" in got[0], got
+    assert got[0].endswith("table txn.accounts; at mysql-bin.000001:2518"), got[0]
 
 
 @pytest.mark.parametrize("fixture", [GOLDEN / family / "transactions" for family in ("mysql", "mariadb")],
@@ -232,7 +290,7 @@ def _decode_verify(files: list[Path], options: ResolveOptions, verify: bool, *, 
         out: list[Any]
         try:
             out = list(Runner(source, asm).events())
-        except BinlogError as err:
+        except (BinlogError, RawImagesRefused) as err:
             out = [f"{type(err).__name__}: {err}"]
         return [*out, asdict(asm.stats)]
 
