@@ -36,10 +36,12 @@ Targets:
   where a field of the head cannot be read.
 - ``statements``: ``statement_run`` and ``transaction_run`` (the statement lane: row statements and whole
   transactions from a binlog's bytes to serialized BinlogEvents) on the buffers and contexts the lane met
-  running over the seed binlogs, mutated, with the
+  running over the seed binlogs (as ``events`` reads them, and as a resolve task does: raw row images of
+  every table, the statement-text events skipped), mutated, with the
   split limits and the statement text switched by the input's second byte: the answer must be None or
   whole statements inside the buffer, each a BinlogEvent protobuf parses; and every 64th input, a seed
-  binlog mutated the same way, decoded with the lane and without: the same events or the same error.
+  binlog mutated the same way, decoded with the lane and without (either way of reading): the same events
+  or the same error.
 - ``jsonl``: ``jsonl_event`` (the JSON lines sink's encoder) on the seed binlogs' serialized events,
   mutated; differential against ``json_format``: every line C writes is the reference line of protobuf's
   parse of the same bytes, and C never writes one for bytes protobuf refuses.
@@ -78,7 +80,7 @@ import struct
 import sys
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -938,6 +940,7 @@ def splice_target(speedups: ModuleType, paths: list[Path]) -> Target:
 
 
 _RUN = struct.Struct("<HB")
+_RAW_FRAME = b"\xa2\x06"     # the tag of field 100 (a raw row image's frame), length-delimited
 
 
 def _lane_calls(speedups: ModuleType, paths: list[Path], per_file: int = 40) -> list[tuple[Any, ...]]:
@@ -971,31 +974,58 @@ def _lane_calls(speedups: ModuleType, paths: list[Path], per_file: int = 40) -> 
     lane.speedups = Recorder()
     try:
         for path in paths:
-            taken = len(calls)
-            try:
-                for _ in iter_serialized_events([path], allow_incomplete_tail=True):
+            for raw in (False, True):
+                taken = len(calls)
+                try:
+                    for _ in _serialized(path, raw, verify=True):
+                        pass
+                except BinlogError:
                     pass
-            except BinlogError:
-                pass
     finally:
         lane.speedups = real
     return calls
 
 
-def _lane_both(path: Path, verify: bool) -> tuple[Any, Any]:
+class _EveryTable(frozenset):  # type: ignore[type-arg]
+    """Every table name: raw row images for all of them."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+def _serialized(path: Path, raw: bool, verify: bool) -> Iterator[bytes]:
+    """The serialized events of ``path``; ``raw``: as a resolve task reads them (raw row images of every
+    table, "after" images, the statement-text events skipped)."""
+    from binlog_model.io.file_source import FileSource
+    from binlog_model.resolve.assembler import StatementAssembler
+    from binlog_model.resolve.compiled_rows import RawImages
+    from binlog_model.resolve.options import ResolveOptions
+    from binlog_model.runs.pipeline import iter_serialized_events
+    from binlog_model.runs.runner import Runner
+    from binlog_model.spark.reading import STATEMENT_TEXT_TYPES
+
+    if not raw:
+        return iter_serialized_events([path], allow_incomplete_tail=True, verify_checksum=verify)
+    options = ResolveOptions.parse(image="after", statement_text="none", allow_incomplete_tail=True)
+    assembler = StatementAssembler(None, options, serialized=True, raw=RawImages(_EveryTable()))
+    source = FileSource([path], verify_checksum=verify, skip_types=STATEMENT_TEXT_TYPES, drop_skipped=True,
+                        partial_tail=True)
+    return Runner(source, assembler).events()  # type: ignore[return-value]  # serialized
+
+
+def _lane_both(path: Path, verify: bool, raw: bool = False) -> tuple[Any, Any]:
     """The serialized events of ``path`` (or the error) with the lane and without it; ``verify``: check
-    the CRCs (off, damaged row images reach the decoders)."""
+    the CRCs (off, damaged row images reach the decoders); ``raw``: as a resolve task reads them."""
     from binlog_model.errors import BinlogError
     from binlog_model.resolve import assembler
-    from binlog_model.runs.pipeline import iter_serialized_events
+    from binlog_model.resolve.compiled_rows import RawImagesRefused
 
     out = []
     for on in (True, False):
         assembler.LANE_AVAILABLE = on
         try:
-            out.append(list(iter_serialized_events([path], allow_incomplete_tail=True,
-                                                   verify_checksum=verify)))
-        except BinlogError as err:
+            out.append(list(_serialized(path, raw, verify)))
+        except (BinlogError, RawImagesRefused) as err:
             out.append(f"{type(err).__name__}: {err}")
         finally:
             assembler.LANE_AVAILABLE = True
@@ -1055,7 +1085,7 @@ def statements_target(speedups: ModuleType, paths: list[Path]) -> Target:
             stats["transactions"] += counted if whole else 0
             for out in outputs:
                 event = pb.BinlogEvent.FromString(out)
-                if not event.rows or not event.last_in_statement:
+                if not (event.rows or _RAW_FRAME in out) or not event.last_in_statement:
                     raise Finding(f"statement_run: an event without rows or not its statement's last: "
                                   f"{event}")
             stats["runs"] += 1
@@ -1066,7 +1096,7 @@ def statements_target(speedups: ModuleType, paths: list[Path]) -> Target:
             for _ in range(rng.randrange(1, 4)):
                 whole[rng.randrange(4, len(whole))] ^= 1 << rng.randrange(8)
             scratch.write_bytes(bytes(whole))
-            with_lane, without = _lane_both(scratch, verify=rng.random() < 0.3)
+            with_lane, without = _lane_both(scratch, verify=rng.random() < 0.3, raw=rng.random() < 0.5)
             stats["pipelines"] += 1
             stats["pipeline_errors"] += isinstance(without, str)
             if with_lane != without:

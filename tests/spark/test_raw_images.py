@@ -28,6 +28,7 @@ pytest.importorskip("pyspark")
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from binlog_model.resolve import assembler as assembler_module
 from binlog_model.resolve import compiled_rows
 from binlog_model.resolve.compiled_rows import _varint
 from binlog_model.spark import typed_arrow, typed_write
@@ -240,6 +241,8 @@ def _captured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[_Captured
         return frames
 
     monkeypatch.setattr(compiled_rows.CompiledRows, "images", images)
+    # every rows event through ``images`` (the statement lane would read most of them in C)
+    monkeypatch.setattr(assembler_module, "LANE_AVAILABLE", False)
     write_slice(_golden_task(tmp_path, "mysql/pk_updates"), raw_images=True)
     assert {kind for _, _, kind, _, _ in seen} == {"insert", "update", "delete"}
     return seen
