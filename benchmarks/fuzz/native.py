@@ -949,7 +949,6 @@ def _lane_calls(speedups: ModuleType, paths: list[Path], per_file: int = 40) -> 
     base, the other arguments)."""
     from binlog_model.errors import BinlogError
     from binlog_model.resolve import lane
-    from binlog_model.runs.pipeline import iter_serialized_events
 
     calls: list[tuple[Any, ...]] = []
 

@@ -123,8 +123,9 @@ class StatementLane:
     else inside one (its statements are); ``whole``: whole transactions may be read at all (the runner
     without a state sets it: a run with one needs every transaction's boundaries)."""
 
-    __slots__ = ("_changes", "_files", "_head", "_options", "_post_headers", "_query_index", "_source", "_window",
-                 "armed", "between", "map_bodies", "statements", "tables", "transactions", "whole", "writes_text")
+    __slots__ = ("_changes", "_files", "_head", "_options", "_post_headers", "_query_index", "_source",
+                 "_window", "armed", "between", "map_bodies", "statements", "tables", "transactions", "whole",
+                 "writes_text")
 
     def __init__(self, options: Any, query_index: Callable[[], int],
                  head: Callable[[], tuple[bytes, bytes, bytes]],
@@ -177,14 +178,9 @@ class StatementLane:
         if not tables:
             return None
         end = len(buf)
-        if self._changes is not None:    # a change of a history given beforehand: a run never crosses it
-            until = self._changes.until(file)
-            if until >= 0:
-                end = min(end, until - base)
-                if end <= pos:
-                    return None
-        if self._window is not None:     # --start/--stop-position: a run never crosses them
-            until = self._window.admitted_until(file, base + pos)
+        # A run never crosses the next change of a history given beforehand, nor --start/--stop-position.
+        for until in (self._changes.until(file) if self._changes is not None else -1,
+                      self._window.admitted_until(file, base + pos) if self._window is not None else -1):
             if until is None:
                 return None
             if until >= 0:

@@ -19,13 +19,13 @@ from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import BinlogError
 from binlog_model.io.file_source import FileSource
 from binlog_model.io.snapshots import load_snapshot
+from binlog_model.position import EventPosition
 from binlog_model.resolve import assembler as assembler_module
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.compiled_rows import RawImages, RawImagesRefused
 from binlog_model.resolve.event_range import EventRange
 from binlog_model.resolve.lane import AVAILABLE
 from binlog_model.resolve.options import ResolveOptions
-from binlog_model.position import EventPosition
 from binlog_model.runs.runner import Runner
 from binlog_model.spark.partitions import build_history, scan_files
 from binlog_model.testing.golden import (
@@ -148,7 +148,8 @@ def test_a_run_stops_at_a_change_of_a_history_given_beforehand(monkeypatch: pyte
     files = binlog_files(fixture, read_meta(fixture))
     history = build_history(scan_files([str(f) for f in files]))
     at = 2400       # after three statements of `accounts` (the lane knows the table), before the next (2518)
-    history.apply("ALTER TABLE accounts RENAME COLUMN owner TO holder", "txn", EventPosition(files[0].name, at))
+    history.apply("ALTER TABLE accounts RENAME COLUMN owner TO holder", "txn",
+                  EventPosition(files[0].name, at))
     options = ResolveOptions.parse(image="full")
     want, _ = _decode(files, options, None, lane=False, monkeypatch=monkeypatch, history=history)
     got, statements = _decode(files, options, None, lane=True, monkeypatch=monkeypatch, history=history)
