@@ -64,6 +64,16 @@ class GtidSet:
         elif not event.anonymous:
             self.add_mysql(str(event.sid), event.gno, event.tag or "")
 
+    def add_lane(self, gtids: list[tuple[Any, ...]]) -> None:
+        """Record the GTIDs of whole transactions the statement lane read (``resolve.lane.TransactionRun``),
+        as ``add_event`` records their GTID events: MySQL's (source uuid, gno), MariaDB's (domain,
+        server_id, seq)."""
+        for gtid in gtids:
+            if len(gtid) == 2:
+                self._add_interval(gtid[0], "", gtid[1], gtid[1])
+            else:
+                self._mariadb[gtid[0]] = (gtid[1], gtid[2])
+
     def _add_interval(self, source_uuid: str, tag: str, lo: int, hi: int) -> None:
         spans = self._mysql.setdefault((source_uuid, tag.lower()), [])
         if not spans or spans[-1][1] + 1 < lo:

@@ -1078,6 +1078,8 @@ def statements_target(speedups: ModuleType, paths: list[Path]) -> Target:
             whole = name == "transaction_run"
             counts = (counted > 0 and statements == len(outputs)) if whole else (
                 statements == len(outputs) == len(counted) > 0)
+            if whole:       # at most one GTID a transaction, each a (uuid, gno) or (domain, server, seq)
+                counts = counts and len(got[12]) <= counted and all(len(g) in (2, 3) for g in got[12])
             if not (0 < end <= len(arguments[0]) and counts and rows >= statements
                     and first == arguments[3] <= last < arguments[3] + end):
                 raise Finding(f"{name}: a result outside its input: {got[:7]!r}"[:300])

@@ -353,8 +353,8 @@ static PyMethodDef methods[] = {
     {"transaction_run", bm_py_transaction_run, METH_VARARGS,
      "transaction_run(buf, pos, end, base, crc_len, verify, max_event_size, post_headers, tables, source_field, "
      "file_field, file_seq, with_text, max_rows, max_bytes) -> None | False | (pos, outputs, transactions, "
-     "statements, rows, first_offset, last_offset, last_ts, last_type, last_server_id, last_flags, last_log_pos): "
-     "whole transactions as serialized BinlogEvents (binlog_model.resolve.lane)"},
+     "statements, rows, first_offset, last_offset, last_ts, last_type, last_server_id, last_flags, last_log_pos, "
+     "gtids): whole transactions as serialized BinlogEvents, and their GTIDs (binlog_model.resolve.lane)"},
     {"text_rows", bm_py_text_rows, METH_VARARGS,
      "text_rows(buf, pos, end, seq, ncols) -> None | (pos, seq, rows, ended, [(data, offsets, validity, "
      "nulls), ...]): a text result set's row packets as Arrow binary columns, as "

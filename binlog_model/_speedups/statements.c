@@ -158,6 +158,11 @@ typedef struct {
     /* The transaction's own fields, serialized (source, server_uuid, transaction_id; gtid; gtid_domain_id),
      * and the position's file field. */
     bm_buf tx_head, tx_gtid, tx_tail, file_field;
+    /* The transaction's GTID as a run's GtidSet takes it (gtid.py's GtidSet.add_event): MySQL's source
+     * uuid and gno, MariaDB's domain, server id and sequence number; none for an ANONYMOUS_GTID. */
+    enum { GTID_NONE, GTID_MYSQL, GTID_MARIADB } gtid_kind;
+    char gtid_uuid[37];
+    uint64_t gtid_no, gtid_domain, gtid_server;
     Py_ssize_t base;                    /* the file offset of buf[0] */
     int with_text;
     Py_ssize_t max_rows, max_bytes;
@@ -481,6 +486,7 @@ static int identity(context *c, const event *e, const unsigned char *source, Py_
     uint64_t tid, domain = 0;
     int gtid_len = 0;
     const unsigned char *b = e->body;
+    c->gtid_kind = GTID_NONE;
     if (e->type == GTID_LOG_EVENT || e->type == ANONYMOUS_GTID_LOG_EVENT) {
         if (!mysql_gtid_parses(b, e->body_len)) return BM_ERR_DATA;
         *begins = 0;
@@ -498,6 +504,9 @@ static int identity(context *c, const event *e, const unsigned char *source, Py_
             server_uuid = uuid;
             tid = le(b + 17, 8);
             gtid_len = snprintf(gtid, sizeof gtid, "%s:%llu", uuid, (unsigned long long)tid);
+            c->gtid_kind = GTID_MYSQL;
+            memcpy(c->gtid_uuid, uuid, sizeof uuid);
+            c->gtid_no = tid;
         }
     } else if (e->type == MARIADB_GTID_EVENT) {
         if (e->body_len < 13) return BM_ERR_DATA;
@@ -509,6 +518,10 @@ static int identity(context *c, const event *e, const unsigned char *source, Py_
         domain = le(b + 8, 4);
         gtid_len = snprintf(gtid, sizeof gtid, "%llu-%lu-%llu", (unsigned long long)domain,
                             (unsigned long)e->server_id, (unsigned long long)tid);
+        c->gtid_kind = GTID_MARIADB;
+        c->gtid_domain = domain;
+        c->gtid_server = e->server_id;
+        c->gtid_no = tid;
     } else {
         return BM_ERR_DATA;
     }
@@ -529,8 +542,8 @@ static int identity(context *c, const event *e, const unsigned char *source, Py_
 /* One whole transaction from `start` (a GTID event, MySQL's BEGIN, its statements, the XID): its events
  * appended to outputs (BM_OK, *next past it); BM_ERR_DATA, LANE_MORE or BM_ERR_PY as one_statement. */
 static int one_transaction(const reader *r, context *c, Py_ssize_t start, const unsigned char *source,
-                           Py_ssize_t source_len, uint64_t file_seq, PyObject *outputs, Py_ssize_t *next,
-                           Py_ssize_t *statements, Py_ssize_t *rows, event *last) {
+                           Py_ssize_t source_len, uint64_t file_seq, PyObject *outputs, PyObject *gtids,
+                           Py_ssize_t *next, Py_ssize_t *statements, Py_ssize_t *rows, event *last) {
     event e;
     int rc, begins;
     Py_ssize_t at = start;
@@ -562,6 +575,17 @@ static int one_transaction(const reader *r, context *c, Py_ssize_t start, const 
     if (rc) {       /* nothing of it stays: the Python path reads it from its start */
         if (PyList_SetSlice(outputs, mark, PY_SSIZE_T_MAX, NULL) < 0) return BM_ERR_PY;
         return rc;
+    }
+    if (c->gtid_kind != GTID_NONE) {
+        PyObject *gtid = c->gtid_kind == GTID_MYSQL
+            ? Py_BuildValue("(sK)", c->gtid_uuid, (unsigned long long)c->gtid_no)
+            : Py_BuildValue("(KKK)", (unsigned long long)c->gtid_domain, (unsigned long long)c->gtid_server,
+                            (unsigned long long)c->gtid_no);
+        if (!gtid || PyList_Append(gtids, gtid) < 0) {
+            Py_XDECREF(gtid);
+            return BM_ERR_PY;
+        }
+        Py_DECREF(gtid);
     }
     *next = at;
     *statements += count;
@@ -601,7 +625,7 @@ PyObject *bm_py_transaction_run(PyObject *self, PyObject *args) {
                           &verify, &max_size, &post_headers, &PyDict_Type, &c.tables, &source, &file_field,
                           &file_seq, &c.with_text, &c.max_rows, &c.max_bytes))
         return NULL;
-    PyObject *result = NULL, *outputs = NULL;
+    PyObject *result = NULL, *outputs = NULL, *gtids = NULL;
     if (check_args(&c, &buf, pos, end, crc_len, &post_headers, "transaction_run")) goto done;
     if (file_seq >= (1ULL << 24)) {     /* (seq << 40 | offset) must stay in 64 bits */
         PyErr_SetString(PyExc_ValueError, "transaction_run: file sequence out of range");
@@ -610,14 +634,15 @@ PyObject *bm_py_transaction_run(PyObject *self, PyObject *args) {
     if (bm_buf_put(&c.file_field, file_field.buf, file_field.len)) goto done;
     reader r = {buf.buf, end, crc_len, verify, max_size};
     outputs = PyList_New(0);
-    if (!outputs) goto done;
+    gtids = PyList_New(0);
+    if (!outputs || !gtids) goto done;
     Py_ssize_t at = pos, rows = 0, statements = 0, transactions = 0;
     event last;
     memset(&last, 0, sizeof last);
     int rc = BM_OK;
     while (transactions < MAX_STATEMENTS) {
-        rc = one_transaction(&r, &c, at, source.buf, source.len, file_seq, outputs, &at, &statements, &rows,
-                             &last);
+        rc = one_transaction(&r, &c, at, source.buf, source.len, file_seq, outputs, gtids, &at, &statements,
+                             &rows, &last);
         if (rc == BM_ERR_PY) goto done;
         if (rc != BM_OK) break;
         transactions++;
@@ -626,11 +651,12 @@ PyObject *bm_py_transaction_run(PyObject *self, PyObject *args) {
         result = Py_NewRef(rc == LANE_MORE ? Py_False : Py_None);
         goto done;
     }
-    result = Py_BuildValue("(nOnnnnnkiknk)", at, outputs, transactions, statements, rows, c.base + pos,
+    result = Py_BuildValue("(nOnnnnnkiknkO)", at, outputs, transactions, statements, rows, c.base + pos,
                            c.base + last.at, (unsigned long)last.ts, last.type, (unsigned long)last.server_id,
-                           (Py_ssize_t)last.flags, (unsigned long)last.log_pos);
+                           (Py_ssize_t)last.flags, (unsigned long)last.log_pos, gtids);
 done:
     Py_XDECREF(outputs);
+    Py_XDECREF(gtids);
     context_free(&c);
     PyBuffer_Release(&buf);
     PyBuffer_Release(&post_headers);

@@ -15,7 +15,8 @@ PyObject *bm_py_statement_run(PyObject *self, PyObject *args);
 /* transaction_run(buf, pos, end, base, crc_len, verify, max_event_size, post_headers, tables, source_field,
  * file_field, file_seq, with_text, max_rows, max_bytes) -> None | False | (pos, outputs, transactions,
  * statements, rows, first_offset, last_offset, last_ts, last_type, last_server_id, last_flags,
- * last_log_pos): whole transactions (a GTID event, MySQL's BEGIN, statement_run's statements, the XID). */
+ * last_log_pos, gtids): whole transactions (a GTID event, MySQL's BEGIN, statement_run's statements, the XID);
+ * gtids: each one's GTID but an ANONYMOUS_GTID's, (uuid, gno) or (domain, server_id, seq). */
 PyObject *bm_py_transaction_run(PyObject *self, PyObject *args);
 
 #endif

@@ -15,9 +15,11 @@ Who does what:
 - the decoder (``BinlogDecoder.lane``) offers its buffer to ``run`` before decoding the next event, and
   keeps each TABLE_MAP's body bytes (``map_bodies``) for the registration.
 
-Between two transactions, in a run without a state to commit (the runner's plain loop), whole transactions
-(a GTID event, MySQL's BEGIN, such statements, the XID) are read alike (``transaction_run``): a run that
-commits needs every transaction's boundaries, so it reads statements only.
+Between two transactions, whole transactions (a GTID event, MySQL's BEGIN, such statements, the XID) are
+read alike (``transaction_run``) where the runner lets it (``whole``): a run without a state, and a file run
+with one that commits by bytes only (the end of a run of transactions is a boundary it may commit at, and
+the run's GTIDs go to its recorder). A run that commits by time or count, or may stop at any transaction
+(the tail, the live replica), needs every transaction's boundary, so it reads statements only.
 
 It is on with the compiled core (``BINLOG_MODEL_PURE=1`` turns it off with the rest), for file reads
 (``FileSource``) and live dumps (``ReplicationSource``), with table filters too (a table left out is never
@@ -71,7 +73,7 @@ class StatementRun:
 class TransactionRun:
     """Whole transactions read by the lane (``transactions`` of them): ``outputs``, their BinlogEvents in
     order, each transaction's committed. ``header`` and ``last_offset`` (the last XID's) as
-    ``StatementRun``'s."""
+    ``StatementRun``'s. ``gtids``: their GTIDs as a run's GtidSet records them (``GtidSet.add_lane``)."""
 
     header: EventHeader
     outputs: list[bytes]
@@ -79,6 +81,7 @@ class TransactionRun:
     statements: int
     rows: int
     last_offset: int
+    gtids: list[tuple[Any, ...]]
 
 
 class HistoryChanges:
@@ -121,7 +124,7 @@ class StatementLane:
     """The lane's state shared by one assembler and the decoders that read for it. ``armed``: the decoder
     offers its buffer (``run``); ``between``: the assembler is between transactions (whole ones are read),
     else inside one (its statements are); ``whole``: whole transactions may be read at all (the runner
-    without a state sets it: a run with one needs every transaction's boundaries)."""
+    sets it: see the module docstring)."""
 
     __slots__ = ("_changes", "_files", "_head", "_options", "_post_headers", "_query_index", "_source",
                  "_window", "armed", "between", "map_bodies", "statements", "tables", "transactions", "whole",
@@ -207,13 +210,13 @@ class StatementLane:
         if got is None:
             return None
         stop: int = got[0]
-        first_offset, last_offset, ts, etype, server_id, flags, log_pos = got[5:]
+        first_offset, last_offset, ts, etype, server_id, flags, log_pos = got[5:12]
         header = make_header(ts, etype, server_id, base + stop - first_offset, log_pos, flags, first_offset)
         if self.between:
             _, outputs, transactions, statements, rows = got[:5]
             self.transactions += transactions
             self.statements += statements
-            return TransactionRun(header, outputs, transactions, statements, rows, last_offset), stop
+            return TransactionRun(header, outputs, transactions, statements, rows, last_offset, got[12]), stop
         _, outputs, sizes, statements, rows = got[:5]
         self.statements += statements
         return StatementRun(header, outputs, sizes, statements, rows, last_offset), stop

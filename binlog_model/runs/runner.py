@@ -6,9 +6,10 @@ its sink before asking for the next, so whenever the runner is between two event
 before is in the output. The source's boundary markers (``runs.source``) drive the rest:
 
 - a *mark* is a place a run can stop at: a ``TransactionStart`` (past the file's FORMAT_DESCRIPTION) where
-  the assembler is idle (nothing pending), or the ``FileEnd`` of a file it is idle at. A mark records the
-  position (file, offset, the file's FORMAT_DESCRIPTION bytes, the ROTATE target at a file's end), the
-  caller's output length (``output_size()``) and how many GTIDs were seen up to it;
+  the assembler is idle (nothing pending), the end of whole transactions the statement lane read (a file
+  run that commits by bytes only lets it: ``resolve.lane``), or the ``FileEnd`` of a file it is idle at. A
+  mark records the position (file, offset, the file's FORMAT_DESCRIPTION bytes, the ROTATE target at a
+  file's end), the caller's output length (``output_size()``) and how many GTIDs were seen up to it;
 - a *commit* (``on_commit(Checkpoint)``) makes a mark durable: at the end of every file the assembler is
   idle at, before a transaction starts once ``CommitPolicy.commit_bytes`` of input were read since the last
   commit, at a ``TransactionEnd`` once ``CommitPolicy.commit_seconds`` passed (live sources), and, with
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from binlog_model.gtid import GtidSet
 from binlog_model.io.files import base_name
 from binlog_model.resolve.assembler import StatementAssembler
+from binlog_model.resolve.lane import TransactionRun
 from binlog_model.runs.source import (
     BOUNDARY_TYPES,
     Boundary,
@@ -183,6 +185,13 @@ class Runner:
         self.files_read += 1
 
     def _stateful(self) -> Iterator[Any]:
+        policy = self.policy
+        if self.assembler.lane is not None:
+            # A file run that commits by bytes only may take whole transactions from the lane: the end of
+            # a run of them is a transaction boundary to commit at, and the run carries their GTIDs. One that
+            # commits by time or count, or may stop at any transaction end, needs each boundary.
+            self.assembler.lane.whole = (self.stop is None and policy.commit_seconds is None
+                                         and policy.commit_transactions is None)
         resume = self.resume if self.resume is not None else Resume()
         stream = self.source.read(resume)
         try:
@@ -232,7 +241,16 @@ class Runner:
                     said = begun = None
                     if isinstance(item, gtid_kinds):
                         see_gtid(item)
+                    elif type(item) is TransactionRun:
+                        see_gtid(item.gtids)    # recorded at the next commit (its events are not kept)
                 yield from assembler.feed(item)  # type: ignore[arg-type]  # an event, as above
+                if type(item) is TransactionRun:
+                    # whole transactions (the lane): where they end, the next unit starts with nothing
+                    # pending, as at a TransactionStart
+                    mark = _Mark(Position(base_name(header.file), header.offset + header.event_size, fde),
+                                 self.output_size(), recorder.seen)
+                    if since_commit >= policy.commit_bytes:
+                        commit(mark)
             elif isinstance(item, TransactionStart):
                 # The assembler has the last word: a start it has not finished the transaction before (an
                 # incomplete one) is no place to stop.

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from binlog_model.gtid import GtidSet
+from binlog_model.resolve.lane import TransactionRun
 from binlog_model.resolve.transactions import QueryKind, classify_query
 from binlog_model.runs.source import (
     Boundary,
@@ -164,8 +165,12 @@ class GtidRecorder:
         self.based = False
 
     def see(self, event: Any) -> None:
+        """Note ``event`` if it names GTIDs (a ``TransactionRun`` the lane read counts as one: its list of
+        GTIDs is kept, not its events)."""
         if isinstance(event, self._kinds):
             self._seen.append(event)
+        elif type(event) is TransactionRun:
+            self._seen.append(event.gtids)
 
     def see_all(self, events: Iterable[Any]) -> None:
         for event in events:
@@ -187,6 +192,8 @@ class GtidRecorder:
             elif isinstance(event, ev.GtidListEvent):
                 gtids.add_gtid_list(event)
                 self.based = True
+            elif type(event) is list:       # a TransactionRun's GTIDs (``see``)
+                gtids.add_lane(event)
             else:
                 gtids.add_event(event)
         del self._seen[:upto]

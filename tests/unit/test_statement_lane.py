@@ -17,6 +17,7 @@ import pytest
 
 from binlog_model._pb import binlog_event_pb2 as pb
 from binlog_model.errors import BinlogError
+from binlog_model.gtid import GtidSet
 from binlog_model.io.file_source import FileSource
 from binlog_model.io.snapshots import load_snapshot
 from binlog_model.position import EventPosition
@@ -26,7 +27,8 @@ from binlog_model.resolve.compiled_rows import RawImages, RawImagesRefused
 from binlog_model.resolve.event_range import EventRange
 from binlog_model.resolve.lane import AVAILABLE
 from binlog_model.resolve.options import ResolveOptions
-from binlog_model.runs.runner import Runner
+from binlog_model.runs.runner import CommitPolicy, Runner
+from binlog_model.runs.source import Resume
 from binlog_model.spark.partitions import build_history, scan_files
 from binlog_model.testing.golden import (
     SNAPSHOT_NAME,
@@ -201,29 +203,63 @@ def test_the_lane_reads_most_statements_of_the_fixtures(monkeypatch: pytest.Monk
     assert transactions > 40, transactions     # whole transactions too (a run without a state)
 
 
+def _stateful_run(files: list[Path], resume: Resume, history: SchemaHistory | None, policy: CommitPolicy
+                  ) -> tuple[list[Any], list[tuple[Any, ...]], StatementAssembler]:
+    """A run with commits: its events and, per commit, (position, GTIDs, events written, files, history)."""
+    asm = StatementAssembler(history, ResolveOptions.parse(), serialized=True)
+    events: list[Any] = []
+    commits: list[tuple[Any, ...]] = []
+
+    def commit(c: Any) -> None:
+        commits.append((c.position, str(c.gtids), c.output_bytes, dict(c.files), c.history.to_json()))
+
+    runner = Runner(FileSource(files), asm, resume, policy, lambda: len(events), commit)
+    for event in runner.events():
+        events.append(event)
+    return events, commits, asm
+
+
 @pytest.mark.parametrize("family", ["mysql", "mariadb"])
-def test_a_run_with_a_state_reads_statements_not_whole_transactions(family: str, tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """With commits to make (``on_commit``) the runner needs every transaction's boundaries: the lane reads
-    statements only, and the events and checkpoints are the Python path's."""
+def test_a_file_run_with_a_state_reads_whole_transactions_and_commits_between_them(
+        family: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file run that commits by bytes only (``events --state``, ``apply`` on files) takes whole transactions
+    from the lane: its events, its stats and its last checkpoint (position and GTID set) are the Python
+    path's, and with a commit after every run of transactions (``commit_bytes=1``) a resume from each commit
+    writes the rest of the uninterrupted output, no more and no less."""
     fixture = GOLDEN / family / "transactions"
     files = binlog_files(fixture, read_meta(fixture))
+    every = CommitPolicy(commit_bytes=1)
     outcome = []
     for lane in (True, False):
         with monkeypatch.context() as m:
             m.setattr(assembler_module, "LANE_AVAILABLE", lane)
-            asm = StatementAssembler(None, ResolveOptions.parse(), serialized=True)
-            commits: list[Any] = []
-
-            def commit(c: Any, commits: list[Any] = commits) -> None:
-                commits.append((c.position.file, c.position.offset, str(c.gtids)))
-
-            runner = Runner(FileSource(files), asm, on_commit=commit)
-            events = list(runner.events())
-            outcome.append((events, commits, asdict(asm.stats)))
+            events, commits, asm = _stateful_run(files, Resume(), None, every)
+            outcome.append((events, commits[-1][:3], asdict(asm.stats)))
             if lane:
-                assert asm.lane is not None and asm.lane.statements > 0 and asm.lane.transactions == 0
+                assert asm.lane is not None and asm.lane.transactions > 0
+                lane_events, lane_commits = events, commits
     assert outcome[0] == outcome[1]
+    assert outcome[0][1][1], "the fixture's transactions have GTIDs"
+    inside = [c for c in lane_commits if c[2] < len(lane_events)]
+    assert len(inside) >= 3, lane_commits
+    for position, gtids, written, done, history in inside:
+        rest, commits, _ = _stateful_run(files, Resume(position, GtidSet.parse(gtids), done),
+                                         SchemaHistory.from_json(history), every)
+        assert rest == lane_events[written:], f"resumed at {position}"
+        assert commits[-1][1] == lane_commits[-1][1]
+
+
+def test_a_run_that_may_stop_at_any_transaction_reads_statements_only(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run with a stop request or a commit by time or count (the tail, the live replica) needs every
+    transaction's boundary: the lane reads statements, not whole transactions."""
+    fixture = GOLDEN / "mysql" / "transactions"
+    files = binlog_files(fixture, read_meta(fixture))
+    asm = StatementAssembler(None, ResolveOptions.parse(), serialized=True)
+    runner = Runner(FileSource(files), asm, Resume(), CommitPolicy(commit_transactions=1000),
+                    on_commit=lambda c: None)
+    list(runner.events())
+    assert asm.lane is not None and asm.lane.statements > 0 and asm.lane.transactions == 0
 
 
 def _corpus() -> list[Path]:
