@@ -70,9 +70,9 @@ class GtidSet:
         server_id, seq)."""
         for gtid in gtids:
             if len(gtid) == 2:
-                self._add_interval(gtid[0], "", gtid[1], gtid[1])
+                self.add_mysql(*gtid)
             else:
-                self._mariadb[gtid[0]] = (gtid[1], gtid[2])
+                self.add_mariadb(*gtid)
 
     def _add_interval(self, source_uuid: str, tag: str, lo: int, hi: int) -> None:
         spans = self._mysql.setdefault((source_uuid, tag.lower()), [])
