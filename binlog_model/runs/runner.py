@@ -242,7 +242,7 @@ class Runner:
                     if isinstance(item, gtid_kinds):
                         see_gtid(item)
                     elif type(item) is TransactionRun:
-                        see_gtid(item.gtids)    # recorded at the next commit (its events are not kept)
+                        recorder.see(item)      # its GTIDs, recorded at the next commit
                 yield from assembler.feed(item)  # type: ignore[arg-type]  # an event, as above
                 if type(item) is TransactionRun:
                     # whole transactions (the lane): where they end, the next unit starts with nothing
