@@ -149,6 +149,7 @@ def _live(url: str, state_dir: Path, target: str, options: ResolveOptions, shapi
     from binlog_model.io.state import RunState
     from binlog_model.replica.run import LiveReplicaOutput, app_id_of
     from binlog_model.replica.writer import ReplicaWriter
+    from binlog_model.runs.collector import fewer_collections
     from binlog_model.runs.tailing import TailSettings, run_tail
     from binlog_model.sinks.delta import DeltaReplica
 
@@ -194,7 +195,8 @@ def _live(url: str, state_dir: Path, target: str, options: ResolveOptions, shapi
         settings.stop.set()
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        result = run_tail(settings)
+        with fewer_collections():       # the writer's batches: see runs.collector
+            result = run_tail(settings)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

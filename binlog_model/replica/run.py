@@ -32,6 +32,7 @@ from binlog_model.replica.writer import ApplyStats, ReplicaWriter
 from binlog_model.resolve.assembler import StatementAssembler
 from binlog_model.resolve.options import ResolveOptions
 from binlog_model.resolve.table_filter import TableFilter
+from binlog_model.runs.collector import fewer_collections
 from binlog_model.runs.committer import Committer
 from binlog_model.runs.continuity import begin_run, shaping
 from binlog_model.runs.progress import ProgressDisplay, source_counters
@@ -91,7 +92,7 @@ def run_apply_files(
     and says where it was taken; the run starts there. Raises ``StateMismatchError``/``StateLockedError``
     as ``events --state``, ``ReplicaError`` for a change that cannot be applied exactly,
     ``ReplicaOwnerError`` for a target another state writes."""
-    with lock_state(state_dir):
+    with lock_state(state_dir), fewer_collections():
         state = RunState.load(state_dir)
         begin_run(state, shaping_options, snapshot_id, lambda done: None)
         fresh = state.source is None
