@@ -333,23 +333,30 @@ class TableBatch:
 
     def keyed_rows(self) -> pa.Table:
         """The MERGE source of a keyed table: one row per key, ``binlog_op`` 'u' (write) or 'd' (delete)."""
-        width = len(self._index)
+        width, key_at = len(self._index), self._key_at
         rows: list[list[Any]] = []
         for key, change in self.changes.items():
             if change.op == "u":
-                values = list(change.values)
+                rows.append(change.values)
             else:
                 values = [None] * width
-                for n, i in enumerate(self._key_at):
+                for n, i in enumerate(key_at):
                     values[i] = key[n]
-            rows.append(values + _meta_values(change.meta, change.invalid) + [change.op])
-        return _table(self.layout, rows, keyless=False)
+                rows.append(values)
+        changes = list(self.changes.values())
+        return _table(self.layout, rows, [c.meta for c in changes], [c.invalid for c in changes],
+                      [[c.op for c in changes]])
 
     def keyless_rows(self, counts: Callable[[list[bytes]], dict[bytes, int]]) -> pa.Table:
         """The MERGE source of a keyless table, given the replica's row count per digest."""
         have = counts(list(self.counts))
         rows: list[list[Any]] = []
-        width = len(self._index)
+        metas: list[Meta] = []
+        invalids: list[set[str]] = []
+        digests: list[bytes] = []
+        copies: list[int] = []
+        ops: list[str] = []
+        nulls = [None] * len(self._index)
         for digest, (delta, values, invalid, meta) in self.counts.items():
             before = have.get(digest, 0)
             after = before + delta
@@ -358,10 +365,18 @@ class TableBatch:
                                    "does not start from the source's data: give --initial, or start from "
                                    "the binlog where the table was created)")
             for copy in range(before + 1, after + 1):
-                rows.append(list(values) + _meta_values(meta, invalid) + [digest, copy, "u"])
+                rows.append(values)
+                invalids.append(invalid)
+                ops.append("u")
+                copies.append(copy)
             for copy in range(after + 1, before + 1):
-                rows.append([None] * width + _meta_values(meta, set()) + [digest, copy, "d"])
-        return _table(self.layout, rows, keyless=True)
+                rows.append(nulls)
+                invalids.append(set())
+                ops.append("d")
+                copies.append(copy)
+            metas += [meta] * abs(delta)
+            digests += [digest] * abs(delta)
+        return _table(self.layout, rows, metas, invalids, [digests, copies, ops])
 
 
 _REPLICA_IMAGES: Any = getattr(speedups, "replica_images", None)
@@ -414,14 +429,14 @@ def _exact_kinds(arrow: pa.DataType) -> frozenset[str]:
     return frozenset()
 
 
-def _meta_values(meta: Meta, invalid: set[str]) -> list[Any]:
-    return [meta.order, meta.gtid or None, meta.file, meta.offset, sorted(invalid)]
-
-
-def _table(layout: TableLayout, rows: list[list[Any]], *, keyless: bool) -> pa.Table:
+def _table(layout: TableLayout, rows: list[list[Any]], metas: list[Meta], invalids: list[set[str]],
+           tail: list[list[Any]]) -> pa.Table:
+    """The MERGE source: ``rows`` (the source's columns, each row a list), then the metadata columns of
+    ``metas`` and ``invalids``, then the ``tail`` columns (a keyless table's digest and copy; the op)."""
     schema = layout.arrow_schema().append(pa.field("binlog_op", pa.string()))
-    columns: list[Any] = list(zip(*rows, strict=True)) if rows else [[] for _ in schema]
-    return pa.table([pa.array(list(col), type=f.type) for col, f in zip(columns, schema, strict=True)],
+    # a column at a time: an Arrow array from a list of one column's values is the cheap conversion
+    columns: list[list[Any]] = [[row[i] for row in rows] for i in range(len(layout.columns))]
+    columns += [[m.order for m in metas], [m.gtid or None for m in metas], [m.file for m in metas],
+                [m.offset for m in metas], [sorted(names) if names else [] for names in invalids], *tail]
+    return pa.table([pa.array(col, type=f.type) for col, f in zip(columns, schema, strict=True)],
                     schema=schema)
-
-
