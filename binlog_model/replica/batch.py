@@ -85,6 +85,10 @@ class TableBatch:
     def __bool__(self) -> bool:
         return bool(self.changes or self.counts)
 
+    def clear(self) -> None:
+        """Drop the changes taken (once they are in a MERGE source)."""
+        self.changes, self.counts = {}, {}
+
     # --- taking changes -------------------------------------------------------------------------------
 
     def add(self, event: Any, meta: Meta, data: bytes | None = None) -> None:

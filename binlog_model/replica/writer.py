@@ -230,6 +230,9 @@ class ReplicaWriter:
             if needed:
                 batch.fill(replica.rows_by_key(layout, needed))
             source = batch.keyed_rows()
+        # the changes are in the MERGE's source now: their objects are freed before the MERGE runs (with
+        # the next batch filling beside it, both would otherwise be held at its peak)
+        batch.clear()
         if source.num_rows:
             replica.merge(layout, source, at, gtids)
             self.stats.delta_commits += 1
