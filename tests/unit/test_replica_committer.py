@@ -90,6 +90,31 @@ def test_merges_run_on_the_committer_thread_while_events_are_taken(tmp_path: Pat
     assert _delta(target, app_id) == EXPECTED
 
 
+def test_a_batch_is_released_before_its_merge_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch's changes are in its MERGE source once that is built: the MERGE, which may run while the
+    next batch fills, does not hold them as well (the peak memory of a large table's commits)."""
+    from binlog_model.replica.batch import TableBatch
+
+    built: list[TableBatch] = []
+    held: list[int] = []
+    keyed_rows, merge = TableBatch.keyed_rows, DeltaReplica.merge
+
+    def recording_keyed_rows(self: TableBatch) -> Any:
+        built.append(self)
+        return keyed_rows(self)
+
+    def checking_merge(self: DeltaReplica, layout: Any, source: Any, at: str, gtids: str) -> None:
+        held.append(sum(len(batch.changes) for batch in built))
+        merge(self, layout, source, at, gtids)
+    monkeypatch.setattr(TableBatch, "keyed_rows", recording_keyed_rows)
+    monkeypatch.setattr(DeltaReplica, "merge", checking_merge)
+
+    _run(tmp_path, tmp_path / "replica", 700)
+    assert len(held) > 3 and held == [0] * len(held)
+    app_id = next(iter(_app_ids(tmp_path / "state")))
+    assert _delta(tmp_path / "replica", app_id) == EXPECTED
+
+
 def test_a_failed_merge_is_raised_and_the_state_does_not_pass_it(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from binlog_model.io.state import RunState
