@@ -81,8 +81,11 @@ def command(source: tuple[str, ...], state_dir: Path, to: str, initial: str, ini
     to current-state replica tables in Delta Lake, exactly once."""
     from binlog_model.io.live import url_with_options
     from binlog_model.replica.run import apply_shaping
+    from binlog_model.runs.allocator import limit_malloc_arenas
     from binlog_model.runs.continuity import snapshot_digest
     from binlog_model.runs.progress import progress_mode
+
+    limit_malloc_arenas()       # before the run's threads: see runs.allocator
 
     live = len(source) == 1 and source[0].startswith("mysql://")
     if initial == "live" and not live:
