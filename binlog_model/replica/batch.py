@@ -347,7 +347,7 @@ class TableBatch:
                 for n, i in enumerate(key_at):
                     values[i] = key[n]
                 rows.append(values)
-        changes = list(self.changes.values())
+        changes = self.changes.values()
         return _table(self.layout, rows, [c.meta for c in changes], [c.invalid for c in changes],
                       [[c.op for c in changes]])
 
@@ -375,7 +375,7 @@ class TableBatch:
                 copies.append(copy)
             for copy in range(after + 1, before + 1):
                 rows.append(nulls)
-                invalids.append(set())
+                invalids.append(_NONE_INVALID)
                 ops.append("d")
                 copies.append(copy)
             metas += [meta] * abs(delta)
@@ -385,6 +385,7 @@ class TableBatch:
 
 _REPLICA_IMAGES: Any = getattr(speedups, "replica_images", None)
 _NO_DIFFS: dict[int, Any] = {}      # the compiled images' diffs: never any (it hands a JSON diff back)
+_NONE_INVALID: set[str] = set()     # a deleted copy's invalid names: none (only read)
 _KIND = {field.name: field.number for field in pb.Value.DESCRIPTOR.fields}
 _BY_NUMBER = [next((k for k, n in _KIND.items() if n == number), None)
               for number in range(max(_KIND.values()) + 1)]
