@@ -49,6 +49,7 @@ class Workload:
         self.conn = conn
         self.vector = vector
         self.db = db
+        self.seed = seed
         self.rng = random.Random(seed)
         self.statements = 0
         self.pk_extra = False       # t_pk has the column added by an ALTER

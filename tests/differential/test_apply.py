@@ -5,11 +5,16 @@ without a key). Increments (a run, more writes and rotations, another run) give 
 replica's version at each recorded position equals the snapshot taken there. An independent oracle: the same
 binlog files replayed by the server's own tools into a scratch server of the same kind (``tests/_replay``)
 give the replica's tables.
+
+Large runs: ``BINLOG_MODEL_REPLICA_SEEDS=N`` runs the workload tests over N seeds (the first is CI's), and
+``BINLOG_MODEL_REPLICA_SCALE=K`` makes the three oracle tests' workloads K times as long; with either set,
+each of those tests prints its seed, statements and values compared (``pytest -s``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -56,25 +61,40 @@ def _assert_equal(server: LocalServer, db: str, to: Path, version_of: Any = None
     return compared
 
 
-@pytest.fixture
-def workload(server: LocalServer, fresh_db: str) -> tuple[LocalServer, str, str, Workload]:
-    first, work = start_workload(server, fresh_db, seed=20261128)
+SEEDS = [20261128 + n for n in range(int(os.environ.get("BINLOG_MODEL_REPLICA_SEEDS", "1")))]
+SCALE = int(os.environ.get("BINLOG_MODEL_REPLICA_SCALE", "1"))
+REPORT = "BINLOG_MODEL_REPLICA_SEEDS" in os.environ or "BINLOG_MODEL_REPLICA_SCALE" in os.environ
+
+
+def _report(test: str, server: LocalServer, work: Workload, compared: int) -> None:
+    if REPORT:
+        print(f"\n{test} on {server.version}: seed {work.seed}, {work.statements} statements, "
+              f"{compared} values compared")
+
+
+@pytest.fixture(params=SEEDS)
+def workload(request: pytest.FixtureRequest, server: LocalServer, fresh_db: str
+             ) -> tuple[LocalServer, str, str, Workload]:
+    first, work = start_workload(server, fresh_db, seed=request.param)
     return server, fresh_db, first, work
 
 
 def test_replica_equals_the_source_after_a_random_workload(workload: Any, tmp_path: Path) -> None:
     server, db, first, work = workload
     state, to = tmp_path / "state", tmp_path / "replica"
-    for _ in range(250):
+    for _ in range(250 * SCALE):
         work.step()
     assert _apply(server, first, state, to) == 0
-    assert _assert_equal(server, db, to) > 300
+    compared = _assert_equal(server, db, to)
+    assert compared > 300
     # an increment after more writes and rotations continues the same tables
-    for _ in range(150):
+    for _ in range(150 * SCALE):
         work.step()
     server.execute("FLUSH BINARY LOGS")
     assert _apply(server, first, state, to) == 0
-    assert _assert_equal(server, db, to) > 300
+    compared += _assert_equal(server, db, to)
+    assert compared > 600
+    _report("source", server, work, compared)
     # a run with nothing new makes no Delta commit
     versions = {t: _replica(to).path(db, t) for t in TABLES}
     before = {t: len(list((p / "_delta_log").glob("*.json"))) for t, p in versions.items()}
@@ -87,7 +107,7 @@ def test_replica_equals_an_independent_replay(workload: Any, scratch: LocalServe
     own tools (``mysqlbinlog | mysql``, ``mariadb-binlog | mariadb``) into a scratch server of the same
     kind, give tables equal to the replica's, value for value (as a multiset for the keyless table)."""
     server, db, first, work = workload
-    for _ in range(150):        # the small workload: the replay and a second server are the cost here
+    for _ in range(150 * SCALE):    # the small workload: the replay and a second server are the cost here
         work.step()
     server.execute("FLUSH BINARY LOGS")
     files = _binlogs_since(server, first)
@@ -97,7 +117,9 @@ def test_replica_equals_an_independent_replay(workload: Any, scratch: LocalServe
     try:
         # the replay's own tables are what the source shows, or the oracle says nothing
         assert _tables(scratch, db) == _tables(server, db)
-        assert _assert_equal(scratch, db, to) > 300
+        compared = _assert_equal(scratch, db, to)
+        assert compared > 300
+        _report("replay", server, work, compared)
     finally:
         scratch.execute(f"DROP DATABASE IF EXISTS `{db}`")
 
@@ -115,7 +137,7 @@ def test_version_at_each_position_equals_the_snapshot_there(workload: Any, tmp_p
     conn = server.connect(db)
     snapshots: list[tuple[str, dict[str, Any]]] = []
     for _ in range(10):
-        for _ in range(25):
+        for _ in range(25 * SCALE):
             work.step()
         server.execute("FLUSH BINARY LOGS")     # a commit point of the run: the end of a file
         file = str(server.query("SHOW BINARY LOGS")[-1][0])
@@ -124,7 +146,7 @@ def test_version_at_each_position_equals_the_snapshot_there(workload: Any, tmp_p
     state, to = tmp_path / "state", tmp_path / "replica"
     assert _apply(server, first, state, to) == 0
     replica = _replica(to)
-    checked = 0
+    checked = compared = 0
     for position, tables in snapshots:
         for table, (names, kinds, expected) in tables.items():
             # the end of the file before the snapshot's (the commit at that file's end recorded it)
@@ -135,7 +157,9 @@ def test_version_at_each_position_equals_the_snapshot_there(workload: Any, tmp_p
             assert present == names, (position, table)
             assert replica_rows(data, names, kinds) == expected, (position, table)
             checked += 1
+            compared += len(expected) * len(names)
     assert checked == 10 * len(TABLES)
+    _report("snapshots", server, work, compared)
 
 
 def _end_of_previous(server: LocalServer, file: str) -> str:
