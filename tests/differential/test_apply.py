@@ -174,7 +174,6 @@ def test_live_apply_follows_the_server_while_it_writes(workload: Any, tmp_path: 
     last run with ``--stop-at-end`` catches up: the replica equals the source.
     ``BINLOG_MODEL_LIVE_APPLY_KILLS=N`` kills it N times instead, each at a seeded step of a longer workload
     and a seeded moment after it (a campaign; CI kills once)."""
-    import os
     import random
     import signal
     import subprocess
